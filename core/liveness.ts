@@ -1,0 +1,90 @@
+/**
+ * A BFD-like liveness detector for the ports of one node. Any frame received on a port proves the link
+ * alive; a port that has sent nothing for one interval sends a keepalive, so an idle link still
+ * carries proof. A port that hears nothing for `multiplier` intervals is declared down; the first
+ * frame heard afterwards brings it back up. Detection is the only way a node learns of a failure
+ * (the wire fault layer never tells).
+ */
+import type { NodeClock } from './clock.js';
+import { type Frame, FrameType, makeFrame, Priority, WireSize } from './frame.js';
+import type { LivenessConfig } from './messages.js';
+import type { Timer } from './scheduler.js';
+
+export interface LivenessPort {
+  readonly index: number;
+  send(frame: Frame, now: number): boolean;
+}
+
+export interface LivenessEvents {
+  portDown(port: number, now: number, silentNs: number): void;
+  portUp(port: number, now: number): void;
+}
+
+export class LivenessDetector {
+  private readonly lastRx: number[];
+  private readonly lastTx: number[];
+  readonly up: boolean[];
+  keepalivesSent = 0;
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly cfg: LivenessConfig,
+    private readonly clock: NodeClock,
+    private readonly ports: LivenessPort[],
+    private readonly self: number,
+    private readonly events: LivenessEvents,
+  ) {
+    this.lastRx = ports.map(() => 0);
+    this.lastTx = ports.map(() => 0);
+    this.up = ports.map(() => true);
+  }
+
+  start(now: number): void {
+    this.lastRx.fill(now);
+    this.lastTx.fill(Number.NEGATIVE_INFINITY);
+    this.timer = this.clock.at(now, this.tick);
+  }
+
+  stop(): void {
+    this.clock.cancel(this.timer);
+    this.timer = null;
+  }
+
+  /** Called for every frame a port receives (before the protocol sees it). */
+  heard(port: number, now: number): void {
+    this.lastRx[port] = now;
+    if (!this.up[port]) {
+      this.up[port] = true;
+      this.events.portUp(port, now);
+    }
+  }
+
+  /** Called for every frame a port sends, so busy ports need no keepalives. */
+  sent(port: number, now: number): void {
+    this.lastTx[port] = now;
+  }
+
+  private readonly tick = (now: number): void => {
+    const { intervalNs, multiplier } = this.cfg;
+    for (let i = 0; i < this.ports.length; i++) {
+      if (now - this.lastTx[i] >= intervalNs) {
+        const ka = makeFrame({
+          t: FrameType.Keepalive,
+          s: this.self,
+          d: -1,
+          z: WireSize.Small,
+          p: Priority.Control,
+        });
+        this.ports[i].send(ka, now);
+        this.lastTx[i] = now;
+        this.keepalivesSent++;
+      }
+      const silent = now - this.lastRx[i];
+      if (this.up[i] && silent > intervalNs * multiplier) {
+        this.up[i] = false;
+        this.events.portDown(i, now, silent);
+      }
+    }
+    this.timer = this.clock.at(now + intervalNs, this.tick);
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * What every node process shares: the control connection, the physical clock and scheduler, the UDP
+ * endpoint, the egress ports with their wire filters, the liveness detector, logging and the
+ * stop/report protocol. A role (host, switch, ...) plugs in through `Role` and sees only its ports,
+ * its node clock and the frames addressed to it; the fault layer stays below it.
+ */
+import { IdealClock, type NodeClock } from './clock.js';
+import { ControlClient } from './control.js';
+import { Endpoint } from './endpoint.js';
+import type { Frame } from './frame.js';
+import { FrameType } from './frame.js';
+import { LivenessDetector } from './liveness.js';
+import { createLogger, flushLogger, type Logger } from './log.js';
+import type { ControlMessage, NodeConfig, NodeEvent, NodeReport, ProgressStats } from './messages.js';
+import { Metrics } from './metrics.js';
+import { EgressPort } from './port.js';
+import { Scheduler } from './scheduler.js';
+import { PhysClock } from './time.js';
+
+/** What a role gets to build itself from. */
+export interface NodeContext {
+  readonly config: NodeConfig;
+  readonly sched: Scheduler;
+  readonly clock: NodeClock;
+  readonly ports: EgressPort[];
+  readonly liveness: LivenessDetector;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  /** reports an event to the orchestrator's event log */
+  emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+}
+
+export interface Role {
+  /** a frame for the role arrived on `port` (keepalives are consumed below) */
+  onFrame(now: number, port: number, frame: Frame): void;
+  /** traffic starts; `at` is the physical time workload offsets count from */
+  start(at: number): void;
+  portDown(port: number, now: number): void;
+  portUp(port: number, now: number): void;
+  progress(): { flowsDone: number; flowsStarted: number };
+  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist'>;
+  stop(): void;
+}
+
+export type RoleFactory = (ctx: NodeContext) => Role;
+
+/** Entry point of a node process: connects to the orchestrator named in the environment and runs. */
+export async function runNode(kind: string, factory: RoleFactory): Promise<void> {
+  const control = process.env.DCEMU_CONTROL;
+  const name = process.env.DCEMU_NODE;
+  if (!control || !name) {
+    process.stderr.write(
+      `dcemu ${kind}: DCEMU_CONTROL and DCEMU_NODE must be set (started by the orchestrator)\n`,
+    );
+    process.exit(2);
+  }
+  const [host, port] = splitHostPort(control);
+  let client: ControlClient;
+  try {
+    client = await ControlClient.connect(host, port, name);
+  } catch (err) {
+    process.stderr.write(
+      `dcemu ${kind} ${name}: cannot reach orchestrator at ${control}: ${(err as Error).message}\n`,
+    );
+    process.exit(2);
+  }
+  const node = new NodeProcess(client, factory);
+  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
+  client.on('close', () => node.exit(0));
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => node.exit(0));
+  client.on('message', (m) => node.handle(m));
+}
+
+function splitHostPort(s: string): [string, number] {
+  const i = s.lastIndexOf(':');
+  return [s.slice(0, i), Number(s.slice(i + 1))];
+}
+
+class NodeProcess {
+  private ctx: NodeContext | null = null;
+  private role: Role | null = null;
+  private endpoint: Endpoint | null = null;
+  private exiting = false;
+
+  constructor(
+    private readonly client: ControlClient,
+    private readonly factory: RoleFactory,
+  ) {}
+
+  async handle(m: ControlMessage): Promise<void> {
+    try {
+      switch (m.type) {
+        case 'config':
+          await this.configure(m.config);
+          break;
+        case 'peers':
+          this.endpoint?.setPeers(m.peers);
+          break;
+        case 'start':
+          this.ctx?.liveness.start(m.at);
+          this.role?.start(m.at);
+          this.ctx?.sched.arm();
+          break;
+        case 'fault': {
+          const f = m.fault;
+          const port = this.ctx?.ports[f.port];
+          if (!port) throw new Error(`fault on unknown port ${f.port}`);
+          if (f.kind === 'wire') port.wire.set(f.state);
+          else port.wire.reset();
+          this.ctx!.log.info({ fault: f }, 'wire fault applied');
+          break;
+        }
+        case 'snapshot':
+          this.client.send({ type: 'stats', stats: this.progress() });
+          break;
+        case 'stop':
+          await this.stop();
+          break;
+      }
+    } catch (err) {
+      this.client.send({ type: 'error', message: (err as Error).stack ?? String(err) });
+    }
+  }
+
+  private async configure(config: NodeConfig): Promise<void> {
+    const log = createLogger(config.logFile, config.logLevel, { node: config.name });
+    log.info({ kind: config.kind, ports: config.ports.length }, 'starting node');
+    const phys = new PhysClock(config.epoch, config.tdf);
+    const sched = new Scheduler(phys);
+    const clock = new IdealClock(sched);
+    const metrics = new Metrics();
+    const endpoint = new Endpoint(sched, config.ports.length);
+    this.endpoint = endpoint;
+    let liveness: LivenessDetector | null = null;
+    const sink = (port: number, frame: Frame): void => {
+      liveness!.sent(port, sched.current);
+      endpoint.send(port, frame);
+    };
+    const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
+    const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
+      const event: NodeEvent = { t, kind, node: config.name, ...fields };
+      this.client.send({ type: 'event', event });
+      log.info(event, kind);
+    };
+    liveness = new LivenessDetector(config.liveness, clock, ports, config.id, {
+      portDown: (port, now, silentNs) => {
+        emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs });
+        this.role?.portDown(port, now);
+      },
+      portUp: (port, now) => {
+        emit('port-up-detected', now, { port, peer: config.ports[port].peer });
+        this.role?.portUp(port, now);
+      },
+    });
+    const ctx: NodeContext = { config, sched, clock, ports, liveness, metrics, log, emit };
+    this.ctx = ctx;
+    this.role = this.factory(ctx);
+    const live = liveness;
+    endpoint.onFrame((now, port, frame) => {
+      live.heard(port, now);
+      if (frame.t === FrameType.Keepalive) return;
+      this.role!.onFrame(now, port, frame);
+    });
+    const udpPort = await endpoint.bind(config.bindHost);
+    log.info({ udpPort }, 'node started');
+    this.client.send({ type: 'ready', udpPort });
+  }
+
+  private progress(): ProgressStats {
+    const ctx = this.ctx;
+    if (!ctx || !this.role)
+      return { now: 0, flowsDone: 0, flowsStarted: 0, fidelity: { late99: 0, misses: 0, frames: 0 } };
+    const f = ctx.sched.fidelity;
+    return {
+      now: ctx.sched.now(),
+      ...this.role.progress(),
+      fidelity: { late99: f.lateness.quantile(0.99), misses: f.causalityMisses, frames: f.framesHandled },
+    };
+  }
+
+  private async stop(): Promise<void> {
+    const ctx = this.ctx;
+    if (!ctx || !this.role) {
+      this.exit(0);
+      return;
+    }
+    ctx.liveness.stop();
+    this.role.stop();
+    ctx.sched.stop();
+    const ep = this.endpoint!;
+    const m = ctx.metrics;
+    m.inc('malformed', ep.stats.malformed);
+    m.inc('corrupted', ep.stats.corrupted);
+    m.inc('datagramsIn', ep.stats.datagramsIn);
+    m.inc('datagramsOut', ep.stats.datagramsOut);
+    m.inc('framesIn', ep.stats.framesIn);
+    m.inc('framesOut', ep.stats.framesOut);
+    m.inc('sendErrors', ep.stats.sendErrors);
+    m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
+    for (const p of ctx.ports) {
+      m.inc('dropsCongestion', p.stats.dropsCongestion);
+      m.inc('dropsWireDown', p.wire.droppedDown);
+      m.inc('dropsWireLoss', p.wire.droppedLoss);
+      m.inc('wireCorrupted', p.wire.corrupted);
+      m.inc('ecnMarks', p.stats.ecnMarks);
+    }
+    const report: NodeReport = {
+      name: ctx.config.name,
+      fidelity: ctx.sched.fidelity.snapshot(),
+      metrics: m.snapshot(),
+      ports: ctx.ports.map((p) => ({
+        index: p.index,
+        peer: ctx.config.ports[p.index].peer,
+        txFrames: p.stats.txFrames,
+        txBytes: p.stats.txBytes,
+        drops: p.stats.dropsCongestion,
+        ecnMarks: p.stats.ecnMarks,
+        maxBytes: p.stats.maxBytes,
+      })),
+      ...this.role.report(),
+    };
+    await ep.close();
+    ctx.log.info('node stopped');
+    flushLogger(ctx.log);
+    await this.client.sendAndFlush({ type: 'report', report });
+    this.client.close();
+    setTimeout(() => this.exit(0), 200).unref();
+  }
+
+  exit(code: number): void {
+    if (this.exiting) return;
+    this.exiting = true;
+    if (this.ctx) flushLogger(this.ctx.log);
+    process.exit(code);
+  }
+}

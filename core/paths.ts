@@ -1,0 +1,25 @@
+/**
+ * Where the package lives. Code runs both from source (under vitest) and from the build (dist/), so
+ * the root is found by walking up from this module to the directory holding package.json and data/.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let root: string | null = null;
+
+export function packageRoot(): string {
+  if (root !== null) return root;
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ; ) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'data'))) return (root = dir);
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no package root (package.json beside data/) above ${start}`);
+    dir = up;
+  }
+}
+
+/** The built entry script of a node process role. */
+export function nodeEntry(role: 'host' | 'switch'): string {
+  return join(packageRoot(), 'dist', role === 'host' ? 'node' : 'switch', 'main.js');
+}

@@ -1,0 +1,166 @@
+/**
+ * The egress port model (DESIGN §2). A port owns one direction of a link: a byte buffer shared by its
+ * queue discipline's classes, drop-tail admission with an ECN marking threshold (DCTCP-style marking
+ * on the instantaneous queue at enqueue), serialization at the link rate and propagation delay.
+ *
+ * A frame that starts transmission at `txStart` arrives at the peer at `txStart + size*8/rate + prop`;
+ * the datagram leaves when the departure is committed, so the peer holds it before it is due and
+ * handles it at its stamped arrival time. Departures are committed up to `commitAheadNs` before they
+ * start (a transmit pipeline of that depth, as in real NICs and switch ASICs): a later, higher-priority
+ * frame cannot overtake a committed one, and in exchange every hop gains that much lookahead.
+ */
+import type { Discipline } from './discipline.js';
+import { StrictPriority } from './discipline.js';
+import { Ecn, type Frame } from './frame.js';
+import type { Scheduler, Timer } from './scheduler.js';
+import { WireFilter, WireVerdict } from './wire.js';
+
+export interface PortParams {
+  /** link rate, bit/s (virtual) */
+  rateBps: number;
+  /** propagation delay, virtual ns */
+  propNs: number;
+  /** buffer limit in bytes shared by all classes of this port */
+  bufferBytes: number;
+  /** mark ECN-capable frames CE when the queue holds at least this many bytes; 0 disables */
+  ecnBytes: number;
+  /** how long before its start a departure is committed (transmit pipeline depth), virtual ns */
+  commitAheadNs: number;
+}
+
+export interface PortStats {
+  txFrames: number;
+  txBytes: number;
+  dropsCongestion: number;
+  ecnMarks: number;
+  maxBytes: number;
+}
+
+/** Where committed frames go: the endpoint, which batches them into datagrams to the peer. */
+export type FrameSink = (port: number, frame: Frame) => void;
+
+export class EgressPort {
+  readonly wire: WireFilter;
+  readonly stats: PortStats = { txFrames: 0, txBytes: 0, dropsCongestion: 0, ecnMarks: 0, maxBytes: 0 };
+  /** bytes waiting in the discipline (not yet committed) */
+  private queuedBytes = 0;
+  /** committed frames whose transmission has not started yet: parallel rings of start times and sizes */
+  private pendStart: number[] = [];
+  private pendSize: number[] = [];
+  private pendBytes = 0;
+  /** time the link becomes free after the last committed frame */
+  private busyUntil = 0;
+  /** latest time a frame was offered: a frame offered earlier than this arrived too late */
+  private lastOffer = 0;
+  private wake: Timer | null = null;
+  private readonly nsPerByte: number;
+  private readonly pumpFn = (now: number): void => {
+    this.wake = null;
+    this.pump(now);
+  };
+
+  constructor(
+    readonly index: number,
+    readonly params: PortParams,
+    private readonly sched: Scheduler,
+    private readonly sink: FrameSink,
+    readonly discipline: Discipline = new StrictPriority(),
+    random: () => number = Math.random,
+  ) {
+    if (!(params.rateBps > 0))
+      throw new RangeError(`port ${index}: rate must be > 0 bit/s, got ${params.rateBps}`);
+    this.nsPerByte = 8e9 / params.rateBps;
+    this.wire = new WireFilter(random);
+  }
+
+  /** Serialization time of `bytes` on this port, virtual ns. */
+  serializationNs(bytes: number): number {
+    return bytes * this.nsPerByte;
+  }
+
+  /** Bytes in the buffer at `now`: waiting frames plus committed ones that have not started. */
+  occupancy(now: number): number {
+    while (this.pendStart.length > 0 && this.pendStart[0] <= now) {
+      this.pendStart.shift();
+      this.pendBytes -= this.pendSize.shift()!;
+    }
+    return this.queuedBytes + this.pendBytes;
+  }
+
+  /**
+   * Offers a frame for transmission at `now`; returns false if the buffer dropped it. A frame offered
+   * at a time before a frame this port already accepted is a causality miss: it is counted, and it
+   * joins the queue at that later time (the order the port saw), as the frame it lost to did.
+   */
+  send(frame: Frame, now: number): boolean {
+    if (now < this.lastOffer) {
+      this.sched.fidelity.causalityMisses++;
+      now = this.lastOffer;
+    } else {
+      this.lastOffer = now;
+    }
+    const occ = this.occupancy(now);
+    if (occ + frame.z > this.params.bufferBytes) {
+      this.stats.dropsCongestion++;
+      return false;
+    }
+    if (this.params.ecnBytes > 0 && frame.e === Ecn.Ect && occ >= this.params.ecnBytes) {
+      frame.e = Ecn.Ce;
+      this.stats.ecnMarks++;
+    }
+    this.discipline.enqueue(frame);
+    this.queuedBytes += frame.z;
+    if (occ + frame.z > this.stats.maxBytes) this.stats.maxBytes = occ + frame.z;
+    this.pump(now);
+    return true;
+  }
+
+  /** Commits every departure that starts within the commit window; arms a wake-up for the rest. */
+  private pump(now: number): void {
+    const d = this.discipline;
+    const ahead = this.params.commitAheadNs;
+    while (d.length > 0) {
+      const start = Math.max(this.busyUntil, now);
+      if (start > now + ahead) {
+        this.armWake(start - ahead);
+        return;
+      }
+      const f = d.dequeue(start);
+      if (f === null) {
+        this.armWake(Math.max(now, d.nextEligible(start) - ahead));
+        return;
+      }
+      this.queuedBytes -= f.z;
+      const end = start + f.z * this.nsPerByte;
+      this.busyUntil = end;
+      if (start > now) {
+        this.pendStart.push(start);
+        this.pendSize.push(f.z);
+        this.pendBytes += f.z;
+      }
+      this.stats.txFrames++;
+      this.stats.txBytes += f.z;
+      f.a = end + this.params.propNs;
+      if (this.wire.apply(f) === WireVerdict.Pass) this.sink(this.index, f);
+    }
+  }
+
+  private armWake(t: number): void {
+    if (this.wake !== null) {
+      if (this.wake.t <= t) return;
+      this.sched.cancel(this.wake);
+    }
+    this.wake = this.sched.at(t, this.pumpFn);
+  }
+
+  /** Empties the port (used when its node is reset); counts nothing as dropped. */
+  clear(): void {
+    while (this.discipline.dequeue(Number.POSITIVE_INFINITY) !== null) {}
+    this.queuedBytes = 0;
+    this.pendStart.length = 0;
+    this.pendSize.length = 0;
+    this.pendBytes = 0;
+    this.sched.cancel(this.wake);
+    this.wake = null;
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * The baseline transport: a reliable window protocol with DCTCP congestion control (Alizadeh et al.,
+ * SIGCOMM 2010; RFC 8257). Data frames are ECN-capable; switches mark them CE above a queue
+ * threshold; the receiver acknowledges every frame cumulatively and echoes CE; the sender keeps
+ * alpha, the moving fraction of marked acknowledgements (gain g, updated once per window), and cuts
+ * its window by alpha/2 at most once per window. Losses are repaired by fast retransmit after
+ * duplicate acknowledgements (NewReno-style partial acks) and by a retransmission timeout with
+ * exponential back-off (go-back-N from the first unacknowledged frame; the receiver keeps what
+ * arrived out of order, so its cumulative ack skips what it already has).
+ */
+
+import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
+import type { FlowSpec, TransportConfig } from '../../core/messages.js';
+import type { Timer } from '../../core/scheduler.js';
+import type { SenderStats, Transport, TransportComponents } from './types.js';
+
+/** Defaults and why: RFC 8257 §4.2 (alpha starts at 1, g = 1/16); Linux initial window 10 frames. */
+export const BASELINE_DEFAULTS: TransportConfig = {
+  kind: 'baseline',
+  initCwnd: 10,
+  g: 1 / 16,
+  minRtoNs: 200_000,
+  maxRtoNs: 20_000_000,
+  dupAcks: 3,
+};
+
+/** Minimum window in frames (Linux DCTCP keeps at least 2). */
+const MIN_CWND = 2;
+
+class SendFlow implements SenderStats {
+  sndUna = 0;
+  sndNxt = 0;
+  highSent = 0;
+  cwnd: number;
+  ssthresh = Number.POSITIVE_INFINITY;
+  dup = 0;
+  inRecovery = false;
+  recover = 0;
+  alpha = 1;
+  windowEnd = 0;
+  acksInWindow = 0;
+  markedInWindow = 0;
+  cutInWindow = false;
+  srtt = 0;
+  rttvar = 0;
+  rto: number;
+  rtoDeadline = 0;
+  rtoTimer: Timer | null = null;
+  timedSeq = -1;
+  timedAt = 0;
+  retransmits = 0;
+  timeouts = 0;
+  done = false;
+  readonly nSeg: number;
+
+  constructor(
+    readonly spec: FlowSpec,
+    cfg: TransportConfig,
+  ) {
+    this.nSeg = Math.max(1, Math.ceil(spec.size / WireSize.Mss));
+    this.cwnd = cfg.initCwnd;
+    // no RTT sample yet: start conservatively (RFC 6298 uses 1 s against a 200 ms floor, 5x)
+    this.rto = 5 * cfg.minRtoNs;
+  }
+
+  segBytes(seq: number): number {
+    const payload = seq === this.nSeg - 1 ? this.spec.size - seq * WireSize.Mss : WireSize.Mss;
+    return Math.max(1, payload) + WireSize.Header;
+  }
+}
+
+class RecvFlow {
+  readonly got: Uint8Array;
+  cum = 0;
+  count = 0;
+  done = false;
+  readonly via: number[] = [];
+
+  constructor(
+    readonly id: number,
+    readonly src: number,
+    readonly nSeg: number,
+  ) {
+    this.got = new Uint8Array(nSeg);
+  }
+}
+
+export class BaselineTransport implements Transport {
+  private readonly senders = new Map<number, SendFlow>();
+  private readonly receivers = new Map<number, RecvFlow>();
+
+  constructor(
+    private readonly cfg: TransportConfig,
+    private readonly c: TransportComponents,
+  ) {}
+
+  startFlow(spec: FlowSpec, now: number): void {
+    const fl = new SendFlow(spec, this.cfg);
+    this.senders.set(spec.id, fl);
+    this.trySend(fl, now);
+    this.armRto(fl, now);
+  }
+
+  senderStats(id: number): SenderStats | undefined {
+    return this.senders.get(id);
+  }
+
+  onFrame(frame: Frame, now: number): void {
+    if (frame.t === FrameType.Data) this.onData(frame, now);
+    else if (frame.t === FrameType.Ack) this.onAck(frame, now);
+  }
+
+  stop(): void {
+    for (const fl of this.senders.values()) this.c.clock.cancel(fl.rtoTimer);
+  }
+
+  // ---- receiver ----
+
+  private onData(f: Frame, now: number): void {
+    let r = this.receivers.get(f.f);
+    if (r === undefined) {
+      const size = typeof f.x === 'number' && f.x > 0 ? f.x : WireSize.Mss;
+      r = new RecvFlow(f.f, f.s, Math.max(1, Math.ceil(size / WireSize.Mss)));
+      this.receivers.set(f.f, r);
+    }
+    const seq = f.q;
+    if (seq >= 0 && seq < r.nSeg && r.got[seq] === 0) {
+      r.got[seq] = 1;
+      r.count++;
+      while (r.cum < r.nSeg && r.got[r.cum] === 1) r.cum++;
+    }
+    if (f.v !== 0 && !r.via.includes(f.v)) r.via.push(f.v);
+    const ack = makeFrame({
+      t: FrameType.Ack,
+      s: this.c.hostId,
+      d: f.s,
+      f: f.f,
+      q: r.cum,
+      z: WireSize.Small,
+      p: Priority.BestEffort,
+      x: f.e === Ecn.Ce ? 1 : 0,
+    });
+    this.c.nic.send(ack, now);
+    if (!r.done && r.count === r.nSeg) {
+      r.done = true;
+      this.c.delivered(r.id, now, r.via);
+    }
+  }
+
+  // ---- sender ----
+
+  private onAck(f: Frame, now: number): void {
+    const fl = this.senders.get(f.f);
+    if (fl === undefined || fl.done) return;
+    const cum = f.q;
+    const ece = f.x === 1;
+    this.dctcp(fl, cum, ece);
+    if (cum > fl.sndUna) {
+      const newly = cum - fl.sndUna;
+      fl.sndUna = cum;
+      fl.dup = 0;
+      if (fl.timedSeq >= 0 && cum > fl.timedSeq) {
+        this.rttSample(fl, now - fl.timedAt);
+        fl.timedSeq = -1;
+      }
+      if (fl.inRecovery) {
+        if (cum >= fl.recover) {
+          fl.inRecovery = false;
+          fl.cwnd = Math.max(MIN_CWND, fl.ssthresh);
+        } else {
+          this.transmit(fl, fl.sndUna, now); // partial ack: the next hole (NewReno)
+        }
+      } else if (fl.cwnd < fl.ssthresh) {
+        fl.cwnd += newly;
+      } else {
+        fl.cwnd += newly / fl.cwnd;
+      }
+      if (fl.sndNxt < fl.sndUna) fl.sndNxt = fl.sndUna;
+      if (fl.sndUna >= fl.nSeg) {
+        fl.done = true;
+        this.c.clock.cancel(fl.rtoTimer);
+        fl.rtoTimer = null;
+        this.c.acked(fl.spec.id, now);
+        return;
+      }
+      fl.rtoDeadline = now + fl.rto;
+    } else if (cum === fl.sndUna && fl.highSent > fl.sndUna) {
+      fl.dup++;
+      if (fl.dup === this.cfg.dupAcks && !fl.inRecovery) {
+        fl.ssthresh = Math.max(fl.cwnd / 2, MIN_CWND);
+        fl.cwnd = fl.ssthresh;
+        fl.inRecovery = true;
+        fl.recover = fl.highSent;
+        this.transmit(fl, fl.sndUna, now);
+      }
+    }
+    this.trySend(fl, now);
+  }
+
+  /** DCTCP: one ack per received frame, so alpha is the fraction of marked acks per window. */
+  private dctcp(fl: SendFlow, cum: number, ece: boolean): void {
+    fl.acksInWindow++;
+    if (ece) {
+      fl.markedInWindow++;
+      if (!fl.cutInWindow) {
+        fl.cwnd = Math.max(MIN_CWND, fl.cwnd * (1 - fl.alpha / 2));
+        fl.ssthresh = fl.cwnd;
+        fl.cutInWindow = true;
+      }
+    }
+    if (cum >= fl.windowEnd) {
+      const g = this.cfg.g;
+      fl.alpha = (1 - g) * fl.alpha + (g * fl.markedInWindow) / fl.acksInWindow;
+      fl.acksInWindow = 0;
+      fl.markedInWindow = 0;
+      fl.cutInWindow = false;
+      fl.windowEnd = fl.sndNxt;
+    }
+  }
+
+  private trySend(fl: SendFlow, now: number): void {
+    while (fl.sndNxt < fl.nSeg && fl.sndNxt - fl.sndUna < Math.floor(fl.cwnd)) {
+      this.transmit(fl, fl.sndNxt, now);
+      fl.sndNxt++;
+    }
+  }
+
+  private transmit(fl: SendFlow, seq: number, now: number): void {
+    if (seq < fl.highSent) {
+      fl.retransmits++;
+      if (fl.timedSeq >= 0) fl.timedSeq = -1; // Karn: never time a retransmitted frame
+    } else {
+      fl.highSent = seq + 1;
+      if (fl.timedSeq < 0) {
+        fl.timedSeq = seq;
+        fl.timedAt = now;
+      }
+    }
+    const data = makeFrame({
+      t: FrameType.Data,
+      s: this.c.hostId,
+      d: fl.spec.dst,
+      f: fl.spec.id,
+      q: seq,
+      z: fl.segBytes(seq),
+      p: Priority.BestEffort,
+      e: Ecn.Ect,
+      x: fl.spec.size,
+    });
+    this.c.nic.send(data, now);
+  }
+
+  private rttSample(fl: SendFlow, sample: number): void {
+    if (fl.srtt === 0) {
+      fl.srtt = sample;
+      fl.rttvar = sample / 2;
+    } else {
+      fl.rttvar = 0.75 * fl.rttvar + 0.25 * Math.abs(fl.srtt - sample);
+      fl.srtt = 0.875 * fl.srtt + 0.125 * sample;
+    }
+    fl.rto = Math.min(this.cfg.maxRtoNs, Math.max(this.cfg.minRtoNs, fl.srtt + 4 * fl.rttvar));
+  }
+
+  /** One timer per flow, pushed forward lazily: acks only move the deadline. */
+  private armRto(fl: SendFlow, now: number): void {
+    fl.rtoDeadline = now + fl.rto;
+    fl.rtoTimer = this.c.clock.at(fl.rtoDeadline, this.onRtoTimer, fl);
+  }
+
+  private readonly onRtoTimer = (now: number, fl: SendFlow): void => {
+    fl.rtoTimer = null;
+    if (fl.done) return;
+    if (now < fl.rtoDeadline) {
+      fl.rtoTimer = this.c.clock.at(fl.rtoDeadline, this.onRtoTimer, fl);
+      return;
+    }
+    // timeout: collapse the window, back off, go back to the first unacknowledged frame
+    fl.timeouts++;
+    fl.ssthresh = Math.max(fl.cwnd / 2, MIN_CWND);
+    fl.cwnd = 1;
+    fl.inRecovery = false;
+    fl.dup = 0;
+    fl.sndNxt = fl.sndUna;
+    fl.rto = Math.min(this.cfg.maxRtoNs, fl.rto * 2);
+    this.trySend(fl, now);
+    this.armRto(fl, now);
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * Turns a scenario's workload description into the full list of flows of a run. Every host process
+ * calls generateFlows with the same arguments and keeps the flows it sources, so nobody has to ship the
+ * list around; that only works because the result is a pure function of its inputs: one Rng seeded
+ * from spec.seed, hosts taken in ascending id order, and draws made in a fixed order within each host.
+ * Arrivals are Poisson with the rate that makes the offered load the requested fraction of a host link.
+ */
+import type { FlowSpec } from '../core/messages.js';
+import { SizeCdf } from './cdf.js';
+import { Rng } from './random.js';
+
+export interface WorkloadSpec {
+  pattern: 'all-to-all' | 'permutation' | 'incast' | 'list';
+  /** flow-size distribution, a data/workloads file stem (e.g. 'websearch') */
+  sizes?: string;
+  /** every flow this many bytes, instead of `sizes` */
+  fixedSize?: number;
+  /** offered load as a fraction of the host link rate, (0, 1] */
+  load?: number;
+  /** flows start in [0, durationNs), virtual ns after traffic start */
+  durationNs: number;
+  incast?: {
+    /** senders per incast event */
+    fanIn: number;
+    /** host id receiving every event; default a random host per event */
+    target?: number;
+  };
+  /** pattern 'list': exactly these flows */
+  flows?: Array<{ src: number; dst: number; size: number; start: number }>;
+  seed: number;
+}
+
+type Draft = Omit<FlowSpec, 'id'>;
+type SizeFn = (rng: Rng) => number;
+
+/** The size source of a generated pattern: exactly one of `sizes` and `fixedSize`. */
+function sizeSource(spec: WorkloadSpec): { mean: number; draw: SizeFn } {
+  if (spec.sizes !== undefined && spec.fixedSize !== undefined) {
+    throw new Error(`workload '${spec.pattern}': give either sizes or fixedSize, not both`);
+  }
+  if (spec.fixedSize !== undefined) {
+    const size = spec.fixedSize;
+    if (!Number.isInteger(size) || size <= 0) {
+      throw new Error(`workload fixedSize must be a positive integer byte count, got ${size}`);
+    }
+    return { mean: size, draw: () => size };
+  }
+  if (spec.sizes === undefined || spec.sizes === '') {
+    throw new Error(`workload '${spec.pattern}' needs sizes (a flow-size distribution name) or fixedSize`);
+  }
+  const cdf = SizeCdf.load(spec.sizes);
+  return { mean: cdf.mean(), draw: (rng) => cdf.sample(rng.next()) };
+}
+
+/** Mean flow size in bytes: of the distribution, the fixed size, or the listed flows (0 if none). */
+export function meanFlowSize(spec: WorkloadSpec): number {
+  if (spec.pattern === 'list') {
+    const flows = spec.flows ?? [];
+    if (flows.length === 0) return 0;
+    let sum = 0;
+    for (const f of flows) sum += f.size;
+    return sum / flows.length;
+  }
+  return sizeSource(spec).mean;
+}
+
+/** Host ids in ascending order, so the result does not depend on the order the caller listed them. */
+function sortedHosts(hostIds: number[]): number[] {
+  if (hostIds.length < 2) throw new Error(`workload needs at least 2 hosts, got ${hostIds.length}`);
+  const hosts = [...hostIds].sort((a, b) => a - b);
+  for (let i = 0; i < hosts.length; i++) {
+    if (!Number.isInteger(hosts[i])) throw new Error(`host id ${hosts[i]} is not an integer`);
+    if (i > 0 && hosts[i] === hosts[i - 1]) throw new Error(`host id ${hosts[i]} is listed twice`);
+  }
+  return hosts;
+}
+
+/** Calls `emit(start)` at each arrival of a Poisson process with the given mean gap in [0, durationNs). */
+function poisson(rng: Rng, meanGapNs: number, durationNs: number, emit: (start: number) => void): void {
+  for (let t = rng.exp(meanGapNs); t < durationNs; t += rng.exp(meanGapNs)) emit(Math.floor(t));
+}
+
+function allToAll(rng: Rng, hosts: number[], gapNs: number, durationNs: number, size: SizeFn): Draft[] {
+  const out: Draft[] = [];
+  for (let i = 0; i < hosts.length; i++) {
+    const src = hosts[i];
+    poisson(rng, gapNs, durationNs, (start) => {
+      // Uniform over the other hosts: draw among H-1 slots and skip over the source's own.
+      let j = rng.int(hosts.length - 1);
+      if (j >= i) j++;
+      out.push({ src, dst: hosts[j], size: size(rng), start });
+    });
+  }
+  return out;
+}
+
+/** A uniformly random derangement, by rejecting shuffles with a fixed point (about e tries on average). */
+function derangement(rng: Rng, n: number): number[] {
+  const p = new Array<number>(n);
+  for (;;) {
+    for (let i = 0; i < n; i++) p[i] = i;
+    for (let i = n - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      const t = p[i];
+      p[i] = p[j];
+      p[j] = t;
+    }
+    let fixed = false;
+    for (let i = 0; i < n && !fixed; i++) fixed = p[i] === i;
+    if (!fixed) return p;
+  }
+}
+
+function permutation(rng: Rng, hosts: number[], gapNs: number, durationNs: number, size: SizeFn): Draft[] {
+  const partner = derangement(rng, hosts.length);
+  const out: Draft[] = [];
+  for (let i = 0; i < hosts.length; i++) {
+    const src = hosts[i];
+    const dst = hosts[partner[i]];
+    poisson(rng, gapNs, durationNs, (start) => out.push({ src, dst, size: size(rng), start }));
+  }
+  return out;
+}
+
+function incast(
+  rng: Rng,
+  hosts: number[],
+  fanIn: number,
+  target: number | undefined,
+  gapNs: number,
+  durationNs: number,
+  size: SizeFn,
+): Draft[] {
+  const out: Draft[] = [];
+  const others: number[] = [];
+  poisson(rng, gapNs, durationNs, (start) => {
+    const dst = target ?? rng.pick(hosts);
+    others.length = 0;
+    for (const h of hosts) if (h !== dst) others.push(h);
+    // Partial Fisher-Yates: the first fanIn slots become distinct random senders.
+    for (let k = 0; k < fanIn; k++) {
+      const j = k + rng.int(others.length - k);
+      const src = others[j];
+      others[j] = others[k];
+      others[k] = src;
+      out.push({ src, dst, size: size(rng), start });
+    }
+  });
+  return out;
+}
+
+/** Validates pattern 'list' flows one by one, naming the offending flow and field. */
+function listed(spec: WorkloadSpec, hosts: number[]): Draft[] {
+  if (!Array.isArray(spec.flows)) throw new Error(`workload 'list' needs a flows array`);
+  const known = new Set(hosts);
+  return spec.flows.map((f, i) => {
+    const bad = (field: string, why: string): Error => new Error(`workload flows[${i}].${field}: ${why}`);
+    if (!known.has(f.src)) throw bad('src', `${f.src} is not a host id`);
+    if (!known.has(f.dst)) throw bad('dst', `${f.dst} is not a host id`);
+    if (f.src === f.dst) throw bad('dst', `equals src (${f.src})`);
+    if (!Number.isInteger(f.size) || f.size <= 0) throw bad('size', `${f.size} is not a positive integer`);
+    if (!Number.isFinite(f.start) || f.start < 0) throw bad('start', `${f.start} is not a time >= 0`);
+    return { src: f.src, dst: f.dst, size: f.size, start: f.start };
+  });
+}
+
+/**
+ * All flows of the run, for every host, sorted by start (ties keep generation order, which is itself
+ * deterministic) and numbered 1..N in that order.
+ */
+export function generateFlows(spec: WorkloadSpec, hostIds: number[], hostRateBps: number): FlowSpec[] {
+  const hosts = sortedHosts(hostIds);
+  let drafts: Draft[];
+  if (spec.pattern === 'list') {
+    drafts = listed(spec, hosts);
+  } else {
+    const { load, durationNs } = spec;
+    if (load === undefined || !(load > 0 && load <= 1)) {
+      throw new Error(`workload load must be in (0, 1], got ${load}`);
+    }
+    if (!(durationNs > 0 && Number.isFinite(durationNs))) {
+      throw new Error(`workload durationNs must be a positive number, got ${durationNs}`);
+    }
+    if (!(hostRateBps > 0 && Number.isFinite(hostRateBps))) {
+      throw new Error(`host link rate must be a positive number of bit/s, got ${hostRateBps}`);
+    }
+    const { mean, draw } = sizeSource(spec);
+    // A host offers load * rate bits/s in flows of mean*8 bits: rate/(8*mean) flows/s, as a gap in ns.
+    const gapNs = (8e9 * mean) / (load * hostRateBps);
+    const rng = new Rng(spec.seed);
+    switch (spec.pattern) {
+      case 'all-to-all':
+        drafts = allToAll(rng, hosts, gapNs, durationNs, draw);
+        break;
+      case 'permutation':
+        drafts = permutation(rng, hosts, gapNs, durationNs, draw);
+        break;
+      case 'incast': {
+        const fanIn = spec.incast?.fanIn;
+        if (fanIn === undefined || !Number.isInteger(fanIn) || fanIn < 1) {
+          throw new Error(`workload 'incast' needs incast.fanIn, a positive integer, got ${fanIn}`);
+        }
+        if (fanIn >= hosts.length) {
+          throw new Error(`incast fanIn ${fanIn} needs more than ${fanIn} hosts, have ${hosts.length}`);
+        }
+        const target = spec.incast?.target;
+        if (target !== undefined && !hosts.includes(target)) {
+          throw new Error(`incast target ${target} is not a host id`);
+        }
+        // Each event brings fanIn flows to one downlink, so events are fanIn times rarer.
+        drafts = incast(rng, hosts, fanIn, target, gapNs * fanIn, durationNs, draw);
+        break;
+      }
+      default:
+        throw new Error(`unknown workload pattern '${(spec as { pattern: string }).pattern}'`);
+    }
+  }
+  // Array.prototype.sort is stable, so equal starts keep their deterministic generation order.
+  drafts.sort((a, b) => a.start - b.start);
+  return drafts.map((d, i) => ({ id: i + 1, src: d.src, dst: d.dst, size: d.size, start: d.start }));
+}

@@ -1,0 +1,277 @@
+/**
+ * Collection: turns a finished fabric's reports into the results folder (DESIGN §4) — summary.json,
+ * flows.csv, queues.csv, events.jsonl, the resolved scenario and topology — and computes the summary
+ * the CLI prints. Every figure here is derived from what the node processes measured.
+ */
+import { writeFileSync } from 'node:fs';
+import { WireSize } from '../core/frame.js';
+import { Histogram } from '../core/histogram.js';
+import type { FlowRecord } from '../core/messages.js';
+import type { FabricResult } from './fabric.js';
+import { hostPath } from './topology/routing.js';
+import type { Topology } from './topology/types.js';
+
+export interface FlowRow extends FlowRecord {
+  fct: number;
+  ideal: number;
+  slowdown: number;
+}
+
+export interface FaultSummary {
+  t: number;
+  at: number;
+  action: string;
+  node?: string;
+  link?: [string, string];
+  /** first detection of this failure by a neighbour (port-down-detected), virtual ns since traffic start */
+  detectedAt: number | null;
+  detectionNs: number | null;
+  /** for a killed or paused switch: flows whose path turned at it and were in flight when it failed */
+  flowsInFlight?: number;
+  /** of those, completed after the failure was detected */
+  flowsRecovered?: number;
+}
+
+export interface Summary {
+  scenario: string;
+  runtime: string;
+  tdf: number;
+  virtualNs: number;
+  wallMs: number;
+  fidelity: {
+    lateP50Ns: number;
+    lateP99Ns: number;
+    causalityMisses: number;
+    framesHandled: number;
+    missRate: number;
+    threshold: number;
+    ok: boolean;
+  };
+  flows: {
+    planned: number;
+    started: number;
+    completed: number;
+    fctP50Ns: number;
+    fctP99Ns: number;
+    slowdownP50: number;
+    slowdownP99: number;
+    retransmits: number;
+    timeouts: number;
+  };
+  queues: { p50Bytes: number; p99Bytes: number; p999Bytes: number; maxBytes: number };
+  drops: { congestion: number; fault: number; malformed: number; noRoute: number };
+  faults: FaultSummary[];
+  processes: {
+    started: number;
+    leftRunning: number;
+    missingReports: Array<{ node: string; reason: string }>;
+  };
+}
+
+/** FCT in an empty network: serialization of all bytes at the bottleneck, plus one frame per extra hop, plus propagation. */
+export function idealFct(size: number, links: number, rateBps: number, propNs: number): number {
+  const frames = Math.max(1, Math.ceil(size / WireSize.Mss));
+  const wire = size + frames * WireSize.Header;
+  const nsPerByte = 8e9 / rateBps;
+  return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
+}
+
+export function collect(r: FabricResult, runtime: string): { summary: Summary; flows: FlowRow[] } {
+  const sc = r.scenario;
+  const topo = sc.topology;
+  const rate = Math.min(sc.links.host.rateBps, sc.links.fabric.rateBps);
+  const pathLen = memoPath(topo);
+
+  // merge sender and receiver halves of every flow
+  const received = new Map<number, { finish: number; via: number[] }>();
+  for (const rep of r.reports)
+    for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
+  const flows: FlowRow[] = [];
+  for (const rep of r.reports) {
+    for (const f of rep.flows) {
+      const rx = received.get(f.id);
+      const start = f.start - r.trafficStart;
+      const finish = rx ? rx.finish - r.trafficStart : -1;
+      const links = pathLen(f.src, f.dst);
+      const propAvg =
+        links <= 2
+          ? sc.links.host.propNs
+          : (2 * sc.links.host.propNs + (links - 2) * sc.links.fabric.propNs) / links;
+      const ideal = idealFct(f.size, links, rate, propAvg);
+      const fct = finish >= 0 ? finish - start : -1;
+      flows.push({
+        ...f,
+        start,
+        finish,
+        via: rx?.via ?? [],
+        fct,
+        ideal,
+        slowdown: fct >= 0 ? fct / ideal : -1,
+      });
+    }
+  }
+  flows.sort((a, b) => a.id - b.id);
+  const done = flows.filter((f) => f.finish >= 0);
+  const fct = new Histogram();
+  const slow = new Histogram();
+  for (const f of done) {
+    fct.record(f.fct);
+    slow.record(f.slowdown * 1000); // histogram keeps integers well: milli-units
+  }
+
+  const late = new Histogram();
+  const queue = new Histogram();
+  let misses = 0;
+  let frames = 0;
+  let maxQueue = 0;
+  const counters: Record<string, number> = {};
+  for (const rep of r.reports) {
+    late.merge(rep.fidelity.lateness);
+    misses += rep.fidelity.causalityMisses;
+    frames += rep.fidelity.framesHandled;
+    if (rep.queueHist) {
+      queue.merge(rep.queueHist);
+      for (const p of rep.ports) maxQueue = Math.max(maxQueue, p.maxBytes);
+    }
+    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+  }
+  const missRate = frames > 0 ? misses / frames : 0;
+
+  const summary: Summary = {
+    scenario: sc.name,
+    runtime,
+    tdf: sc.tdf,
+    virtualNs: Math.round(Math.max(0, ...r.events.map((e) => e.t))),
+    wallMs: r.wallMs,
+    fidelity: {
+      lateP50Ns: late.quantile(0.5),
+      lateP99Ns: late.quantile(0.99),
+      causalityMisses: misses,
+      framesHandled: frames,
+      missRate,
+      threshold: sc.run.missThreshold,
+      ok: missRate <= sc.run.missThreshold,
+    },
+    flows: {
+      planned: r.plan.flows.length,
+      started: flows.length,
+      completed: done.length,
+      fctP50Ns: fct.quantile(0.5),
+      fctP99Ns: fct.quantile(0.99),
+      slowdownP50: slow.quantile(0.5) / 1000,
+      slowdownP99: slow.quantile(0.99) / 1000,
+      retransmits: flows.reduce((s, f) => s + f.retransmits, 0),
+      timeouts: flows.reduce((s, f) => s + f.timeouts, 0),
+    },
+    queues: {
+      p50Bytes: queue.quantile(0.5),
+      p99Bytes: queue.quantile(0.99),
+      p999Bytes: queue.quantile(0.999),
+      maxBytes: maxQueue,
+    },
+    drops: {
+      congestion: counters.dropsCongestion ?? 0,
+      fault: (counters.dropsWireDown ?? 0) + (counters.dropsWireLoss ?? 0) + (counters.corrupted ?? 0),
+      malformed: counters.malformed ?? 0,
+      noRoute: counters.dropsNoRoute ?? 0,
+    },
+    faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
+    processes: { ...r.processes, missingReports: r.missing },
+  };
+  return { summary, flows };
+}
+
+function memoPath(topo: Topology): (src: number, dst: number) => number {
+  const memo = new Map<number, number>();
+  const n = topo.nodes.length;
+  return (src, dst) => {
+    const key = src * n + dst;
+    let v = memo.get(key);
+    if (v === undefined) {
+      v = hostPath(topo, topo.nodes[src].name, topo.nodes[dst].name);
+      memo.set(key, v);
+    }
+    return v;
+  };
+}
+
+function summarizeFault(
+  f: FabricResult['faults'][number],
+  r: FabricResult,
+  flows: FlowRow[],
+  topo: Topology,
+): FaultSummary {
+  // a failure is detected when a neighbour declares its port toward the failed element down
+  const failed = new Set<string>(f.node ? [f.node] : (f.link ?? []));
+  const detection = r.events.find(
+    (e) =>
+      e.kind === 'port-down-detected' &&
+      e.t >= f.t &&
+      (f.node ? e.peer === f.node : failed.has(e.node) && failed.has(e.peer as string)),
+  );
+  const out: FaultSummary = {
+    t: f.t,
+    at: f.at,
+    action: f.action,
+    ...(f.node && { node: f.node }),
+    ...(f.link && { link: f.link }),
+    detectedAt: detection ? detection.t : null,
+    detectionNs: detection ? detection.t - f.t : null,
+  };
+  const sw = f.node ? topo.nodes.find((n) => n.name === f.node && n.role === 'switch') : undefined;
+  if (sw && (f.action === 'kill' || f.action === 'pause')) {
+    const inFlight = flows.filter(
+      (x) => x.via.includes(sw.id) && x.start <= f.t && (x.finish < 0 || x.finish > f.t),
+    );
+    out.flowsInFlight = inFlight.length;
+    out.flowsRecovered = inFlight.filter(
+      (x) => x.finish >= 0 && detection !== undefined && x.finish > detection.t,
+    ).length;
+  }
+  return out;
+}
+
+const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
+
+export function writeResults(out: string, r: FabricResult, summary: Summary, flows: FlowRow[]): void {
+  const topo = r.scenario.topology;
+  const name = (id: number) => topo.nodes[id]?.name ?? String(id);
+  writeFileSync(`${out}/summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
+  const { topology, ...scenarioRest } = r.scenario;
+  writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
+  writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
+  const fl = ['id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via'];
+  for (const f of flows) {
+    fl.push(
+      [
+        f.id,
+        name(f.src),
+        name(f.dst),
+        f.size,
+        f.start.toFixed(0),
+        f.finish.toFixed(0),
+        f.fct.toFixed(0),
+        f.ideal.toFixed(0),
+        f.slowdown.toFixed(3),
+        f.retransmits,
+        f.timeouts,
+        f.via.map(name),
+      ]
+        .map(csvCell)
+        .join(','),
+    );
+  }
+  writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
+  const q = ['node,port,peer,t_ns,bytes'];
+  for (const rep of r.reports) {
+    for (const s of rep.queues) {
+      for (let i = 0; i < s.t.length; i++)
+        q.push(`${rep.name},${s.port},${s.peer},${(s.t[i] - r.trafficStart).toFixed(0)},${s.v[i]}`);
+    }
+  }
+  writeFileSync(`${out}/queues.csv`, `${q.join('\n')}\n`);
+  writeFileSync(
+    `${out}/events.jsonl`,
+    r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
+  );
+}

@@ -1,0 +1,25 @@
+/**
+ * Typed errors (STYLE §10). A user mistake is one line naming where it is, never a stack trace; the
+ * CLI prints `message` of these and exits non-zero.
+ */
+
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${file}:${line}: ${field ? `${field}: ` : ''}${problem}`);
+  }
+}
+
+export class RuntimeError extends Error {
+  override readonly name = 'RuntimeError';
+}
+
+/** Errors whose message is meant for the user as is. */
+export function isUserError(err: unknown): err is ScenarioError | RuntimeError {
+  return err instanceof ScenarioError || err instanceof RuntimeError;
+}

@@ -1,0 +1,388 @@
+/**
+ * A fabric run, with its lifecycle in the types (STYLE §8): `Fabric.start()` launches every node,
+ * waits for them to connect and bind, hands out peer addresses and returns a `StartedFabric`;
+ * `StartedFabric.run()` starts traffic, fires the timeline and watches progress until the workload is
+ * done or the drain deadline passes; `stop()` (idempotent, also `await using`) collects every node's
+ * report and tears the runtime down, leaving no process behind.
+ */
+import { mkdirSync } from 'node:fs';
+import { type ControlConnection, ControlServer } from '../core/control.js';
+import type { PeerAddress } from '../core/endpoint.js';
+import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
+import { monotonicEpoch, PhysClock } from '../core/time.js';
+import { RuntimeError } from './errors.js';
+import { type Plan, planRun } from './plan.js';
+import type { Runtime, StartedRuntime, StoppedRuntime } from './runtime/types.js';
+import type { Scenario, TimelineEvent } from './scenario/resolve.js';
+
+export interface FiredFault {
+  /** physical time it fired, virtual ns since traffic start */
+  t: number;
+  /** when the timeline asked for it, virtual ns since traffic start */
+  at: number;
+  action: string;
+  node?: string;
+  link?: [string, string];
+  detail?: Record<string, unknown>;
+}
+
+export interface Progress {
+  virtualNs: number;
+  endNs: number;
+  flowsDone: number;
+  flowsTotal: number;
+  flowsStarted: number;
+  faultsFired: number;
+  faultsTotal: number;
+  late99Ns: number;
+  misses: number;
+  frames: number;
+}
+
+export interface FabricOptions {
+  runtime: Runtime;
+  /** results folder; logs go to <out>/logs */
+  out: string;
+  /** how long nodes get to connect and bind, real ms */
+  startTimeoutMs?: number;
+}
+
+const LOOPBACK = '127.0.0.1';
+
+export class Fabric {
+  constructor(
+    readonly scenario: Scenario,
+    private readonly opts: FabricOptions,
+  ) {}
+
+  async start(): Promise<StartedFabric> {
+    const logDir = `${this.opts.out}/logs`;
+    mkdirSync(logDir, { recursive: true });
+    const epoch = monotonicEpoch();
+    const plan = planRun(this.scenario, { epoch, bindHost: LOOPBACK, logDir });
+    const server = new ControlServer();
+    const controlPort = await server.listen(LOOPBACK);
+    const started = new StartedFabric(this.scenario, plan, new PhysClock(epoch, this.scenario.tdf), server);
+    try {
+      const runtime = await this.opts.runtime.start(
+        plan.nodes.map((n) => ({
+          name: n.name,
+          role: n.kind,
+          logDir,
+          env: { DCEMU_CONTROL: `${LOOPBACK}:${controlPort}`, DCEMU_NODE: n.name },
+        })),
+      );
+      await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000);
+    } catch (err) {
+      await started.stop();
+      throw err;
+    }
+    return started;
+  }
+}
+
+interface NodeState {
+  config: NodeConfig;
+  conn: ControlConnection | null;
+  udpPort: number;
+  killed: boolean;
+  exited: boolean;
+  report: NodeReport | null;
+  stats: ProgressStats | null;
+}
+
+export interface FabricResult {
+  scenario: Scenario;
+  plan: Plan;
+  trafficStart: number;
+  endNs: number;
+  wallMs: number;
+  reports: NodeReport[];
+  events: NodeEvent[];
+  faults: FiredFault[];
+  processes: StoppedRuntime;
+  /** nodes whose report is missing, with why */
+  missing: Array<{ node: string; reason: string }>;
+}
+
+export class StartedFabric implements AsyncDisposable {
+  private runtime: StartedRuntime | null = null;
+  private readonly nodes = new Map<string, NodeState>();
+  readonly events: NodeEvent[] = [];
+  readonly faults: FiredFault[] = [];
+  private trafficStart = 0;
+  private readonly wallStart = Date.now();
+  private stopping: Promise<FabricResult> | null = null;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    readonly scenario: Scenario,
+    readonly plan: Plan,
+    readonly clock: PhysClock,
+    private readonly server: ControlServer,
+  ) {
+    for (const c of plan.nodes) {
+      this.nodes.set(c.name, {
+        config: c,
+        conn: null,
+        udpPort: 0,
+        killed: false,
+        exited: false,
+        report: null,
+        stats: null,
+      });
+    }
+  }
+
+  /** Waits until every node has connected, taken its config and bound its socket; sends peers. */
+  async attach(runtime: StartedRuntime, timeoutMs: number): Promise<void> {
+    this.runtime = runtime;
+    const ready = new Promise<void>((resolve, reject) => {
+      let pending = this.nodes.size;
+      runtime.onExit((info) => {
+        const n = this.nodes.get(info.name);
+        if (!n) return;
+        n.exited = true;
+        if (!n.killed && !this.stopping) {
+          const why = info.signal ? `signal ${info.signal}` : `exit code ${info.code}`;
+          this.record({ t: this.relNow(), kind: 'node-crashed', node: info.name, reason: why });
+          if (n.udpPort === 0)
+            reject(
+              new RuntimeError(
+                `node ${info.name} exited during start-up (${why}); see ${info.name}.stderr in the logs folder`,
+              ),
+            );
+        }
+      });
+      this.server.on('connection', (conn) => {
+        const n = this.nodes.get(conn.name);
+        if (!n || n.conn) {
+          conn.destroy();
+          return;
+        }
+        n.conn = conn;
+        conn.on('message', (m) => {
+          switch (m.type) {
+            case 'ready':
+              n.udpPort = m.udpPort;
+              if (--pending === 0) resolve();
+              break;
+            case 'event':
+              this.record({ ...m.event, t: m.event.t - this.trafficStart });
+              break;
+            case 'stats':
+              n.stats = m.stats;
+              break;
+            case 'report':
+              n.report = m.report;
+              break;
+            case 'error':
+              this.record({ t: this.relNow(), kind: 'node-error', node: n.config.name, message: m.message });
+              break;
+          }
+        });
+        conn.send({ type: 'config', config: n.config });
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const missing = [...this.nodes.values()].filter((n) => n.udpPort === 0).map((n) => n.config.name);
+        reject(
+          new RuntimeError(
+            `nodes not ready after ${timeoutMs} ms: ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ' ...' : ''}`,
+          ),
+        );
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([ready, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const n of this.nodes.values()) {
+      const peers: Array<PeerAddress | null> = n.config.ports.map((p) => {
+        const peer = this.nodes.get(p.peer)!;
+        return { host: LOOPBACK, port: peer.udpPort, peerPort: p.peerPort };
+      });
+      n.conn!.send({ type: 'peers', peers });
+    }
+  }
+
+  private relNow(): number {
+    return this.clock.now() - this.trafficStart;
+  }
+
+  private record(e: NodeEvent): void {
+    this.events.push(e);
+  }
+
+  get endNs(): number {
+    return this.scenario.workload.durationNs + this.scenario.run.drainNs;
+  }
+
+  /**
+   * Starts traffic and runs until every flow is done (after the workload window) or the drain
+   * deadline; fires the timeline on the way. `onProgress` is called about twice a second.
+   */
+  async run(onProgress: (p: Progress) => void = () => {}, signal?: AbortSignal): Promise<void> {
+    const sc = this.scenario;
+    // a start far enough ahead that the message reaches every (possibly busy) node first: 200 ms real
+    this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
+    for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
+    this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
+    for (const ev of sc.timeline) {
+      const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
+      this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
+    }
+    const total = this.plan.flows.length;
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
+        const p = this.progress();
+        onProgress(p);
+        const done = p.virtualNs >= sc.workload.durationNs && p.flowsDone >= total;
+        if (done || p.virtualNs >= this.endNs || signal?.aborted) {
+          clearInterval(tick);
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }
+      }, 500);
+      const onAbort = () => {
+        clearInterval(tick);
+        resolve();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    this.record({ t: this.relNow(), kind: 'traffic-end', node: 'orchestrator' });
+  }
+
+  progress(): Progress {
+    let flowsDone = 0;
+    let flowsStarted = 0;
+    let late99Ns = 0;
+    let misses = 0;
+    let frames = 0;
+    for (const n of this.nodes.values()) {
+      const s = n.stats;
+      if (!s) continue;
+      flowsDone += s.flowsDone;
+      flowsStarted += s.flowsStarted;
+      late99Ns = Math.max(late99Ns, s.fidelity.late99);
+      misses += s.fidelity.misses;
+      frames += s.fidelity.frames;
+    }
+    return {
+      virtualNs: Math.max(0, this.relNow()),
+      endNs: this.endNs,
+      flowsDone,
+      flowsTotal: this.plan.flows.length,
+      flowsStarted,
+      faultsFired: this.faults.length,
+      faultsTotal: this.scenario.timeline.length,
+      late99Ns,
+      misses,
+      frames,
+    };
+  }
+
+  private *live(): Iterable<NodeState> {
+    for (const n of this.nodes.values()) if (n.conn && !n.conn.closed && !n.killed && !n.exited) yield n;
+  }
+
+  /** Executes one timeline entry. Node faults go to the runtime; link faults to the wire filters. */
+  private async fire(ev: TimelineEvent): Promise<void> {
+    if (this.stopping || !this.runtime) return;
+    const fired: FiredFault = { t: this.relNow(), at: ev.at, action: ev.action };
+    const rt = this.runtime;
+    if (ev.node !== undefined) {
+      fired.node = ev.node;
+      const n = this.nodes.get(ev.node)!;
+      if (ev.action === 'kill') {
+        n.killed = true;
+        await rt.kill(ev.node);
+      } else if (ev.action === 'pause') await rt.pause(ev.node);
+      else await rt.resume(ev.node);
+    } else if (ev.link) {
+      fired.link = ev.link;
+      const [a, b] = ev.link;
+      const ends: Array<[string, string]> =
+        ev.direction === 'forward'
+          ? [[a, b]]
+          : ev.direction === 'reverse'
+            ? [[b, a]]
+            : [
+                [a, b],
+                [b, a],
+              ];
+      const state =
+        ev.action === 'link-down'
+          ? { down: true }
+          : ev.action === 'link-up'
+            ? { down: false, loss: 0, corrupt: 0, delayNs: 0 }
+            : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
+      fired.detail = { direction: ev.direction, ...state };
+      for (const [from, to] of ends) {
+        const n = this.nodes.get(from)!;
+        for (const p of n.config.ports) {
+          if (p.peer === to) n.conn?.send({ type: 'fault', fault: { kind: 'wire', port: p.index, state } });
+        }
+      }
+    }
+    this.faults.push(fired);
+    this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
+  }
+
+  stop(): Promise<FabricResult> {
+    this.stopping ??= this.teardown();
+    return this.stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  private async teardown(): Promise<FabricResult> {
+    for (const t of this.timers) clearTimeout(t);
+    const rt = this.runtime;
+    // paused nodes cannot answer: wake them first
+    if (rt)
+      for (const n of this.nodes.values())
+        if (!n.killed && !n.exited) await rt.resume(n.config.name).catch(() => {});
+    const waits: Array<Promise<void>> = [];
+    for (const n of this.live()) {
+      const conn = n.conn!;
+      waits.push(
+        new Promise<void>((resolve) => {
+          conn.on('message', (m) => m.type === 'report' && resolve());
+          conn.once('close', () => resolve());
+          conn.send({ type: 'stop' });
+        }),
+      );
+    }
+    await Promise.race([Promise.all(waits), new Promise((r) => setTimeout(r, 15_000).unref())]);
+    const processes = rt ? await rt.stop() : { started: 0, leftRunning: 0 };
+    await this.server.close();
+    const missing: FabricResult['missing'] = [];
+    for (const n of this.nodes.values()) {
+      if (n.report) continue;
+      missing.push({
+        node: n.config.name,
+        reason: n.killed ? 'killed by the timeline' : n.exited ? 'exited early' : 'no report',
+      });
+    }
+    this.events.sort((x, y) => x.t - y.t);
+    return {
+      scenario: this.scenario,
+      plan: this.plan,
+      trafficStart: this.trafficStart,
+      endNs: this.endNs,
+      wallMs: Date.now() - this.wallStart,
+      reports: [...this.nodes.values()].flatMap((n) => (n.report ? [n.report] : [])),
+      events: this.events,
+      faults: this.faults,
+      processes,
+      missing,
+    };
+  }
+}

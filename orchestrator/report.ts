@@ -1,0 +1,55 @@
+/**
+ * Human-readable output: the live progress line and the summary table printed after a run.
+ */
+import { formatNs } from '../core/time.js';
+import type { Summary } from './collect.js';
+import type { Progress } from './fabric.js';
+
+export function progressLine(p: Progress): string {
+  const pct = p.frames > 0 ? ((100 * p.misses) / p.frames).toFixed(3) : '0.000';
+  return (
+    `virtual ${formatNs(p.virtualNs)} / ${formatNs(p.endNs)}` +
+    ` | flows ${p.flowsDone}/${p.flowsTotal} done (${p.flowsStarted} started)` +
+    ` | faults ${p.faultsFired}/${p.faultsTotal}` +
+    ` | late p99 ${formatNs(p.late99Ns)}, misses ${pct}%`
+  );
+}
+
+function kb(bytes: number): string {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} KB`;
+}
+
+export function summaryTable(s: Summary, out: string): string {
+  const rows: Array<[string, string]> = [
+    ['scenario', `${s.scenario} (${s.runtime} runtime, tdf ${s.tdf})`],
+    ['virtual time', `${formatNs(s.virtualNs)} in ${(s.wallMs / 1000).toFixed(1)} s wall`],
+    ['flows', `${s.flows.completed} completed / ${s.flows.started} started / ${s.flows.planned} planned`],
+    ['FCT p50 / p99', `${formatNs(s.flows.fctP50Ns)} / ${formatNs(s.flows.fctP99Ns)}`],
+    ['slowdown p50 / p99', `${s.flows.slowdownP50.toFixed(2)} / ${s.flows.slowdownP99.toFixed(2)}`],
+    ['retransmits / timeouts', `${s.flows.retransmits} / ${s.flows.timeouts}`],
+    [
+      'switch queues p50/p99/p99.9/max',
+      `${kb(s.queues.p50Bytes)} / ${kb(s.queues.p99Bytes)} / ${kb(s.queues.p999Bytes)} / ${kb(s.queues.maxBytes)}`,
+    ],
+    [
+      'drops congestion / fault / malformed',
+      `${s.drops.congestion} / ${s.drops.fault} / ${s.drops.malformed}`,
+    ],
+    [
+      'fidelity',
+      `late p99 ${formatNs(s.fidelity.lateP99Ns)}, causality misses ${s.fidelity.causalityMisses}/${s.fidelity.framesHandled} (${(100 * s.fidelity.missRate).toFixed(3)}%)${s.fidelity.ok ? '' : '  ** above threshold: raise --tdf **'}`,
+    ],
+  ];
+  for (const f of s.faults) {
+    const what = f.node ?? f.link?.join('-') ?? '';
+    let v = `${f.action} ${what} at ${formatNs(f.t)}`;
+    v += f.detectionNs !== null ? `, detected after ${formatNs(f.detectionNs)}` : ', not detected';
+    if (f.flowsInFlight !== undefined)
+      v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
+    rows.push(['fault', v]);
+  }
+  rows.push(['processes', `${s.processes.started} started, ${s.processes.leftRunning} left running`]);
+  rows.push(['results', out]);
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');
+}

@@ -1,0 +1,123 @@
+/**
+ * The embedded process runtime: every node a child process of the orchestrator on this machine,
+ * started with the Node binary the orchestrator runs on (`process.execPath`). Teardown resumes paused
+ * children, asks them to end (SIGTERM), then kills what is left (SIGKILL) and verifies by pid that
+ * nothing survived. execa's cleanup also kills children if the orchestrator itself exits abruptly,
+ * and every node ends itself when its control connection drops.
+ */
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { nodeEntry } from '../../core/paths.js';
+import type { ExitInfo, NodeLaunch, Runtime, StartedRuntime, StoppedRuntime } from './types.js';
+
+export class ProcessRuntime implements Runtime {
+  readonly kind = 'process';
+
+  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+    return new StartedProcesses(launches);
+  }
+}
+
+interface Child {
+  name: string;
+  proc: ResultPromise;
+  pid: number;
+  running: boolean;
+  paused: boolean;
+}
+
+class StartedProcesses implements StartedRuntime {
+  readonly kind = 'process';
+  private readonly children = new Map<string, Child>();
+  private handlers: Array<(i: ExitInfo) => void> = [];
+  private stopped: Promise<StoppedRuntime> | null = null;
+
+  constructor(launches: NodeLaunch[]) {
+    for (const l of launches) {
+      const proc = execa(process.execPath, [nodeEntry(l.role)], {
+        env: l.env,
+        extendEnv: true,
+        stdin: 'ignore',
+        stdout: { file: join(l.logDir, `${l.name}.stdout`) },
+        stderr: { file: join(l.logDir, `${l.name}.stderr`) },
+        reject: false,
+        cleanup: true,
+        forceKillAfterDelay: 2000,
+      });
+      const child: Child = { name: l.name, proc, pid: proc.pid ?? -1, running: true, paused: false };
+      this.children.set(l.name, child);
+      proc.then((r) => {
+        child.running = false;
+        const info: ExitInfo = { name: l.name, code: r.exitCode ?? null, signal: r.signal ?? null };
+        for (const h of this.handlers) h(info);
+      });
+    }
+  }
+
+  onExit(handler: (info: ExitInfo) => void): void {
+    this.handlers.push(handler);
+  }
+
+  isRunning(name: string): boolean {
+    return this.children.get(name)?.running ?? false;
+  }
+
+  private child(name: string): Child {
+    const c = this.children.get(name);
+    if (!c) throw new Error(`no node named '${name}' in this run`);
+    return c;
+  }
+
+  async kill(name: string): Promise<void> {
+    const c = this.child(name);
+    if (c.running) c.proc.kill('SIGKILL');
+  }
+
+  async pause(name: string): Promise<void> {
+    const c = this.child(name);
+    if (c.running && !c.paused) {
+      c.proc.kill('SIGSTOP');
+      c.paused = true;
+    }
+  }
+
+  async resume(name: string): Promise<void> {
+    const c = this.child(name);
+    if (c.running && c.paused) {
+      c.proc.kill('SIGCONT');
+      c.paused = false;
+    }
+  }
+
+  stop(): Promise<StoppedRuntime> {
+    this.stopped ??= this.teardown();
+    return this.stopped;
+  }
+
+  private async teardown(): Promise<StoppedRuntime> {
+    const all = [...this.children.values()];
+    for (const c of all) {
+      if (!c.running) continue;
+      if (c.paused) c.proc.kill('SIGCONT');
+      c.proc.kill('SIGTERM');
+    }
+    const settle = Promise.allSettled(all.map((c) => c.proc));
+    const timeout = new Promise((r) => setTimeout(r, 3000).unref());
+    await Promise.race([settle, timeout]);
+    for (const c of all) if (c.running || pidAlive(c.pid)) c.proc.kill('SIGKILL');
+    await Promise.race([settle, new Promise((r) => setTimeout(r, 3000).unref())]);
+    const leftRunning = all.filter((c) => pidAlive(c.pid)).length;
+    return { started: all.length, leftRunning };
+  }
+}
+
+/** True if a process with this pid exists (and is not a zombie we already reaped). */
+export function pidAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

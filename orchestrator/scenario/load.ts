@@ -1,0 +1,149 @@
+/**
+ * Reads a scenario file: YAML with line positions, validated against the schema, every complaint
+ * turned into a `ScenarioError` naming file, line and field (`quickstart.yaml:12: workload.lod:
+ * unknown field (did you mean 'load'?)`).
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
+import { ScenarioError } from '../errors.js';
+import { scenarioSchema } from './schema.js';
+
+/** A parsed, schema-valid scenario document plus a way to point at any of its fields. */
+export interface ScenarioSource {
+  file: string;
+  data: RawScenario;
+  /** line (1-based) of the value at `path`, or of its nearest existing parent */
+  lineOf(path: Array<string | number>): number;
+  error(path: Array<string | number>, problem: string): ScenarioError;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: raw YAML is checked by the schema, then resolved field by field
+export type RawScenario = Record<string, any>;
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validate = ajv.compile(scenarioSchema);
+
+export function loadScenarioFile(file: string): ScenarioSource {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ScenarioError(
+      file,
+      0,
+      '',
+      `cannot read scenario file (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+  return parseScenario(text, file);
+}
+
+export function parseScenario(text: string, file: string): ScenarioSource {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
+    throw new ScenarioError(file, line, '', `YAML syntax: ${e.message.split('\n')[0]}`);
+  }
+  const data = doc.toJS() as RawScenario;
+  const lineOf = (path: Array<string | number>) => lineOfPath(doc, lc, path);
+  const error = (path: Array<string | number>, problem: string) =>
+    new ScenarioError(file, lineOf(path), path.join('.'), problem);
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
+  }
+  if (!validate(data)) {
+    const err = pickError(validate.errors ?? []);
+    const path = pathOf(err);
+    throw error(path, describe(err));
+  }
+  return { file, data, lineOf, error };
+}
+
+function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | number>): number {
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
+    // a key without a value node: find the key's own position in its parent mapping
+    if (n > 0) {
+      const parent = n === 1 ? doc.contents : doc.getIn(path.slice(0, n - 1), true);
+      const key = (
+        parent as { items?: Array<{ key?: { value?: unknown; range?: number[] } }> } | null
+      )?.items?.find((it) => it.key?.value === path[n - 1])?.key;
+      if (key?.range) return lc.linePos(key.range[0]).line;
+    }
+  }
+  return 1;
+}
+
+function pathOf(err: ErrorObject): Array<string | number> {
+  const parts = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  if (err.keyword === 'additionalProperties')
+    parts.push((err.params as { additionalProperty: string }).additionalProperty);
+  if (err.keyword === 'required') parts.push((err.params as { missingProperty: string }).missingProperty);
+  return parts;
+}
+
+/** The most useful of several schema complaints: unknown fields and enums first, then the deepest. */
+function pickError(errors: ErrorObject[]): ErrorObject {
+  const rank = (e: ErrorObject) =>
+    (e.keyword === 'additionalProperties' ? 3 : e.keyword === 'enum' ? 2 : e.keyword === 'required' ? 1 : 0) *
+      100 +
+    e.instancePath.split('/').length;
+  return errors.slice().sort((a, b) => rank(b) - rank(a))[0];
+}
+
+function describe(err: ErrorObject): string {
+  const p = err.params as Record<string, unknown>;
+  switch (err.keyword) {
+    case 'additionalProperties': {
+      const allowed = Object.keys((err.parentSchema as { properties?: object })?.properties ?? {});
+      const near = closest(String(p.additionalProperty), allowed);
+      return `unknown field${near ? ` (did you mean '${near}'?)` : ''}; expected one of ${allowed.join(', ')}`;
+    }
+    case 'required':
+      return 'required field is missing';
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).join(', ')}`;
+    case 'pattern':
+      return `'${String(err.data)}' is not a valid value (expected a number with a unit, e.g. 10us, 10Gbps, 150KB)`;
+    case 'type':
+      return `must be ${String(p.type).replace(',', ' or ')}, got ${JSON.stringify(err.data)}`;
+    default:
+      return `${err.message ?? 'invalid'}${err.data !== undefined ? `, got ${JSON.stringify(err.data)}` : ''}`;
+  }
+}
+
+/** Closest candidate by edit distance, when close enough to be a typo. */
+function closest(word: string, candidates: string[]): string | null {
+  let best: string | null = null;
+  let bestD = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
+}
+
+function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0];
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j];
+      dp[j] = Math.min(dp[j] + 1, dp[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length];
+}

@@ -1,0 +1,285 @@
+/**
+ * Turns a schema-valid scenario into the resolved `Scenario`: units into numbers, defaults filled in
+ * (each with its reason), the topology built, names checked against it. Problems that the schema
+ * cannot see (an unknown node, a link that does not exist, a missing size distribution) are reported
+ * with file and line like schema errors.
+ */
+
+import type { LivenessConfig, TransportConfig } from '../../core/messages.js';
+import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
+import { SizeCdf } from '../../node/cdf.js';
+import { BASELINE_DEFAULTS } from '../../node/transport/index.js';
+import type { WorkloadSpec } from '../../node/workload.js';
+import { dumbbell } from '../topology/dumbbell.js';
+import { fatTree } from '../topology/fattree.js';
+import { leafSpine } from '../topology/leafspine.js';
+import { validateTopology } from '../topology/routing.js';
+import { star } from '../topology/star.js';
+import type { LinkParams, Topology } from '../topology/types.js';
+import type { ScenarioSource } from './load.js';
+import type { TIMELINE_ACTIONS } from './schema.js';
+
+export interface PortDefaults {
+  bufferBytes: number;
+  ecnBytes: number;
+  commitAheadNs: number;
+  hostBufferBytes: number;
+}
+
+export interface TimelineEvent {
+  at: number;
+  action: (typeof TIMELINE_ACTIONS)[number];
+  node?: string;
+  link?: [string, string];
+  direction: 'both' | 'forward' | 'reverse';
+  loss: number;
+  corrupt: number;
+  delayNs: number;
+  /** line in the scenario file, for messages */
+  line: number;
+}
+
+export interface Scenario {
+  file: string;
+  name: string;
+  tdf: number;
+  seed: number;
+  topology: Topology;
+  links: { host: LinkParams; fabric: LinkParams };
+  ports: PortDefaults;
+  liveness: LivenessConfig;
+  transport: TransportConfig;
+  workload: WorkloadSpec;
+  run: { drainNs: number; sampleNs: number; missThreshold: number; logLevel: string };
+  timeline: TimelineEvent[];
+}
+
+/**
+ * Defaults, and why:
+ * - tdf 1000: one real millisecond per virtual microsecond keeps a 10 Gbit/s fabric at a few hundred
+ *   frames per real second per link, inside the per-hop lookahead of a 2-core machine (DESIGN §2).
+ * - 10 Gbit/s links with 1 µs propagation: the quickstart's fabric; the delay stands for cable plus
+ *   switch pipeline latency.
+ * - 400 KB per port with ECN at 100 KB: a shallow-buffer ToR (DCTCP's K = 65 frames at 10G is ~97 KB).
+ * - commit-ahead 2 µs: a transmit pipeline of about two MTU times; it also gives every hop lookahead.
+ * - liveness 10 µs x 3: F10-style fast detection (F10 §5.4 reaches tens of microseconds).
+ */
+export const DEFAULTS = {
+  tdf: 1000,
+  seed: 1,
+  link: { rate: '10Gbps', delay: '1us' },
+  ports: { buffer: '400KB', ecnThreshold: '100KB', commitAhead: '2us', hostBuffer: '8MB' },
+  liveness: { interval: '10us', multiplier: 3 },
+  workload: { duration: '20ms' },
+  run: { drain: '20ms', sample: '5us', missThreshold: 0.001, logLevel: 'info' },
+} as const;
+
+export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number } = {}): Scenario {
+  const d = src.data;
+  const num = <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T): T => {
+    try {
+      return parse(v as string | number);
+    } catch (err) {
+      throw src.error(path, (err as Error).message);
+    }
+  };
+  const linkOf = (which: 'host' | 'fabric'): LinkParams => {
+    const l = d.links?.[which] ?? {};
+    return {
+      rateBps: num(['links', which, 'rate'], l.rate ?? DEFAULTS.link.rate, parseRateBps),
+      propNs: num(['links', which, 'delay'], l.delay ?? DEFAULTS.link.delay, parseDurationNs),
+    };
+  };
+  const links = { host: linkOf('host'), fabric: linkOf('fabric') };
+  for (const w of ['host', 'fabric'] as const) {
+    if (!(links[w].rateBps > 0)) throw src.error(['links', w, 'rate'], 'link rate must be > 0');
+  }
+  const topology = buildTopology(src, links);
+
+  const p = d.ports ?? {};
+  const ports: PortDefaults = {
+    bufferBytes: num(['ports', 'buffer'], p.buffer ?? DEFAULTS.ports.buffer, parseBytes),
+    ecnBytes: num(['ports', 'ecnThreshold'], p.ecnThreshold ?? DEFAULTS.ports.ecnThreshold, parseBytes),
+    commitAheadNs: num(
+      ['ports', 'commitAhead'],
+      p.commitAhead ?? DEFAULTS.ports.commitAhead,
+      parseDurationNs,
+    ),
+    hostBufferBytes: num(['ports', 'hostBuffer'], p.hostBuffer ?? DEFAULTS.ports.hostBuffer, parseBytes),
+  };
+  if (ports.bufferBytes < 1500)
+    throw src.error(['ports', 'buffer'], `buffer must hold one 1500-byte frame, got ${ports.bufferBytes} B`);
+
+  const lv = d.liveness ?? {};
+  const liveness: LivenessConfig = {
+    intervalNs: num(['liveness', 'interval'], lv.interval ?? DEFAULTS.liveness.interval, parseDurationNs),
+    multiplier: lv.multiplier ?? DEFAULTS.liveness.multiplier,
+  };
+  if (!(liveness.intervalNs > 0)) throw src.error(['liveness', 'interval'], 'interval must be > 0');
+
+  const t = d.transport ?? {};
+  const transport: TransportConfig = {
+    ...BASELINE_DEFAULTS,
+    ...(t.initCwnd !== undefined && { initCwnd: t.initCwnd }),
+    ...(t.g !== undefined && { g: t.g }),
+    ...(t.dupAcks !== undefined && { dupAcks: t.dupAcks }),
+    ...(t.minRto !== undefined && { minRtoNs: num(['transport', 'minRto'], t.minRto, parseDurationNs) }),
+    ...(t.maxRto !== undefined && { maxRtoNs: num(['transport', 'maxRto'], t.maxRto, parseDurationNs) }),
+  };
+
+  const seed = d.seed ?? DEFAULTS.seed;
+  const workload = resolveWorkload(src, topology, seed);
+  const r = d.run ?? {};
+  const run = {
+    drainNs: num(['run', 'drain'], r.drain ?? DEFAULTS.run.drain, parseDurationNs),
+    sampleNs: num(['run', 'sample'], r.sample ?? DEFAULTS.run.sample, parseDurationNs),
+    missThreshold: r.missThreshold ?? DEFAULTS.run.missThreshold,
+    logLevel: r.logLevel ?? DEFAULTS.run.logLevel,
+  };
+  const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
+  const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
+  if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
+  return {
+    file: src.file,
+    name: d.name ?? src.file.replace(/^.*\//, '').replace(/\.ya?ml$/, ''),
+    tdf,
+    seed,
+    topology,
+    links,
+    ports,
+    liveness,
+    transport,
+    workload,
+    run,
+    timeline,
+  };
+}
+
+function buildTopology(src: ScenarioSource, links: { host: LinkParams; fabric: LinkParams }): Topology {
+  const t = src.data.topology;
+  const need = (field: string): number => {
+    if (t[field] === undefined) throw src.error(['topology', field], `required for a ${t.kind} topology`);
+    return t[field];
+  };
+  let topo: Topology;
+  switch (t.kind) {
+    case 'leaf-spine':
+      topo = leafSpine({
+        leaves: need('leaves'),
+        spines: need('spines'),
+        hostsPerLeaf: need('hostsPerLeaf'),
+        ...links,
+      });
+      break;
+    case 'fat-tree':
+      topo = fatTree({ k: need('k'), ...links });
+      break;
+    case 'dumbbell':
+      topo = dumbbell({ hostsPerSide: need('hostsPerSide'), host: links.host, bottleneck: links.fabric });
+      break;
+    default:
+      topo = star({ hosts: need('hosts'), host: links.host });
+  }
+  const problems = validateTopology(topo);
+  if (problems.length > 0) throw src.error(['topology'], `built an invalid topology: ${problems[0]}`);
+  return topo;
+}
+
+function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): WorkloadSpec {
+  const w = src.data.workload;
+  const hostId = (path: Array<string | number>, name: string): number => {
+    const n = topo.nodes.find((x) => x.name === name);
+    if (n?.role !== 'host')
+      throw src.error(
+        path,
+        `no host named '${name}' in the topology (hosts are h0..h${countHosts(topo) - 1})`,
+      );
+    return n.id;
+  };
+  const spec: WorkloadSpec = {
+    pattern: w.pattern,
+    durationNs: parseDurationNs(w.duration ?? DEFAULTS.workload.duration),
+    seed,
+  };
+  if (w.pattern !== 'list') {
+    if (w.sizes === undefined && w.fixedSize === undefined) {
+      throw src.error(
+        ['workload', 'sizes'],
+        `a size distribution is required (one of ${SizeCdf.names().join(', ')}) or fixedSize`,
+      );
+    }
+    if (w.sizes !== undefined) {
+      if (!SizeCdf.names().includes(w.sizes)) {
+        throw src.error(
+          ['workload', 'sizes'],
+          `unknown size distribution '${w.sizes}'; available: ${SizeCdf.names().join(', ')}`,
+        );
+      }
+      spec.sizes = w.sizes;
+    }
+    if (w.fixedSize !== undefined) spec.fixedSize = parseBytes(w.fixedSize);
+    if (w.load === undefined) throw src.error(['workload', 'load'], 'a load fraction in (0, 1] is required');
+    spec.load = w.load;
+  }
+  if (w.pattern === 'incast') {
+    const hosts = countHosts(topo);
+    const fanIn = w.fanIn ?? hosts - 1;
+    if (fanIn >= hosts)
+      throw src.error(['workload', 'fanIn'], `fanIn must be below the host count (${hosts}), got ${fanIn}`);
+    spec.incast = {
+      fanIn,
+      ...(w.target !== undefined && { target: hostId(['workload', 'target'], w.target) }),
+    };
+  }
+  if (w.pattern === 'list') {
+    if (!Array.isArray(w.flows) || w.flows.length === 0)
+      throw src.error(['workload', 'flows'], 'the list pattern needs flows');
+    spec.flows = w.flows.map((f: Record<string, string | number>, i: number) => {
+      const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
+      const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
+      if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
+      return { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
+    });
+  }
+  return spec;
+}
+
+function countHosts(topo: Topology): number {
+  return topo.nodes.filter((n) => n.role === 'host').length;
+}
+
+function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): TimelineEvent[] {
+  const raw: Array<Record<string, unknown>> = src.data.timeline ?? [];
+  return raw.map((e, i) => {
+    const path = ['timeline', i];
+    const at = parseDurationNs(e.at as string);
+    if (at > endNs)
+      throw src.error([...path, 'at'], `at ${e.at} is after the run ends (workload duration + drain)`);
+    const action = e.action as TimelineEvent['action'];
+    const ev: TimelineEvent = {
+      at,
+      action,
+      direction: (e.direction as TimelineEvent['direction']) ?? 'both',
+      loss: (e.loss as number) ?? 0,
+      corrupt: (e.corrupt as number) ?? 0,
+      delayNs: e.delay !== undefined ? parseDurationNs(e.delay as string) : 0,
+      line: src.lineOf(path),
+    };
+    if (action === 'kill' || action === 'pause' || action === 'resume') {
+      if (e.node === undefined) throw src.error([...path, 'node'], `'${action}' needs the node to ${action}`);
+      if (!topo.nodes.some((n) => n.name === e.node))
+        throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);
+      ev.node = e.node as string;
+    } else {
+      const link = e.link as [string, string] | undefined;
+      if (!link) throw src.error([...path, 'link'], `'${action}' needs link: [nodeA, nodeB]`);
+      const a = topo.nodes.find((n) => n.name === link[0]);
+      if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
+      if (!a.ports.some((p) => p.peer === link[1])) {
+        throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
+      }
+      ev.link = [link[0], link[1]];
+    }
+    return ev;
+  });
+}

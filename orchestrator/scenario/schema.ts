@@ -1,0 +1,143 @@
+/**
+ * The scenario file's JSON schema (DESIGN §4). Durations, rates and sizes are strings with units
+ * (`10us`, `10Gbps`, `150KB`) or plain numbers (ns, bit/s, bytes); `resolve.ts` turns them into
+ * numbers. Every object is closed (`additionalProperties: false`) so a typo is an error, not a
+ * silently ignored key.
+ */
+
+const duration = {
+  type: ['string', 'number'],
+  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
+};
+const rate = {
+  type: ['string', 'number'],
+  pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*[kKmMgGtT]?(bps|bit/s|b/s)?\\s*$',
+};
+const bytes = { type: ['string', 'number'], pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*([kKmMgG]i?)?[bB]?\\s*$' };
+const nodeName = { type: 'string', minLength: 1 };
+const probability = { type: 'number', minimum: 0, maximum: 1 };
+
+const link = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { rate, delay: duration },
+};
+
+const linkRef = {
+  type: 'array',
+  items: nodeName,
+  minItems: 2,
+  maxItems: 2,
+  description: 'the two node names at the ends of the link, e.g. [leaf0, spine1]',
+};
+
+export const TIMELINE_ACTIONS = ['kill', 'pause', 'resume', 'link-down', 'link-up', 'link-lossy'] as const;
+
+export const scenarioSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['topology', 'workload'],
+  properties: {
+    name: { type: 'string' },
+    description: { type: 'string' },
+    tdf: { type: 'number', exclusiveMinimum: 0 },
+    seed: { type: 'integer' },
+    topology: {
+      type: 'object',
+      required: ['kind'],
+      additionalProperties: false,
+      properties: {
+        kind: { enum: ['leaf-spine', 'fat-tree', 'dumbbell', 'star'] },
+        leaves: { type: 'integer', minimum: 1 },
+        spines: { type: 'integer', minimum: 1 },
+        hostsPerLeaf: { type: 'integer', minimum: 1 },
+        k: { type: 'integer', minimum: 2, multipleOf: 2 },
+        hostsPerSide: { type: 'integer', minimum: 1 },
+        hosts: { type: 'integer', minimum: 2 },
+      },
+    },
+    links: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { host: link, fabric: link },
+    },
+    ports: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        buffer: bytes,
+        ecnThreshold: bytes,
+        commitAhead: duration,
+        hostBuffer: bytes,
+      },
+    },
+    liveness: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { interval: duration, multiplier: { type: 'integer', minimum: 1 } },
+    },
+    transport: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        kind: { enum: ['baseline'] },
+        initCwnd: { type: 'integer', minimum: 1 },
+        g: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        minRto: duration,
+        maxRto: duration,
+        dupAcks: { type: 'integer', minimum: 1 },
+      },
+    },
+    workload: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['pattern'],
+      properties: {
+        pattern: { enum: ['all-to-all', 'permutation', 'incast', 'list'] },
+        sizes: { type: 'string' },
+        fixedSize: bytes,
+        load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        duration,
+        fanIn: { type: 'integer', minimum: 1 },
+        target: nodeName,
+        flows: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['src', 'dst', 'size'],
+            properties: { src: nodeName, dst: nodeName, size: bytes, start: duration },
+          },
+        },
+      },
+    },
+    run: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        drain: duration,
+        sample: duration,
+        missThreshold: probability,
+        logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
+      },
+    },
+    timeline: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['at', 'action'],
+        properties: {
+          at: duration,
+          action: { enum: [...TIMELINE_ACTIONS] },
+          node: nodeName,
+          link: linkRef,
+          direction: { enum: ['both', 'forward', 'reverse'] },
+          loss: probability,
+          corrupt: probability,
+          delay: duration,
+        },
+      },
+    },
+  },
+} as const;

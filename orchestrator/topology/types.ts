@@ -1,0 +1,51 @@
+/**
+ * Topologies are plain data (STYLE §7): nodes, their ports and the links between them. Builders in
+ * this folder produce them; the same data feeds the process runtime, containers, compose files and
+ * `dcemu topo`. Names are derivable: hosts `h0..`, switches `leaf0`, `spine1`, `edge3`, `agg2`,
+ * `core0`, `sw0`; a port is `node:index`.
+ */
+
+export type NodeRole = 'host' | 'switch';
+
+export interface TopoPort {
+  index: number;
+  /** name of the node at the other end */
+  peer: string;
+  /** index of the port at the other end */
+  peerPort: number;
+  /** 'up' points toward the core (a host's NIC is 'up'), 'down' toward hosts */
+  dir: 'up' | 'down';
+  /** link index in `Topology.links` */
+  link: number;
+}
+
+export interface TopoNode {
+  name: string;
+  /** dense id: hosts get 0..H-1 in order, switches follow */
+  id: number;
+  role: NodeRole;
+  /** 0 = host, 1 = leaf/edge/ToR, 2 = spine/aggregation, 3 = core */
+  tier: number;
+  /** FatTree pod, when the builder has pods */
+  pod?: number;
+  ports: TopoPort[];
+}
+
+export interface LinkParams {
+  /** bit/s, virtual */
+  rateBps: number;
+  /** propagation delay, virtual ns */
+  propNs: number;
+}
+
+export interface TopoLink extends LinkParams {
+  a: { node: string; port: number };
+  b: { node: string; port: number };
+}
+
+export interface Topology {
+  /** builder that made it: 'leaf-spine' | 'fat-tree' | 'dumbbell' | 'star' */
+  kind: string;
+  nodes: TopoNode[];
+  links: TopoLink[];
+}

@@ -1,0 +1,94 @@
+/**
+ * Switch forwarding modules. `Routing` is the interface schemes replace (F10 brings its own); the
+ * factory picks the variant from the node config. The baseline is up/down routing with per-flow ECMP:
+ * a destination below goes down its port(s), anything else goes up; among candidates, a hash of the
+ * flow picks one, skipping ports the liveness detector declared down.
+ */
+import type { Frame } from '../core/frame.js';
+import type { RoutingTable } from '../core/messages.js';
+
+export interface Routing {
+  /** egress port for `frame` that arrived on `ingress`, or -1 when no live route exists */
+  route(frame: Frame, ingress: number): number;
+  portDown(port: number): void;
+  portUp(port: number): void;
+}
+
+export interface RoutingInit {
+  kind: 'ecmp';
+  table: RoutingTable;
+  portCount: number;
+  /** per-switch salt so that consecutive tiers do not polarize on the same hash */
+  salt: number;
+}
+
+export function createRouting(init: RoutingInit): Routing {
+  switch (init.kind) {
+    case 'ecmp':
+      return new EcmpUpDown(init.table, init.portCount, init.salt);
+  }
+}
+
+/** 32-bit mix of (src, dst, flow, salt): the per-flow ECMP hash (murmur3 finalizer). */
+export function flowHash(src: number, dst: number, flow: number, salt: number): number {
+  let h =
+    (salt ^ Math.imul(src + 1, 0x9e3779b1) ^ Math.imul(dst + 7, 0x85ebca77) ^ Math.imul(flow, 0xc2b2ae3d)) >>>
+    0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+export class EcmpUpDown implements Routing {
+  private readonly alive: boolean[];
+  private readonly down: Map<number, number[]>;
+  private readonly up: number[];
+  /** live subsets, recomputed only when a port changes state */
+  private liveUp: number[];
+  private liveDown = new Map<number, number[]>();
+
+  constructor(
+    table: RoutingTable,
+    portCount: number,
+    private readonly salt: number,
+  ) {
+    this.alive = new Array(portCount).fill(true);
+    this.down = new Map(Object.entries(table.down).map(([k, v]) => [Number(k), v]));
+    this.up = table.up;
+    this.liveUp = this.up;
+    this.refresh();
+  }
+
+  route(frame: Frame, _ingress: number): number {
+    const cands = this.liveDown.get(frame.d) ?? (this.down.has(frame.d) ? EMPTY : this.liveUp);
+    const n = cands.length;
+    if (n === 0) return -1;
+    if (n === 1) return cands[0];
+    return cands[flowHash(frame.s, frame.d, frame.f, this.salt) % n];
+  }
+
+  portDown(port: number): void {
+    this.alive[port] = false;
+    this.refresh();
+  }
+
+  portUp(port: number): void {
+    this.alive[port] = true;
+    this.refresh();
+  }
+
+  private refresh(): void {
+    this.liveUp = this.up.filter((p) => this.alive[p]);
+    this.liveDown.clear();
+    for (const [host, ports] of this.down)
+      this.liveDown.set(
+        host,
+        ports.filter((p) => this.alive[p]),
+      );
+  }
+}
+
+const EMPTY: number[] = [];
