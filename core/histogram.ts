@@ -17,16 +17,17 @@ export interface HistogramSnapshot {
 
 function bucketOf(v: number): number {
   if (v < SUB) return Math.max(0, Math.floor(v));
-  const e = Math.floor(Math.log2(v)) - SUB_BITS + 1; // >= 1
-  const sub = Math.floor(v / 2 ** e) - SUB; // 0..SUB-1 (SUB..2SUB-1 shifted)
-  return SUB + (e - 1) * SUB + Math.min(SUB - 1, Math.max(0, sub));
+  // v = m * 2^e with m in [SUB, 2*SUB): bucket by (e, m)
+  const e = Math.max(0, Math.floor(Math.log2(v)) - SUB_BITS);
+  const m = Math.floor(v / 2 ** e) - SUB;
+  return SUB + e * SUB + Math.min(SUB - 1, Math.max(0, m));
 }
 
 function lowerBoundOf(b: number): number {
   if (b < SUB) return b;
-  const e = Math.floor((b - SUB) / SUB) + 1;
-  const sub = (b - SUB) % SUB;
-  return (SUB + sub) * 2 ** e;
+  const e = Math.floor((b - SUB) / SUB);
+  const m = (b - SUB) % SUB;
+  return (SUB + m) * 2 ** e;
 }
 
 export class Histogram {

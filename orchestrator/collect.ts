@@ -33,6 +33,7 @@ export interface FaultSummary {
 }
 
 export interface Summary {
+  runId: string;
   scenario: string;
   runtime: string;
   tdf: number;
@@ -138,6 +139,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   const missRate = frames > 0 ? misses / frames : 0;
 
   const summary: Summary = {
+    runId: r.runId,
     scenario: sc.name,
     runtime,
     tdf: sc.tdf,
@@ -270,6 +272,20 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
     }
   }
   writeFileSync(`${out}/queues.csv`, `${q.join('\n')}\n`);
+  const nodes = r.reports.map((rep) => {
+    const late = Histogram.from(rep.fidelity.lateness);
+    return {
+      name: rep.name,
+      lateP50Ns: late.quantile(0.5),
+      lateP99Ns: late.quantile(0.99),
+      causalityMisses: rep.fidelity.causalityMisses,
+      framesHandled: rep.fidelity.framesHandled,
+      eventsHandled: rep.fidelity.eventsHandled,
+      counters: rep.metrics.counters,
+      ports: rep.ports,
+    };
+  });
+  writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
   writeFileSync(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),

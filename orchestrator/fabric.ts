@@ -45,6 +45,8 @@ export interface FabricOptions {
   out: string;
   /** how long nodes get to connect and bind, real ms */
   startTimeoutMs?: number;
+  /** labels every process of the run; default a fresh `dcemu-<pid>-<random>` */
+  runId?: string;
 }
 
 const LOOPBACK = '127.0.0.1';
@@ -62,11 +64,19 @@ export class Fabric {
     const plan = planRun(this.scenario, { epoch, bindHost: LOOPBACK, logDir });
     const server = new ControlServer();
     const controlPort = await server.listen(LOOPBACK);
-    const started = new StartedFabric(this.scenario, plan, new PhysClock(epoch, this.scenario.tdf), server);
+    const runId = this.opts.runId ?? `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const started = new StartedFabric(
+      this.scenario,
+      plan,
+      new PhysClock(epoch, this.scenario.tdf),
+      server,
+      runId,
+    );
     try {
       const runtime = await this.opts.runtime.start(
         plan.nodes.map((n) => ({
           name: n.name,
+          runId,
           role: n.kind,
           logDir,
           env: { DCEMU_CONTROL: `${LOOPBACK}:${controlPort}`, DCEMU_NODE: n.name },
@@ -92,6 +102,7 @@ interface NodeState {
 }
 
 export interface FabricResult {
+  runId: string;
   scenario: Scenario;
   plan: Plan;
   trafficStart: number;
@@ -120,6 +131,7 @@ export class StartedFabric implements AsyncDisposable {
     readonly plan: Plan,
     readonly clock: PhysClock,
     private readonly server: ControlServer,
+    readonly runId: string,
   ) {
     for (const c of plan.nodes) {
       this.nodes.set(c.name, {
@@ -373,6 +385,7 @@ export class StartedFabric implements AsyncDisposable {
     }
     this.events.sort((x, y) => x.t - y.t);
     return {
+      runId: this.runId,
       scenario: this.scenario,
       plan: this.plan,
       trafficStart: this.trafficStart,

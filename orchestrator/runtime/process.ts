@@ -34,16 +34,21 @@ class StartedProcesses implements StartedRuntime {
 
   constructor(launches: NodeLaunch[]) {
     for (const l of launches) {
-      const proc = execa(process.execPath, [nodeEntry(l.role)], {
-        env: l.env,
-        extendEnv: true,
-        stdin: 'ignore',
-        stdout: { file: join(l.logDir, `${l.name}.stdout`) },
-        stderr: { file: join(l.logDir, `${l.name}.stderr`) },
-        reject: false,
-        cleanup: true,
-        forceKillAfterDelay: 2000,
-      });
+      // the arguments only label the process, so `ps`/`pgrep -f <runId>` can find a run's nodes
+      const proc = execa(
+        process.execPath,
+        [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
+        {
+          env: l.env,
+          extendEnv: true,
+          stdin: 'ignore',
+          stdout: { file: join(l.logDir, `${l.name}.stdout`) },
+          stderr: { file: join(l.logDir, `${l.name}.stderr`) },
+          reject: false,
+          cleanup: true,
+          forceKillAfterDelay: 2000,
+        },
+      );
       const child: Child = { name: l.name, proc, pid: proc.pid ?? -1, running: true, paused: false };
       this.children.set(l.name, child);
       proc.then((r) => {

@@ -6,6 +6,8 @@
 
 export interface NodeLaunch {
   name: string;
+  /** the run this node belongs to: shows in `ps` and labels containers */
+  runId: string;
   role: 'host' | 'switch';
   /** environment: control address and node name */
   env: Record<string, string>;

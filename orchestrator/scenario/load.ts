@@ -21,7 +21,8 @@ export interface ScenarioSource {
 // biome-ignore lint/suspicious/noExplicitAny: raw YAML is checked by the schema, then resolved field by field
 export type RawScenario = Record<string, any>;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// verbose: errors carry the offending data and their schema, for messages that list the allowed keys
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const validate = ajv.compile(scenarioSchema);
 
 export function loadScenarioFile(file: string): ScenarioSource {

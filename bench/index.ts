@@ -1,0 +1,243 @@
+/**
+ * `npm run bench`: the figures the project claims, measured on this machine. Prints a table for people
+ * and one `name value` line per figure for scripts:
+ * - codec_frames_per_s: encode + decode of one-frame datagrams on one core;
+ * - bare_relay_frames_per_s / switch_frames_per_s / switch_vs_bare_ratio: a closed-loop load (a fixed
+ *   window of frames in flight, so nothing overflows) through a bare node:dgram relay process and
+ *   through a real dcemu switch process, side by side in one run; loss is counted for both;
+ * - quickstart_miss_rate: causality misses / frames handled of the quickstart at its default tdf.
+ */
+import dgram from 'node:dgram';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { Codec } from '../core/codec.js';
+import { ControlServer } from '../core/control.js';
+import { makeFrame } from '../core/frame.js';
+import type { NodeConfig } from '../core/messages.js';
+import { nodeEntry, packageRoot } from '../core/paths.js';
+import { monotonicEpoch, PhysClock } from '../core/time.js';
+
+const figures: Array<[string, number, string]> = [];
+const figure = (name: string, value: number, note: string) => figures.push([name, value, note]);
+
+function benchCodec(ms = 1500): number {
+  const codec = new Codec();
+  const f = makeFrame({ t: 0, s: 3, d: 12, f: 12345, q: 77, z: 1500, e: 1, a: 123456789.25 });
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    for (let i = 0; i < 1000; i++) {
+      const r = codec.decode(codec.encode(2, [f]));
+      if (!r.ok) throw new Error('codec round trip failed');
+    }
+    n += 1000;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+interface LoadResult {
+  framesPerS: number;
+  sent: number;
+  received: number;
+}
+
+/**
+ * Closed-loop load: keeps `window` frames in flight, for `ms`. The sink counts frames, not datagrams:
+ * the switch batches frames that leave together into one datagram.
+ */
+async function closedLoop(
+  sink: dgram.Socket,
+  send: (seq: number) => void,
+  ms: number,
+  window = 32,
+): Promise<LoadResult> {
+  let sent = 0;
+  let received = 0;
+  let stop = false;
+  const codec = new Codec();
+  const done = new Promise<void>((resolve) => {
+    sink.on('message', (buf) => {
+      const r = codec.decode(buf);
+      const frames = r.ok ? r.frames.length : 0;
+      received += frames;
+      if (!stop) for (let i = 0; i < frames; i++) send(sent++);
+      else if (received === sent) resolve();
+    });
+  });
+  const t0 = performance.now();
+  for (let i = 0; i < window; i++) send(sent++);
+  await new Promise((r) => setTimeout(r, ms));
+  stop = true;
+  const elapsed = (performance.now() - t0) / 1000;
+  const framesAtStop = received;
+  await Promise.race([done, new Promise((r) => setTimeout(r, 1000))]);
+  sink.removeAllListeners('message');
+  return { framesPerS: framesAtStop / elapsed, sent, received };
+}
+
+async function bindSink(): Promise<dgram.Socket> {
+  const s = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+async function benchBareRelay(ms: number, window = 32): Promise<LoadResult> {
+  const sink = await bindSink();
+  const relay = execa(
+    process.execPath,
+    [join(packageRoot(), 'dist/bench/relay.js'), String(sink.address().port)],
+    {
+      ipc: true,
+      reject: false,
+      cleanup: true,
+    },
+  );
+  try {
+    const { port } = (await relay.getOneMessage()) as { port: number };
+    const codec = new Codec();
+    const buf = codec.encode(0, [makeFrame({ t: 0, s: 0, d: 1, z: 1500 })]);
+    return await closedLoop(sink, () => sink.send(buf, port, '127.0.0.1'), ms, window);
+  } finally {
+    relay.kill('SIGKILL');
+    await relay;
+    sink.close();
+  }
+}
+
+/** A real switch process with two ports: the bench feeds port 0 and sinks port 1. */
+async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
+  const sink = await bindSink();
+  const feeder = await bindSink();
+  const server = new ControlServer();
+  const controlPort = await server.listen('127.0.0.1');
+  const epoch = monotonicEpoch();
+  const tdf = 1; // physical time = real time: frames are due the moment they are sent
+  const port = (index: number, peer: string) => ({
+    index,
+    peer,
+    peerId: index,
+    peerPort: 0,
+    dir: 'down' as const,
+    rateBps: 1e15, // the link is never the bottleneck: this measures the process
+    propNs: 0,
+    bufferBytes: 1e9,
+    ecnBytes: 0,
+    commitAheadNs: 0,
+  });
+  const config: NodeConfig = {
+    name: 'sw0',
+    id: 2,
+    kind: 'switch',
+    tier: 1,
+    tdf,
+    epoch,
+    seed: 1,
+    bindHost: '127.0.0.1',
+    logFile: null,
+    logLevel: 'silent',
+    ports: [port(0, 'feeder'), port(1, 'sink')],
+    liveness: { intervalNs: 1e9, multiplier: 1000 },
+    routing: { down: { 1: [1], 0: [0] }, up: [] },
+    sampleNs: 0,
+  };
+  const proc = execa(process.execPath, [nodeEntry('switch')], {
+    env: { DCEMU_CONTROL: `127.0.0.1:${controlPort}`, DCEMU_NODE: 'sw0' },
+    reject: false,
+    cleanup: true,
+  });
+  try {
+    const conn = await new Promise<import('../core/control.js').ControlConnection>((r) =>
+      server.once('connection', r),
+    );
+    const ready = new Promise<number>((r) => conn.on('message', (m) => m.type === 'ready' && r(m.udpPort)));
+    conn.send({ type: 'config', config });
+    const udpPort = await ready;
+    conn.send({
+      type: 'peers',
+      peers: [
+        { host: '127.0.0.1', port: feeder.address().port, peerPort: 0 },
+        { host: '127.0.0.1', port: sink.address().port, peerPort: 0 },
+      ],
+    });
+    const clock = new PhysClock(epoch, tdf);
+    conn.send({ type: 'start', at: clock.now() });
+    const codec = new Codec();
+    const frame = makeFrame({ t: 0, s: 0, d: 1, z: 1500 });
+    return await closedLoop(
+      sink,
+      () => {
+        frame.a = clock.now();
+        feeder.send(codec.encode(0, [frame]), udpPort, '127.0.0.1');
+      },
+      ms,
+      window,
+    );
+  } finally {
+    proc.kill('SIGKILL');
+    await proc;
+    await server.close();
+    sink.close();
+    feeder.close();
+  }
+}
+
+async function benchQuickstart(): Promise<number> {
+  const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
+  await execa(
+    process.execPath,
+    [join(packageRoot(), 'dist/orchestrator/cli.js'), 'run', 'examples/quickstart.yaml', '--out', out, '-q'],
+    {
+      cwd: packageRoot(),
+      stdout: 'ignore',
+      stderr: 'inherit',
+    },
+  );
+  const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  figure('quickstart_wall_s', s.wallMs / 1000, `quickstart wall time at tdf ${s.tdf} (must be < 60 s)`);
+  figure('quickstart_frames_handled', s.fidelity.framesHandled, 'frames handled by all nodes');
+  return s.fidelity.missRate;
+}
+
+const skipQuickstart = process.argv.includes('--no-quickstart');
+const codec = benchCodec();
+figure(
+  'codec_frames_per_s',
+  codec,
+  'msgpackr encode + decode of one-frame datagrams, one core (goal >= 1,000,000)',
+);
+const seconds = 3000;
+const bare = await benchBareRelay(seconds);
+const sw = await benchSwitch(seconds);
+figure(
+  'bare_relay_frames_per_s',
+  bare.framesPerS,
+  `bare node:dgram relay process, lost ${bare.sent - bare.received}`,
+);
+figure('switch_frames_per_s', sw.framesPerS, `dcemu switch process, lost ${sw.sent - sw.received}`);
+figure('switch_vs_bare_ratio', sw.framesPerS / bare.framesPerS, 'switch / bare relay (goal >= 0.70)');
+figure('switch_lost_frames', sw.sent - sw.received, 'frames the switch lost under closed-loop load (goal 0)');
+// With 32 frames in flight the switch sends frames that leave together in one datagram, which the
+// bare relay cannot do; with one frame in flight neither batches, so this pair compares per-frame cost.
+const bare1 = await benchBareRelay(seconds / 2, 1);
+const sw1 = await benchSwitch(seconds / 2, 1);
+figure('bare_relay_w1_frames_per_s', bare1.framesPerS, 'bare relay, one frame in flight (latency-bound)');
+figure('switch_w1_frames_per_s', sw1.framesPerS, 'switch, one frame in flight (latency-bound, no batching)');
+figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame cost ratio without batching');
+if (!skipQuickstart) {
+  const miss = await benchQuickstart();
+  figure('quickstart_miss_rate', miss, 'causality misses / frames handled at default tdf (goal < 0.001)');
+}
+
+const w = Math.max(...figures.map(([n]) => n.length));
+process.stdout.write('\ndcemu bench\n');
+for (const [name, value, note] of figures) {
+  const v = Number.isInteger(value) ? String(value) : value >= 100 ? value.toFixed(0) : value.toPrecision(4);
+  process.stdout.write(`  ${name.padEnd(w)}  ${v.padStart(12)}  ${note}\n`);
+}
+process.stdout.write('\n');
+for (const [name, value] of figures)
+  process.stdout.write(
+    `${name} ${Number.isInteger(value) ? value : value >= 100 ? Math.round(value) : value.toPrecision(6)}\n`,
+  );

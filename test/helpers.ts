@@ -1,0 +1,47 @@
+/**
+ * Helpers for integration tests: run the built CLI as a real process, find a run's node processes.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+
+export const ROOT = join(import.meta.dirname, '..');
+export const CLI = join(ROOT, 'dist/orchestrator/cli.js');
+
+export function tempOut(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `dcemu-${prefix}-`));
+}
+
+export function dcemu(args: string[], opts: { timeout?: number } = {}) {
+  return execa(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    reject: false,
+    timeout: opts.timeout ?? 180_000,
+    env: { FORCE_COLOR: '0' },
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: summary.json is read as plain JSON
+export function readJson(file: string): any {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Pids of node processes whose command line names `marker` (a run id or results folder). */
+export async function nodePids(marker: string): Promise<number[]> {
+  const r = await execa('pgrep', ['-f', marker], { reject: false });
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
+}
+
+/** All dcemu node processes started from this checkout. */
+export function allNodePids(): Promise<number[]> {
+  return nodePids(`${ROOT}/dist/(node|switch)/main.js`);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

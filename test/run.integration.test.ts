@@ -1,0 +1,197 @@
+/**
+ * End-to-end runs of the built CLI: real node processes, real UDP, results read from the results
+ * folder. Each test also checks that no node process outlives its run.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { allNodePids, CLI, dcemu, ROOT, readJson, sleep, tempOut } from './helpers.js';
+
+afterEach(async () => {
+  // a failed test must not leave processes behind for the next one
+  const left = await allNodePids();
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  expect(left).toEqual([]);
+});
+
+function csvRows(file: string): string[][] {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','));
+}
+
+describe('dcemu run (process runtime)', () => {
+  it('carries traffic on a leaf-spine, survives a killed spine and leaves nothing running', async () => {
+    const out = tempOut('small');
+    const r = await dcemu(['run', 'test/fixtures/small.yaml', '--out', out, '-q']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
+    expect(s.flows.started).toBeGreaterThan(10);
+    // fixed-size flows and a surviving spine: every flow completes, also those cut by the failure
+    expect(s.flows.completed).toBe(s.flows.started);
+    expect(s.flows.fctP50Ns).toBeGreaterThan(0);
+    expect(s.flows.slowdownP50).toBeGreaterThanOrEqual(0.99);
+    const [kill] = s.faults;
+    expect(kill).toMatchObject({ action: 'kill', node: 'spine0' });
+    // liveness 10 µs x 3, checked every 10 µs: declared down within 40 µs
+    expect(kill.detectionNs).toBeGreaterThan(0);
+    expect(kill.detectionNs).toBeLessThanOrEqual(40_000);
+    expect(kill.flowsRecovered).toBe(kill.flowsInFlight);
+    for (const f of [
+      'flows.csv',
+      'queues.csv',
+      'events.jsonl',
+      'nodes.json',
+      'scenario.json',
+      'topology.json',
+    ]) {
+      expect(existsSync(join(out, f)), f).toBe(true);
+    }
+    const flows = csvRows(join(out, 'flows.csv'));
+    expect(flows.length).toBe(s.flows.started);
+    // after detection no flow turns at the dead spine any more
+    const lateFlows = flows.filter((f) => Number(f[4]) > kill.detectedAt);
+    for (const f of lateFlows) expect(f[11]).not.toContain('spine0');
+    expect(csvRows(join(out, 'queues.csv')).length).toBeGreaterThan(100);
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.some((e) => e.kind === 'port-down-detected' && e.peer === 'spine0')).toBe(true);
+    const logs = readdirSync(join(out, 'logs'));
+    expect(logs).toContain('leaf0.log');
+    expect(logs).toContain('h3.log');
+  });
+
+  it('executes every timeline action: link down/up, lossy link, pause/resume', async () => {
+    const out = tempOut('faults');
+    const r = await dcemu(['run', 'test/fixtures/faults.yaml', '--out', out, '-q']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.faults.map((f: { action: string }) => f.action)).toEqual([
+      'link-down',
+      'link-up',
+      'link-lossy',
+      'pause',
+      'resume',
+    ]);
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const down = events.find(
+      (e) => e.kind === 'port-down-detected' && e.node === 'leaf0' && e.peer === 'spine1',
+    );
+    const up = events.find((e) => e.kind === 'port-up-detected' && e.node === 'leaf0' && e.peer === 'spine1');
+    expect(down).toBeDefined();
+    expect(up).toBeDefined();
+    expect(up.t).toBeGreaterThan(down.t);
+    expect(s.faults[0].detectionNs).toBeLessThanOrEqual(40_000);
+    // frames lost to the cut link and the lossy link are counted as fault drops
+    expect(s.drops.fault).toBeGreaterThan(0);
+    // the paused spine is detected by its neighbours
+    expect(
+      events.some((e) => e.kind === 'port-down-detected' && e.peer === 'spine1' && e.t > s.faults[3].t),
+    ).toBe(true);
+    expect(s.flows.completed).toBe(s.flows.started);
+    expect(s.processes.leftRunning).toBe(0);
+  });
+
+  it('reports a node that crashes mid-run and still tears everything down', async () => {
+    const out = tempOut('crash');
+    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    await waitFor(run, 'traffic starts');
+    const pids = await execa('pgrep', ['-f', 'dcemu-node h2'], { reject: false });
+    const h2 = Number(pids.stdout.split('\n')[0]);
+    expect(h2).toBeGreaterThan(0);
+    process.kill(h2, 'SIGKILL');
+    await sleep(1500);
+    run.kill('SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.processes.leftRunning).toBe(0);
+    expect(s.processes.missingReports).toEqual([{ node: 'h2', reason: 'exited early' }]);
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
+    expect(events).toContain('"kind":"node-crashed","node":"h2"');
+  });
+
+  it('stops every node on Ctrl-C and still writes the results', async () => {
+    const out = tempOut('sigint');
+    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    await waitFor(run, 'traffic starts');
+    expect((await allNodePids()).length).toBe(4);
+    run.kill('SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain('interrupted');
+    expect(readJson(join(out, 'summary.json')).processes).toMatchObject({ started: 4, leftRunning: 0 });
+    expect(await allNodePids()).toEqual([]);
+  });
+
+  it('leaves no node behind when the orchestrator itself is killed', async () => {
+    const out = tempOut('orchkill');
+    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    await waitFor(run, 'traffic starts');
+    expect((await allNodePids()).length).toBe(4);
+    run.kill('SIGKILL');
+    await run;
+    // nodes notice the lost control channel and end themselves
+    for (let i = 0; i < 50 && (await allNodePids()).length > 0; i++) await sleep(100);
+    expect(await allNodePids()).toEqual([]);
+  });
+});
+
+describe('dcemu user errors', () => {
+  it('names file, line and field of a typo in one line, without a stack trace', async () => {
+    const r = await dcemu(['run', 'test/fixtures/typo.yaml']);
+    expect(r.exitCode).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/typo\.yaml:10: workload\.lod: unknown field \(did you mean 'load'\?\)/);
+  });
+
+  it('reports a missing scenario file in one line', async () => {
+    const r = await dcemu(['run', 'no/such.yaml']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^dcemu: no\/such\.yaml:0: cannot read scenario file \(ENOENT\)$/);
+  });
+});
+
+describe('dcemu topo', () => {
+  it('prints the quickstart topology as JSON and as dot', async () => {
+    const json = await dcemu(['topo', 'examples/quickstart.yaml', '--format', 'json']);
+    expect(json.exitCode).toBe(0);
+    const topo = JSON.parse(json.stdout);
+    expect(topo.nodes).toHaveLength(22);
+    expect(topo.links).toHaveLength(24);
+    const dot = await dcemu(['topo', 'examples/quickstart.yaml']);
+    expect(dot.stdout).toMatch(/^graph /);
+    expect(dot.stdout).toContain('spine1');
+  });
+});
+
+/** Resolves once the process has written `text` to stderr. */
+function waitFor(proc: ReturnType<typeof execa>, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes(text)) resolve();
+    });
+    proc.then(() => reject(new Error(`process ended before printing '${text}': ${buf}`)));
+  });
+}
