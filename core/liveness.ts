@@ -64,27 +64,32 @@ export class LivenessDetector {
     this.lastTx[port] = now;
   }
 
+  /**
+   * Sends keepalives on ports idle for an interval and declares down the ports silent for
+   * `multiplier` intervals. The next tick is the earlier of the next keepalive round and the first
+   * port's silence deadline, so detection takes exactly `multiplier` intervals after the last frame
+   * heard (as a BFD session's detection timer), not up to one interval more.
+   */
   private readonly tick = (now: number): void => {
     const { intervalNs, multiplier } = this.cfg;
+    const detectNs = intervalNs * multiplier;
+    let next = now + intervalNs;
     for (let i = 0; i < this.ports.length; i++) {
       if (now - this.lastTx[i] >= intervalNs) {
-        const ka = makeFrame({
-          t: FrameType.Keepalive,
-          s: this.self,
-          d: -1,
-          z: WireSize.Small,
-          p: Priority.Control,
-        });
+        const ka = makeFrame({ t: FrameType.Keepalive, s: this.self, d: -1, z: WireSize.Small, p: Priority.Control });
         this.ports[i].send(ka, now);
         this.lastTx[i] = now;
         this.keepalivesSent++;
       }
-      const silent = now - this.lastRx[i];
-      if (this.up[i] && silent > intervalNs * multiplier) {
+      if (!this.up[i]) continue;
+      const deadline = this.lastRx[i] + detectNs;
+      if (now >= deadline) {
         this.up[i] = false;
-        this.events.portDown(i, now, silent);
+        this.events.portDown(i, now, now - this.lastRx[i]);
+      } else if (deadline < next) {
+        next = deadline;
       }
     }
-    this.timer = this.clock.at(now + intervalNs, this.tick);
+    this.timer = this.clock.at(next, this.tick);
   };
 }

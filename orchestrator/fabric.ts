@@ -305,6 +305,12 @@ export class StartedFabric implements AsyncDisposable {
   /** Executes one timeline entry. Node faults go to the runtime; link faults to the wire filters. */
   private async fire(ev: TimelineEvent): Promise<void> {
     if (this.stopping || !this.runtime) return;
+    // Node timers run on a millisecond loop clock and may fire a fraction early: wait out the rest
+    const early = this.clock.realMs(ev.at - this.relNow());
+    if (early > 0) {
+      this.timers.push(setTimeout(() => void this.fire(ev), early + 0.5));
+      return;
+    }
     const fired: FiredFault = { t: this.relNow(), at: ev.at, action: ev.action };
     const rt = this.runtime;
     if (ev.node !== undefined) {

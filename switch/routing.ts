@@ -2,7 +2,7 @@
  * Switch forwarding modules. `Routing` is the interface schemes replace (F10 brings its own); the
  * factory picks the variant from the node config. The baseline is up/down routing with per-flow ECMP:
  * a destination below goes down its port(s), anything else goes up; among candidates, a hash of the
- * flow picks one, skipping ports the liveness detector declared down.
+ * flow picks one, skipping ports the liveness detector declared down (flows on live ports stay put).
  */
 import type { Frame } from '../core/frame.js';
 import type { RoutingTable } from '../core/messages.js';
@@ -62,12 +62,21 @@ export class EcmpUpDown implements Routing {
     this.refresh();
   }
 
+  /**
+   * Resilient hashing: the hash first picks among all candidates, as if every port were alive, so a
+   * port failure moves only the flows that were on it; those rehash over the live candidates.
+   */
   route(frame: Frame, _ingress: number): number {
-    const cands = this.liveDown.get(frame.d) ?? (this.down.has(frame.d) ? EMPTY : this.liveUp);
-    const n = cands.length;
+    const d = frame.d;
+    const all = this.down.get(d) ?? this.up;
+    const n = all.length;
     if (n === 0) return -1;
-    if (n === 1) return cands[0];
-    return cands[flowHash(frame.s, frame.d, frame.f, this.salt) % n];
+    const h = flowHash(frame.s, d, frame.f, this.salt);
+    const first = all[h % n];
+    if (this.alive[first]) return first;
+    const live = this.down.has(d) ? this.liveDown.get(d)! : this.liveUp;
+    if (live.length === 0) return -1;
+    return live[(h >>> 8) % live.length];
   }
 
   portDown(port: number): void {
@@ -91,4 +100,3 @@ export class EcmpUpDown implements Routing {
   }
 }
 
-const EMPTY: number[] = [];

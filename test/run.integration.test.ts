@@ -37,9 +37,11 @@ describe('dcemu run (process runtime)', () => {
     expect(s.flows.slowdownP50).toBeGreaterThanOrEqual(0.99);
     const [kill] = s.faults;
     expect(kill).toMatchObject({ action: 'kill', node: 'spine0' });
-    // liveness 10 µs x 3, checked every 10 µs: declared down within 40 µs
+    // liveness 10 µs x 3: declared down 30 µs after the last frame heard, which came at most 10 µs
+    // before the kill (idle links carry a keepalive every 10 µs)
     expect(kill.detectionNs).toBeGreaterThan(0);
-    expect(kill.detectionNs).toBeLessThanOrEqual(40_000);
+    // (+ up to 5 µs: the fault is stamped when the orchestrator fires it, a few real ms before it lands)
+    expect(kill.detectionNs).toBeLessThanOrEqual(35_000);
     expect(kill.flowsRecovered).toBe(kill.flowsInFlight);
     for (const f of [
       'flows.csv',
@@ -90,7 +92,7 @@ describe('dcemu run (process runtime)', () => {
     expect(down).toBeDefined();
     expect(up).toBeDefined();
     expect(up.t).toBeGreaterThan(down.t);
-    expect(s.faults[0].detectionNs).toBeLessThanOrEqual(40_000);
+    expect(s.faults[0].detectionNs).toBeLessThanOrEqual(35_000);
     // frames lost to the cut link and the lossy link are counted as fault drops
     expect(s.drops.fault).toBeGreaterThan(0);
     // the paused spine is detected by its neighbours

@@ -46,6 +46,8 @@ class SendFlow implements SenderStats {
   rto: number;
   rtoDeadline = 0;
   rtoTimer: Timer | null = null;
+  /** node time the pending RTO timer fires at */
+  rtoTimerAt = 0;
   timedSeq = -1;
   timedAt = 0;
   retransmits = 0;
@@ -184,6 +186,11 @@ export class BaselineTransport implements Transport {
         return;
       }
       fl.rtoDeadline = now + fl.rto;
+      // the RTO shrank (first RTT sample, or a sample after back-off): the lazy timer would fire late
+      if (fl.rtoDeadline < fl.rtoTimerAt) {
+        this.c.clock.cancel(fl.rtoTimer);
+        this.armRto(fl, now);
+      }
     } else if (cum === fl.sndUna && fl.highSent > fl.sndUna) {
       fl.dup++;
       if (fl.dup === this.cfg.dupAcks && !fl.inRecovery) {
@@ -264,6 +271,7 @@ export class BaselineTransport implements Transport {
   /** One timer per flow, pushed forward lazily: acks only move the deadline. */
   private armRto(fl: SendFlow, now: number): void {
     fl.rtoDeadline = now + fl.rto;
+    fl.rtoTimerAt = fl.rtoDeadline;
     fl.rtoTimer = this.c.clock.at(fl.rtoDeadline, this.onRtoTimer, fl);
   }
 
@@ -271,6 +279,7 @@ export class BaselineTransport implements Transport {
     fl.rtoTimer = null;
     if (fl.done) return;
     if (now < fl.rtoDeadline) {
+      fl.rtoTimerAt = fl.rtoDeadline;
       fl.rtoTimer = this.c.clock.at(fl.rtoDeadline, this.onRtoTimer, fl);
       return;
     }

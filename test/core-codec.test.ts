@@ -1,0 +1,244 @@
+import { Packr } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { Codec, type DecodeResult, MAGIC, MAX_DATAGRAM } from '../core/codec.js';
+import { type Frame, makeFrame } from '../core/frame.js';
+
+/** A small deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(s ^ (s >>> 15), 1 | s);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function sample(): Frame[] {
+  return [
+    makeFrame({ t: 0, s: 1, d: 2, f: 77, q: 12345, z: 1500, p: 0, e: 1, a: 123456.789, v: 0 }),
+    makeFrame({ t: 1, s: 2, d: 1, f: 77, q: 12346, z: 64, p: 6, e: 3, a: 2 ** 40 + 0.5, r: [3, 0, 11] }),
+    makeFrame({ t: 3, s: 9, d: 4, z: 84, p: 7, a: 5, v: 17, x: { kind: 'rsvp', slots: [1, 2, 3], ok: true } }),
+    makeFrame({ t: 4, s: 5, d: -1, z: 90, p: 7, a: 6, r: [], x: [1, 'two', null, { n: -3.25 }] }),
+  ];
+}
+
+function expectRejected(r: DecodeResult, reason?: string): void {
+  expect(r.ok).toBe(false);
+  if (!r.ok && reason) expect(r.reason).toBe(reason);
+}
+
+/** Encodes `msg` as a plain msgpack array the way a foreign or buggy sender might. */
+const foreign = new Packr({ useRecords: false });
+
+describe('Codec round trip', () => {
+  it('round-trips frames with null and array routes and arbitrary payloads', () => {
+    const tx = new Codec();
+    const rx = new Codec();
+    const frames = sample();
+    const r = rx.decode(tx.encode(5, frames));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.port).toBe(5);
+    expect(r.frames).toEqual(frames);
+    expect(r.frames[0].r).toBeNull();
+    expect(r.frames[0].x).toBeNull();
+    expect(r.frames[1].r).toEqual([3, 0, 11]);
+    expect(r.frames[3].r).toEqual([]);
+  });
+
+  it('keeps several frames per datagram in order', () => {
+    const tx = new Codec();
+    const rx = new Codec();
+    const frames = Array.from({ length: 64 }, (_, i) => makeFrame({ t: 0, s: 1, d: 2, z: 1500, q: i, a: i * 1.5 }));
+    const buf = tx.encode(0, frames);
+    expect(buf.length).toBeLessThanOrEqual(MAX_DATAGRAM);
+    const r = rx.decode(buf);
+    expect(r.ok && r.frames.map((f) => f.q)).toEqual(frames.map((f) => f.q));
+    expect(r.ok && r.frames.map((f) => f.a)).toEqual(frames.map((f) => f.a));
+  });
+
+  it('decodes many datagrams in a row with the same codec, with and without payload records', () => {
+    const tx = new Codec();
+    const rx = new Codec();
+    for (let i = 0; i < 50; i++) {
+      const frames = i % 2 === 0 ? sample() : [makeFrame({ t: 0, s: i, d: 2, z: 100 + i })];
+      const r = rx.decode(tx.encode(i % 4, frames));
+      expect(r).toEqual({ ok: true, port: i % 4, frames });
+    }
+  });
+
+  it('keeps the frame compact (records without key names)', () => {
+    const buf = new Codec().encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 1500 })]);
+    expect(buf.length).toBeLessThan(32);
+    expect(buf.includes(Buffer.from('z'))).toBe(false);
+  });
+});
+
+describe('Codec rejects', () => {
+  const codec = new Codec();
+
+  it('empty, random and truncated buffers', () => {
+    expectRejected(codec.decode(Buffer.alloc(0)));
+    const rnd = prng(1);
+    for (let i = 0; i < 2000; i++) {
+      const b = Buffer.alloc(1 + Math.floor(rnd() * 300));
+      for (let j = 0; j < b.length; j++) b[j] = Math.floor(rnd() * 256);
+      expectRejected(codec.decode(b));
+    }
+    const good = new Codec().encode(1, sample());
+    for (let n = 0; n < good.length; n++) expectRejected(codec.decode(good.subarray(0, n)));
+  });
+
+  it('trailing bytes after the datagram', () => {
+    const good = new Codec().encode(1, sample());
+    expectRejected(codec.decode(Buffer.concat([good, Buffer.from([0x01])])));
+  });
+
+  it('a wrong magic, a missing port, a datagram without frames, a non-array', () => {
+    const f = makeFrame({ t: 0, s: 1, d: 2, z: 100 });
+    const ok = foreign.pack([MAGIC, 0, { ...f }]);
+    // a plain map is not the agreed record shape
+    expectRejected(codec.decode(ok), 'bad-frame');
+    const tx = new Codec();
+    const good = tx.encode(0, [f]);
+    expect(codec.decode(good).ok).toBe(true);
+    const wrongMagic = Buffer.from(good);
+    expect(wrongMagic[1]).toBe(0xcc);
+    expect(wrongMagic[2]).toBe(MAGIC);
+    wrongMagic[2] = 0xdd;
+    expectRejected(codec.decode(wrongMagic), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 'zero', 1])), 'bad-header');
+    expectRejected(codec.decode(tx.encode(0, [])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack({ m: MAGIC })), 'bad-header');
+    expectRejected(codec.decode(foreign.pack(42)), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, null])), 'bad-frame');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 7])), 'bad-frame');
+  });
+
+  it('frames with an out-of-range or fractional priority', () => {
+    const tx = new Codec();
+    for (const p of [8, 9, -1, 2.5, Number.NaN]) {
+      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])), 'bad-frame');
+    }
+    for (const p of [0, 7]) expect(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])).ok);
+  });
+
+  it('frames with a non-positive or missing size', () => {
+    const tx = new Codec();
+    for (const z of [0, -1500, Number.NaN]) {
+      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z })])), 'bad-frame');
+    }
+  });
+
+  it('frames with an arrival stamp that is not a finite number', () => {
+    const tx = new Codec();
+    for (const a of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, a })])), 'bad-frame');
+    }
+  });
+
+  it('frames with missing or mistyped fields', () => {
+    const tx = new Codec();
+    const base = makeFrame({ t: 0, s: 1, d: 2, z: 100 });
+    for (const k of ['t', 's', 'd', 'z', 'a', 'p', 'r'] as const) {
+      const f: Partial<Frame> = { ...base };
+      delete f[k];
+      expectRejected(codec.decode(tx.encode(0, [f as Frame])), 'bad-frame');
+      const g = { ...base, [k]: 'x' };
+      expectRejected(codec.decode(tx.encode(0, [g as Frame])), 'bad-frame');
+    }
+    for (const r of [5, { length: 1 }, [1.5], ['0'], [0, null]]) {
+      expectRejected(codec.decode(tx.encode(0, [{ ...base, r } as unknown as Frame])), 'bad-frame');
+    }
+    // one bad frame spoils the datagram
+    const frames = [...sample(), { ...base, z: 0 }];
+    expectRejected(codec.decode(tx.encode(0, frames)), 'bad-frame');
+  });
+
+  it('datagrams larger than MAX_DATAGRAM', () => {
+    const big = new Codec().encode(0, [makeFrame({ t: 3, s: 1, d: 2, z: 100, x: 'y'.repeat(MAX_DATAGRAM) })]);
+    expect(big.length).toBeGreaterThan(MAX_DATAGRAM);
+    expectRejected(codec.decode(big), 'oversized');
+    expectRejected(codec.decode(Buffer.alloc(MAX_DATAGRAM + 1)), 'oversized');
+  });
+
+  it('a datagram that redefines the frame record inline, without poisoning later datagrams', () => {
+    const good = new Codec().encode(2, sample());
+    const rx = new Codec();
+    expect(rx.decode(good).ok).toBe(true);
+    // [MAGIC, 0, record 0x40 redefined inline as {t, s, d, z, a, p} = {0, 1, 2, 100, 5, 0}]
+    const keys = ['t', 's', 'd', 'z', 'a', 'p'];
+    const evil = Buffer.from([
+      0x93,
+      0xcc,
+      MAGIC,
+      0x00,
+      0xd4,
+      0x72,
+      0x40,
+      0x90 + keys.length,
+      ...keys.flatMap((k) => [0xa1, k.charCodeAt(0)]),
+      0x00,
+      0x01,
+      0x02,
+      0x64,
+      0x05,
+      0x00,
+    ]);
+    // the frame has no route field: a receiver would crash on it
+    expectRejected(rx.decode(evil));
+    // the next well-formed datagram must still decode with the agreed record
+    expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+    // and the same codec still encodes datagrams others can read
+    const back = new Codec().decode(rx.encode(1, sample()));
+    expect(back).toEqual({ ok: true, port: 1, frames: sample() });
+  });
+});
+
+describe('Codec fuzz', () => {
+  it('never throws on 10k random mutations of a valid datagram and stays usable', () => {
+    const tx = new Codec();
+    const rx = new Codec();
+    const frames = sample();
+    const good = tx.encode(3, frames);
+    const rnd = prng(20240601);
+    const pick = (n: number) => Math.floor(rnd() * n);
+    let accepted = 0;
+    for (let i = 0; i < 10_000; i++) {
+      let b: Buffer = Buffer.from(good);
+      const edits = 1 + pick(4);
+      for (let e = 0; e < edits; e++) {
+        const kind = pick(6);
+        const at = pick(b.length + 1);
+        if (kind === 0 && b.length > 0) b[at % b.length] = pick(256);
+        else if (kind === 1 && b.length > 0) b[at % b.length] ^= 1 << pick(8);
+        else if (kind === 2) b = b.subarray(0, at);
+        else if (kind === 3) b = Buffer.concat([b.subarray(0, at), Buffer.from([pick(256)]), b.subarray(at)]);
+        else if (kind === 4) b = Buffer.concat([b.subarray(0, at), b.subarray(Math.min(b.length, at + 1 + pick(4)))]);
+        else b = Buffer.concat([b.subarray(0, at), good.subarray(pick(good.length)), b.subarray(at)]);
+      }
+      let r: DecodeResult | undefined;
+      expect(() => {
+        r = rx.decode(b);
+      }).not.toThrow();
+      if (r?.ok) {
+        accepted++;
+        expect(Number.isInteger(r.port) || typeof r.port === 'number').toBe(true);
+        for (const f of r.frames) {
+          expect(f.z > 0).toBe(true);
+          expect(Number.isInteger(f.p) && f.p >= 0 && f.p <= 7).toBe(true);
+          expect(Number.isFinite(f.a)).toBe(true);
+          expect(f.r === null || Array.isArray(f.r)).toBe(true);
+        }
+      }
+      // whatever came before, a well-formed datagram still decodes exactly
+      const again = rx.decode(good);
+      if (!again.ok || again.frames.length !== frames.length || again.frames[1].r?.[2] !== 11) {
+        expect.fail(`mutation ${i} (${b.toString('hex')}) spoiled the codec`);
+      }
+    }
+    // most mutations break the datagram; a few (a changed number) still decode
+    expect(accepted).toBeLessThan(10_000);
+  });
+});
