@@ -12,7 +12,11 @@ export const MAGIC = 0xdc;
 /** Largest datagram we send or accept: well under loopback's 64 KiB and typical container MTUs x 6. */
 export const MAX_DATAGRAM = 8192;
 
-const FRAME_KEYS = ['t', 's', 'd', 'f', 'q', 'z', 'p', 'e', 'a', 'v', 'c', 'r', 'x'];
+// Flagged shared so that msgpackr restores it after a datagram that redefines its record id inline;
+// otherwise one such datagram would make every later datagram undecodable.
+const FRAME_KEYS = Object.assign(['t', 's', 'd', 'f', 'q', 'z', 'p', 'e', 'a', 'v', 'c', 'r', 'x'], {
+  isShared: true,
+});
 
 function packr(): Packr {
   return new Packr({
@@ -61,11 +65,12 @@ export class Codec {
         typeof f.s !== 'number' ||
         typeof f.d !== 'number' ||
         typeof f.z !== 'number' ||
-        typeof f.a !== 'number' ||
-        typeof f.p !== 'number' ||
+        !Number.isFinite(f.a) ||
+        !Number.isInteger(f.p) ||
         f.p < 0 ||
         f.p > 7 ||
-        !(f.z > 0)
+        !(f.z > 0) ||
+        !validRoute(f.r)
       ) {
         return { ok: false, reason: 'bad-frame' };
       }
@@ -73,4 +78,12 @@ export class Codec {
     }
     return { ok: true, port: msg[1], frames };
   }
+}
+
+/** A source route is null or a list of egress port indices; anything else would crash a switch. */
+function validRoute(r: unknown): boolean {
+  if (r === null) return true;
+  if (!Array.isArray(r)) return false;
+  for (const hop of r) if (!Number.isInteger(hop)) return false;
+  return true;
 }

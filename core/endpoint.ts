@@ -51,9 +51,16 @@ export class Endpoint {
   private flushQueued = false;
   private handler: FrameHandler = () => {};
 
+  /**
+   * @param eager for a node with a single link (a host): frames on one link arrive in stamp order,
+   *   so once a frame stamped `a` is in, nothing earlier can still come and every event up to `a`
+   *   can run at once instead of waiting for physical time (conservative synchronization over one
+   *   input). The node then sends its own frames earlier, which gives the next hop more lookahead.
+   */
   constructor(
     private readonly sched: Scheduler,
     private readonly portCount: number,
+    private readonly eager = false,
   ) {
     for (let i = 0; i < portCount; i++) this.batches.push([]);
   }
@@ -125,9 +132,18 @@ export class Endpoint {
   private sendBuf(buf: Buffer, peer: PeerAddress, frames: number): void {
     this.stats.datagramsOut++;
     this.stats.framesOut += frames;
-    // errors (e.g. a full socket buffer) surface on the socket's 'error' event, counted there
-    this.socket!.send(buf, peer.port, peer.host);
+    // errors (e.g. a full socket buffer) come to the callback; close() waits for sends in flight, as a
+    // socket closed right after send() silently drops the datagram
+    this.inFlight++;
+    this.socket!.send(buf, peer.port, peer.host, this.sendDone);
   }
+
+  private inFlight = 0;
+  private drained: (() => void) | null = null;
+  private readonly sendDone = (err: Error | null): void => {
+    if (err) this.stats.sendErrors++;
+    if (--this.inFlight === 0 && this.drained) this.drained();
+  };
 
   private readonly deliver = (now: number, port: number, frame: Frame): void => {
     this.handler(now, port, frame);
@@ -141,6 +157,9 @@ export class Endpoint {
       this.stats.malformed++;
       return;
     }
+    const now = this.sched.now();
+    const fid = this.sched.fidelity;
+    let latest = 0;
     for (const f of r.frames) {
       this.stats.framesIn++;
       if (f.c !== 0) {
@@ -148,14 +167,18 @@ export class Endpoint {
         this.stats.corrupted++;
         continue;
       }
-      this.sched.fidelity.framesHandled++;
+      fid.framesHandled++;
+      fid.arrivalLateness.record(now > f.a ? now - f.a : 0);
       this.sched.at(f.a, this.deliver, r.port, f);
+      if (f.a > latest) latest = f.a;
     }
-    this.sched.arm();
+    if (this.eager && latest > now) this.sched.runDue(latest);
+    else this.sched.arm();
   }
 
   async close(): Promise<void> {
     this.flush();
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     const s = this.socket;
     this.socket = null;
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));

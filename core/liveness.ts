@@ -75,15 +75,26 @@ export class LivenessDetector {
     const detectNs = intervalNs * multiplier;
     let next = now + intervalNs;
     for (let i = 0; i < this.ports.length; i++) {
-      if (now - this.lastTx[i] >= intervalNs) {
-        const ka = makeFrame({ t: FrameType.Keepalive, s: this.self, d: -1, z: WireSize.Small, p: Priority.Control });
+      // compare and schedule with the same sums: `a - b >= c` and `b + c <= a` can disagree in floating
+      // point, and a disagreement here would re-run this tick at the same time forever
+      if (this.lastTx[i] + intervalNs <= now) {
+        const ka = makeFrame({
+          t: FrameType.Keepalive,
+          s: this.self,
+          d: -1,
+          z: WireSize.Small,
+          p: Priority.Control,
+        });
         this.ports[i].send(ka, now);
         this.lastTx[i] = now;
         this.keepalivesSent++;
       }
+      // an early tick (a silence deadline) must not push this port's next keepalive past one interval
+      const keepaliveDue = this.lastTx[i] + intervalNs;
+      if (keepaliveDue < next) next = keepaliveDue;
       if (!this.up[i]) continue;
       const deadline = this.lastRx[i] + detectNs;
-      if (now >= deadline) {
+      if (deadline <= now) {
         this.up[i] = false;
         this.events.portDown(i, now, now - this.lastRx[i]);
       } else if (deadline < next) {

@@ -129,7 +129,8 @@ class NodeProcess {
     const sched = new Scheduler(phys);
     const clock = new IdealClock(sched);
     const metrics = new Metrics();
-    const endpoint = new Endpoint(sched, config.ports.length);
+    // a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
+    const endpoint = new Endpoint(sched, config.ports.length, config.ports.length === 1);
     this.endpoint = endpoint;
     let liveness: LivenessDetector | null = null;
     const sink = (port: number, frame: Frame): void => {

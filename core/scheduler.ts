@@ -28,6 +28,7 @@ export interface Timer {
 
 export interface FidelitySnapshot {
   lateness: ReturnType<Histogram['snapshot']>;
+  arrivalLateness: ReturnType<Histogram['snapshot']>;
   causalityMisses: number;
   framesHandled: number;
   eventsHandled: number;
@@ -36,6 +37,8 @@ export interface FidelitySnapshot {
 /** Lateness histogram and causality-miss counter; one per process. */
 export class FidelityMonitor {
   readonly lateness = new Histogram();
+  /** how long after its stamped arrival time a frame's datagram was received (0 when early) */
+  readonly arrivalLateness = new Histogram();
   causalityMisses = 0;
   framesHandled = 0;
   eventsHandled = 0;
@@ -43,6 +46,7 @@ export class FidelityMonitor {
   snapshot(): FidelitySnapshot {
     return {
       lateness: this.lateness.snapshot(),
+      arrivalLateness: this.arrivalLateness.snapshot(),
       causalityMisses: this.causalityMisses,
       framesHandled: this.framesHandled,
       eventsHandled: this.eventsHandled,
@@ -112,12 +116,17 @@ export class Scheduler {
     return this.heap.length;
   }
 
-  /** Runs every event due at `upTo` (default: now). Tests call it directly with a manual clock. */
+  /**
+   * Runs every event due at `upTo` (default: now). Tests call it directly with a manual clock. A
+   * process may also run ahead of physical time when it knows no earlier input can still come (see
+   * `Endpoint` eager mode); lateness is always measured against the physical time now.
+   */
   runDue(upTo = this.now()): void {
     if (this.stopped) return;
     this.running = true;
     const heap = this.heap;
     const fid = this.fidelity;
+    const realNow = this.manual ? upTo : this.now();
     try {
       while (heap.length > 0 && heap[0].t <= upTo) {
         const e = this.pop();
@@ -125,7 +134,7 @@ export class Scheduler {
         if (fn === null) continue;
         e.fn = null;
         const t = e.t;
-        fid.lateness.record(upTo > t ? upTo - t : 0);
+        fid.lateness.record(realNow > t ? realNow - t : 0);
         fid.eventsHandled++;
         if (t > this.horizon) this.horizon = t;
         this.current = t;
@@ -147,7 +156,7 @@ export class Scheduler {
 
   /** Makes sure the real timer fires for the earliest pending event. */
   arm(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.manual) return;
     // drop cancelled heads so they do not wake us
     while (this.heap.length > 0 && this.heap[0].fn === null) this.pop();
     if (this.heap.length === 0) return;

@@ -47,11 +47,12 @@ export class PhysClock {
 /** Parses durations such as `30ms`, `2.5us`, `100ns`, `1s` into virtual ns; plain numbers are ns. */
 export function parseDurationNs(value: string | number): number {
   if (typeof value === 'number') return value;
-  const m = /^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$/i.exec(value);
+  const m = /^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|μs|ms|s)?\s*$/i.exec(value);
   if (!m) throw new RangeError(`not a duration: '${value}' (expected e.g. 10us, 2.5ms, 100ns)`);
   const n = Number(m[1]);
   const unit = (m[2] ?? 'ns').toLowerCase();
-  const scale = unit === 's' ? 1e9 : unit === 'ms' ? 1e6 : unit === 'us' || unit === 'µs' ? 1e3 : 1;
+  const scale =
+    unit === 's' ? 1e9 : unit === 'ms' ? 1e6 : unit === 'us' || unit === 'µs' || unit === 'μs' ? 1e3 : 1;
   return n * scale;
 }
 
@@ -67,7 +68,7 @@ export function parseRateBps(value: string | number): number {
 /** Parses sizes such as `150KB`, `1MB`, `1500` into bytes (decimal units, as link buffers are quoted). */
 export function parseBytes(value: string | number): number {
   if (typeof value === 'number') return value;
-  const m = /^\s*([0-9]*\.?[0-9]+)\s*([kmg]?i?)b?\s*$/i.exec(value);
+  const m = /^\s*([0-9]*\.?[0-9]+)\s*((?:[kmg]i?)?)b?\s*$/i.exec(value);
   if (!m) throw new RangeError(`not a size: '${value}' (expected e.g. 1500, 150KB, 4MB)`);
   const u = m[2].toLowerCase();
   const scale =

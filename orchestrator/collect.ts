@@ -42,6 +42,9 @@ export interface Summary {
   fidelity: {
     lateP50Ns: number;
     lateP99Ns: number;
+    /** how late datagrams arrived against their frames' stamped arrival (late ones are not all misses) */
+    arrivalLateP99Ns: number;
+    arrivalLateP999Ns: number;
     causalityMisses: number;
     framesHandled: number;
     missRate: number;
@@ -121,6 +124,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   }
 
   const late = new Histogram();
+  const arrivalLate = new Histogram();
   const queue = new Histogram();
   let misses = 0;
   let frames = 0;
@@ -128,6 +132,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   const counters: Record<string, number> = {};
   for (const rep of r.reports) {
     late.merge(rep.fidelity.lateness);
+    arrivalLate.merge(rep.fidelity.arrivalLateness);
     misses += rep.fidelity.causalityMisses;
     frames += rep.fidelity.framesHandled;
     if (rep.queueHist) {
@@ -148,6 +153,8 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
     fidelity: {
       lateP50Ns: late.quantile(0.5),
       lateP99Ns: late.quantile(0.99),
+      arrivalLateP99Ns: arrivalLate.quantile(0.99),
+      arrivalLateP999Ns: arrivalLate.quantile(0.999),
       causalityMisses: misses,
       framesHandled: frames,
       missRate,

@@ -18,7 +18,16 @@ function sample(): Frame[] {
   return [
     makeFrame({ t: 0, s: 1, d: 2, f: 77, q: 12345, z: 1500, p: 0, e: 1, a: 123456.789, v: 0 }),
     makeFrame({ t: 1, s: 2, d: 1, f: 77, q: 12346, z: 64, p: 6, e: 3, a: 2 ** 40 + 0.5, r: [3, 0, 11] }),
-    makeFrame({ t: 3, s: 9, d: 4, z: 84, p: 7, a: 5, v: 17, x: { kind: 'rsvp', slots: [1, 2, 3], ok: true } }),
+    makeFrame({
+      t: 3,
+      s: 9,
+      d: 4,
+      z: 84,
+      p: 7,
+      a: 5,
+      v: 17,
+      x: { kind: 'rsvp', slots: [1, 2, 3], ok: true },
+    }),
     makeFrame({ t: 4, s: 5, d: -1, z: 90, p: 7, a: 6, r: [], x: [1, 'two', null, { n: -3.25 }] }),
   ];
 }
@@ -30,6 +39,45 @@ function expectRejected(r: DecodeResult, reason?: string): void {
 
 /** Encodes `msg` as a plain msgpack array the way a foreign or buggy sender might. */
 const foreign = new Packr({ useRecords: false });
+
+// first in the file: msgpackr flags the shared record as a side effect of some decodes, which would hide
+// the bug this guards against
+describe('Codec record integrity', () => {
+  it('datagrams that redefine the frame record inline, without poisoning later datagrams', () => {
+    // [MAGIC, 0, record 0x40 redefined inline with `keys`, then one record of small values]
+    const redefine = (keys: string[]) =>
+      Buffer.from([
+        0x93,
+        0xcc,
+        MAGIC,
+        0x00,
+        0xd4,
+        0x72,
+        0x40,
+        0x90 + keys.length,
+        ...keys.flatMap((k) => [0xa0 + k.length, ...Buffer.from(k)]),
+        ...keys.map((k) => (k === 'r' ? 0xc0 : 0x09)),
+      ]);
+    const good = new Codec().encode(2, sample());
+    // a fresh codec, and one that has already decoded the agreed record
+    for (const warm of [false, true]) {
+      const rx = new Codec();
+      if (warm) expect(rx.decode(good).ok).toBe(true);
+      // without a route field a switch would crash on the frame: rejected
+      expectRejected(rx.decode(redefine(['t', 's', 'd', 'z', 'a', 'p'])), 'bad-frame');
+      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      // a frame of another shape that carries every checked field may pass, but must not stick
+      rx.decode(redefine(['zz', 't', 's', 'd', 'z', 'a', 'p', 'c', 'r']));
+      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      // a redefinition in a datagram that then fails to decode must not stick either
+      const broken = redefine(['t', 's', 'd', 'z', 'a', 'p', 'r']);
+      expectRejected(rx.decode(broken.subarray(0, broken.length - 2)), 'undecodable');
+      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      // and the codec still encodes datagrams others can read
+      expect(new Codec().decode(rx.encode(1, sample()))).toEqual({ ok: true, port: 1, frames: sample() });
+    }
+  });
+});
 
 describe('Codec round trip', () => {
   it('round-trips frames with null and array routes and arbitrary payloads', () => {
@@ -50,7 +98,9 @@ describe('Codec round trip', () => {
   it('keeps several frames per datagram in order', () => {
     const tx = new Codec();
     const rx = new Codec();
-    const frames = Array.from({ length: 64 }, (_, i) => makeFrame({ t: 0, s: 1, d: 2, z: 1500, q: i, a: i * 1.5 }));
+    const frames = Array.from({ length: 64 }, (_, i) =>
+      makeFrame({ t: 0, s: 1, d: 2, z: 1500, q: i, a: i * 1.5 }),
+    );
     const buf = tx.encode(0, frames);
     expect(buf.length).toBeLessThanOrEqual(MAX_DATAGRAM);
     const r = rx.decode(buf);
@@ -121,7 +171,8 @@ describe('Codec rejects', () => {
     for (const p of [8, 9, -1, 2.5, Number.NaN]) {
       expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])), 'bad-frame');
     }
-    for (const p of [0, 7]) expect(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])).ok);
+    for (const p of [0, 7])
+      expect(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])).ok);
   });
 
   it('frames with a non-positive or missing size', () => {
@@ -162,38 +213,6 @@ describe('Codec rejects', () => {
     expectRejected(codec.decode(big), 'oversized');
     expectRejected(codec.decode(Buffer.alloc(MAX_DATAGRAM + 1)), 'oversized');
   });
-
-  it('a datagram that redefines the frame record inline, without poisoning later datagrams', () => {
-    const good = new Codec().encode(2, sample());
-    const rx = new Codec();
-    expect(rx.decode(good).ok).toBe(true);
-    // [MAGIC, 0, record 0x40 redefined inline as {t, s, d, z, a, p} = {0, 1, 2, 100, 5, 0}]
-    const keys = ['t', 's', 'd', 'z', 'a', 'p'];
-    const evil = Buffer.from([
-      0x93,
-      0xcc,
-      MAGIC,
-      0x00,
-      0xd4,
-      0x72,
-      0x40,
-      0x90 + keys.length,
-      ...keys.flatMap((k) => [0xa1, k.charCodeAt(0)]),
-      0x00,
-      0x01,
-      0x02,
-      0x64,
-      0x05,
-      0x00,
-    ]);
-    // the frame has no route field: a receiver would crash on it
-    expectRejected(rx.decode(evil));
-    // the next well-formed datagram must still decode with the agreed record
-    expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
-    // and the same codec still encodes datagrams others can read
-    const back = new Codec().decode(rx.encode(1, sample()));
-    expect(back).toEqual({ ok: true, port: 1, frames: sample() });
-  });
 });
 
 describe('Codec fuzz', () => {
@@ -215,16 +234,19 @@ describe('Codec fuzz', () => {
         else if (kind === 1 && b.length > 0) b[at % b.length] ^= 1 << pick(8);
         else if (kind === 2) b = b.subarray(0, at);
         else if (kind === 3) b = Buffer.concat([b.subarray(0, at), Buffer.from([pick(256)]), b.subarray(at)]);
-        else if (kind === 4) b = Buffer.concat([b.subarray(0, at), b.subarray(Math.min(b.length, at + 1 + pick(4)))]);
+        else if (kind === 4)
+          b = Buffer.concat([b.subarray(0, at), b.subarray(Math.min(b.length, at + 1 + pick(4)))]);
         else b = Buffer.concat([b.subarray(0, at), good.subarray(pick(good.length)), b.subarray(at)]);
       }
-      let r: DecodeResult | undefined;
-      expect(() => {
+      let r: DecodeResult;
+      try {
         r = rx.decode(b);
-      }).not.toThrow();
-      if (r?.ok) {
+      } catch (err) {
+        expect.fail(`mutation ${i} (${b.toString('hex')}) threw ${err}`);
+      }
+      if (r.ok) {
         accepted++;
-        expect(Number.isInteger(r.port) || typeof r.port === 'number').toBe(true);
+        expect(typeof r.port).toBe('number');
         for (const f of r.frames) {
           expect(f.z > 0).toBe(true);
           expect(Number.isInteger(f.p) && f.p >= 0 && f.p <= 7).toBe(true);
@@ -239,6 +261,7 @@ describe('Codec fuzz', () => {
       }
     }
     // most mutations break the datagram; a few (a changed number) still decode
+    expect(accepted).toBeGreaterThan(0);
     expect(accepted).toBeLessThan(10_000);
   });
 });

@@ -47,8 +47,8 @@ describe('FrameFifo', () => {
     for (let i = 0; i < 20000; i++) {
       s = (s * 1103515245 + 12345) % 2147483648;
       if (s % 3 !== 0 || q.length === 0) q.push(frame(pushed++));
-      else expect(q.shift()?.q).toBe(popped++);
-      expect(q.length).toBe(pushed - popped);
+      else if (q.shift()?.q !== popped++) expect.fail(`step ${i}: out of order`);
+      if (q.length !== pushed - popped) expect.fail(`step ${i}: length ${q.length}, want ${pushed - popped}`);
     }
     while (q.length > 0) expect(q.shift()?.q).toBe(popped++);
     expect(popped).toBe(pushed);

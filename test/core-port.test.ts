@@ -27,7 +27,14 @@ function setup(params: Partial<PortParams> = {}, random?: () => number) {
     commitAheadNs: 0,
     ...params,
   };
-  const port = new EgressPort(3, full, sched, (p, f) => out.push({ at: sched.current, port: p, frame: f }), undefined, random);
+  const port = new EgressPort(
+    3,
+    full,
+    sched,
+    (p, f) => out.push({ at: sched.current, port: p, frame: f }),
+    undefined,
+    random,
+  );
   const results: boolean[] = [];
   const offer = (t: number, frame: Frame) => {
     sched.at(t, (now) => results.push(port.send(frame, now)));
@@ -233,6 +240,19 @@ describe('EgressPort commit-ahead', () => {
     for (let i = 0; i < 5; i++) port.send(frame(1000), 0);
     // starts at 0, 1000, 2000 are within 2500 ns; 3000 and 4000 are not yet
     expect(out).toHaveLength(3);
+  });
+
+  it('the commit window includes its end and nothing beyond', () => {
+    for (const [ahead, committed] of [
+      [999, 1],
+      [1000, 2],
+      [1999, 2],
+      [2000, 3],
+    ]) {
+      const { out, port } = setup({ commitAheadNs: ahead });
+      for (let i = 0; i < 3; i++) port.send(frame(1000), 0);
+      expect(out, `commitAheadNs ${ahead}`).toHaveLength(committed);
+    }
   });
 
   it('a later high-priority frame cannot overtake a committed one', () => {

@@ -87,9 +87,14 @@ describe('Scheduler', () => {
     const { sched } = manual();
     let seen: unknown[] = [];
     const obj = { k: 1 };
-    sched.at(5, (now, a, b) => {
-      seen = [now, a, b];
-    }, 'x', obj);
+    sched.at(
+      5,
+      (now, a, b) => {
+        seen = [now, a, b];
+      },
+      'x',
+      obj,
+    );
     sched.runDue(5);
     expect(seen).toEqual([5, 'x', obj]);
     expect(seen[2]).toBe(obj);

@@ -1,0 +1,197 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Codec, MAGIC } from '../core/codec.js';
+import { Endpoint } from '../core/endpoint.js';
+import { type Frame, makeFrame } from '../core/frame.js';
+import { Scheduler } from '../core/scheduler.js';
+
+/** A manual scheduler whose clock stays at 0: frames only run when the test calls runDue. */
+function manualSched(): Scheduler {
+  return new Scheduler({ now: () => 0, realMs: (ns) => ns / 1e6 }, true);
+}
+
+interface Got {
+  now: number;
+  port: number;
+  frame: Frame;
+}
+
+function receiver(portCount = 2) {
+  const sched = manualSched();
+  const ep = new Endpoint(sched, portCount);
+  const got: Got[] = [];
+  ep.onFrame((now, port, frame) => got.push({ now, port, frame }));
+  return { sched, ep, got };
+}
+
+const codec = new Codec();
+const frame = (a: number, extra: Partial<Frame> = {}) =>
+  makeFrame({ t: 0, s: 1, d: 2, z: 1500, a, ...extra });
+
+describe('Endpoint.receive', () => {
+  it('counts garbage as malformed and never throws', () => {
+    const { sched, ep, got } = receiver();
+    const junk = [
+      Buffer.alloc(0),
+      Buffer.from('hello, world'),
+      Buffer.from([0xc1]),
+      Buffer.from([0x93, 0xcc, MAGIC]),
+      Buffer.alloc(9000, 0x90),
+    ];
+    for (const b of junk) expect(() => ep.receive(b)).not.toThrow();
+    expect(ep.stats.malformed).toBe(junk.length);
+    expect(ep.stats.datagramsIn).toBe(junk.length);
+    expect(ep.stats.framesIn).toBe(0);
+    sched.runDue(1e12);
+    expect(got).toHaveLength(0);
+    expect(sched.pending).toBe(0);
+  });
+
+  it('schedules each frame at its stamp and hands (now, port, frame) to the handler', () => {
+    const { sched, ep, got } = receiver();
+    const frames = [frame(500, { q: 1 }), frame(200, { q: 2 }), frame(300, { q: 3 })];
+    ep.receive(codec.encode(1, frames));
+    expect(ep.stats.framesIn).toBe(3);
+    expect(sched.fidelity.framesHandled).toBe(3);
+    expect(got).toHaveLength(0); // nothing before its time
+    sched.runDue(299);
+    expect(got.map((g) => g.frame.q)).toEqual([2]);
+    sched.runDue(1000);
+    expect(got.map((g) => g.frame.q)).toEqual([2, 3, 1]);
+    for (const g of got) {
+      expect(g.now).toBe(g.frame.a);
+      expect(g.port).toBe(1);
+    }
+    expect(got[2].frame).toEqual(frames[0]);
+    expect(ep.stats.malformed).toBe(0);
+  });
+
+  it('drops corrupted frames (c=1) and delivers the intact ones of the same datagram', () => {
+    const { sched, ep, got } = receiver();
+    ep.receive(codec.encode(0, [frame(100, { q: 1 }), frame(110, { q: 2, c: 1 }), frame(120, { q: 3 })]));
+    sched.runDue(1e6);
+    expect(got.map((g) => g.frame.q)).toEqual([1, 3]);
+    expect(ep.stats.corrupted).toBe(1);
+    expect(ep.stats.framesIn).toBe(3);
+    expect(sched.fidelity.framesHandled).toBe(2);
+    expect(ep.stats.malformed).toBe(0);
+  });
+
+  it('treats a datagram naming a port it does not have as malformed', () => {
+    const { sched, ep, got } = receiver(2);
+    for (const port of [2, 3, 1000, -1, 0.5]) ep.receive(codec.encode(port, [frame(10)]));
+    expect(ep.stats.malformed).toBe(5);
+    expect(ep.stats.framesIn).toBe(0);
+    ep.receive(codec.encode(0, [frame(10)]));
+    ep.receive(codec.encode(1, [frame(10)]));
+    sched.runDue(1e6);
+    expect(got.map((g) => g.port)).toEqual([0, 1]);
+    expect(ep.stats.malformed).toBe(5);
+  });
+
+  it('rejects a frame with a non-finite stamp and keeps delivering later frames in order', () => {
+    const { sched, ep, got } = receiver();
+    ep.receive(codec.encode(0, [frame(Number.NaN)]));
+    expect(ep.stats.malformed).toBe(1);
+    const times = [50, 10, 40, 20, 30, 60];
+    for (const a of times) ep.receive(codec.encode(0, [frame(a)]));
+    sched.runDue(1e6);
+    expect(got.map((g) => g.now)).toEqual([10, 20, 30, 40, 50, 60]);
+  });
+
+  it('survives a stream of mutated datagrams', () => {
+    const { sched, ep, got } = receiver();
+    const good = codec.encode(1, [frame(100), frame(200, { r: [0, 1] }), frame(300, { x: { k: [1, 2] } })]);
+    let s = 12345;
+    const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let i = 0; i < 2000; i++) {
+      const b = Buffer.from(good);
+      b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
+      expect(() => ep.receive(b)).not.toThrow();
+    }
+    expect(() => sched.runDue(1e12)).not.toThrow();
+    const before = got.length;
+    ep.receive(good);
+    sched.runDue(1e12);
+    expect(got.length - before).toBe(3);
+    expect(ep.stats.datagramsIn).toBe(2001);
+    expect(ep.stats.malformed).toBeGreaterThan(0);
+  });
+});
+
+describe('Endpoint over real sockets', () => {
+  const open: Endpoint[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((e) => e.close()));
+  });
+
+  async function until(cond: () => boolean, ms = 3000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error('timed out waiting for datagrams');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  async function pair() {
+    const a = new Endpoint(manualSched(), 2);
+    const rx = receiver(3);
+    open.push(a, rx.ep);
+    const aPort = await a.bind('127.0.0.1');
+    const bPort = await rx.ep.bind('127.0.0.1');
+    expect(aPort).toBeGreaterThan(0);
+    expect(bPort).toBeGreaterThan(0);
+    expect(bPort).not.toBe(aPort);
+    // a's port 0 lands on b's port 2; a's port 1 is not connected
+    a.setPeers([{ host: '127.0.0.1', port: bPort, peerPort: 2 }, null]);
+    rx.ep.setPeers([null, null, { host: '127.0.0.1', port: aPort, peerPort: 0 }]);
+    return { a, ...rx };
+  }
+
+  it('delivers frames sent by one endpoint to the handler of the other, batched per burst', async () => {
+    const { a, ep: b, sched, got } = await pair();
+    const frames = [frame(3000, { q: 1 }), frame(1000, { q: 2, r: [4, 5] }), frame(2000, { q: 3, x: 'hi' })];
+    for (const f of frames) a.send(0, f);
+    a.send(1, frame(500, { q: 99 })); // no peer: dropped
+    await until(() => b.stats.framesIn >= 3);
+    expect(a.stats.datagramsOut).toBe(1);
+    expect(a.stats.framesOut).toBe(3);
+    expect(b.stats.datagramsIn).toBe(1);
+    sched.runDue(1e12);
+    expect(got.map((g) => g.frame.q)).toEqual([2, 3, 1]);
+    expect(got.every((g) => g.port === 2 && g.now === g.frame.a)).toBe(true);
+    expect(got[0].frame.r).toEqual([4, 5]);
+    expect(got[1].frame.x).toBe('hi');
+    expect(b.stats.malformed).toBe(0);
+  });
+
+  it('splits a long burst into datagrams under the size cap', async () => {
+    const { a, ep: b, sched, got } = await pair();
+    for (let i = 0; i < 100; i++) a.send(0, frame(1000 + i, { q: i }));
+    await until(() => b.stats.framesIn >= 100);
+    expect(a.stats.datagramsOut).toBe(2);
+    expect(b.stats.datagramsIn).toBe(2);
+    sched.runDue(1e12);
+    expect(got.map((g) => g.frame.q)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+  });
+
+  it('sends large-payload frames one per datagram', async () => {
+    const { a, ep: b, sched, got } = await pair();
+    for (let i = 0; i < 3; i++) a.send(0, frame(1000 + i, { q: i, x: 'p'.repeat(3000) }));
+    await until(() => b.stats.framesIn >= 3);
+    expect(a.stats.datagramsOut).toBe(3);
+    expect(b.stats.malformed).toBe(0);
+    sched.runDue(1e12);
+    expect(got.map((g) => g.frame.q)).toEqual([0, 1, 2]);
+    expect(got.every((g) => g.frame.x === 'p'.repeat(3000))).toBe(true);
+  });
+
+  it('close() flushes frames still waiting for their burst to end', async () => {
+    const { a, ep: b } = await pair();
+    a.send(0, frame(1000));
+    await a.close();
+    open.splice(open.indexOf(a), 1);
+    expect(a.stats.datagramsOut).toBe(1);
+    await until(() => b.stats.framesIn >= 1);
+    expect(b.stats.framesIn).toBe(1);
+  });
+});
