@@ -4,29 +4,15 @@
  * and Homa generators do); a first point with probability p > 0 is a point mass p at that size. The
  * workload generator samples sizes by inverting this CDF and sets arrival rates from its exact mean.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../core/paths.js';
 
 const EXT = '.cdf';
 
-let workloadDir: string | null = null;
-
-/**
- * data/workloads under the package root. The root is found by walking up from this module, because it
- * runs both from source (node/cdf.ts under vitest) and from the build (dist/node/cdf.js). An ancestor
- * must also hold data/workloads, so a package.json a build step may drop into dist/ does not stop the walk.
- */
+/** data/workloads under the package root (found from this module, so it works from source and dist/). */
 function workloadsDir(): string {
-  if (workloadDir !== null) return workloadDir;
-  const start = dirname(fileURLToPath(import.meta.url));
-  for (let dir = start; ; ) {
-    const candidate = join(dir, 'data', 'workloads');
-    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return (workloadDir = candidate);
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package root (package.json with data/workloads) above ${start}`);
-    dir = up;
-  }
+  return join(packageRoot(), 'data', 'workloads');
 }
 
 export class SizeCdf {

@@ -4,6 +4,7 @@
  * pod, the standard wiring that gives every pair of pods (k/2)^2 disjoint core paths. Ports are ordered
  * down first, then up; a core's ports follow pod order.
  */
+import { connectUp, makeNode } from './build.js';
 import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 export function fatTree(p: { k: number; host: LinkParams; fabric: LinkParams }): Topology {
@@ -20,40 +21,26 @@ export function fatTree(p: { k: number; host: LinkParams; fabric: LinkParams }):
   // numbered pod-major, so edge/agg `pod*half + i` is switch i of that pod.
   let id = 0;
   for (let i = 0; i < k * half * half; i++)
-    hosts.push(node(`h${i}`, id++, 'host', 0, Math.floor(i / (half * half))));
-  for (let i = 0; i < k * half; i++) edges.push(node(`edge${i}`, id++, 'switch', 1, Math.floor(i / half)));
-  for (let i = 0; i < k * half; i++) aggs.push(node(`agg${i}`, id++, 'switch', 2, Math.floor(i / half)));
-  for (let i = 0; i < half * half; i++) cores.push(node(`core${i}`, id++, 'switch', 3));
+    hosts.push(makeNode(`h${i}`, id++, 'host', 0, Math.floor(i / (half * half))));
+  for (let i = 0; i < k * half; i++)
+    edges.push(makeNode(`edge${i}`, id++, 'switch', 1, Math.floor(i / half)));
+  for (let i = 0; i < k * half; i++) aggs.push(makeNode(`agg${i}`, id++, 'switch', 2, Math.floor(i / half)));
+  for (let i = 0; i < half * half; i++) cores.push(makeNode(`core${i}`, id++, 'switch', 3));
 
   // Ports are numbered in creation order, so wiring tier by tier from the bottom puts every switch's down
   // ports before its up ports. Within a tier the loop order fixes the rest: an aggregation switch's down
   // ports follow edge order, and with cores in the outer loop its up ports follow core order while each
   // core's ports follow pod order.
   const links: TopoLink[] = [];
-  for (const [i, h] of hosts.entries()) connect(links, h, edges[Math.floor(i / half)], p.host);
+  for (const [i, h] of hosts.entries()) connectUp(links, h, edges[Math.floor(i / half)], p.host);
   for (let pod = 0; pod < k; pod++) {
     for (let e = 0; e < half; e++) {
-      for (let a = 0; a < half; a++) connect(links, edges[pod * half + e], aggs[pod * half + a], p.fabric);
+      for (let a = 0; a < half; a++) connectUp(links, edges[pod * half + e], aggs[pod * half + a], p.fabric);
     }
   }
   for (const [j, core] of cores.entries()) {
-    for (let pod = 0; pod < k; pod++) connect(links, aggs[pod * half + Math.floor(j / half)], core, p.fabric);
+    for (let pod = 0; pod < k; pod++)
+      connectUp(links, aggs[pod * half + Math.floor(j / half)], core, p.fabric);
   }
   return { kind: 'fat-tree', nodes: [...hosts, ...edges, ...aggs, ...cores], links };
-}
-
-function node(name: string, id: number, role: TopoNode['role'], tier: number, pod?: number): TopoNode {
-  return pod === undefined ? { name, id, role, tier, ports: [] } : { name, id, role, tier, pod, ports: [] };
-}
-
-/** Links `lower` (its port points 'up') to `upper` (its port points 'down') on each node's next free port. */
-function connect(links: TopoLink[], lower: TopoNode, upper: TopoNode, params: LinkParams): void {
-  const link = links.length;
-  const lp = lower.ports.length;
-  const up = upper.ports.length;
-  lower.ports.push({ index: lp, peer: upper.name, peerPort: up, dir: 'up', link });
-  upper.ports.push({ index: up, peer: lower.name, peerPort: lp, dir: 'down', link });
-  // Copy only the link fields, so extra properties on the caller's object do not leak into the topology.
-  const { rateBps, propNs } = params;
-  links.push({ a: { node: lower.name, port: lp }, b: { node: upper.name, port: up }, rateBps, propNs });
 }
