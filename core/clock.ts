@@ -1,13 +1,16 @@
 /**
  * The node clock protocol code reads and schedules on (DESIGN §1). Protocol logic never reads
- * physical time. This file holds the interface and the ideal clock (node time = physical time); the
+ * physical time: it sends through interfaces (NIC, liveness ports) that stamp frames with the physical
+ * time of the event being handled, and its timers and `now` are node-clock time. This file holds the interface and the ideal clock (node time = physical time); the
  * oscillator + servo clocks of the clocks work implement the same interface.
  */
 import type { EventFn, Scheduler, Timer } from './scheduler.js';
 
 export interface NodeClock {
-  /** node-clock time now, ns */
+  /** node-clock time now (at the physical time of the event being handled), ns */
   now(): number;
+  /** what the node clock reads at physical time `phys`: the emulation layer's timestamping */
+  read(phys: number): number;
   /** runs `fn` when the node clock reads `t` */
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer;
   /** runs `fn` after `dt` ns of node-clock time */
@@ -21,6 +24,10 @@ export class IdealClock implements NodeClock {
 
   now(): number {
     return this.sched.current;
+  }
+
+  read(phys: number): number {
+    return phys;
   }
 
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {

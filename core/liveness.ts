@@ -10,9 +10,10 @@ import { type Frame, FrameType, makeFrame, Priority, WireSize } from './frame.js
 import type { LivenessConfig } from './messages.js';
 import type { Timer } from './scheduler.js';
 
+/** A port as the detector sees it: it sends now (the emulation layer knows the physical time). */
 export interface LivenessPort {
   readonly index: number;
-  send(frame: Frame, now: number): boolean;
+  send(frame: Frame): boolean;
 }
 
 export interface LivenessEvents {
@@ -85,7 +86,7 @@ export class LivenessDetector {
           z: WireSize.Small,
           p: Priority.Control,
         });
-        this.ports[i].send(ka, now);
+        this.ports[i].send(ka);
         this.lastTx[i] = now;
         this.keepalivesSent++;
       }

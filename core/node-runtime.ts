@@ -97,7 +97,7 @@ class NodeProcess {
           this.endpoint?.setPeers(m.peers);
           break;
         case 'start':
-          this.ctx?.liveness.start(m.at);
+          this.ctx?.liveness.start(this.ctx.clock.read(m.at));
           this.role?.start(m.at);
           this.ctx?.sched.arm();
           break;
@@ -134,7 +134,7 @@ class NodeProcess {
     this.endpoint = endpoint;
     let liveness: LivenessDetector | null = null;
     const sink = (port: number, frame: Frame): void => {
-      liveness!.sent(port, sched.current);
+      liveness!.sent(port, clock.now());
       endpoint.send(port, frame);
     };
     const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
@@ -143,7 +143,11 @@ class NodeProcess {
       this.client.send({ type: 'event', event });
       log.info(event, kind);
     };
-    liveness = new LivenessDetector(config.liveness, clock, ports, config.id, {
+    const livenessPorts = ports.map((p) => ({
+      index: p.index,
+      send: (f: Frame) => p.send(f, sched.current),
+    }));
+    liveness = new LivenessDetector(config.liveness, clock, livenessPorts, config.id, {
       portDown: (port, now, silentNs) => {
         emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs });
         this.role?.portDown(port, now);
@@ -158,7 +162,7 @@ class NodeProcess {
     this.role = this.factory(ctx);
     const live = liveness;
     endpoint.onFrame((now, port, frame) => {
-      live.heard(port, now);
+      live.heard(port, clock.now());
       if (frame.t === FrameType.Keepalive) return;
       this.role!.onFrame(now, port, frame);
     });

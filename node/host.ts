@@ -21,25 +21,31 @@ export class Host implements Role {
 
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config;
-    const nic = ctx.ports[0];
-    if (!nic) throw new Error(`host ${cfg.name}: no NIC port in config`);
+    const port = ctx.ports[0];
+    if (!port) throw new Error(`host ${cfg.name}: no NIC port in config`);
+    const sched = ctx.sched;
+    // the transport works in node time; the port takes the physical time of the event being handled
+    const nic = { send: (f: Frame) => port.send(f, sched.current) };
     this.transport = createTransport(cfg.transport ?? BASELINE_DEFAULTS, {
       hostId: cfg.id,
       clock: ctx.clock,
       nic,
       metrics: ctx.metrics,
-      delivered: (id, now, via) => this.received.push([id, now, via.slice()]),
+      // flow records are measurements: physical time, not the host's clock
+      delivered: (id, _now, via) => this.received.push([id, sched.current, via.slice()]),
       acked: () => this.ackedCount++,
     });
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
   }
 
+  /** `at` is physical: the workload is laid out in true time, each start read off the node clock then. */
   start(at: number): void {
-    for (const f of this.flows) this.timers.push(this.ctx.clock.at(at + f.start, this.startFlow, f));
+    const clock = this.ctx.clock;
+    for (const f of this.flows) this.timers.push(clock.at(clock.read(at + f.start), this.startFlow, f));
   }
 
   private readonly startFlow = (now: number, f: FlowSpec): void => {
-    this.started.set(f.id, now);
+    this.started.set(f.id, this.ctx.sched.current);
     this.transport.startFlow(f, now);
   };
 
@@ -50,7 +56,7 @@ export class Host implements Role {
     }
     if (now < this.lastArrival) this.ctx.sched.fidelity.causalityMisses++;
     else this.lastArrival = now;
-    this.transport.onFrame(frame, now);
+    this.transport.onFrame(frame, this.ctx.clock.now());
   }
 
   portDown(): void {}

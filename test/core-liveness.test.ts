@@ -13,8 +13,8 @@ function setup(portCount = 2) {
   const sent: Array<{ port: number; now: number; frame: Frame }> = [];
   const ports: LivenessPort[] = Array.from({ length: portCount }, (_, index) => ({
     index,
-    send: (frame: Frame, now: number) => {
-      sent.push({ port: index, now, frame });
+    send: (frame: Frame) => {
+      sent.push({ port: index, now: sched.current, frame });
       return true;
     },
   }));
@@ -44,8 +44,8 @@ describe('LivenessDetector keepalives', () => {
     const sent: number[] = [];
     const port: LivenessPort = {
       index: 0,
-      send: (_f, now) => {
-        sent.push(now);
+      send: () => {
+        sent.push(sched.current);
         return true;
       },
     };

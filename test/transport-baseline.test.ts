@@ -90,7 +90,7 @@ class Net {
       const components: TransportComponents = {
         hostId: id,
         clock: new IdealClock(this.sched),
-        nic,
+        nic: { send: (f: Frame) => nic.send(f, this.sched.current) },
         metrics: new Metrics(),
         delivered: (fid, now) => host.delivered.push({ id: fid, at: now }),
         acked: (fid, now) => host.acked.push({ id: fid, at: now }),

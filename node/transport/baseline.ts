@@ -142,7 +142,7 @@ export class BaselineTransport implements Transport {
       p: Priority.BestEffort,
       x: f.e === Ecn.Ce ? 1 : 0,
     });
-    this.c.nic.send(ack, now);
+    this.c.nic.send(ack);
     if (!r.done && r.count === r.nSeg) {
       r.done = true;
       this.c.delivered(r.id, now, r.via);
@@ -254,7 +254,7 @@ export class BaselineTransport implements Transport {
       e: Ecn.Ect,
       x: fl.spec.size,
     });
-    this.c.nic.send(data, now);
+    this.c.nic.send(data);
   }
 
   private rttSample(fl: SendFlow, sample: number): void {

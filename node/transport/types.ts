@@ -11,8 +11,8 @@ import type { FlowSpec, TransportConfig } from '../../core/messages.js';
 import type { Metrics } from '../../core/metrics.js';
 
 export interface Nic {
-  /** queues a frame on the host's egress port; false when the NIC buffer dropped it */
-  send(frame: Frame, now: number): boolean;
+  /** queues a frame on the host's egress port now; false when the NIC buffer dropped it */
+  send(frame: Frame): boolean;
 }
 
 export interface TransportComponents {
