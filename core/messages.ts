@@ -8,6 +8,7 @@ import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { PortParams } from './port.js';
 import type { FidelitySnapshot } from './scheduler.js';
+import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
 import type { WireState } from './wire.js';
 
@@ -57,6 +58,39 @@ export interface FlowSpec {
   start: number;
 }
 
+/** The node's oscillator (DESIGN §1); absent: an ideal clock (node time = physical time). */
+export interface ClockConfig {
+  offsetNs: number;
+  freqPpm: number;
+  wanderPpmPerSqrtS: number;
+  granularityNs: number;
+  seed: number;
+}
+
+export type Timestamping = 'hardware' | 'software';
+
+/** PTP settings shared by every node of a run (hosts run PTP ports, switches transparent clocks). */
+export interface PtpConfig {
+  timestamping: Timestamping;
+  transparentClocks: boolean;
+  syncIntervalNs: number;
+  announceIntervalNs: number;
+  /** announce intervals without an Announce before a master is given up (announceReceiptTimeout) */
+  announceTimeout: number;
+  /** host ids that may become grandmaster, best first (BMCA priority order) */
+  candidates: number[];
+  /** every host id in the domain */
+  hosts: number[];
+  /** moving-median length for the path delay (linuxptp delay_filter_length) */
+  delayFilter: number;
+  /** |offset| below which a locked servo counts as in lock */
+  lockThresholdNs: number;
+  /** how often every host records its true clock error */
+  sampleNs: number;
+  /** PI servo gains and thresholds (linuxptp pi.c parameters) */
+  servo: ServoConfig;
+}
+
 export interface NodeConfig {
   name: string;
   id: number;
@@ -75,6 +109,8 @@ export interface NodeConfig {
   routing?: RoutingTable;
   /** queue-occupancy sampling period, virtual ns (switches) */
   sampleNs: number;
+  clock?: ClockConfig;
+  ptp?: PtpConfig;
   /** hosts only */
   transport?: TransportConfig;
   flows?: FlowSpec[];
@@ -82,7 +118,9 @@ export interface NodeConfig {
 
 export type FaultCommand =
   | { kind: 'wire'; port: number; state: Partial<WireState> }
-  | { kind: 'wire-reset'; port: number };
+  | { kind: 'wire-reset'; port: number }
+  /** oscillator faults: a phase step, a new frequency error */
+  | { kind: 'clock'; stepNs?: number; freqPpm?: number };
 
 export type ControlMessage =
   | { type: 'config'; config: NodeConfig }
@@ -114,8 +152,24 @@ export interface QueueSeries {
   v: number[];
 }
 
+/** A host's clock as measured: true error (node clock − physical time) and PTP's own estimate. */
+export interface ClockSeries {
+  t: number[];
+  /** true error, ns */
+  err: number[];
+  /** PTP offset from master as the slave estimated it (NaN when none yet), ns */
+  offset: number[];
+  /** 0 unlocked/no master, 1 locked, 2 grandmaster */
+  state: number[];
+  /** physical times the node entered lock (servo locked and |offset| under the threshold) */
+  lockedAt: number[];
+  /** software stamping only: how much later than the hardware instant each stamp was taken (event-loop jitter) */
+  stampNoise: HistogramSnapshot | null;
+}
+
 export interface NodeReport {
   name: string;
+  clock?: ClockSeries;
   fidelity: FidelitySnapshot;
   metrics: MetricsSnapshot;
   ports: Array<{

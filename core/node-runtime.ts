@@ -6,6 +6,7 @@
  */
 import { IdealClock, type NodeClock } from './clock.js';
 import { ControlClient } from './control.js';
+import { EmulatedClock } from './emulated-clock.js';
 import { Endpoint } from './endpoint.js';
 import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
@@ -13,6 +14,7 @@ import { LivenessDetector } from './liveness.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import type { ControlMessage, NodeConfig, NodeEvent, NodeReport, ProgressStats } from './messages.js';
 import { Metrics } from './metrics.js';
+import { Oscillator } from './oscillator.js';
 import { EgressPort } from './port.js';
 import { Scheduler } from './scheduler.js';
 import { PhysClock } from './time.js';
@@ -22,6 +24,8 @@ export interface NodeContext {
   readonly config: NodeConfig;
   readonly sched: Scheduler;
   readonly clock: NodeClock;
+  /** the oscillator under an emulated clock (faults reach it), or null for an ideal clock */
+  readonly oscillator: Oscillator | null;
   readonly ports: EgressPort[];
   readonly liveness: LivenessDetector;
   readonly metrics: Metrics;
@@ -36,9 +40,11 @@ export interface Role {
   /** traffic starts; `at` is the physical time workload offsets count from */
   start(at: number): void;
   portDown(port: number, now: number): void;
+  /** a PTP frame sent by this node starts transmission on `port` at physical `txStart` */
+  departed?(port: number, frame: Frame, txStart: number): void;
   portUp(port: number, now: number): void;
   progress(): { flowsDone: number; flowsStarted: number };
-  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist'>;
+  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist' | 'clock'>;
   stop(): void;
 }
 
@@ -103,11 +109,23 @@ class NodeProcess {
           break;
         case 'fault': {
           const f = m.fault;
-          const port = this.ctx?.ports[f.port];
+          const ctx = this.ctx!;
+          if (f.kind === 'clock') {
+            // the oscillator is disturbed underneath the clock; protocols must notice on their own
+            const osc = ctx.oscillator;
+            if (!osc) throw new Error('clock fault on a node without an emulated oscillator');
+            const now = ctx.sched.now();
+            if (f.stepNs !== undefined) osc.stepPhase(f.stepNs, now);
+            if (f.freqPpm !== undefined) osc.setFrequencyPpm(f.freqPpm, now);
+            (ctx.clock as EmulatedClock).retime();
+            ctx.log.info({ fault: f }, 'clock fault applied');
+            break;
+          }
+          const port = ctx.ports[f.port];
           if (!port) throw new Error(`fault on unknown port ${f.port}`);
           if (f.kind === 'wire') port.wire.set(f.state);
           else port.wire.reset();
-          this.ctx!.log.info({ fault: f }, 'wire fault applied');
+          ctx.log.info({ fault: f }, 'wire fault applied');
           break;
         }
         case 'snapshot':
@@ -127,7 +145,9 @@ class NodeProcess {
     log.info({ kind: config.kind, ports: config.ports.length }, 'starting node');
     const phys = new PhysClock(config.epoch, config.tdf);
     const sched = new Scheduler(phys);
-    const clock = new IdealClock(sched);
+    // an emulated oscillator when the scenario models clocks, else node time is physical time
+    const oscillator = config.clock ? new Oscillator(config.clock) : null;
+    const clock: NodeClock = oscillator ? new EmulatedClock(sched, oscillator) : new IdealClock(sched);
     const metrics = new Metrics();
     // a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
     const endpoint = new Endpoint(sched, config.ports.length, config.ports.length === 1);
@@ -157,9 +177,19 @@ class NodeProcess {
         this.role?.portUp(port, now);
       },
     });
-    const ctx: NodeContext = { config, sched, clock, ports, liveness, metrics, log, emit };
+    const ctx: NodeContext = { config, sched, clock, oscillator, ports, liveness, metrics, log, emit };
     this.ctx = ctx;
-    this.role = this.factory(ctx);
+    const role = this.factory(ctx);
+    this.role = role;
+    // departure time stamps for PTP (hardware stamps, transparent clocks): only PTP frames, only if used
+    if (config.ptp && role.departed) {
+      const departed = role.departed.bind(role);
+      for (const p of ports) {
+        p.onDepart = (i, f, txStart) => {
+          if (f.t === FrameType.Ptp) departed(i, f, txStart);
+        };
+      }
+    }
     const live = liveness;
     endpoint.onFrame((now, port, frame) => {
       live.heard(port, clock.now());

@@ -39,8 +39,13 @@ export interface PortStats {
 /** Where committed frames go: the endpoint, which batches them into datagrams to the peer. */
 export type FrameSink = (port: number, frame: Frame) => void;
 
+/** Told of every frame at the moment its departure is committed, with its transmission start. */
+export type DepartureHook = (port: number, frame: Frame, txStart: number) => void;
+
 export class EgressPort {
   readonly wire: WireFilter;
+  /** time stamping at departure (PTP hardware stamps, transparent clocks); null when unused */
+  onDepart: DepartureHook | null = null;
   readonly stats: PortStats = { txFrames: 0, txBytes: 0, dropsCongestion: 0, ecnMarks: 0, maxBytes: 0 };
   /** bytes waiting in the discipline (not yet committed) */
   private queuedBytes = 0;
@@ -141,6 +146,7 @@ export class EgressPort {
       this.stats.txFrames++;
       this.stats.txBytes += f.z;
       f.a = end + this.params.propNs;
+      if (this.onDepart !== null) this.onDepart(this.index, f, start);
       if (this.wire.apply(f) === WireVerdict.Pass) this.sink(this.index, f);
     }
   }

@@ -4,7 +4,7 @@
  * corrupt them (the receiver's frame check then discards them) and add delay. Only the orchestrator's
  * fault commands change it; protocols must detect the consequences themselves.
  */
-import type { Frame } from './frame.js';
+import { type Frame, FrameType } from './frame.js';
 
 export interface WireState {
   down: boolean;
@@ -14,9 +14,17 @@ export interface WireState {
   corrupt: number;
   /** extra one-way delay, virtual ns */
   delayNs: number;
+  /** probability that a PTP frame is lost (data untouched) */
+  ptpLoss: number;
 }
 
-export const WIRE_OK: Readonly<WireState> = Object.freeze({ down: false, loss: 0, corrupt: 0, delayNs: 0 });
+export const WIRE_OK: Readonly<WireState> = Object.freeze({
+  down: false,
+  loss: 0,
+  corrupt: 0,
+  delayNs: 0,
+  ptpLoss: 0,
+});
 
 export const WireVerdict = { Pass: 0, Down: 1, Lost: 2 } as const;
 
@@ -43,7 +51,10 @@ export class WireFilter {
       this.droppedDown++;
       return WireVerdict.Down;
     }
-    if (s.loss > 0 && this.random() < s.loss) {
+    if (
+      (s.loss > 0 && this.random() < s.loss) ||
+      (s.ptpLoss > 0 && frame.t === FrameType.Ptp && this.random() < s.ptpLoss)
+    ) {
       this.droppedLoss++;
       return WireVerdict.Lost;
     }

@@ -3,14 +3,17 @@
  * at its offset from the traffic start. It keeps the per-flow records the orchestrator merges:
  * start and retransmissions on the sending side, finish and path on the receiving side.
  */
-import type { Frame } from '../core/frame.js';
+import { type Frame, FrameType } from '../core/frame.js';
 import type { FlowRecord, FlowSpec } from '../core/messages.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
+import { PtpPort, type SteerableClock } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 
 export class Host implements Role {
   private readonly transport: Transport;
+  /** the host's PTP port, when the scenario synchronizes clocks */
+  private readonly ptp: PtpPort | null = null;
   private readonly flows: FlowSpec[];
   private readonly started = new Map<number, number>();
   private readonly received: Array<[number, number, number[]]> = [];
@@ -36,10 +39,24 @@ export class Host implements Role {
       acked: () => this.ackedCount++,
     });
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
+    if (cfg.ptp) {
+      const clock = ctx.clock as SteerableClock;
+      if (typeof clock.setFrequencyPpb !== 'function')
+        throw new Error(`host ${cfg.name}: PTP needs an emulated clock`);
+      this.ptp = new PtpPort({
+        self: cfg.id,
+        cfg: cfg.ptp,
+        clock,
+        sched,
+        send: (f) => nic.send(f),
+        emit: ctx.emit,
+      });
+    }
   }
 
   /** `at` is physical: the workload is laid out in true time, each start read off the node clock then. */
   start(at: number): void {
+    this.ptp?.start(at);
     const clock = this.ctx.clock;
     for (const f of this.flows) this.timers.push(clock.at(clock.read(at + f.start), this.startFlow, f));
   }
@@ -56,7 +73,12 @@ export class Host implements Role {
     }
     if (now < this.lastArrival) this.ctx.sched.fidelity.causalityMisses++;
     else this.lastArrival = now;
-    this.transport.onFrame(frame, this.ctx.clock.now());
+    if (frame.t === FrameType.Ptp) this.ptp?.onFrame(frame, now);
+    else this.transport.onFrame(frame, this.ctx.clock.now());
+  }
+
+  departed(_port: number, frame: Frame, txStart: number): void {
+    this.ptp?.departed(frame, txStart);
   }
 
   portDown(): void {}
@@ -85,11 +107,18 @@ export class Host implements Role {
       });
     }
     this.ctx.metrics.inc('flowsAcked', this.ackedCount);
-    return { flows, received: this.received, queues: [], queueHist: null };
+    return {
+      flows,
+      received: this.received,
+      queues: [],
+      queueHist: null,
+      ...(this.ptp && { clock: this.ptp.report() }),
+    };
   }
 
   stop(): void {
     for (const t of this.timers) this.ctx.clock.cancel(t);
     this.transport.stop();
+    this.ptp?.stop();
   }
 }

@@ -6,8 +6,8 @@
  * Arrivals are Poisson with the rate that makes the offered load the requested fraction of a host link.
  */
 import type { FlowSpec } from '../core/messages.js';
+import { Rng } from '../core/random.js';
 import { SizeCdf } from './cdf.js';
-import { Rng } from './random.js';
 
 export interface WorkloadSpec {
   pattern: 'all-to-all' | 'permutation' | 'incast' | 'list';

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
+import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
@@ -65,6 +66,8 @@ export interface Summary {
   queues: { p50Bytes: number; p99Bytes: number; p999Bytes: number; maxBytes: number };
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
   faults: FaultSummary[];
+  /** time synchronization, when the scenario runs PTP */
+  clocks?: ClockSummary;
   processes: {
     started: number;
     leftRunning: number;
@@ -187,6 +190,8 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
     faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
     processes: { ...r.processes, missingReports: r.missing },
   };
+  const clocks = summarizeClocks(r);
+  if (clocks) summary.clocks = clocks;
   return { summary, flows };
 }
 
@@ -292,6 +297,7 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
       ports: rep.ports,
     };
   });
+  if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
   writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
   writeFileSync(
     `${out}/events.jsonl`,

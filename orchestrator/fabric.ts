@@ -320,7 +320,15 @@ export class StartedFabric implements AsyncDisposable {
         n.killed = true;
         await rt.kill(ev.node);
       } else if (ev.action === 'pause') await rt.pause(ev.node);
-      else await rt.resume(ev.node);
+      else if (ev.action === 'resume') await rt.resume(ev.node);
+      else {
+        const fault =
+          ev.action === 'clock-step'
+            ? { kind: 'clock' as const, stepNs: ev.stepNs }
+            : { kind: 'clock' as const, freqPpm: ev.freqPpm };
+        fired.detail = { ...fault };
+        n.conn?.send({ type: 'fault', fault });
+      }
     } else if (ev.link) {
       fired.link = ev.link;
       const [a, b] = ev.link;
@@ -337,8 +345,10 @@ export class StartedFabric implements AsyncDisposable {
         ev.action === 'link-down'
           ? { down: true }
           : ev.action === 'link-up'
-            ? { down: false, loss: 0, corrupt: 0, delayNs: 0 }
-            : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
+            ? { down: false, loss: 0, corrupt: 0, delayNs: 0, ptpLoss: 0 }
+            : ev.action === 'ptp-loss'
+              ? { ptpLoss: ev.loss }
+              : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
       fired.detail = { direction: ev.direction, ...state };
       for (const [from, to] of ends) {
         const n = this.nodes.get(from)!;

@@ -3,10 +3,11 @@
  * (ports with link and buffer parameters, routing tables, liveness, transport, its own flows) and the
  * complete flow list the orchestrator keeps for accounting.
  */
-import type { FlowSpec, NodeConfig, PortConfig } from '../core/messages.js';
+import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../core/messages.js';
+import { Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
-import type { Scenario } from './scenario/resolve.js';
+import type { Dist, Scenario } from './scenario/resolve.js';
 import { routingTable } from './topology/routing.js';
 
 export interface Plan {
@@ -24,6 +25,36 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
     hostRate,
   );
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const hostIds = hosts.map((h) => h.id);
+  const ptp: PtpConfig | undefined = sc.ptp
+    ? {
+        timestamping: sc.ptp.timestamping,
+        transparentClocks: sc.ptp.transparentClocks,
+        syncIntervalNs: sc.ptp.syncIntervalNs,
+        announceIntervalNs: sc.ptp.announceIntervalNs,
+        announceTimeout: sc.ptp.announceTimeout,
+        candidates: sc.ptp.candidates.map((c) => byName.get(c)!.id),
+        hosts: hostIds,
+        delayFilter: sc.ptp.delayFilter,
+        lockThresholdNs: sc.ptp.lockThresholdNs,
+        sampleNs: sc.ptp.sampleNs,
+        servo: sc.ptp.servo,
+      }
+    : undefined;
+  // oscillators are drawn per node from the run's seed, in node order, so a run is repeatable
+  const clockRng = new Rng(sc.seed * 7919 + 17);
+  const clockOf = (name: string, id: number): ClockConfig | undefined => {
+    const m = sc.clocks;
+    if (!m) return ptp ? ideal(id) : undefined;
+    if (m.reference === name) return ideal(id);
+    return {
+      offsetNs: draw(m.offsetNs, clockRng),
+      freqPpm: draw(m.freqPpm, clockRng),
+      wanderPpmPerSqrtS: m.wanderPpmPerSqrtS,
+      granularityNs: m.granularityNs,
+      seed: sc.seed * 65537 + id,
+    };
+  };
   const nodes = topo.nodes.map((n): NodeConfig => {
     const isHost = n.role === 'host';
     const ports = n.ports.map((p): PortConfig => {
@@ -56,10 +87,34 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
       ports,
       liveness: sc.liveness,
       sampleNs: isHost ? 0 : sc.run.sampleNs,
+      ...withClock(clockOf(n.name, n.id), ptp),
       ...(isHost
         ? { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }
         : { routing: routingTable(topo, n.name) }),
     };
   });
   return { nodes, flows };
+}
+
+function withClock(clock: ClockConfig | undefined, ptp: PtpConfig | undefined): Partial<NodeConfig> {
+  return { ...(clock && { clock }), ...(ptp && { ptp }) };
+}
+
+/** A perfect oscillator: the reference (GPS-disciplined) clock, or every clock when only PTP is asked for. */
+function ideal(id: number): ClockConfig {
+  return { offsetNs: 0, freqPpm: 0, wanderPpmPerSqrtS: 0, granularityNs: 0, seed: id };
+}
+
+function draw(d: Dist, rng: Rng): number {
+  switch (d.kind) {
+    case 'fixed':
+      return d.v;
+    case 'uniform':
+      return d.lo + (d.hi - d.lo) * rng.next();
+    case 'normal': {
+      // Box-Muller
+      const u = 1 - rng.next();
+      return d.mean + d.sd * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+    }
+  }
 }

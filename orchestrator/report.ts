@@ -48,6 +48,28 @@ export function summaryTable(s: Summary, out: string): string {
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
     rows.push(['fault', v]);
   }
+  const c = s.clocks;
+  if (c) {
+    const mode = `${c.timestamping}${c.transparentClocks ? ' + transparent clocks' : ''}`;
+    const lock = c.timeToLockNs !== null ? ` by ${formatNs(c.timeToLockNs)}` : '';
+    rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}`]);
+    rows.push([
+      '|clock error| after lock',
+      `p50 ${formatNs(c.errP50Ns)} / p99 ${formatNs(c.errP99Ns)} / max ${formatNs(c.errMaxNs)}, mean ${formatNs(c.meanErrNs)}`,
+    ]);
+    if (c.stampNoiseP99Ns !== null) {
+      rows.push([
+        'software stamp delay',
+        `p50 ${formatNs(c.stampNoiseP50Ns!)} / p99 ${formatNs(c.stampNoiseP99Ns)} (event-loop jitter)`,
+      ]);
+    }
+    for (const f of c.failovers) {
+      rows.push([
+        'grandmaster failover',
+        `${f.killed} killed at ${formatNs(f.t)}: ${f.grandmaster ?? 'nobody'} took over, all slaves locked again ${f.relockNs !== null ? `after ${formatNs(f.relockNs)}` : 'never'}`,
+      ]);
+    }
+  }
   rows.push(['processes', `${s.processes.started} started, ${s.processes.leftRunning} left running`]);
   rows.push(['results', out]);
   const w = Math.max(...rows.map(([k]) => k.length));

@@ -8,6 +8,7 @@ import { Histogram } from '../core/histogram.js';
 import type { QueueSeries } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
+import { isEventMessage } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
 import { createRouting, type Routing } from './routing.js';
 
@@ -24,6 +25,8 @@ export class Switch implements Role {
   private readonly queueHist = new Histogram();
   private sampler: Timer | null = null;
   private noRoute = 0;
+  /** end-to-end transparent clock: ingress time (switch clock) of PTP event frames in transit */
+  private readonly tcIngress: Map<Frame, number> | null;
   private forwarded = 0;
   readonly modules: SwitchModule[] = [];
 
@@ -38,9 +41,27 @@ export class Switch implements Role {
     });
     this.isDown = cfg.ports.map((p) => p.dir === 'down');
     this.series = cfg.ports.map(() => new Series());
+    this.tcIngress = cfg.ptp?.transparentClocks ? new Map() : null;
+  }
+
+  /**
+   * E2E transparent clock (IEEE 1588 §10.2): a PTP event frame's residence time, from its arrival to
+   * the start of its transmission, measured on this switch's own clock, is added to its correction
+   * field, so queueing here does not look like path delay to the slave.
+   */
+  departed(_port: number, frame: Frame, txStart: number): void {
+    const tc = this.tcIngress;
+    if (tc === null) return;
+    const t0 = tc.get(frame);
+    if (t0 === undefined) return;
+    tc.delete(frame);
+    (frame.x as { corr: number }).corr += this.ctx.clock.read(txStart) - t0;
   }
 
   onFrame(now: number, ingress: number, frame: Frame): void {
+    if (this.tcIngress !== null && frame.t === FrameType.Ptp && isEventMessage(frame.x)) {
+      this.tcIngress.set(frame, this.ctx.clock.read(now));
+    }
     if (frame.t === FrameType.Control && this.modules.length > 0) {
       for (const m of this.modules) if (m.onControl(now, ingress, frame)) return;
     }

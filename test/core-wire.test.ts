@@ -92,7 +92,7 @@ describe('WireFilter', () => {
     const w = new WireFilter(() => 0);
     w.set({ loss: 0.2 });
     w.set({ delayNs: 10 });
-    expect(w.state).toEqual({ down: false, loss: 0.2, corrupt: 0, delayNs: 10 });
+    expect(w.state).toEqual({ down: false, loss: 0.2, corrupt: 0, delayNs: 10, ptpLoss: 0 });
     w.reset();
     expect(w.state).toEqual(WIRE_OK);
     // the shared default is never mutated

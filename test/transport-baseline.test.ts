@@ -11,8 +11,8 @@ import { Ecn, type Frame, FrameType, makeFrame, WireSize } from '../core/frame.j
 import type { FlowSpec, TransportConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import { EgressPort, type PortParams } from '../core/port.js';
+import { Rng } from '../core/random.js';
 import { Scheduler } from '../core/scheduler.js';
-import { Rng } from '../node/random.js';
 import { BASELINE_DEFAULTS, BaselineTransport } from '../node/transport/baseline.js';
 import type { Nic, TransportComponents } from '../node/transport/types.js';
 

@@ -4,8 +4,8 @@
  * pattern promises (rates, offered load, derangement, incast groups, determinism).
  */
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../core/random.js';
 import { SizeCdf } from '../node/cdf.js';
-import { Rng } from '../node/random.js';
 import { generateFlows, meanFlowSize, type WorkloadSpec } from '../node/workload.js';
 
 const RATE = 100e9;

@@ -6,6 +6,7 @@
  */
 
 import type { LivenessConfig, TransportConfig } from '../../core/messages.js';
+import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
 import { BASELINE_DEFAULTS } from '../../node/transport/index.js';
@@ -26,6 +27,34 @@ export interface PortDefaults {
   hostBufferBytes: number;
 }
 
+/** A number or a distribution to draw per node from the run's seed. */
+export type Dist =
+  | { kind: 'fixed'; v: number }
+  | { kind: 'uniform'; lo: number; hi: number }
+  | { kind: 'normal'; mean: number; sd: number };
+
+export interface ClockModel {
+  offsetNs: Dist;
+  freqPpm: Dist;
+  wanderPpmPerSqrtS: number;
+  granularityNs: number;
+  /** the node whose oscillator is perfect (a GPS-disciplined grandmaster), if any */
+  reference: string | null;
+}
+
+export interface PtpSettings {
+  timestamping: 'hardware' | 'software';
+  transparentClocks: boolean;
+  syncIntervalNs: number;
+  announceIntervalNs: number;
+  announceTimeout: number;
+  candidates: string[];
+  delayFilter: number;
+  lockThresholdNs: number;
+  sampleNs: number;
+  servo: ServoConfig;
+}
+
 export interface TimelineEvent {
   at: number;
   action: (typeof TIMELINE_ACTIONS)[number];
@@ -35,6 +64,10 @@ export interface TimelineEvent {
   loss: number;
   corrupt: number;
   delayNs: number;
+  /** clock-step: phase step of the node's oscillator, ns */
+  stepNs: number;
+  /** clock-freq: the node's oscillator frequency error from then on, ppm */
+  freqPpm: number;
   /** line in the scenario file, for messages */
   line: number;
 }
@@ -49,6 +82,10 @@ export interface Scenario {
   ports: PortDefaults;
   liveness: LivenessConfig;
   transport: TransportConfig;
+  /** oscillator model; null: ideal clocks */
+  clocks: ClockModel | null;
+  /** PTP settings; null: no time synchronization */
+  ptp: PtpSettings | null;
   workload: WorkloadSpec;
   run: { drainNs: number; sampleNs: number; missThreshold: number; logLevel: string };
   timeline: TimelineEvent[];
@@ -130,6 +167,9 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
     ...(t.maxRto !== undefined && { maxRtoNs: num(['transport', 'maxRto'], t.maxRto, parseDurationNs) }),
   };
 
+  const clocks = resolveClocks(src, topology);
+  const ptp = resolvePtp(src, topology);
+  if (clocks && ptp && clocks.reference === null) clocks.reference = ptp.candidates[0];
   const seed = d.seed ?? DEFAULTS.seed;
   const workload = resolveWorkload(src, topology, seed);
   const r = d.run ?? {};
@@ -152,9 +192,120 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
     ports,
     liveness,
     transport,
+    clocks,
+    ptp,
     workload,
     run,
     timeline,
+  };
+}
+
+/** `uniform(a, b)`, `normal(mean, sd)` or a plain value; `unit` parses one operand. */
+export function parseDist(value: string | number, unit: (v: string) => number): Dist {
+  if (typeof value === 'number') return { kind: 'fixed', v: value };
+  const m = /^\s*(uniform|normal)\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)\s*$/.exec(value);
+  if (!m) return { kind: 'fixed', v: unit(value.trim()) };
+  const a = unit(m[2]);
+  const b = unit(m[3]);
+  if (m[1] === 'uniform') {
+    if (b < a) throw new RangeError(`uniform(${m[2]}, ${m[3]}): the upper bound is below the lower one`);
+    return { kind: 'uniform', lo: a, hi: b };
+  }
+  if (b < 0) throw new RangeError(`normal(${m[2]}, ${m[3]}): the standard deviation must be >= 0`);
+  return { kind: 'normal', mean: a, sd: b };
+}
+
+const signedNs = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
+const plainNumber = (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new RangeError(`not a number: '${v}'`);
+  return n;
+};
+
+/**
+ * Defaults, and why: ±50 ppm and a little wander are typical of the crystal oscillators of servers
+ * and switches (the figure PTP studies quote); 10 µs of initial offset is what NTP leaves behind;
+ * 8 ns read granularity is a 125 MHz PHC counter.
+ */
+const CLOCK_DEFAULTS = {
+  offset: 'uniform(-10us, 10us)',
+  freq: 'uniform(-50, 50)',
+  wander: 0.5,
+  granularity: '8ns',
+};
+
+function resolveClocks(src: ScenarioSource, topo: Topology): ClockModel | null {
+  const c = src.data.clocks;
+  if (c === undefined) return null;
+  const at = <T>(field: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (err) {
+      throw src.error(['clocks', field], (err as Error).message);
+    }
+  };
+  const reference = c.reference ?? null;
+  if (reference !== null && !topo.nodes.some((n) => n.name === reference)) {
+    throw src.error(['clocks', 'reference'], `no node named '${reference}' in the topology`);
+  }
+  return {
+    offsetNs: at('offset', () => parseDist(c.offset ?? CLOCK_DEFAULTS.offset, signedNs)),
+    freqPpm: at('freq', () => parseDist(c.freq ?? CLOCK_DEFAULTS.freq, plainNumber)),
+    wanderPpmPerSqrtS: c.wander ?? CLOCK_DEFAULTS.wander,
+    granularityNs: at('granularity', () => parseDurationNs(c.granularity ?? CLOCK_DEFAULTS.granularity)),
+    reference,
+  };
+}
+
+/**
+ * Defaults, and why: a 100 µs sync interval (linuxptp's 1/8 s would not fit runs of milliseconds of
+ * virtual time); announces every 1 ms with linuxptp's receipt timeout of 3; linuxptp's delay filter
+ * length 10. The servo keeps linuxptp's per-sample dynamics (kp 0.7, ki 0.3 at a 1 s interval for
+ * hardware stamps; 0.1 and 0.001 for software) by scaling the gains with 1/interval (exponent -1):
+ * with linuxptp's own exponents a 100 µs interval would take seconds of virtual time to settle.
+ */
+function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | null {
+  const p = src.data.ptp;
+  if (p === undefined) return null;
+  const hosts = topo.nodes.filter((n) => n.role === 'host');
+  const candidates: string[] = p.candidates ?? [hosts[0].name, hosts[hosts.length - 1].name];
+  for (const [i, c] of candidates.entries()) {
+    if (!hosts.some((h) => h.name === c))
+      throw src.error(['ptp', 'candidates', i], `no host named '${c}' (PTP runs on hosts)`);
+  }
+  const timestamping: 'hardware' | 'software' = p.timestamping ?? 'hardware';
+  const base = defaultServoConfig(timestamping);
+  const s = p.servo ?? {};
+  const servo: ServoConfig = {
+    ...base,
+    kpExponent: -1,
+    kiExponent: -1,
+    // linuxptp steps only beyond 20 µs on the first update, fine at 1 s intervals; at 100 µs intervals
+    // slewing 20 µs at the 900 ppm clamp would take 22 ms of a run: step anything beyond 1 µs instead
+    firstStepThresholdNs: 1000,
+    ...(s.kpScale !== undefined && { kpScale: s.kpScale }),
+    ...(s.kpExponent !== undefined && { kpExponent: s.kpExponent }),
+    ...(s.kiScale !== undefined && { kiScale: s.kiScale }),
+    ...(s.kiExponent !== undefined && { kiExponent: s.kiExponent }),
+    ...(s.maxFrequency !== undefined && { maxFrequencyPpb: s.maxFrequency }),
+    ...(s.stepThreshold !== undefined && { stepThresholdNs: parseDurationNs(s.stepThreshold) }),
+    ...(s.firstStepThreshold !== undefined && {
+      firstStepThresholdNs: parseDurationNs(s.firstStepThreshold),
+    }),
+  };
+  const syncIntervalNs = parseDurationNs(p.syncInterval ?? '100us');
+  if (!(syncIntervalNs > 0)) throw src.error(['ptp', 'syncInterval'], 'must be > 0');
+  return {
+    timestamping,
+    transparentClocks: p.transparentClocks ?? true,
+    syncIntervalNs,
+    announceIntervalNs: parseDurationNs(p.announceInterval ?? '1ms'),
+    announceTimeout: p.announceTimeout ?? 3,
+    candidates,
+    delayFilter: p.delayFilter ?? 10,
+    lockThresholdNs: parseDurationNs(p.lockThreshold ?? (timestamping === 'hardware' ? '100ns' : '2us')),
+    sampleNs: parseDurationNs(p.sample ?? '10us'),
+    servo,
   };
 }
 
@@ -266,9 +417,23 @@ function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): Ti
       loss: (e.loss as number) ?? 0,
       corrupt: (e.corrupt as number) ?? 0,
       delayNs: e.delay !== undefined ? parseDurationNs(e.delay as string) : 0,
+      stepNs: e.step !== undefined ? signedNs(String(e.step)) : 0,
+      freqPpm: (e.freq as number) ?? 0,
       line: src.lineOf(path),
     };
-    if (action === 'kill' || action === 'pause' || action === 'resume') {
+    if (action === 'clock-step' || action === 'clock-freq') {
+      if (!src.data.clocks)
+        throw src.error([...path, 'action'], `'${action}' needs a clocks: section (emulated oscillators)`);
+      const field = action === 'clock-step' ? 'step' : 'freq';
+      if (e[field] === undefined) throw src.error([...path, field], `'${action}' needs ${field}`);
+    }
+    if (
+      action === 'kill' ||
+      action === 'pause' ||
+      action === 'resume' ||
+      action === 'clock-step' ||
+      action === 'clock-freq'
+    ) {
       if (e.node === undefined) throw src.error([...path, 'node'], `'${action}' needs the node to ${action}`);
       if (!topo.nodes.some((n) => n.name === e.node))
         throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);

@@ -15,6 +15,16 @@ const rate = {
 };
 const bytes = { type: ['string', 'number'], pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*([kKmMgG]i?)?[bB]?\\s*$' };
 const nodeName = { type: 'string', minLength: 1 };
+const signedDuration = {
+  type: ['string', 'number'],
+  pattern: '^\\s*-?[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
+};
+/** a value or a distribution: `uniform(-50, 50)`, `normal(0, 10us)` */
+const distribution = {
+  type: ['string', 'number'],
+  pattern:
+    '^\\s*(-?[0-9.]+\\s*[a-zµ]*|(uniform|normal)\\(\\s*-?[0-9.]+\\s*[a-zµ]*\\s*,\\s*-?[0-9.]+\\s*[a-zµ]*\\s*\\))\\s*$',
+};
 const probability = { type: 'number', minimum: 0, maximum: 1 };
 
 const link = {
@@ -31,7 +41,17 @@ const linkRef = {
   description: 'the two node names at the ends of the link, e.g. [leaf0, spine1]',
 };
 
-export const TIMELINE_ACTIONS = ['kill', 'pause', 'resume', 'link-down', 'link-up', 'link-lossy'] as const;
+export const TIMELINE_ACTIONS = [
+  'kill',
+  'pause',
+  'resume',
+  'link-down',
+  'link-up',
+  'link-lossy',
+  'ptp-loss',
+  'clock-step',
+  'clock-freq',
+] as const;
 
 export const scenarioSchema = {
   type: 'object',
@@ -75,6 +95,45 @@ export const scenarioSchema = {
       type: 'object',
       additionalProperties: false,
       properties: { interval: duration, multiplier: { type: 'integer', minimum: 1 } },
+    },
+    clocks: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        offset: distribution,
+        freq: distribution,
+        wander: { type: 'number', minimum: 0 },
+        granularity: duration,
+        reference: nodeName,
+      },
+    },
+    ptp: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        timestamping: { enum: ['hardware', 'software'] },
+        transparentClocks: { type: 'boolean' },
+        syncInterval: duration,
+        announceInterval: duration,
+        announceTimeout: { type: 'integer', minimum: 1 },
+        candidates: { type: 'array', items: nodeName, minItems: 1 },
+        delayFilter: { type: 'integer', minimum: 1 },
+        lockThreshold: duration,
+        sample: duration,
+        servo: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            kpScale: { type: 'number', exclusiveMinimum: 0 },
+            kpExponent: { type: 'number' },
+            kiScale: { type: 'number', minimum: 0 },
+            kiExponent: { type: 'number' },
+            maxFrequency: { type: 'number', exclusiveMinimum: 0 },
+            stepThreshold: duration,
+            firstStepThreshold: duration,
+          },
+        },
+      },
     },
     transport: {
       type: 'object',
@@ -136,6 +195,8 @@ export const scenarioSchema = {
           loss: probability,
           corrupt: probability,
           delay: duration,
+          step: signedDuration,
+          freq: { type: 'number' },
         },
       },
     },

@@ -1,0 +1,172 @@
+/**
+ * The emulated oscillator under a node clock (DESIGN §1): what a node's crystal would count if nobody
+ * disciplined it. Its frequency error y(t) = base + w(t) is a constant part (ppm, changeable by a
+ * fault) plus a random walk w whose gaussian increments are drawn at every `stepNs` boundary of
+ * physical time from a seeded Rng, so the same seed always gives the same trajectory, whatever the
+ * read pattern. The trajectory is kept as breakpoints (phys, dev = osc - phys, y), created lazily as
+ * reads move forward; the last 256 stay in a ring so that reads slightly in the past (a timestamp
+ * taken late, a metrics sample) are exact. Storing `osc - phys` instead of `osc` keeps the summed
+ * increments small, so rounding grows with the clock error, not with the run length.
+ */
+import { Rng } from './random.js';
+
+export interface OscillatorParams {
+  /** oscillator reading at physical time 0, ns */
+  offsetNs: number;
+  /** constant frequency error, ppm */
+  freqPpm: number;
+  /** random-walk frequency noise: std-dev of the frequency change, in ppm, over one second of physical
+   * time; scales with sqrt(dt) */
+  wanderPpmPerSqrtS: number;
+  /** reads are floored to a multiple of this by the clock on top; 0 = exact */
+  granularityNs: number;
+  seed: number;
+}
+
+/** How many breakpoints stay exact for reads in the past. */
+const RING = 256;
+
+export class Oscillator {
+  /** read granularity from the params; the oscillator itself reads exactly, the clock above floors */
+  readonly granularityNs: number;
+  private readonly rng: Rng;
+  private readonly stepNs: number;
+  /** std-dev of one wander increment (dimensionless frequency) */
+  private readonly sigma: number;
+  // breakpoint ring: physical time, osc - phys there, frequency error from there on
+  private readonly bpPhys = new Float64Array(RING);
+  private readonly bpDev = new Float64Array(RING);
+  private readonly bpY = new Float64Array(RING);
+  /** index of the oldest kept breakpoint */
+  private head = 0;
+  private count = 0;
+  /** index of the newest breakpoint, cached for the hot path */
+  private last = 0;
+  /** constant part of the frequency error */
+  private base: number;
+  /** random-walk part of the frequency error at the newest breakpoint */
+  private wander = 0;
+  /** physical time of the next wander update */
+  private nextStep: number;
+  /** Box-Muller gives two normals per draw; the second waits here */
+  private spare = 0;
+  private hasSpare = false;
+
+  constructor(p: OscillatorParams, stepNs = 1000) {
+    if (!(stepNs > 0)) throw new RangeError(`Oscillator: stepNs must be > 0, got ${stepNs}`);
+    if (!(p.wanderPpmPerSqrtS >= 0)) {
+      throw new RangeError(`Oscillator: wanderPpmPerSqrtS must be >= 0, got ${p.wanderPpmPerSqrtS}`);
+    }
+    if (!(p.granularityNs >= 0)) {
+      throw new RangeError(`Oscillator: granularityNs must be >= 0, got ${p.granularityNs}`);
+    }
+    this.granularityNs = p.granularityNs;
+    this.rng = new Rng(p.seed);
+    this.stepNs = stepNs;
+    this.sigma = p.wanderPpmPerSqrtS * 1e-6 * Math.sqrt(stepNs / 1e9);
+    this.base = p.freqPpm * 1e-6;
+    // without wander the frequency only changes on faults: no step breakpoints needed at all
+    this.nextStep = this.sigma > 0 ? stepNs : Number.POSITIVE_INFINITY;
+    this.push(0, p.offsetNs, this.base);
+  }
+
+  /** Raw oscillator time at physical time `phys` (not floored). */
+  read(phys: number): number {
+    if (phys >= this.nextStep) this.advance(phys);
+    let i = this.last;
+    if (phys < this.bpPhys[i]) i = this.find(phys);
+    return phys + this.bpDev[i] + (phys - this.bpPhys[i]) * this.bpY[i];
+  }
+
+  /** d(osc)/d(phys) at `phys`: 1 + y. */
+  rateAt(phys: number): number {
+    if (phys >= this.nextStep) this.advance(phys);
+    let i = this.last;
+    if (phys < this.bpPhys[i]) i = this.find(phys);
+    return 1 + this.bpY[i];
+  }
+
+  /**
+   * A fault: the constant frequency error becomes `ppm` from `phys` on (the wander keeps going). A time
+   * before the newest breakpoint is moved up to it: that history has been handed out already.
+   */
+  setFrequencyPpm(ppm: number, phys: number): void {
+    const i = this.breakAt(phys);
+    this.base = ppm * 1e-6;
+    this.bpY[i] = this.base + this.wander;
+  }
+
+  /** A fault: the oscillator jumps by `deltaNs` at `phys` (same rule for past times as above). */
+  stepPhase(deltaNs: number, phys: number): void {
+    const i = this.breakAt(phys);
+    this.bpDev[i] += deltaNs;
+  }
+
+  /** Makes sure a breakpoint sits at max(phys, newest) and returns its index, for faults to edit. */
+  private breakAt(phys: number): number {
+    const t = Math.max(phys, this.bpPhys[this.last]);
+    if (t >= this.nextStep) this.advance(t);
+    const l = this.last;
+    if (this.bpPhys[l] === t) return l;
+    this.push(t, this.bpDev[l] + (t - this.bpPhys[l]) * this.bpY[l], this.bpY[l]);
+    return this.last;
+  }
+
+  /** Lays wander breakpoints at every step boundary up to `phys`. */
+  private advance(phys: number): void {
+    const sigma = this.sigma;
+    const stepNs = this.stepNs;
+    while (this.nextStep <= phys) {
+      const t = this.nextStep;
+      const l = this.last;
+      const dev = this.bpDev[l] + (t - this.bpPhys[l]) * this.bpY[l];
+      this.wander += sigma * this.gauss();
+      this.push(t, dev, this.base + this.wander);
+      this.nextStep = t + stepNs;
+    }
+  }
+
+  /** Index of the newest kept breakpoint at or before `phys`; the oldest one if all are later. */
+  private find(phys: number): number {
+    // binary search over ring positions 0..count-1 (0 = oldest)
+    let lo = 0;
+    let hi = this.count - 1;
+    if (phys < this.bpPhys[this.head]) return this.head;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.bpPhys[(this.head + mid) % RING] <= phys) lo = mid;
+      else hi = mid - 1;
+    }
+    return (this.head + lo) % RING;
+  }
+
+  private push(phys: number, dev: number, y: number): void {
+    let i: number;
+    if (this.count < RING) {
+      i = (this.head + this.count) % RING;
+      this.count++;
+    } else {
+      // full: the oldest slot becomes the newest
+      i = this.head;
+      this.head = (this.head + 1) % RING;
+    }
+    this.bpPhys[i] = phys;
+    this.bpDev[i] = dev;
+    this.bpY[i] = y;
+    this.last = i;
+  }
+
+  /** A standard normal by Box-Muller, using both outputs. */
+  private gauss(): number {
+    if (this.hasSpare) {
+      this.hasSpare = false;
+      return this.spare;
+    }
+    // 1 - next() is in (0, 1], so the log is finite
+    const r = Math.sqrt(-2 * Math.log(1 - this.rng.next()));
+    const th = 2 * Math.PI * this.rng.next();
+    this.spare = r * Math.sin(th);
+    this.hasSpare = true;
+    return r * Math.cos(th);
+  }
+}

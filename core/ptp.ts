@@ -1,0 +1,352 @@
+/**
+ * A PTP port of a host (IEEE 1588 two-step, end-to-end delay mechanism), run over the emulated
+ * fabric as high-priority frames. The pipeline follows linuxptp's `clock_synchronize`: time stamps →
+ * path delay (moving median) → offset → PI servo → frequency adjustment or phase step of the node
+ * clock. A small BMCA picks the grandmaster: candidates announce themselves; the best live one
+ * (candidate order, then identity) is master; a master silent for `announceTimeout` intervals is given
+ * up, so killing the grandmaster makes the next candidate take over.
+ *
+ * Time stamps come in two modes. `hardware`: taken at the frame's physical departure (start of
+ * transmission) and arrival on the port, read off the node clock. `software`: taken when the process
+ * code handles the frame, so event-loop lateness appears as time stamp noise, as with a kernel stack.
+ */
+import type { NodeClock } from './clock.js';
+import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
+import { Histogram } from './histogram.js';
+import { MovingMedian } from './median.js';
+import type { ClockSeries, PtpConfig } from './messages.js';
+import type { Scheduler, Timer } from './scheduler.js';
+import { createServo, defaultServoConfig, type Servo } from './servo.js';
+
+/** A node clock PTP can steer (the emulated clock). */
+export interface SteerableClock extends NodeClock {
+  setFrequencyPpb(ppb: number): void;
+  step(deltaNs: number): void;
+}
+
+/** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
+export type PtpMessage =
+  | { m: 'announce'; prio: number }
+  | { m: 'sync'; seq: number; corr: number }
+  | { m: 'fup'; seq: number; t1: number; corr: number }
+  | { m: 'dreq'; seq: number; corr: number }
+  | { m: 'dresp'; seq: number; t4: number; corr: number };
+
+/** Wire sizes: PTPv2 over UDP/IPv4/Ethernet (44-byte Sync + headers; 64-byte Announce + headers). */
+const SIZE = { event: 90, general: 100, announce: 110 } as const;
+
+export function isEventMessage(x: unknown): x is { m: 'sync' | 'dreq'; corr: number } {
+  const m = (x as { m?: string } | null)?.m;
+  return m === 'sync' || m === 'dreq';
+}
+
+export interface PtpComponents {
+  self: number;
+  cfg: PtpConfig;
+  clock: SteerableClock;
+  sched: Scheduler;
+  /** sends a frame on the host's NIC now */
+  send(frame: Frame): void;
+  emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+}
+
+enum Role {
+  Listening = 0,
+  Slave = 1,
+  Master = 2,
+}
+
+/** Consecutive in-threshold samples before a locked servo counts as in lock. */
+const LOCK_SAMPLES = 4;
+
+export class PtpPort {
+  private role: Role = Role.Listening;
+  private master = -1;
+  private readonly prio: number;
+  private readonly foreign = new Map<number, { prio: number; heard: number }>();
+  private readonly servo: Servo;
+  private readonly delay: MovingMedian;
+  private meanDelay = Number.NaN;
+  private pendingSync: { seq: number; t2: number; c: number } | null = null;
+  private lastSync: { t1: number; t2: number; c: number } | null = null;
+  private pendingDreq: { seq: number; t3: number } | null = null;
+  private seq = 0;
+  private lastOffset = Number.NaN;
+  private inLockCount = 0;
+  private inLock = false;
+  private timers: Array<Timer | null> = [null, null, null, null];
+  private readonly series: ClockSeries = {
+    t: [],
+    err: [],
+    offset: [],
+    state: [],
+    lockedAt: [],
+    stampNoise: null,
+  };
+  /** software stamps: delay between the hardware instant and the stamp, i.e. event-loop jitter */
+  private readonly stampNoise = new Histogram();
+  /** master side: t1 of each sync awaiting its follow-up, by frame */
+  private readonly syncT1 = new Map<Frame, number>();
+
+  constructor(private readonly c: PtpComponents) {
+    this.prio = c.cfg.candidates.indexOf(c.self);
+    this.servo = createServo(c.cfg.servo ?? defaultServoConfig(c.cfg.timestamping));
+    this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
+    this.delay = new MovingMedian(c.cfg.delayFilter);
+  }
+
+  start(at: number): void {
+    const { clock, cfg, sched } = this.c;
+    const t0 = clock.read(at);
+    // candidates claim mastership in priority order, one announce interval apart, so the best one wins
+    // without a contest; everyone else listens
+    if (this.prio >= 0) this.timers[0] = clock.at(t0 + this.prio * cfg.announceIntervalNs, this.announceTick);
+    else this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
+    this.timers[3] = sched.at(at, this.sample);
+  }
+
+  stop(): void {
+    for (let i = 0; i < 3; i++) this.c.clock.cancel(this.timers[i]);
+    this.c.sched.cancel(this.timers[3]);
+  }
+
+  report(): ClockSeries {
+    if (!this.hw) this.series.stampNoise = this.stampNoise.snapshot();
+    return this.series;
+  }
+
+  // ---- time stamps ----
+
+  /** Receive time stamp of a frame that fully arrived at physical time `arrival`. */
+  private rxStamp(arrival: number): number {
+    if (this.c.cfg.timestamping === 'hardware') return this.c.clock.read(arrival);
+    const now = this.c.sched.now();
+    this.stampNoise.record(now > arrival ? now - arrival : 0);
+    return this.c.clock.read(Math.max(now, arrival));
+  }
+
+  /** Software transmit time stamp: when the code hands the frame over. */
+  private swTxStamp(): number {
+    const s = this.c.sched;
+    const now = s.now();
+    this.stampNoise.record(now > s.current ? now - s.current : 0);
+    return this.c.clock.read(Math.max(now, s.current));
+  }
+
+  private get hw(): boolean {
+    return this.c.cfg.timestamping === 'hardware';
+  }
+
+  /** Port hook: a PTP frame of ours starts transmission at physical `txStart` (hardware stamps). */
+  departed(frame: Frame, txStart: number): void {
+    if (!this.hw || frame.s !== this.c.self) return;
+    const x = frame.x as PtpMessage;
+    const t = this.c.clock.read(txStart);
+    if (x.m === 'sync') {
+      // two-step: the follow-up carries the precise origin time stamp; send it once this event is done
+      this.syncT1.set(frame, t);
+      this.c.sched.at(this.c.sched.current, this.sendFollowUp, frame);
+    } else if (x.m === 'dreq' && this.pendingDreq?.seq === x.seq) {
+      this.pendingDreq.t3 = t;
+    }
+  }
+
+  private readonly sendFollowUp = (_now: number, sync: Frame): void => {
+    const t1 = this.syncT1.get(sync);
+    this.syncT1.delete(sync);
+    if (t1 === undefined) return;
+    const x = sync.x as { seq: number };
+    this.send(sync.d, { m: 'fup', seq: x.seq, t1, corr: 0 }, SIZE.general);
+  };
+
+  private send(dst: number, body: PtpMessage, size: number): Frame {
+    const f = makeFrame({ t: FrameType.Ptp, s: this.c.self, d: dst, z: size, p: Priority.Control, x: body });
+    this.c.send(f);
+    return f;
+  }
+
+  // ---- receive ----
+
+  /** A PTP frame for this host, fully arrived at physical time `arrival`. */
+  onFrame(frame: Frame, arrival: number): void {
+    const x = frame.x as PtpMessage;
+    switch (x?.m) {
+      case 'announce':
+        this.foreign.set(frame.s, { prio: x.prio, heard: this.c.clock.now() });
+        this.bmca();
+        break;
+      case 'sync':
+        if (this.role === Role.Slave && frame.s === this.master) {
+          this.pendingSync = { seq: x.seq, t2: this.rxStamp(arrival), c: x.corr };
+        }
+        break;
+      case 'fup':
+        if (this.role === Role.Slave && frame.s === this.master && this.pendingSync?.seq === x.seq) {
+          const p = this.pendingSync;
+          this.pendingSync = null;
+          this.lastSync = { t1: x.t1, t2: p.t2, c: p.c + x.corr };
+          this.synchronize(arrival);
+        }
+        break;
+      case 'dreq':
+        if (this.role === Role.Master) {
+          this.send(
+            frame.s,
+            { m: 'dresp', seq: x.seq, t4: this.rxStamp(arrival), corr: x.corr },
+            SIZE.general,
+          );
+        }
+        break;
+      case 'dresp': {
+        const d = this.pendingDreq;
+        const s = this.lastSync;
+        if (
+          this.role !== Role.Slave ||
+          frame.s !== this.master ||
+          d === null ||
+          d.seq !== x.seq ||
+          s === null
+        )
+          break;
+        this.pendingDreq = null;
+        if (!Number.isFinite(d.t3)) break;
+        // E2E path delay from the last sync and this exchange, corrections removed (IEEE 1588 11.3)
+        const sample = (s.t2 - s.t1 - s.c + (x.t4 - d.t3 - x.corr)) / 2;
+        this.meanDelay = this.delay.push(sample);
+        break;
+      }
+    }
+  }
+
+  /** offset → servo → clock (linuxptp clock_synchronize). */
+  private synchronize(arrival: number): void {
+    const s = this.lastSync!;
+    if (Number.isNaN(this.meanDelay)) return;
+    const offset = s.t2 - s.t1 - s.c - this.meanDelay;
+    this.lastOffset = offset;
+    const { ppb, state } = this.servo.sample(offset, s.t2);
+    const clock = this.c.clock;
+    if (state === 'jump') {
+      clock.setFrequencyPpb(-ppb);
+      clock.step(-offset);
+      this.lastSync = null;
+      this.c.emit('ptp-step', arrival, { offsetNs: offset });
+    } else if (state === 'locked') {
+      clock.setFrequencyPpb(-ppb);
+    }
+    const within = state === 'locked' && Math.abs(offset) < this.c.cfg.lockThresholdNs;
+    this.inLockCount = within ? this.inLockCount + 1 : 0;
+    if (!this.inLock && this.inLockCount >= LOCK_SAMPLES) {
+      this.inLock = true;
+      this.series.lockedAt.push(arrival);
+      this.c.emit('ptp-locked', arrival, { master: this.master, offsetNs: offset });
+    } else if (this.inLock && (state === 'unlocked' || Math.abs(offset) > 10 * this.c.cfg.lockThresholdNs)) {
+      this.inLock = false;
+      this.c.emit('ptp-unlocked', arrival, { master: this.master, offsetNs: offset });
+    }
+  }
+
+  // ---- master selection ----
+
+  private readonly announceTick = (now: number): void => {
+    if (this.role === Role.Master) this.announce();
+    this.bmca();
+    this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
+  };
+
+  private announce(): void {
+    for (const h of this.c.cfg.hosts)
+      if (h !== this.c.self) this.send(h, { m: 'announce', prio: this.prio }, SIZE.announce);
+  }
+
+  /** The best live clock: candidates by priority order, then identity (a small BMCA). */
+  private bmca(): void {
+    const { cfg, clock, self } = this.c;
+    const now = clock.now();
+    const expire = cfg.announceTimeout * cfg.announceIntervalNs;
+    let best = -1;
+    let bestPrio = Number.POSITIVE_INFINITY;
+    if (this.prio >= 0) {
+      best = self;
+      bestPrio = this.prio;
+    }
+    for (const [id, f] of this.foreign) {
+      if (now - f.heard > expire) continue;
+      if (f.prio < bestPrio || (f.prio === bestPrio && id < best)) {
+        best = id;
+        bestPrio = f.prio;
+      }
+    }
+    if (best === self && this.role !== Role.Master) this.becomeMaster(now);
+    else if (best !== self && best >= 0 && (this.role !== Role.Slave || this.master !== best))
+      this.becomeSlave(best);
+    else if (best < 0 && this.role === Role.Slave) {
+      // the master is gone and nobody else announces: hold over on the last frequency
+      this.role = Role.Listening;
+      this.master = -1;
+      this.c.emit('ptp-master-lost', this.c.sched.current, {});
+    }
+  }
+
+  private becomeMaster(now: number): void {
+    this.role = Role.Master;
+    this.master = this.c.self;
+    this.inLock = false;
+    this.c.emit('ptp-grandmaster', this.c.sched.current, {});
+    // tell the domain at once rather than an announce interval later
+    this.announce();
+    this.c.clock.cancel(this.timers[1]);
+    this.c.clock.cancel(this.timers[2]);
+    this.timers[1] = this.c.clock.at(now, this.syncTick);
+  }
+
+  private becomeSlave(master: number): void {
+    const wasMaster = this.role === Role.Master;
+    this.role = Role.Slave;
+    this.master = master;
+    this.servo.reset();
+    this.delay.reset();
+    this.meanDelay = Number.NaN;
+    this.pendingSync = this.lastSync = this.pendingDreq = null;
+    this.inLock = false;
+    this.inLockCount = 0;
+    this.c.emit('ptp-master-changed', this.c.sched.current, { master, wasMaster });
+    this.c.clock.cancel(this.timers[1]);
+    this.c.clock.cancel(this.timers[2]);
+    // delay requests half a sync interval after syncs, so both directions see the same load
+    this.timers[2] = this.c.clock.at(this.c.clock.now() + this.c.cfg.syncIntervalNs / 2, this.delayReqTick);
+  }
+
+  private readonly syncTick = (now: number): void => {
+    if (this.role !== Role.Master) return;
+    const seq = ++this.seq;
+    for (const h of this.c.cfg.hosts) {
+      if (h === this.c.self) continue;
+      this.send(h, { m: 'sync', seq, corr: 0 }, SIZE.event);
+      // software stamps: the origin time is known at once; hardware: the follow-up waits for departure
+      if (!this.hw) this.send(h, { m: 'fup', seq, t1: this.swTxStamp(), corr: 0 }, SIZE.general);
+    }
+    this.timers[1] = this.c.clock.at(now + this.c.cfg.syncIntervalNs, this.syncTick);
+  };
+
+  private readonly delayReqTick = (now: number): void => {
+    if (this.role !== Role.Slave) return;
+    const seq = ++this.seq;
+    this.pendingDreq = { seq, t3: Number.NaN };
+    if (!this.hw) this.pendingDreq.t3 = this.swTxStamp();
+    this.send(this.master, { m: 'dreq', seq, corr: 0 }, SIZE.event);
+    this.timers[2] = this.c.clock.at(now + this.c.cfg.syncIntervalNs, this.delayReqTick);
+  };
+
+  // ---- measurement ----
+
+  /** Ground truth, in physical time: the node clock against physical time (DESIGN §1). */
+  private readonly sample = (now: number): void => {
+    const s = this.series;
+    s.t.push(now);
+    s.err.push(this.c.clock.read(now) - now);
+    s.offset.push(this.role === Role.Slave ? this.lastOffset : Number.NaN);
+    s.state.push(this.role === Role.Master ? 2 : this.inLock ? 1 : 0);
+    this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * Clock results: from every host's measured series (true error = node clock − physical time, sampled
+ * in physical time) the run's time-synchronization figures — who locked and when, the error after
+ * lock, how much software time stamps were delayed by the event loop, and how long re-locking took
+ * after a grandmaster failed — plus clocks.csv and an SVG of error against time per node.
+ */
+import { writeFileSync } from 'node:fs';
+import { Histogram } from '../core/histogram.js';
+import type { NodeEvent } from '../core/messages.js';
+import type { FabricResult } from './fabric.js';
+import { lineChart } from './plot.js';
+
+export interface ClockNodeSummary {
+  node: string;
+  /** first lock, virtual ns since traffic start; null if never */
+  lockedAt: number | null;
+  errP50Ns: number;
+  errP99Ns: number;
+  errMaxNs: number;
+  /** signed mean error after lock: the bias (e.g. half a path asymmetry) */
+  meanErrNs: number;
+}
+
+export interface ClockSummary {
+  timestamping: string;
+  transparentClocks: boolean;
+  slaves: number;
+  lockedNodes: number;
+  /** time until the last slave locked, virtual ns since traffic start */
+  timeToLockNs: number | null;
+  /** |true error| of slaves after their first lock */
+  errP50Ns: number;
+  errP99Ns: number;
+  errMaxNs: number;
+  meanErrNs: number;
+  /** software stamps: delay of the stamp after the hardware instant (event-loop jitter); null for hardware */
+  stampNoiseP50Ns: number | null;
+  stampNoiseP99Ns: number | null;
+  failovers: Array<{ killed: string; t: number; grandmaster: string | null; relockNs: number | null }>;
+  nodes: ClockNodeSummary[];
+}
+
+export function summarizeClocks(r: FabricResult): ClockSummary | null {
+  const ptp = r.scenario.ptp;
+  if (!ptp) return null;
+  const all = new Histogram();
+  const noise = new Histogram();
+  let sum = 0;
+  let n = 0;
+  const nodes: ClockNodeSummary[] = [];
+  for (const rep of r.reports) {
+    const c = rep.clock;
+    if (!c) continue;
+    if (c.stampNoise) noise.merge(c.stampNoise);
+    const everSlave = c.state.some((s) => s !== 2);
+    if (!everSlave) continue;
+    const first = c.lockedAt.length > 0 ? c.lockedAt[0] : null;
+    const h = new Histogram();
+    let nodeSum = 0;
+    let nodeN = 0;
+    if (first !== null) {
+      for (let i = 0; i < c.t.length; i++) {
+        if (c.t[i] < first || c.state[i] === 2) continue;
+        const e = c.err[i];
+        h.record(Math.abs(e));
+        all.record(Math.abs(e));
+        nodeSum += e;
+        nodeN++;
+      }
+    }
+    sum += nodeSum;
+    n += nodeN;
+    nodes.push({
+      node: rep.name,
+      lockedAt: first === null ? null : first - r.trafficStart,
+      errP50Ns: h.quantile(0.5),
+      errP99Ns: h.quantile(0.99),
+      errMaxNs: h.max,
+      meanErrNs: nodeN > 0 ? nodeSum / nodeN : 0,
+    });
+  }
+  const locked = nodes.filter((x) => x.lockedAt !== null);
+  return {
+    timestamping: ptp.timestamping,
+    transparentClocks: ptp.transparentClocks,
+    slaves: nodes.length,
+    lockedNodes: locked.length,
+    timeToLockNs: locked.length > 0 ? Math.max(...locked.map((x) => x.lockedAt!)) : null,
+    errP50Ns: all.quantile(0.5),
+    errP99Ns: all.quantile(0.99),
+    errMaxNs: all.max,
+    meanErrNs: n > 0 ? sum / n : 0,
+    stampNoiseP50Ns: noise.n > 0 ? noise.quantile(0.5) : null,
+    stampNoiseP99Ns: noise.n > 0 ? noise.quantile(0.99) : null,
+    failovers: failovers(r.events, r.faults, ptp.candidates, nodes.length),
+    nodes,
+  };
+}
+
+/** For each killed grandmaster candidate: who took over, and when every slave had locked again. */
+function failovers(
+  events: NodeEvent[],
+  faults: FabricResult['faults'],
+  candidates: string[],
+  slaves: number,
+): ClockSummary['failovers'] {
+  const out: ClockSummary['failovers'] = [];
+  for (const f of faults) {
+    if (f.action !== 'kill' || !f.node || !candidates.includes(f.node)) continue;
+    const after = events.filter((e) => e.t >= f.t);
+    const gm = after.find((e) => e.kind === 'ptp-grandmaster');
+    const relocked = new Map<string, number>();
+    for (const e of after) if (e.kind === 'ptp-locked' && !relocked.has(e.node)) relocked.set(e.node, e.t);
+    // every slave but the new grandmaster (and the dead one) must lock again
+    const need = slaves - 1 - (gm ? 1 : 0);
+    out.push({
+      killed: f.node,
+      t: f.t,
+      grandmaster: gm?.node ?? null,
+      relockNs: relocked.size >= need && need > 0 ? Math.max(...relocked.values()) - f.t : null,
+    });
+  }
+  return out;
+}
+
+export function writeClockFiles(out: string, r: FabricResult): void {
+  const rows = ['node,t_ns,err_ns,offset_ns,state'];
+  const series: Array<{ name: string; x: number[]; y: number[] }> = [];
+  for (const rep of r.reports) {
+    const c = rep.clock;
+    if (!c) continue;
+    const x: number[] = [];
+    const y: number[] = [];
+    for (let i = 0; i < c.t.length; i++) {
+      const t = c.t[i] - r.trafficStart;
+      rows.push(
+        `${rep.name},${t.toFixed(0)},${c.err[i].toFixed(1)},${Number.isNaN(c.offset[i]) ? '' : c.offset[i].toFixed(1)},${c.state[i]}`,
+      );
+      x.push(t / 1000);
+      y.push(c.err[i]);
+    }
+    series.push({ name: rep.name, x, y });
+  }
+  writeFileSync(`${out}/clocks.csv`, `${rows.join('\n')}\n`);
+  writeFileSync(
+    `${out}/clocks.svg`,
+    lineChart(series, {
+      title: 'true clock error per node',
+      xLabel: 'virtual time (µs)',
+      yLabel: 'node clock − physical time (ns)',
+      symlog: true,
+    }),
+  );
+}
