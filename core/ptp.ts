@@ -8,7 +8,9 @@
  *
  * Time stamps come in two modes. `hardware`: taken at the frame's physical departure (start of
  * transmission) and arrival on the port, read off the node clock. `software`: taken when the process
- * code handles the frame, so event-loop lateness appears as time stamp noise, as with a kernel stack.
+ * code handles the frame — on send, when it hands the frame to the NIC (before queueing behind
+ * frames on the wire); on receive, when the event loop gets to it — so event-loop lateness appears as
+ * time stamp noise, as with a kernel stack.
  */
 import type { NodeClock } from './clock.js';
 import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
@@ -83,7 +85,7 @@ export class PtpPort {
     lockedAt: [],
     stampNoise: null,
   };
-  /** software stamps: delay between the hardware instant and the stamp, i.e. event-loop jitter */
+  /** software receive stamps: delay between the frame's arrival and the stamp (event-loop jitter) */
   private readonly stampNoise = new Histogram();
   /** master side: t1 of each sync awaiting its follow-up, by frame */
   private readonly syncT1 = new Map<Frame, number>();
@@ -125,12 +127,14 @@ export class PtpPort {
     return this.c.clock.read(Math.max(now, arrival));
   }
 
-  /** Software transmit time stamp: when the code hands the frame over. */
+  /**
+   * Software transmit time stamp: taken when the code hands the frame to the NIC, i.e. at the event
+   * that sends it, before any wait behind frames already on the wire (hardware stamps see that wait;
+   * the software one does not). Sends take effect at the event's physical time, so event-loop lateness
+   * enters software stamps on the receive side, where the code sees a frame later than it arrived.
+   */
   private swTxStamp(): number {
-    const s = this.c.sched;
-    const now = s.now();
-    this.stampNoise.record(now > s.current ? now - s.current : 0);
-    return this.c.clock.read(Math.max(now, s.current));
+    return this.c.clock.read(this.c.sched.current);
   }
 
   private get hw(): boolean {
