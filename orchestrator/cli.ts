@@ -22,8 +22,11 @@ function positive(v: string): number {
   return n;
 }
 
-async function run(file: string, opts: { tdf?: number; out?: string; quiet?: boolean }): Promise<number> {
-  const scenario = resolveScenario(loadScenarioFile(file), { tdf: opts.tdf });
+async function run(
+  file: string,
+  opts: { tdf?: number; out?: string; quiet?: boolean; set?: string[] },
+): Promise<number> {
+  const scenario = resolveScenario(loadScenarioFile(file, opts.set ?? []), { tdf: opts.tdf });
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );
@@ -76,6 +79,13 @@ async function run(file: string, opts: { tdf?: number; out?: string; quiet?: boo
   return abort.signal.aborted ? 130 : 0;
 }
 
+/** `--set key.path=value`, repeatable: the same scenario with one field changed (studies, sweeps) */
+const SET_OPTION = [
+  '--set <key=value>',
+  'override a scenario field, e.g. --set ptp.timestamping=software (repeatable)',
+  (v: string, acc: string[] = []) => [...acc, v],
+] as const;
+
 const program = new Command()
   .name('dcemu')
   .description('datacenter-fabric emulator made of real processes')
@@ -91,6 +101,7 @@ program
   .option('--tdf <n>', 'time dilation factor (real time runs n times slower than virtual time)', positive)
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('-q, --quiet', 'no progress line')
+  .option(...SET_OPTION)
   .action(async (file: string, opts) => {
     process.exitCode = await run(file, opts);
   });
@@ -100,10 +111,11 @@ program
   .description('print the topology of a scenario without running it')
   .argument('<scenario>', 'scenario YAML file')
   .option('--format <fmt>', 'dot or json', 'dot')
-  .action((file: string, opts: { format: string }) => {
+  .option(...SET_OPTION)
+  .action((file: string, opts: { format: string; set?: string[] }) => {
     if (opts.format !== 'dot' && opts.format !== 'json')
       throw new InvalidArgumentError(`--format must be dot or json, got '${opts.format}'`);
-    const sc = resolveScenario(loadScenarioFile(file));
+    const sc = resolveScenario(loadScenarioFile(file, opts.set ?? []));
     process.stdout.write(`${opts.format === 'dot' ? toDot(sc.topology) : toJson(sc.topology)}\n`);
   });
 
@@ -111,8 +123,9 @@ program
   .command('validate')
   .description('check a scenario file and exit')
   .argument('<scenario>', 'scenario YAML file')
-  .action((file: string) => {
-    const sc = resolveScenario(loadScenarioFile(file));
+  .option(...SET_OPTION)
+  .action((file: string, opts: { set?: string[] }) => {
+    const sc = resolveScenario(loadScenarioFile(file, opts.set ?? []));
     process.stdout.write(
       `${file}: ok (${sc.topology.nodes.length} nodes, ${sc.timeline.length} timeline events)\n`,
     );

@@ -25,7 +25,10 @@ export type RawScenario = Record<string, any>;
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const validate = ajv.compile(scenarioSchema);
 
-export function loadScenarioFile(file: string): ScenarioSource {
+/** `key.path=value` overrides from the command line, applied before validation (values parse as YAML). */
+export type Overrides = string[];
+
+export function loadScenarioFile(file: string, overrides: Overrides = []): ScenarioSource {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -37,16 +40,30 @@ export function loadScenarioFile(file: string): ScenarioSource {
       `cannot read scenario file (${(err as NodeJS.ErrnoException).code ?? err})`,
     );
   }
-  return parseScenario(text, file);
+  return parseScenario(text, file, overrides);
 }
 
-export function parseScenario(text: string, file: string): ScenarioSource {
+export function parseScenario(text: string, file: string, overrides: Overrides = []): ScenarioSource {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
     throw new ScenarioError(file, line, '', `YAML syntax: ${e.message.split('\n')[0]}`);
+  }
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0) throw new ScenarioError(file, 0, '', `--set '${o}': expected key.path=value`);
+    const path = o
+      .slice(0, eq)
+      .split('.')
+      .map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+    const value = parseDocument(o.slice(eq + 1)).toJS();
+    try {
+      doc.setIn(path, doc.createNode(value));
+    } catch (err) {
+      throw new ScenarioError(file, 0, o.slice(0, eq), `--set: ${(err as Error).message}`);
+    }
   }
   const data = doc.toJS() as RawScenario;
   const lineOf = (path: Array<string | number>) => lineOfPath(doc, lc, path);
