@@ -10,6 +10,7 @@
  */
 import type { NodeClock } from './clock.js';
 import type { Oscillator } from './oscillator.js';
+import { RingSlots } from './ring.js';
 import type { EventFn, Scheduler, Timer } from './scheduler.js';
 
 /**
@@ -49,9 +50,7 @@ export class EmulatedClock implements NodeClock {
   private readonly aO = new Float64Array(ANCHORS);
   private readonly aN = new Float64Array(ANCHORS);
   private readonly aK = new Float64Array(ANCHORS);
-  private first = 0;
-  private count = 0;
-  private last = 0;
+  private readonly ring = new RingSlots(ANCHORS);
   private adjPpb = 0;
   /** pending timers (intrusive doubly-linked list) */
   private head: ClockTimer | null = null;
@@ -128,7 +127,7 @@ export class EmulatedClock implements NodeClock {
 
   /** Steps the clock by `deltaNs` at the current event. */
   step(deltaNs: number): void {
-    this.anchor(this.sched.current, deltaNs, this.aK[this.last]);
+    this.anchor(this.sched.current, deltaNs, this.aK[this.ring.last]);
     this.retime();
   }
 
@@ -158,14 +157,14 @@ export class EmulatedClock implements NodeClock {
 
   /** Unfloored node time at `phys`. */
   private raw(phys: number): number {
-    let i = this.last;
+    let i = this.ring.last;
     if (phys < this.aT[i]) i = this.anchorAt(phys);
     return this.aN[i] + (this.osc.read(phys) - this.aO[i]) * this.aK[i];
   }
 
   /** Physical time at which the raw node clock reads `t`, extrapolating from `ref` at its rate. */
   private physFor(ref: number, t: number): number {
-    let i = this.last;
+    let i = this.ring.last;
     if (ref < this.aT[i]) i = this.anchorAt(ref);
     const node = this.aN[i] + (this.osc.read(ref) - this.aO[i]) * this.aK[i];
     return ref + (t - node) / (this.osc.rateAt(ref) * this.aK[i]);
@@ -174,8 +173,8 @@ export class EmulatedClock implements NodeClock {
   /** Index of the newest kept anchor at or before `phys`; the oldest one if all are later. */
   private anchorAt(phys: number): number {
     // adjustments are rare: a backward scan from the newest is short
-    let i = this.last;
-    for (let n = this.count - 1; n > 0 && this.aT[i] > phys; n--) i = (i + ANCHORS - 1) % ANCHORS;
+    let i = this.ring.last;
+    for (let n = this.ring.count - 1; n > 0 && this.aT[i] > phys; n--) i = this.ring.older(i);
     return i;
   }
 
@@ -186,31 +185,19 @@ export class EmulatedClock implements NodeClock {
    * anchors, so earlier steps and the rate are kept and only ppm x the reordering span is lost.
    */
   private anchor(phys: number, deltaNs: number, k: number): void {
-    const l = this.last;
+    const l = this.ring.last;
     const o = this.osc.read(phys);
     const n = this.aN[l] + (o - this.aO[l]) * this.aK[l] + deltaNs;
-    while (this.count > 0 && this.aT[this.last] >= phys) {
-      this.count--;
-      this.last = (this.last + ANCHORS - 1) % ANCHORS;
-    }
+    while (this.ring.count > 0 && this.aT[this.ring.last] >= phys) this.ring.dropNewest();
     this.push(phys, o, n, k);
   }
 
   private push(phys: number, o: number, n: number, k: number): void {
-    let i: number;
-    if (this.count < ANCHORS) {
-      i = (this.first + this.count) % ANCHORS;
-      this.count++;
-    } else {
-      // full: the oldest slot becomes the newest
-      i = this.first;
-      this.first = (this.first + 1) % ANCHORS;
-    }
+    const i = this.ring.claim();
     this.aT[i] = phys;
     this.aO[i] = o;
     this.aN[i] = n;
     this.aK[i] = k;
-    this.last = i;
   }
 
   /** The one trampoline for every timer: fires, or waits for the remainder if the clock is behind. */

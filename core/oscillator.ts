@@ -9,6 +9,7 @@
  * increments small, so rounding grows with the clock error, not with the run length.
  */
 import { Rng } from './random.js';
+import { RingSlots } from './ring.js';
 
 export interface OscillatorParams {
   /** oscillator reading at physical time 0, ns */
@@ -37,11 +38,8 @@ export class Oscillator {
   private readonly bpPhys = new Float64Array(RING);
   private readonly bpDev = new Float64Array(RING);
   private readonly bpY = new Float64Array(RING);
-  /** index of the oldest kept breakpoint */
-  private head = 0;
-  private count = 0;
-  /** index of the newest breakpoint, cached for the hot path */
-  private last = 0;
+  /** which slots of the breakpoint arrays hold the oldest and newest breakpoints */
+  private readonly ring = new RingSlots(RING);
   /** constant part of the frequency error */
   private base: number;
   /** random-walk part of the frequency error at the newest breakpoint */
@@ -73,7 +71,7 @@ export class Oscillator {
   /** Raw oscillator time at physical time `phys` (not floored). */
   read(phys: number): number {
     if (phys >= this.nextStep) this.advance(phys);
-    let i = this.last;
+    let i = this.ring.last;
     if (phys < this.bpPhys[i]) i = this.find(phys);
     return phys + this.bpDev[i] + (phys - this.bpPhys[i]) * this.bpY[i];
   }
@@ -81,7 +79,7 @@ export class Oscillator {
   /** d(osc)/d(phys) at `phys`: 1 + y. */
   rateAt(phys: number): number {
     if (phys >= this.nextStep) this.advance(phys);
-    let i = this.last;
+    let i = this.ring.last;
     if (phys < this.bpPhys[i]) i = this.find(phys);
     return 1 + this.bpY[i];
   }
@@ -104,12 +102,12 @@ export class Oscillator {
 
   /** Makes sure a breakpoint sits at max(phys, newest) and returns its index, for faults to edit. */
   private breakAt(phys: number): number {
-    const t = Math.max(phys, this.bpPhys[this.last]);
+    const t = Math.max(phys, this.bpPhys[this.ring.last]);
     if (t >= this.nextStep) this.advance(t);
-    const l = this.last;
+    const l = this.ring.last;
     if (this.bpPhys[l] === t) return l;
     this.push(t, this.bpDev[l] + (t - this.bpPhys[l]) * this.bpY[l], this.bpY[l]);
-    return this.last;
+    return this.ring.last;
   }
 
   /** Lays wander breakpoints at every step boundary up to `phys`. */
@@ -118,7 +116,7 @@ export class Oscillator {
     const stepNs = this.stepNs;
     while (this.nextStep <= phys) {
       const t = this.nextStep;
-      const l = this.last;
+      const l = this.ring.last;
       const dev = this.bpDev[l] + (t - this.bpPhys[l]) * this.bpY[l];
       this.wander += sigma * this.gauss();
       this.push(t, dev, this.base + this.wander);
@@ -130,30 +128,21 @@ export class Oscillator {
   private find(phys: number): number {
     // binary search over ring positions 0..count-1 (0 = oldest)
     let lo = 0;
-    let hi = this.count - 1;
-    if (phys < this.bpPhys[this.head]) return this.head;
+    let hi = this.ring.count - 1;
+    if (phys < this.bpPhys[this.ring.first]) return this.ring.first;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (this.bpPhys[(this.head + mid) % RING] <= phys) lo = mid;
+      if (this.bpPhys[this.ring.slot(mid)] <= phys) lo = mid;
       else hi = mid - 1;
     }
-    return (this.head + lo) % RING;
+    return this.ring.slot(lo);
   }
 
   private push(phys: number, dev: number, y: number): void {
-    let i: number;
-    if (this.count < RING) {
-      i = (this.head + this.count) % RING;
-      this.count++;
-    } else {
-      // full: the oldest slot becomes the newest
-      i = this.head;
-      this.head = (this.head + 1) % RING;
-    }
+    const i = this.ring.claim();
     this.bpPhys[i] = phys;
     this.bpDev[i] = dev;
     this.bpY[i] = y;
-    this.last = i;
   }
 
   /** A standard normal by Box-Muller, using both outputs. */

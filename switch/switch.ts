@@ -71,12 +71,13 @@ export class Switch implements Role {
     else egress = this.routing.route(frame, ingress);
     if (egress < 0 || egress >= this.ctx.ports.length) {
       this.noRoute++;
+      this.tcIngress?.delete(frame);
       return;
     }
     // the turn from upward to downward: remember where the path peaked
     if (this.isDown[ingress] && this.isDown[egress] && frame.v === 0) frame.v = this.ctx.config.id;
     this.forwarded++;
-    this.ctx.ports[egress].send(frame, now);
+    if (!this.ctx.ports[egress].send(frame, now)) this.tcIngress?.delete(frame);
   }
 
   start(at: number): void {
