@@ -192,7 +192,9 @@ export class StartedFabric implements AsyncDisposable {
               this.record({ t: this.relNow(), kind: 'node-error', node: n.config.name, message: m.message });
               // a node that cannot configure itself will never be ready: say why now, not at the timeout
               if (n.udpPort === 0) {
-                reject(new RuntimeError(`node ${n.config.name} failed to start: ${m.message.split('\n')[0]}`));
+                reject(
+                  new RuntimeError(`node ${n.config.name} failed to start: ${m.message.split('\n')[0]}`),
+                );
               }
               break;
           }
