@@ -163,6 +163,8 @@ export interface ClockSeries {
   state: number[];
   /** physical times the node entered lock (servo locked and |offset| under the threshold) */
   lockedAt: number[];
+  /** whether the node ever followed a master (a grandmaster that never did is not a slave) */
+  everSlave: boolean;
   /** software stamping only: how much later than the hardware instant each stamp was taken (event-loop jitter) */
   stampNoise: HistogramSnapshot | null;
 }

@@ -103,7 +103,10 @@ class NodeProcess {
           this.endpoint?.setPeers(m.peers);
           break;
         case 'start':
-          this.ctx?.liveness.start(this.ctx.clock.read(m.at));
+          if (this.ctx) {
+            const { liveness, clock } = this.ctx;
+            this.ctx.sched.at(m.at, () => liveness.start(clock.now()));
+          }
           this.role?.start(m.at);
           this.ctx?.sched.arm();
           break;

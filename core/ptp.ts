@@ -83,6 +83,7 @@ export class PtpPort {
     offset: [],
     state: [],
     lockedAt: [],
+    everSlave: false,
     stampNoise: null,
   };
   /** software receive stamps: delay between the frame's arrival and the stamp (event-loop jitter) */
@@ -97,15 +98,20 @@ export class PtpPort {
     this.delay = new MovingMedian(c.cfg.delayFilter);
   }
 
+  /** Starts at physical time `at` (scheduled in physical time: no oscillator is read ahead of time). */
   start(at: number): void {
-    const { clock, cfg, sched } = this.c;
-    const t0 = clock.read(at);
+    this.timers[3] = this.c.sched.at(at, this.begin);
+  }
+
+  private readonly begin = (now: number): void => {
+    const { clock, cfg } = this.c;
+    const t0 = clock.now();
     // candidates claim mastership in priority order, one announce interval apart, so the best one wins
     // without a contest; everyone else listens
     if (this.prio >= 0) this.timers[0] = clock.at(t0 + this.prio * cfg.announceIntervalNs, this.announceTick);
     else this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
-    this.timers[3] = sched.at(at, this.sample);
-  }
+    this.sample(now);
+  };
 
   stop(): void {
     for (let i = 0; i < 3; i++) this.c.clock.cancel(this.timers[i]);
@@ -308,6 +314,7 @@ export class PtpPort {
     const wasMaster = this.role === Role.Master;
     this.role = Role.Slave;
     this.master = master;
+    this.series.everSlave = true;
     this.servo.reset();
     this.delay.reset();
     this.meanDelay = Number.NaN;

@@ -54,16 +54,19 @@ export class Host implements Role {
     }
   }
 
-  /** `at` is physical: the workload is laid out in true time, each start read off the node clock then. */
+  /**
+   * `at` is physical: the workload is laid out in true time (scheduled in physical time: reading an
+   * oscillator far ahead would fix its future before faults can change it).
+   */
   start(at: number): void {
     this.ptp?.start(at);
-    const clock = this.ctx.clock;
-    for (const f of this.flows) this.timers.push(clock.at(clock.read(at + f.start), this.startFlow, f));
+    const sched = this.ctx.sched;
+    for (const f of this.flows) this.timers.push(sched.at(at + f.start, this.startFlow, f));
   }
 
   private readonly startFlow = (now: number, f: FlowSpec): void => {
-    this.started.set(f.id, this.ctx.sched.current);
-    this.transport.startFlow(f, now);
+    this.started.set(f.id, now);
+    this.transport.startFlow(f, this.ctx.clock.now());
   };
 
   onFrame(now: number, _port: number, frame: Frame): void {
@@ -117,7 +120,7 @@ export class Host implements Role {
   }
 
   stop(): void {
-    for (const t of this.timers) this.ctx.clock.cancel(t);
+    for (const t of this.timers) this.ctx.sched.cancel(t);
     this.transport.stop();
     this.ptp?.stop();
   }

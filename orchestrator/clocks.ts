@@ -52,8 +52,7 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
     const c = rep.clock;
     if (!c) continue;
     if (c.stampNoise) noise.merge(c.stampNoise);
-    const everSlave = c.state.some((s) => s !== 2);
-    if (!everSlave) continue;
+    if (!c.everSlave) continue;
     const first = c.lockedAt.length > 0 ? c.lockedAt[0] : null;
     const h = new Histogram();
     let nodeSum = 0;

@@ -19,6 +19,36 @@ describe('PTP on the emulated fabric', () => {
     expect(c.meanErrNs).toBeLessThan(-900);
   });
 
+  it('applies oscillator faults when they fire, and the servo brings the clock back', async () => {
+    const out = tempOut('clockfaults');
+    const r = await dcemu(['run', 'test/fixtures/clock-faults.yaml', '--out', out, '-q']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.clocks.lockedNodes).toBe(3);
+    const h2 = readFileSync(join(out, 'clocks.csv'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','))
+      .filter((x) => x[0] === 'h2')
+      .map((x) => ({ t: Number(x[1]), err: Number(x[2]) }));
+    // in lock before the step; about 3 µs behind right after it (it fires at 2 ms, lands within 100 µs)
+    const before = h2.filter((x) => x.t > 1_500_000 && x.t < 2_000_000);
+    expect(before.every((x) => Math.abs(x.err) < 100)).toBe(true);
+    const after = h2.filter((x) => x.t > 2_150_000 && x.t < 2_200_000);
+    expect(after.length).toBeGreaterThan(0);
+    for (const x of after) expect(x.err).toBeLessThan(-2_000);
+    // the servo slews it back (linuxptp default: no step after the first update) and locks again
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const unlock = events.find((e) => e.kind === 'ptp-unlocked' && e.node === 'h2');
+    const relock = events.find((e) => e.kind === 'ptp-locked' && e.node === 'h2' && e.t > unlock.t);
+    expect(unlock.t).toBeGreaterThan(2_000_000);
+    expect(relock).toBeDefined();
+    expect(h2[h2.length - 1].err).toBeGreaterThan(-100);
+  });
+
   it('locks every slave within 100 ns under load, survives a grandmaster kill and re-locks', async () => {
     const out = tempOut('failover');
     const r = await dcemu(['run', 'test/fixtures/clocks-failover.yaml', '--out', out, '-q']);
