@@ -4,16 +4,22 @@
  * start and retransmissions on the sending side, finish and path on the receiving side.
  */
 import { type Frame, FrameType } from '../core/frame.js';
-import type { FlowRecord, FlowSpec } from '../core/messages.js';
+import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { PtpPort, type SteerableClock } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 
+/** How often a free-running clock's true error is recorded (PTP runs use `ptp.sample`). */
+const FREE_CLOCK_SAMPLE_NS = 10_000;
+
 export class Host implements Role {
   private readonly transport: Transport;
   /** the host's PTP port, when the scenario synchronizes clocks */
   private readonly ptp: PtpPort | null = null;
+  /** without PTP, an emulated clock runs free: its true error is still recorded */
+  private readonly freeClock: ClockSeries | null = null;
+  private freeTimer: Timer | null = null;
   private readonly flows: FlowSpec[];
   private readonly started = new Map<number, number>();
   private readonly received: Array<[number, number, number[]]> = [];
@@ -51,8 +57,27 @@ export class Host implements Role {
         send: (f) => nic.send(f),
         emit: ctx.emit,
       });
+    } else if (cfg.clock) {
+      this.freeClock = {
+        t: [],
+        err: [],
+        offset: [],
+        state: [],
+        lockedAt: [],
+        everSlave: false,
+        stampNoise: null,
+      };
     }
   }
+
+  private readonly sampleFreeClock = (now: number): void => {
+    const s = this.freeClock!;
+    s.t.push(now);
+    s.err.push(this.ctx.clock.read(now) - now);
+    s.offset.push(Number.NaN);
+    s.state.push(0);
+    this.freeTimer = this.ctx.sched.at(now + FREE_CLOCK_SAMPLE_NS, this.sampleFreeClock);
+  };
 
   /**
    * `at` is physical: the workload is laid out in true time (scheduled in physical time: reading an
@@ -61,6 +86,7 @@ export class Host implements Role {
   start(at: number): void {
     this.ptp?.start(at);
     const sched = this.ctx.sched;
+    if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
     for (const f of this.flows) this.timers.push(sched.at(at + f.start, this.startFlow, f));
   }
 
@@ -116,6 +142,7 @@ export class Host implements Role {
       queues: [],
       queueHist: null,
       ...(this.ptp && { clock: this.ptp.report() }),
+      ...(this.freeClock && { clock: this.freeClock }),
     };
   }
 
@@ -123,5 +150,6 @@ export class Host implements Role {
     for (const t of this.timers) this.ctx.sched.cancel(t);
     this.transport.stop();
     this.ptp?.stop();
+    this.ctx.sched.cancel(this.freeTimer);
   }
 }

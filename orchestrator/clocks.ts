@@ -42,7 +42,7 @@ export interface ClockSummary {
 
 export function summarizeClocks(r: FabricResult): ClockSummary | null {
   const ptp = r.scenario.ptp;
-  if (!ptp) return null;
+  if (!ptp) return r.scenario.clocks ? summarizeFreeRunning(r) : null;
   const all = new Histogram();
   const noise = new Histogram();
   let sum = 0;
@@ -92,6 +92,49 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
     stampNoiseP50Ns: noise.n > 0 ? noise.quantile(0.5) : null,
     stampNoiseP99Ns: noise.n > 0 ? noise.quantile(0.99) : null,
     failovers: failovers(r.events, r.faults, ptp.candidates, nodes.length),
+    nodes,
+  };
+}
+
+/** Oscillators without PTP: how far each host's clock wandered from physical time. */
+function summarizeFreeRunning(r: FabricResult): ClockSummary {
+  const all = new Histogram();
+  let sum = 0;
+  const nodes: ClockNodeSummary[] = [];
+  for (const rep of r.reports) {
+    const c = rep.clock;
+    if (!c) continue;
+    const h = new Histogram();
+    let nodeSum = 0;
+    for (const e of c.err) {
+      h.record(Math.abs(e));
+      all.record(Math.abs(e));
+      nodeSum += e;
+    }
+    sum += nodeSum;
+    const n = c.err.length;
+    nodes.push({
+      node: rep.name,
+      lockedAt: null,
+      errP50Ns: h.quantile(0.5),
+      errP99Ns: h.quantile(0.99),
+      errMaxNs: h.max,
+      meanErrNs: n > 0 ? nodeSum / n : 0,
+    });
+  }
+  return {
+    timestamping: 'none',
+    transparentClocks: false,
+    slaves: 0,
+    lockedNodes: 0,
+    timeToLockNs: null,
+    errP50Ns: all.quantile(0.5),
+    errP99Ns: all.quantile(0.99),
+    errMaxNs: all.max,
+    meanErrNs: all.n > 0 ? sum / all.n : 0,
+    stampNoiseP50Ns: null,
+    stampNoiseP99Ns: null,
+    failovers: [],
     nodes,
   };
 }

@@ -49,7 +49,12 @@ export function summaryTable(s: Summary, out: string): string {
     rows.push(['fault', v]);
   }
   const c = s.clocks;
-  if (c) {
+  if (c && c.timestamping === 'none') {
+    rows.push([
+      'clocks (free-running)',
+      `|error| p50 ${formatNs(c.errP50Ns)} / p99 ${formatNs(c.errP99Ns)} / max ${formatNs(c.errMaxNs)} (no PTP)`,
+    ]);
+  } else if (c) {
     const mode = `${c.timestamping}${c.transparentClocks ? ' + transparent clocks' : ''}`;
     const lock = c.timeToLockNs !== null ? ` by ${formatNs(c.timeToLockNs)}` : '';
     rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}`]);

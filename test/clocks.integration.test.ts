@@ -19,6 +19,18 @@ describe('PTP on the emulated fabric', () => {
     expect(c.meanErrNs).toBeLessThan(-900);
   });
 
+  it('measures free-running clocks when there is no PTP', async () => {
+    const out = tempOut('free');
+    const r = await dcemu(['run', 'test/fixtures/clocks-free.yaml', '--out', out, '-q']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const c = readJson(join(out, 'summary.json')).clocks;
+    expect(c.timestamping).toBe('none');
+    expect(c.nodes).toHaveLength(3);
+    // at most 50 ppm over ~2 ms of traffic, plus wander and the 8 ns read granularity
+    expect(c.errMaxNs).toBeGreaterThan(0);
+    expect(c.errMaxNs).toBeLessThan(200);
+  });
+
   it('applies oscillator faults when they fire, and the servo brings the clock back', async () => {
     const out = tempOut('clockfaults');
     const r = await dcemu(['run', 'test/fixtures/clock-faults.yaml', '--out', out, '-q']);
