@@ -1,7 +1,8 @@
 /**
  * The host role: a NIC (port 0), a transport, and the workload's flows for this host, each started
  * at its offset from the traffic start. It keeps the per-flow records the orchestrator merges:
- * start and retransmissions on the sending side, finish and path on the receiving side.
+ * start and retransmissions on the sending side, finish and path on the receiving side. When the
+ * scenario models clocks, the host also runs its PTP port, or records how its free clock drifts.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
