@@ -37,6 +37,11 @@ export type PtpMessage =
 /** Wire sizes: PTPv2 over UDP/IPv4/Ethernet (44-byte Sync + headers; 64-byte Announce + headers). */
 const SIZE = { event: 90, general: 100, announce: 110 } as const;
 
+/** An empty measured clock series (PTP ports and free-running clocks record into one). */
+export function newClockSeries(): ClockSeries {
+  return { t: [], err: [], offset: [], state: [], lockedAt: [], everSlave: false, stampNoise: null };
+}
+
 export function isEventMessage(x: unknown): x is { m: 'sync' | 'dreq'; corr: number } {
   const m = (x as { m?: string } | null)?.m;
   return m === 'sync' || m === 'dreq';
@@ -77,15 +82,7 @@ export class PtpPort {
   private inLockCount = 0;
   private inLock = false;
   private timers: Array<Timer | null> = [null, null, null, null];
-  private readonly series: ClockSeries = {
-    t: [],
-    err: [],
-    offset: [],
-    state: [],
-    lockedAt: [],
-    everSlave: false,
-    stampNoise: null,
-  };
+  private readonly series = newClockSeries();
   /** software receive stamps: delay between the frame's arrival and the stamp (event-loop jitter) */
   private readonly stampNoise = new Histogram();
   /** master side: t1 of each sync awaiting its follow-up, by frame */

@@ -7,7 +7,7 @@
 import { type Frame, FrameType } from '../core/frame.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { PtpPort, type SteerableClock } from '../core/ptp.js';
+import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 
@@ -59,15 +59,7 @@ export class Host implements Role {
         emit: ctx.emit,
       });
     } else if (cfg.clock) {
-      this.freeClock = {
-        t: [],
-        err: [],
-        offset: [],
-        state: [],
-        lockedAt: [],
-        everSlave: false,
-        stampNoise: null,
-      };
+      this.freeClock = newClockSeries();
     }
   }
 
