@@ -2,16 +2,12 @@ import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { Codec, type DecodeResult, MAGIC, MAX_DATAGRAM } from '../core/codec.js';
 import { type Frame, makeFrame } from '../core/frame.js';
+import { Rng } from '../core/random.js';
 
-/** A small deterministic PRNG (mulberry32). */
+/** The project's seeded PRNG, as a plain function. */
 function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(s ^ (s >>> 15), 1 | s);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 function sample(): Frame[] {
