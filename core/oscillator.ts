@@ -46,9 +46,6 @@ export class Oscillator {
   private wander = 0;
   /** physical time of the next wander update */
   private nextStep: number;
-  /** Box-Muller gives two normals per draw; the second waits here */
-  private spare = 0;
-  private hasSpare = false;
 
   constructor(p: OscillatorParams, stepNs = 1000) {
     if (!(stepNs > 0)) throw new RangeError(`Oscillator: stepNs must be > 0, got ${stepNs}`);
@@ -118,7 +115,7 @@ export class Oscillator {
       const t = this.nextStep;
       const l = this.ring.last;
       const dev = this.bpDev[l] + (t - this.bpPhys[l]) * this.bpY[l];
-      this.wander += sigma * this.gauss();
+      this.wander += sigma * this.rng.normal();
       this.push(t, dev, this.base + this.wander);
       this.nextStep = t + stepNs;
     }
@@ -143,19 +140,5 @@ export class Oscillator {
     this.bpPhys[i] = phys;
     this.bpDev[i] = dev;
     this.bpY[i] = y;
-  }
-
-  /** A standard normal by Box-Muller, using both outputs. */
-  private gauss(): number {
-    if (this.hasSpare) {
-      this.hasSpare = false;
-      return this.spare;
-    }
-    // 1 - next() is in (0, 1], so the log is finite
-    const r = Math.sqrt(-2 * Math.log(1 - this.rng.next()));
-    const th = 2 * Math.PI * this.rng.next();
-    this.spare = r * Math.sin(th);
-    this.hasSpare = true;
-    return r * Math.cos(th);
   }
 }

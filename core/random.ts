@@ -22,6 +22,8 @@ export class Rng {
   private b: number;
   private c: number;
   private d: number;
+  private spare = 0;
+  private hasSpare = false;
 
   /** `seed` is meant as a 32-bit integer; the high bits of larger safe integers are folded in too. */
   constructor(seed: number) {
@@ -66,6 +68,20 @@ export class Rng {
   exp(mean: number): number {
     // 1 - next() is in (0, 1], so the log is finite.
     return -mean * Math.log(1 - this.next());
+  }
+
+  /** A standard normal by Box-Muller; each draw of two uniforms yields two normals, the second kept. */
+  normal(): number {
+    if (this.hasSpare) {
+      this.hasSpare = false;
+      return this.spare;
+    }
+    // 1 - next() is in (0, 1], so the log is finite
+    const r = Math.sqrt(-2 * Math.log(1 - this.next()));
+    const th = 2 * Math.PI * this.next();
+    this.spare = r * Math.sin(th);
+    this.hasSpare = true;
+    return r * Math.cos(th);
   }
 
   /** A uniformly chosen element of a non-empty array. */

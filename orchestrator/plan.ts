@@ -111,10 +111,7 @@ function draw(d: Dist, rng: Rng): number {
       return d.v;
     case 'uniform':
       return d.lo + (d.hi - d.lo) * rng.next();
-    case 'normal': {
-      // Box-Muller
-      const u = 1 - rng.next();
-      return d.mean + d.sd * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
-    }
+    case 'normal':
+      return d.mean + d.sd * rng.normal();
   }
 }

@@ -15,6 +15,25 @@ function hostRange(n: number): number[] {
 }
 
 describe('Rng', () => {
+  it('draws standard normals (mean 0, sd 1, symmetric tails)', () => {
+    const rng = new Rng(7);
+    const n = 200_000;
+    let sum = 0;
+    let sq = 0;
+    let beyond2 = 0;
+    for (let i = 0; i < n; i++) {
+      const x = rng.normal();
+      sum += x;
+      sq += x * x;
+      if (Math.abs(x) > 2) beyond2++;
+    }
+    expect(Math.abs(sum / n)).toBeLessThan(0.01);
+    expect(Math.abs(Math.sqrt(sq / n) - 1)).toBeLessThan(0.01);
+    // P(|x| > 2) = 4.55% for a normal
+    expect(beyond2 / n).toBeGreaterThan(0.043);
+    expect(beyond2 / n).toBeLessThan(0.048);
+  });
+
   it('is deterministic per seed and stays in range', () => {
     const a = new Rng(42);
     const b = new Rng(42);
