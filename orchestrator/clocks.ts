@@ -40,101 +40,58 @@ export interface ClockSummary {
   nodes: ClockNodeSummary[];
 }
 
+/**
+ * With PTP: slaves only, each from its first lock on, grandmaster periods left out. Without PTP
+ * (free-running oscillators): every host, every sample, `timestamping: 'none'`.
+ */
 export function summarizeClocks(r: FabricResult): ClockSummary | null {
   const ptp = r.scenario.ptp;
-  if (!ptp) return r.scenario.clocks ? summarizeFreeRunning(r) : null;
+  if (!ptp && !r.scenario.clocks) return null;
   const all = new Histogram();
   const noise = new Histogram();
   let sum = 0;
-  let n = 0;
   const nodes: ClockNodeSummary[] = [];
   for (const rep of r.reports) {
     const c = rep.clock;
     if (!c) continue;
     if (c.stampNoise) noise.merge(c.stampNoise);
-    if (!c.everSlave) continue;
-    const first = c.lockedAt.length > 0 ? c.lockedAt[0] : null;
+    if (ptp && !c.everSlave) continue;
+    const first = ptp ? (c.lockedAt.length > 0 ? c.lockedAt[0] : null) : Number.NEGATIVE_INFINITY;
     const h = new Histogram();
     let nodeSum = 0;
-    let nodeN = 0;
     if (first !== null) {
       for (let i = 0; i < c.t.length; i++) {
         if (c.t[i] < first || c.state[i] === 2) continue;
         const e = c.err[i];
         h.record(Math.abs(e));
-        all.record(Math.abs(e));
         nodeSum += e;
-        nodeN++;
       }
     }
+    all.merge(h);
     sum += nodeSum;
-    n += nodeN;
     nodes.push({
       node: rep.name,
-      lockedAt: first === null ? null : first - r.trafficStart,
+      lockedAt: ptp && first !== null ? first - r.trafficStart : null,
       errP50Ns: h.quantile(0.5),
       errP99Ns: h.quantile(0.99),
       errMaxNs: h.max,
-      meanErrNs: nodeN > 0 ? nodeSum / nodeN : 0,
+      meanErrNs: h.n > 0 ? nodeSum / h.n : 0,
     });
   }
   const locked = nodes.filter((x) => x.lockedAt !== null);
   return {
-    timestamping: ptp.timestamping,
-    transparentClocks: ptp.transparentClocks,
-    slaves: nodes.length,
+    timestamping: ptp ? ptp.timestamping : 'none',
+    transparentClocks: ptp?.transparentClocks ?? false,
+    slaves: ptp ? nodes.length : 0,
     lockedNodes: locked.length,
     timeToLockNs: locked.length > 0 ? Math.max(...locked.map((x) => x.lockedAt!)) : null,
     errP50Ns: all.quantile(0.5),
     errP99Ns: all.quantile(0.99),
     errMaxNs: all.max,
-    meanErrNs: n > 0 ? sum / n : 0,
+    meanErrNs: all.n > 0 ? sum / all.n : 0,
     stampNoiseP50Ns: noise.n > 0 ? noise.quantile(0.5) : null,
     stampNoiseP99Ns: noise.n > 0 ? noise.quantile(0.99) : null,
-    failovers: failovers(r.events, r.faults, ptp.candidates, nodes.length),
-    nodes,
-  };
-}
-
-/** Oscillators without PTP: how far each host's clock wandered from physical time. */
-function summarizeFreeRunning(r: FabricResult): ClockSummary {
-  const all = new Histogram();
-  let sum = 0;
-  const nodes: ClockNodeSummary[] = [];
-  for (const rep of r.reports) {
-    const c = rep.clock;
-    if (!c) continue;
-    const h = new Histogram();
-    let nodeSum = 0;
-    for (const e of c.err) {
-      h.record(Math.abs(e));
-      all.record(Math.abs(e));
-      nodeSum += e;
-    }
-    sum += nodeSum;
-    const n = c.err.length;
-    nodes.push({
-      node: rep.name,
-      lockedAt: null,
-      errP50Ns: h.quantile(0.5),
-      errP99Ns: h.quantile(0.99),
-      errMaxNs: h.max,
-      meanErrNs: n > 0 ? nodeSum / n : 0,
-    });
-  }
-  return {
-    timestamping: 'none',
-    transparentClocks: false,
-    slaves: 0,
-    lockedNodes: 0,
-    timeToLockNs: null,
-    errP50Ns: all.quantile(0.5),
-    errP99Ns: all.quantile(0.99),
-    errMaxNs: all.max,
-    meanErrNs: all.n > 0 ? sum / all.n : 0,
-    stampNoiseP50Ns: null,
-    stampNoiseP99Ns: null,
-    failovers: [],
+    failovers: ptp ? failovers(r.events, r.faults, ptp.candidates, nodes.length) : [],
     nodes,
   };
 }
