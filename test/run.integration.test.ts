@@ -80,6 +80,7 @@ describe('dcemu run (process runtime)', () => {
       'link-lossy',
       'pause',
       'resume',
+      'link-up',
     ]);
     const events = readFileSync(join(out, 'events.jsonl'), 'utf8')
       .trim()
