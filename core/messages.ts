@@ -11,6 +11,7 @@ import type { FidelitySnapshot } from './scheduler.js';
 import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
 import type { WireState } from './wire.js';
+import type { F10Address, F10Shape } from '../switch/f10/address.js';
 
 export type NodeKind = 'host' | 'switch';
 
@@ -35,6 +36,45 @@ export interface LivenessConfig {
 export interface RoutingTable {
   down: Record<number, number[]>;
   up: number[];
+}
+
+/**
+ * F10's failure detector (F10 §5.4): a link must deliver `keepUp` valid frames per window of
+ * `windowNs` to stay up, and `bringUp` per window (for a hold-down that doubles on every flap) to come
+ * back; idle ports send a keepalive every `keepaliveNs`; a port declared down sends "failure detected"
+ * frames so its peer declares it down too.
+ */
+export interface F10DetectorConfig {
+  /** t: aggregation window, virtual ns */
+  windowNs: number;
+  /** c: valid frames per window a working link needs to stay up */
+  keepUp: number;
+  /** d: valid frames per window a failed link needs to come back up */
+  bringUp: number;
+  /** an idle port sends a keepalive this often, virtual ns */
+  keepaliveNs: number;
+  /** first hold-down, in windows, a failed link must stay good before it comes back */
+  holdWindows: number;
+  /** the hold-down doubles on each flap up to this many windows */
+  maxHoldWindows: number;
+}
+
+/**
+ * F10 on a switch: its address and its neighbours' (F10 §4), how it recovers from failures, and where
+ * every host sits. `mode: 'f10'` runs local rerouting and pushback; `mode: 'controller'` is the
+ * PortLand-style baseline, where the switch only reports failures and waits for the controller.
+ */
+export interface F10Config {
+  mode: 'f10' | 'controller';
+  shape: F10Shape;
+  self: F10Address;
+  /** per port: the F10 address of the switch at the other end, or null for a host */
+  peers: Array<F10Address | null>;
+  /** ToR location of every host, by host id */
+  hostTor: number[];
+  detector: F10DetectorConfig;
+  /** how often a ToR reports its traffic to the controller, virtual ns */
+  reportNs: number;
 }
 
 export interface TransportConfig {
@@ -107,6 +147,8 @@ export interface NodeConfig {
   liveness: LivenessConfig;
   /** switches only */
   routing?: RoutingTable;
+  /** switches of an F10 fabric (replaces `routing` and the BFD-like liveness detector) */
+  f10?: F10Config;
   /** queue-occupancy sampling period, virtual ns (switches) */
   sampleNs: number;
   clock?: ClockConfig;

@@ -5,6 +5,8 @@
  * `core0`, `sw0`; a port is `node:index`.
  */
 
+import type { F10Address, F10Shape } from '../../switch/f10/address.js';
+
 export type NodeRole = 'host' | 'switch';
 
 export interface TopoPort {
@@ -28,6 +30,8 @@ export interface TopoNode {
   tier: number;
   /** FatTree pod, when the builder has pods */
   pod?: number;
+  /** F10 address (level, location, index, subtree type), on switches of an F10 tree */
+  f10?: F10Address;
   ports: TopoPort[];
 }
 
@@ -46,6 +50,8 @@ export interface TopoLink extends LinkParams {
 export interface Topology {
   /** builder that made it: 'leaf-spine' | 'fat-tree' | 'dumbbell' | 'star' */
   kind: string;
+  /** the F10 tree's shape, when the builder made one (standard or AB FatTree with F10 addresses) */
+  f10?: F10Shape;
   nodes: TopoNode[];
   links: TopoLink[];
 }
