@@ -7,7 +7,7 @@
  */
 import type { NodeClock } from './clock.js';
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from './frame.js';
-import type { LivenessConfig } from './messages.js';
+import type { LivenessConfig, NodeConfig } from './messages.js';
 import type { Timer } from './scheduler.js';
 
 /** A port as the detector sees it: it sends now (the emulation layer knows the physical time). */
@@ -21,7 +21,26 @@ export interface LivenessEvents {
   portUp(port: number, now: number): void;
 }
 
-export class LivenessDetector {
+/** What the node runtime needs of a link failure detector (this BFD-like one, or a scheme's own). */
+export interface LinkDetector {
+  readonly up: boolean[];
+  readonly keepalivesSent: number;
+  start(now: number): void;
+  stop(): void;
+  /** every frame a port receives, keepalives included */
+  heard(port: number, now: number, frame?: Frame): void;
+  /** every frame a port sends */
+  sent(port: number, now: number): void;
+}
+
+export type DetectorFactory = (
+  config: NodeConfig,
+  clock: NodeClock,
+  ports: LivenessPort[],
+  events: LivenessEvents,
+) => LinkDetector | null;
+
+export class LivenessDetector implements LinkDetector {
   private readonly lastRx: number[];
   private readonly lastTx: number[];
   readonly up: boolean[];

@@ -3,6 +3,7 @@
  * the node's reports. Plain data only (msgpack), shared by every runtime.
  */
 
+import type { F10Address, F10Shape } from '../switch/f10/address.js';
 import type { PeerAddress } from './endpoint.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
@@ -11,7 +12,6 @@ import type { FidelitySnapshot } from './scheduler.js';
 import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
 import type { WireState } from './wire.js';
-import type { F10Address, F10Shape } from '../switch/f10/address.js';
 
 export type NodeKind = 'host' | 'switch';
 
@@ -77,7 +77,10 @@ export interface F10Config {
   reportNs: number;
 }
 
-export interface TransportConfig {
+/** The host transport, by kind (node/transport/): one per run, the same on every host. */
+export type TransportConfig = BaselineTransportConfig | UdpTransportConfig;
+
+export interface BaselineTransportConfig {
   kind: 'baseline';
   /** initial congestion window, frames */
   initCwnd: number;
@@ -87,6 +90,13 @@ export interface TransportConfig {
   maxRtoNs: number;
   /** duplicate ACKs that trigger fast retransmit */
   dupAcks: number;
+}
+
+/** Unreliable, uncontrolled traffic (no acks, no retransmissions), paced at a fixed rate. */
+export interface UdpTransportConfig {
+  kind: 'udp';
+  /** the host's send rate cap, bit/s; 0: the NIC's line rate */
+  rateBps: number;
 }
 
 export interface FlowSpec {
@@ -149,6 +159,8 @@ export interface NodeConfig {
   routing?: RoutingTable;
   /** switches of an F10 fabric (replaces `routing` and the BFD-like liveness detector) */
   f10?: F10Config;
+  /** hosts of an F10 fabric: their NIC runs F10's detector too, so both ends of a link speak it */
+  f10Detector?: F10DetectorConfig;
   /** queue-occupancy sampling period, virtual ns (switches) */
   sampleNs: number;
   clock?: ClockConfig;
@@ -171,6 +183,8 @@ export type ControlMessage =
   | { type: 'start'; at: number }
   | { type: 'fault'; fault: FaultCommand }
   | { type: 'snapshot' }
+  /** a scheme command for the node's role (e.g. the F10 controller's route updates) */
+  | { type: 'downcall'; body: unknown }
   | { type: 'stop' };
 
 export interface FlowRecord {
@@ -185,6 +199,8 @@ export interface FlowRecord {
   timeouts: number;
   /** switch ids where the flow's frames turned downward (path accounting) */
   via: number[];
+  /** data frames the sender handed its NIC, retransmissions included (when the transport counts them) */
+  framesSent?: number;
 }
 
 export interface QueueSeries {
@@ -227,9 +243,13 @@ export interface NodeReport {
   }>;
   queues: QueueSeries[];
   queueHist: HistogramSnapshot | null;
+  /** F10 switches: hops added by detours, per detoured frame delivered */
+  f10Inflation?: HistogramSnapshot;
   flows: FlowRecord[];
   /** flows as seen by the receiving side: id -> [finish, via...] */
   received: Array<[number, number, number[]]>;
+  /** distinct data frames received per flow, [id, frames], delivered or not (UDP transport) */
+  rxFrames?: Array<[number, number]>;
 }
 
 export interface ProgressStats {
@@ -245,6 +265,8 @@ export type NodeMessage =
   | { type: 'event'; event: NodeEvent }
   | { type: 'stats'; stats: ProgressStats }
   | { type: 'report'; report: NodeReport }
+  /** a scheme message for the orchestrator's controller (e.g. an F10 ToR's traffic report) */
+  | { type: 'upcall'; t: number; body: unknown }
   | { type: 'error'; message: string };
 
 export interface NodeEvent {

@@ -10,7 +10,7 @@ import { EmulatedClock } from './emulated-clock.js';
 import { Endpoint } from './endpoint.js';
 import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
-import { LivenessDetector } from './liveness.js';
+import { type DetectorFactory, type LinkDetector, LivenessDetector } from './liveness.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import type { ControlMessage, NodeConfig, NodeEvent, NodeReport, ProgressStats } from './messages.js';
 import { Metrics } from './metrics.js';
@@ -27,11 +27,13 @@ export interface NodeContext {
   /** the oscillator under an emulated clock (faults reach it), or null for an ideal clock */
   readonly oscillator: Oscillator | null;
   readonly ports: EgressPort[];
-  readonly liveness: LivenessDetector;
+  readonly liveness: LinkDetector;
   readonly metrics: Metrics;
   readonly log: Logger;
   /** reports an event to the orchestrator's event log */
   emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+  /** sends a scheme message to the orchestrator's controller */
+  upcall(body: unknown): void;
 }
 
 export interface Role {
@@ -43,15 +45,23 @@ export interface Role {
   /** a PTP frame sent by this node starts transmission on `port` at physical `txStart` */
   departed?(port: number, frame: Frame, txStart: number): void;
   portUp(port: number, now: number): void;
+  /** a scheme command from the orchestrator */
+  downcall?(body: unknown): void;
   progress(): { flowsDone: number; flowsStarted: number };
-  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist' | 'clock'>;
+  report(): Pick<
+    NodeReport,
+    'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'f10Inflation' | 'rxFrames'
+  >;
   stop(): void;
 }
 
 export type RoleFactory = (ctx: NodeContext) => Role;
 
-/** Entry point of a node process: connects to the orchestrator named in the environment and runs. */
-export async function runNode(kind: string, factory: RoleFactory): Promise<void> {
+/**
+ * Entry point of a node process: connects to the orchestrator named in the environment and runs.
+ * `detector` may supply a scheme's own link failure detector (else the BFD-like one).
+ */
+export async function runNode(kind: string, factory: RoleFactory, detector?: DetectorFactory): Promise<void> {
   const control = process.env.DCEMU_CONTROL;
   const name = process.env.DCEMU_NODE;
   if (!control || !name) {
@@ -70,7 +80,7 @@ export async function runNode(kind: string, factory: RoleFactory): Promise<void>
     );
     process.exit(2);
   }
-  const node = new NodeProcess(client, factory);
+  const node = new NodeProcess(client, factory, detector);
   // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
   client.on('close', () => node.exit(0));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => node.exit(0));
@@ -87,10 +97,12 @@ class NodeProcess {
   private role: Role | null = null;
   private endpoint: Endpoint | null = null;
   private exiting = false;
+  private sentWhileDown: number[] = [];
 
   constructor(
     private readonly client: ControlClient,
     private readonly factory: RoleFactory,
+    private readonly detectorFactory: DetectorFactory | undefined,
   ) {}
 
   async handle(m: ControlMessage): Promise<void> {
@@ -131,6 +143,10 @@ class NodeProcess {
           ctx.log.info({ fault: f }, 'wire fault applied');
           break;
         }
+        case 'downcall':
+          if (!this.role?.downcall) throw new Error('downcall to a node whose role takes none');
+          this.role.downcall(m.body);
+          break;
         case 'snapshot':
           this.client.send({ type: 'stats', stats: this.progress() });
           break;
@@ -155,9 +171,18 @@ class NodeProcess {
     // a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
     const endpoint = new Endpoint(sched, config.ports.length, config.ports.length === 1);
     this.endpoint = endpoint;
-    let liveness: LivenessDetector | null = null;
+    let liveness: LinkDetector | null = null;
+    // Loss accounting per port, for failure studies: data frames sent since the peer was last heard
+    // (lost if the peer is dead: counted when the port is declared down), and data frames sent on a
+    // port while it is declared down (lost after detection).
+    const txSinceHeard = config.ports.map(() => 0);
+    const sentWhileDown = config.ports.map(() => 0);
     const sink = (port: number, frame: Frame): void => {
       liveness!.sent(port, clock.now());
+      if (frame.t === FrameType.Data) {
+        txSinceHeard[port]++;
+        if (!liveness!.up[port]) sentWhileDown[port]++;
+      }
       endpoint.send(port, frame);
     };
     const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
@@ -170,17 +195,39 @@ class NodeProcess {
       index: p.index,
       send: (f: Frame) => p.send(f, sched.current),
     }));
-    liveness = new LivenessDetector(config.liveness, clock, livenessPorts, config.id, {
-      portDown: (port, now, silentNs) => {
-        emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs });
+    const livenessEvents = {
+      portDown: (port: number, now: number, silentNs: number) => {
+        const unconfirmed = txSinceHeard[port];
+        emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs, unconfirmed });
         this.role?.portDown(port, now);
       },
-      portUp: (port, now) => {
-        emit('port-up-detected', now, { port, peer: config.ports[port].peer });
+      portUp: (port: number, now: number) => {
+        emit('port-up-detected', now, {
+          port,
+          peer: config.ports[port].peer,
+          sentWhileDown: sentWhileDown[port],
+        });
+        sentWhileDown[port] = 0;
         this.role?.portUp(port, now);
       },
-    });
-    const ctx: NodeContext = { config, sched, clock, oscillator, ports, liveness, metrics, log, emit };
+    };
+    liveness =
+      this.detectorFactory?.(config, clock, livenessPorts, livenessEvents) ??
+      new LivenessDetector(config.liveness, clock, livenessPorts, config.id, livenessEvents);
+    this.sentWhileDown = sentWhileDown;
+    const upcall = (body: unknown): void => this.client.send({ type: 'upcall', t: sched.current, body });
+    const ctx: NodeContext = {
+      config,
+      sched,
+      clock,
+      oscillator,
+      ports,
+      liveness,
+      metrics,
+      log,
+      emit,
+      upcall,
+    };
     this.ctx = ctx;
     const role = this.factory(ctx);
     this.role = role;
@@ -195,7 +242,8 @@ class NodeProcess {
     }
     const live = liveness;
     endpoint.onFrame((now, port, frame) => {
-      live.heard(port, clock.now());
+      live.heard(port, clock.now(), frame);
+      txSinceHeard[port] = 0;
       if (frame.t === FrameType.Keepalive) return;
       this.role!.onFrame(now, port, frame);
     });
@@ -235,6 +283,10 @@ class NodeProcess {
     m.inc('framesOut', ep.stats.framesOut);
     m.inc('sendErrors', ep.stats.sendErrors);
     m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
+    // data frames sent on ports still declared down at the end
+    for (const [port, n] of this.sentWhileDown.entries()) {
+      if (n > 0) m.inc(`sentWhileDown:${ctx.config.ports[port].peer}`, n);
+    }
     for (const p of ctx.ports) {
       m.inc('dropsCongestion', p.stats.dropsCongestion);
       m.inc('dropsWireDown', p.wire.droppedDown);
@@ -242,6 +294,8 @@ class NodeProcess {
       m.inc('wireCorrupted', p.wire.corrupted);
       m.inc('ecnMarks', p.stats.ecnMarks);
     }
+    // the role's report first: it adds its own counters to the metrics snapshotted below
+    const roleReport = this.role.report();
     const report: NodeReport = {
       name: ctx.config.name,
       fidelity: ctx.sched.fidelity.snapshot(),
@@ -255,7 +309,7 @@ class NodeProcess {
         ecnMarks: p.stats.ecnMarks,
         maxBytes: p.stats.maxBytes,
       })),
-      ...this.role.report(),
+      ...roleReport,
     };
     await ep.close();
     ctx.log.info('node stopped');

@@ -1,8 +1,9 @@
 /**
  * The host role: a NIC (port 0), a transport, and the workload's flows for this host, each started
  * at its offset from the traffic start. It keeps the per-flow records the orchestrator merges:
- * start and retransmissions on the sending side, finish and path on the receiving side. When the
- * scenario models clocks, the host also runs its PTP port, or records how its free clock drifts.
+ * start, retransmissions and frames sent on the sending side, finish, path and (UDP) frames received
+ * on the receiving side. When the scenario models clocks, the host also runs its PTP port, or records
+ * how its free clock drifts.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
@@ -35,7 +36,11 @@ export class Host implements Role {
     if (!port) throw new Error(`host ${cfg.name}: no NIC port in config`);
     const sched = ctx.sched;
     // the transport works in node time; the port takes the physical time of the event being handled
-    const nic = { send: (f: Frame) => port.send(f, sched.current) };
+    const nic = {
+      send: (f: Frame) => port.send(f, sched.current),
+      rateBps: port.params.rateBps,
+      backlog: () => port.occupancy(sched.current),
+    };
     this.transport = createTransport(cfg.transport ?? BASELINE_DEFAULTS, {
       hostId: cfg.id,
       clock: ctx.clock,
@@ -126,12 +131,15 @@ export class Host implements Role {
         retransmits: s?.retransmits ?? 0,
         timeouts: s?.timeouts ?? 0,
         via: [],
+        ...(s && { framesSent: s.framesSent }),
       });
     }
     this.ctx.metrics.inc('flowsAcked', this.ackedCount);
+    const rxFrames = this.transport.receivedFrames?.();
     return {
       flows,
       received: this.received,
+      ...(rxFrames && { rxFrames }),
       queues: [],
       queueHist: null,
       ...(this.ptp && { clock: this.ptp.report() }),

@@ -8,11 +8,14 @@ import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
+import { type F10Summary, summarizeF10 } from './f10-summary.js';
 import type { FabricResult } from './fabric.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
 
 export interface FlowRow extends FlowRecord {
+  /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
+  framesReceived?: number;
   fct: number;
   ideal: number;
   slowdown: number;
@@ -65,9 +68,13 @@ export interface Summary {
   };
   queues: { p50Bytes: number; p99Bytes: number; p999Bytes: number; maxBytes: number };
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
+  /** data frames of UDP flows (present when the transport counts them); lost = sent − received */
+  frames?: { sent: number; received: number; lost: number };
   faults: FaultSummary[];
   /** time synchronization, when the scenario runs PTP */
   clocks?: ClockSummary;
+  /** F10 or its controller-only baseline: failures, reroutes, detours, pushback, losses */
+  f10?: F10Summary;
   processes: {
     started: number;
     leftRunning: number;
@@ -93,6 +100,10 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   const received = new Map<number, { finish: number; via: number[] }>();
   for (const rep of r.reports)
     for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
+  // frames received per flow: counted by UDP receivers, for flows whether delivered or not
+  const rxFrames = new Map<number, number>();
+  for (const rep of r.reports) for (const [id, n] of rep.rxFrames ?? []) rxFrames.set(id, n);
+  const countsRx = sc.transport.kind === 'udp';
   const flows: FlowRow[] = [];
   for (const rep of r.reports) {
     for (const f of rep.flows) {
@@ -111,6 +122,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
         start,
         finish,
         via: rx?.via ?? [],
+        ...(countsRx && { framesReceived: rxFrames.get(f.id) ?? 0 }),
         fct,
         ideal,
         slowdown: fct >= 0 ? fct / ideal : -1,
@@ -190,8 +202,16 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
     faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
     processes: { ...r.processes, missingReports: r.missing },
   };
+  const frameCounted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
+  if (frameCounted.length > 0) {
+    const sent = frameCounted.reduce((s, f) => s + f.framesSent!, 0);
+    const received = frameCounted.reduce((s, f) => s + f.framesReceived!, 0);
+    summary.frames = { sent, received, lost: sent - received };
+  }
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
+  const f10 = summarizeF10(r, summary.frames, summary.drops.congestion);
+  if (f10) summary.f10 = f10;
   return { summary, flows };
 }
 
@@ -254,7 +274,9 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
   const { topology, ...scenarioRest } = r.scenario;
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
-  const fl = ['id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via'];
+  const fl = [
+    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received',
+  ];
   for (const f of flows) {
     fl.push(
       [
@@ -270,6 +292,8 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
         f.retransmits,
         f.timeouts,
         f.via.map(name),
+        f.framesSent ?? '',
+        f.framesReceived ?? '',
       ]
         .map(csvCell)
         .join(','),

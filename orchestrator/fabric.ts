@@ -11,6 +11,7 @@ import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { RuntimeError } from './errors.js';
+import { F10ControllerHost } from './f10-host.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import type { Scenario, TimelineEvent } from './scenario/resolve.js';
@@ -125,6 +126,8 @@ export class StartedFabric implements AsyncDisposable {
   private readonly wallStart = Date.now();
   private stopping: Promise<FabricResult> | null = null;
   private timers: NodeJS.Timeout[] = [];
+  /** the F10 (or PortLand) controller, when the scheme has one */
+  readonly controller: F10ControllerHost | null = null;
 
   constructor(
     readonly scenario: Scenario,
@@ -143,6 +146,18 @@ export class StartedFabric implements AsyncDisposable {
         report: null,
         stats: null,
       });
+    }
+    if (scenario.scheme.kind !== 'ecmp') {
+      this.controller = new F10ControllerHost(
+        scenario.scheme,
+        scenario.topology,
+        clock,
+        (node, command) => {
+          const n = this.nodes.get(node);
+          if (n && !n.killed && !n.exited) n.conn?.send({ type: 'downcall', body: command });
+        },
+        (e) => this.record(e),
+      );
     }
   }
 
@@ -179,8 +194,14 @@ export class StartedFabric implements AsyncDisposable {
               n.udpPort = m.udpPort;
               if (--pending === 0) resolve();
               break;
-            case 'event':
-              this.record({ ...m.event, t: m.event.t - this.trafficStart });
+            case 'event': {
+              const e = { ...m.event, t: m.event.t - this.trafficStart };
+              this.record(e);
+              this.controller?.onEvent(e);
+              break;
+            }
+            case 'upcall':
+              this.controller?.onUpcall(n.config.name, m.t - this.trafficStart, m.body);
               break;
             case 'stats':
               n.stats = m.stats;
@@ -249,6 +270,7 @@ export class StartedFabric implements AsyncDisposable {
     this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
     for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
     this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
+    this.controller?.start(this.trafficStart);
     for (const ev of sc.timeline) {
       const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
       this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
@@ -378,6 +400,7 @@ export class StartedFabric implements AsyncDisposable {
 
   private async teardown(): Promise<FabricResult> {
     for (const t of this.timers) clearTimeout(t);
+    this.controller?.stop();
     const rt = this.runtime;
     // paused nodes cannot answer: wake them first
     if (rt)

@@ -3,7 +3,14 @@
  * (ports with link and buffer parameters, routing tables, liveness, transport, its own flows) and the
  * complete flow list the orchestrator keeps for accounting.
  */
-import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../core/messages.js';
+import type {
+  ClockConfig,
+  F10Config,
+  FlowSpec,
+  NodeConfig,
+  PortConfig,
+  PtpConfig,
+} from '../core/messages.js';
 import { Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
@@ -55,6 +62,18 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
       seed: sc.seed * 65537 + id,
     };
   };
+  // F10 and its controller-only baseline: every switch learns its own and its neighbours' addresses
+  const scheme = sc.scheme;
+  const f10: Omit<F10Config, 'self' | 'peers'> | null =
+    scheme.kind !== 'ecmp' && topo.f10
+      ? {
+          mode: scheme.kind === 'f10' ? 'f10' : 'controller',
+          shape: topo.f10,
+          hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location),
+          detector: scheme.detector,
+          reportNs: scheme.reportNs,
+        }
+      : null;
   const nodes = topo.nodes.map((n): NodeConfig => {
     const isHost = n.role === 'host';
     const ports = n.ports.map((p): PortConfig => {
@@ -89,8 +108,14 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
       sampleNs: isHost ? 0 : sc.run.sampleNs,
       ...withClock(clockOf(n.name, n.id), ptp),
       ...(isHost
-        ? { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }
-        : { routing: routingTable(topo, n.name) }),
+        ? {
+            transport: sc.transport,
+            flows: flows.filter((f) => f.src === n.id),
+            ...(f10 && { f10Detector: f10.detector }),
+          }
+        : f10 && n.f10
+          ? { f10: { ...f10, self: n.f10, peers: n.ports.map((p) => byName.get(p.peer)!.f10 ?? null) } }
+          : { routing: routingTable(topo, n.name) }),
     };
   });
   return { nodes, flows };

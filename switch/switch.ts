@@ -10,6 +10,7 @@ import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { isEventMessage } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
+import { type F10Command, F10Module } from './f10/module.js';
 import { createRouting, type Routing } from './routing.js';
 
 /** Hook for schemes that handle control frames in switches (Harmony rsvp, F10 pushback, ...). */
@@ -29,16 +30,24 @@ export class Switch implements Role {
   private readonly tcIngress: Map<Frame, number> | null;
   private forwarded = 0;
   readonly modules: SwitchModule[] = [];
+  /** F10 routing, pushback and controller exchange, on switches of an F10 fabric */
+  private readonly f10: F10Module | null = null;
 
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config;
-    if (!cfg.routing) throw new Error(`switch ${cfg.name}: no routing table in config`);
-    this.routing = createRouting({
-      kind: 'ecmp',
-      table: cfg.routing,
-      portCount: cfg.ports.length,
-      salt: cfg.id * 2654435761,
-    });
+    if (cfg.f10) {
+      this.f10 = new F10Module(ctx, (u) => ctx.upcall(u));
+      this.routing = this.f10;
+      this.modules.push(this.f10);
+    } else {
+      if (!cfg.routing) throw new Error(`switch ${cfg.name}: no routing table in config`);
+      this.routing = createRouting({
+        kind: 'ecmp',
+        table: cfg.routing,
+        portCount: cfg.ports.length,
+        salt: cfg.id * 2654435761,
+      });
+    }
     this.isDown = cfg.ports.map((p) => p.dir === 'down');
     this.series = cfg.ports.map(() => new Series());
     this.tcIngress = cfg.ptp?.transparentClocks ? new Map() : null;
@@ -76,6 +85,7 @@ export class Switch implements Role {
     }
     // the turn from upward to downward: remember where the path peaked
     if (this.isDown[ingress] && this.isDown[egress] && frame.v === 0) frame.v = this.ctx.config.id;
+    this.f10?.forwarded(frame, ingress, egress);
     this.forwarded++;
     if (!this.ctx.ports[egress].send(frame, now)) this.tcIngress?.delete(frame);
   }
@@ -83,6 +93,14 @@ export class Switch implements Role {
   start(at: number): void {
     const every = this.ctx.config.sampleNs;
     if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
+    this.f10?.start(at);
+  }
+
+  /** a command from the orchestrator (the F10 controller's route updates) */
+  downcall(body: unknown): void {
+    if (!this.f10)
+      throw new Error(`switch ${this.ctx.config.name}: downcall without a scheme that takes one`);
+    this.f10.command(body as F10Command);
   }
 
   private readonly sample = (now: number): void => {
@@ -110,15 +128,23 @@ export class Switch implements Role {
   report() {
     this.ctx.metrics.inc('forwarded', this.forwarded);
     this.ctx.metrics.inc('dropsNoRoute', this.noRoute);
+    this.f10?.reportMetrics();
     const queues: QueueSeries[] = this.series.map((s, i) => ({
       port: i,
       peer: this.ctx.config.ports[i].peer,
       ...s.toArrays(),
     }));
-    return { flows: [], received: [], queues, queueHist: this.queueHist.snapshot() };
+    return {
+      flows: [],
+      received: [],
+      queues,
+      queueHist: this.queueHist.snapshot(),
+      ...(this.f10 && { f10Inflation: this.f10.inflationSnapshot() }),
+    };
   }
 
   stop(): void {
     this.ctx.sched.cancel(this.sampler);
+    this.f10?.stop();
   }
 }

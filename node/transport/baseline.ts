@@ -10,12 +10,12 @@
  */
 
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
-import type { FlowSpec, TransportConfig } from '../../core/messages.js';
+import type { BaselineTransportConfig, FlowSpec, TransportConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
 import type { SenderStats, Transport, TransportComponents } from './types.js';
 
 /** Defaults and why: RFC 8257 §4.2 (alpha starts at 1, g = 1/16); Linux initial window 10 frames. */
-export const BASELINE_DEFAULTS: TransportConfig = {
+export const BASELINE_DEFAULTS: BaselineTransportConfig = {
   kind: 'baseline',
   initCwnd: 10,
   g: 1 / 16,
@@ -52,12 +52,13 @@ class SendFlow implements SenderStats {
   timedAt = 0;
   retransmits = 0;
   timeouts = 0;
+  framesSent = 0;
   done = false;
   readonly nSeg: number;
 
   constructor(
     readonly spec: FlowSpec,
-    cfg: TransportConfig,
+    cfg: BaselineTransportConfig,
   ) {
     this.nSeg = Math.max(1, Math.ceil(spec.size / WireSize.Mss));
     this.cwnd = cfg.initCwnd;
@@ -90,11 +91,15 @@ class RecvFlow {
 export class BaselineTransport implements Transport {
   private readonly senders = new Map<number, SendFlow>();
   private readonly receivers = new Map<number, RecvFlow>();
+  private readonly cfg: BaselineTransportConfig;
 
   constructor(
-    private readonly cfg: TransportConfig,
+    cfg: TransportConfig,
     private readonly c: TransportComponents,
-  ) {}
+  ) {
+    if (cfg.kind !== 'baseline') throw new TypeError(`baseline transport given a '${cfg.kind}' config`);
+    this.cfg = cfg;
+  }
 
   startFlow(spec: FlowSpec, now: number): void {
     const fl = new SendFlow(spec, this.cfg);
@@ -233,6 +238,7 @@ export class BaselineTransport implements Transport {
   }
 
   private transmit(fl: SendFlow, seq: number, now: number): void {
+    fl.framesSent++;
     if (seq < fl.highSent) {
       fl.retransmits++;
       if (fl.timedSeq >= 0) fl.timedSeq = -1; // Karn: never time a retransmitted frame

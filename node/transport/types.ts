@@ -3,7 +3,8 @@
  * host id, a place to record finished flows) and what it asks of it (start a flow, take a frame).
  * Schemes plug in here: Fastpass gates sends to allocated timeslots and sets source routes, Flowtune
  * paces flows at allocated rates, TOP/ExpressPass sends on receiver tokens, Harmony reserves
- * virtual links first. The baseline window transport is the first implementation.
+ * virtual links first. The baseline window transport is the first implementation; UDP (unreliable,
+ * paced) the second.
  */
 import type { NodeClock } from '../../core/clock.js';
 import type { Frame } from '../../core/frame.js';
@@ -13,6 +14,10 @@ import type { Metrics } from '../../core/metrics.js';
 export interface Nic {
   /** queues a frame on the host's egress port now; false when the NIC buffer dropped it */
   send(frame: Frame): boolean;
+  /** line rate, bit/s (transports that pace themselves need it: UDP) */
+  readonly rateBps?: number;
+  /** bytes waiting in the NIC buffer now, not yet on the wire (UDP keeps it small) */
+  backlog?(): number;
 }
 
 export interface TransportComponents {
@@ -29,6 +34,8 @@ export interface TransportComponents {
 export interface SenderStats {
   retransmits: number;
   timeouts: number;
+  /** data frames handed to the NIC, retransmissions included */
+  framesSent: number;
 }
 
 export interface Transport {
@@ -36,6 +43,8 @@ export interface Transport {
   /** a data/ack/control frame addressed to this host */
   onFrame(frame: Frame, now: number): void;
   senderStats(id: number): SenderStats | undefined;
+  /** distinct data frames received per flow, [id, frames], for transports that count them (UDP) */
+  receivedFrames?(): Array<[number, number]>;
   stop(): void;
 }
 

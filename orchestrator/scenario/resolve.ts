@@ -9,9 +9,10 @@ import type { LivenessConfig, TransportConfig } from '../../core/messages.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
-import { BASELINE_DEFAULTS } from '../../node/transport/index.js';
+import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
 import type { WorkloadSpec } from '../../node/workload.js';
 import { dumbbell } from '../topology/dumbbell.js';
+import { f10Tree } from '../topology/f10.js';
 import { fatTree } from '../topology/fattree.js';
 import { leafSpine } from '../topology/leafspine.js';
 import { validateTopology } from '../topology/routing.js';
@@ -19,6 +20,7 @@ import { star } from '../topology/star.js';
 import type { LinkParams, Topology } from '../topology/types.js';
 import type { ScenarioSource } from './load.js';
 import type { TIMELINE_ACTIONS } from './schema.js';
+import { resolveScheme, type SchemeSettings } from './scheme.js';
 
 export interface PortDefaults {
   bufferBytes: number;
@@ -82,6 +84,8 @@ export interface Scenario {
   ports: PortDefaults;
   liveness: LivenessConfig;
   transport: TransportConfig;
+  /** what runs on the switches: ECMP, F10, or the controller-only baseline */
+  scheme: SchemeSettings;
   /** oscillator model; null: ideal clocks */
   clocks: ClockModel | null;
   /** PTP settings; null: no time synchronization */
@@ -113,6 +117,40 @@ export const DEFAULTS = {
   workload: { duration: '20ms' },
   run: { drain: '20ms', sample: '5us', missThreshold: 0.001, logLevel: 'info' },
 } as const;
+
+/** Fields only one transport kind takes: naming one under the other kind is an error. */
+const TRANSPORT_FIELDS = {
+  baseline: ['initCwnd', 'g', 'minRto', 'maxRto', 'dupAcks'],
+  udp: ['rate'],
+} as const;
+
+function resolveTransport(
+  src: ScenarioSource,
+  num: <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T) => T,
+): TransportConfig {
+  const t = src.data.transport ?? {};
+  const kind: 'baseline' | 'udp' = t.kind ?? 'baseline';
+  for (const [other, fields] of Object.entries(TRANSPORT_FIELDS)) {
+    if (other === kind) continue;
+    for (const f of fields)
+      if (t[f] !== undefined)
+        throw src.error(['transport', f], `'${f}' applies to transport kind ${other}, not ${kind}`);
+  }
+  if (kind === 'udp') {
+    const rateBps = t.rate === undefined ? 0 : num(['transport', 'rate'], t.rate, parseRateBps);
+    if (!(rateBps >= 0))
+      throw src.error(['transport', 'rate'], `rate must be >= 0 bit/s (0: the NIC rate), got ${rateBps}`);
+    return { ...UDP_DEFAULTS, rateBps };
+  }
+  return {
+    ...BASELINE_DEFAULTS,
+    ...(t.initCwnd !== undefined && { initCwnd: t.initCwnd }),
+    ...(t.g !== undefined && { g: t.g }),
+    ...(t.dupAcks !== undefined && { dupAcks: t.dupAcks }),
+    ...(t.minRto !== undefined && { minRtoNs: num(['transport', 'minRto'], t.minRto, parseDurationNs) }),
+    ...(t.maxRto !== undefined && { maxRtoNs: num(['transport', 'maxRto'], t.maxRto, parseDurationNs) }),
+  };
+}
 
 export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number } = {}): Scenario {
   const d = src.data;
@@ -157,15 +195,7 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
   };
   if (!(liveness.intervalNs > 0)) throw src.error(['liveness', 'interval'], 'interval must be > 0');
 
-  const t = d.transport ?? {};
-  const transport: TransportConfig = {
-    ...BASELINE_DEFAULTS,
-    ...(t.initCwnd !== undefined && { initCwnd: t.initCwnd }),
-    ...(t.g !== undefined && { g: t.g }),
-    ...(t.dupAcks !== undefined && { dupAcks: t.dupAcks }),
-    ...(t.minRto !== undefined && { minRtoNs: num(['transport', 'minRto'], t.minRto, parseDurationNs) }),
-    ...(t.maxRto !== undefined && { maxRtoNs: num(['transport', 'maxRto'], t.maxRto, parseDurationNs) }),
-  };
+  const transport = resolveTransport(src, num);
 
   const clocks = resolveClocks(src, topology);
   const ptp = resolvePtp(src, topology);
@@ -192,6 +222,7 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
     ports,
     liveness,
     transport,
+    scheme: resolveScheme(src, topology),
     clocks,
     ptp,
     workload,
@@ -328,6 +359,13 @@ function buildTopology(src: ScenarioSource, links: { host: LinkParams; fabric: L
     case 'fat-tree':
       topo = fatTree({ k: need('k'), ...links });
       break;
+    case 'f10': {
+      // An F10 tree needs p = k/2 >= 2 for its two wirings to differ; the schema only asks for an even k.
+      const k = need('k');
+      if (k < 4) throw src.error(['topology', 'k'], `an f10 topology needs k >= 4, got ${k}`);
+      topo = f10Tree({ k, levels: t.levels ?? 3, variant: t.variant ?? 'ab', ...links });
+      break;
+    }
     case 'dumbbell':
       topo = dumbbell({ hostsPerSide: need('hostsPerSide'), host: links.host, bottleneck: links.fabric });
       break;

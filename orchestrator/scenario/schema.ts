@@ -5,6 +5,8 @@
  * silently ignored key.
  */
 
+import { schemeSchema } from './scheme.js';
+
 const duration = {
   type: ['string', 'number'],
   pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
@@ -67,11 +69,15 @@ export const scenarioSchema = {
       required: ['kind'],
       additionalProperties: false,
       properties: {
-        kind: { enum: ['leaf-spine', 'fat-tree', 'dumbbell', 'star'] },
+        kind: { enum: ['leaf-spine', 'fat-tree', 'f10', 'dumbbell', 'star'] },
         leaves: { type: 'integer', minimum: 1 },
         spines: { type: 'integer', minimum: 1 },
         hostsPerLeaf: { type: 'integer', minimum: 1 },
         k: { type: 'integer', minimum: 2, multipleOf: 2 },
+        /** f10: switch levels (L + 1); default 3 */
+        levels: { type: 'integer', minimum: 2 },
+        /** f10: AB FatTree or standard FatTree wiring; default ab */
+        variant: { enum: ['ab', 'standard'] },
         hostsPerSide: { type: 'integer', minimum: 1 },
         hosts: { type: 'integer', minimum: 2 },
       },
@@ -135,16 +141,20 @@ export const scenarioSchema = {
         },
       },
     },
+    scheme: schemeSchema,
     transport: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        kind: { enum: ['baseline'] },
+        kind: { enum: ['baseline', 'udp'] },
+        // baseline only
         initCwnd: { type: 'integer', minimum: 1 },
         g: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
         minRto: duration,
         maxRto: duration,
         dupAcks: { type: 'integer', minimum: 1 },
+        // udp only: the host's send rate (default its NIC rate)
+        rate,
       },
     },
     workload: {

@@ -6,6 +6,8 @@
 import type { Topology } from './types.js';
 
 export { dumbbell } from './dumbbell.js';
+export { f10Tree } from './f10.js';
+export { verifyF10 } from './f10-verify.js';
 export { fatTree } from './fattree.js';
 export { leafSpine } from './leafspine.js';
 export { hostPath, routingTable, validateTopology } from './routing.js';

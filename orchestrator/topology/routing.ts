@@ -3,9 +3,11 @@
  * A switch forwards a frame down when the destination host lies below it (ECMP over every down port that
  * leads there) and otherwise up (ECMP over every up port). Because frames never turn from down back to
  * up, this is loop-free on any topology whose 'down' ports form a DAG, which `validateTopology` checks
- * along with the wiring itself. Ports are named `node:index` in messages, as everywhere else.
+ * along with the wiring itself (and, on an F10 tree, that the addresses match it: `verifyF10`). Ports are
+ * named `node:index` in messages, as everywhere else.
  */
 import type { RoutingTable } from '../../core/messages.js';
+import { verifyF10 } from './f10-verify.js';
 import type { Topology, TopoNode } from './types.js';
 
 /** Routing table of one switch: for each host id below it, the down ports leading there; its up ports. */
@@ -68,6 +70,8 @@ export function validateTopology(topo: Topology): string[] {
       problems.push(`host ${host.name} is unreachable by up/down routing from ${from.join(', ')}`);
     }
   }
+  // An F10 tree's switches act on their addresses, so the addresses must match the wiring (F10 §8).
+  if (topo.f10) problems.push(...verifyF10(topo));
   return problems;
 }
 

@@ -1,0 +1,159 @@
+/**
+ * `summary.f10`: what F10 (or the controller-only baseline) did about each failure of the timeline
+ * (F10 §7): when it was detected, when the first frame went around it, when pushback finished and
+ * when the controller rebalanced; the data frames lost to it before and after detection; how many
+ * frames each recovery mechanism moved, and how many hops the downward detours added.
+ *
+ * Loss accounting. `lostBeforeDetection`: data frames the detecting switches sent toward the failed
+ * element after they last heard from it, up to the detection (an upper bound: the last of them may
+ * have arrived before it died). `lostAfterDetection`: data frames still sent on a port declared down
+ * (the baseline keeps doing so until the controller reacts) plus frames a switch had no route for.
+ * `lost.total`: end to end, data frames sent minus received minus congestion drops (UDP flows).
+ */
+import { Histogram } from '../core/histogram.js';
+import type { NodeEvent } from '../core/messages.js';
+import type { FabricResult } from './fabric.js';
+
+export interface F10FailureSummary {
+  action: string;
+  target: string;
+  /** virtual ns since traffic start */
+  t: number;
+  detectedAt: number | null;
+  detectionNs: number | null;
+  /** the first frame a detecting switch sent around the failure */
+  firstRerouteAt: number | null;
+  /** the last pushback block this failure caused was installed */
+  pushbackCompleteAt: number | null;
+  pushbackInstalls: number;
+  /** the controller's first rebalance (f10) or route installation (portland) after detection */
+  rebalanceAt: number | null;
+  lostBeforeDetection: number;
+  lostAfterDetection: number;
+}
+
+export interface F10Summary {
+  scheme: 'f10' | 'portland';
+  failures: F10FailureSummary[];
+  reroutes: { up: number; scheme1: number; scheme2: number; noRoute: number };
+  /** downward detours delivered, by hops added (F10 §7.5: 2 in an AB FatTree, 4 in a standard one) */
+  detours: {
+    delivered: number;
+    plus2: number;
+    plus4: number;
+    other: number;
+    plus2Fraction: number | null;
+    hopsAddedP50: number;
+    hopsAddedMax: number;
+  };
+  pushback: { messages: number; installs: number };
+  lost: { total: number | null; beforeDetection: number; afterDetection: number; noRoute: number };
+  controller: { rebalances: number; routeInstalls: number };
+}
+
+export function summarizeF10(
+  r: FabricResult,
+  frames: { sent: number; received: number } | undefined,
+  congestionDrops: number,
+): F10Summary | null {
+  const scheme = r.scenario.scheme;
+  if (scheme.kind === 'ecmp') return null;
+  const counters: Record<string, number> = {};
+  const hist = new Histogram();
+  for (const rep of r.reports) {
+    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+    if (rep.f10Inflation) hist.merge(rep.f10Inflation);
+  }
+  const c = (k: string): number => counters[k] ?? 0;
+  // data frames sent on ports still down when the run ended, by (node, peer)
+  const stillDown = new Map<string, number>();
+  for (const rep of r.reports) {
+    for (const [k, v] of Object.entries(rep.metrics.counters))
+      if (k.startsWith('sentWhileDown:')) stillDown.set(`${rep.name}>${k.slice(14)}`, v);
+  }
+  const events = r.events;
+  const failures = r.faults
+    .filter((f) => f.action === 'kill' || f.action === 'pause' || f.action === 'link-down')
+    .map((f, i, all) => failure(f, all[i + 1]?.t ?? Number.POSITIVE_INFINITY, events, stillDown));
+  const delivered = c('f10DetouredDelivered');
+  const noRoute = c('f10NoRoute');
+  const beforeDetection = failures.reduce((s, f) => s + f.lostBeforeDetection, 0);
+  const afterDetection = failures.reduce((s, f) => s + f.lostAfterDetection, 0) + noRoute;
+  return {
+    scheme: scheme.kind,
+    failures,
+    reroutes: { up: c('f10ReroutedUp'), scheme1: c('f10Scheme1'), scheme2: c('f10Scheme2'), noRoute },
+    detours: {
+      delivered,
+      plus2: c('f10DetourPlus2'),
+      plus4: c('f10DetourPlus4'),
+      other: c('f10DetourOther'),
+      plus2Fraction: delivered > 0 ? c('f10DetourPlus2') / delivered : null,
+      hopsAddedP50: delivered > 0 ? hist.quantile(0.5) : 0,
+      hopsAddedMax: delivered > 0 ? hist.quantile(1) : 0,
+    },
+    pushback: { messages: c('f10PushbackSent'), installs: c('f10PushbackInstalled') },
+    lost: {
+      total: frames ? frames.sent - frames.received - congestionDrops : null,
+      beforeDetection,
+      afterDetection,
+      noRoute,
+    },
+    controller: {
+      rebalances: events.filter((e) => e.kind === 'f10-rebalance').length,
+      routeInstalls: events.filter((e) => e.kind === 'portland-routes').length,
+    },
+  };
+}
+
+function failure(
+  f: FabricResult['faults'][number],
+  until: number,
+  events: NodeEvent[],
+  stillDown: Map<string, number>,
+): F10FailureSummary {
+  const ends = new Set<string>(f.node ? [f.node] : (f.link ?? []));
+  const inWindow = (e: NodeEvent) => e.t >= f.t && e.t < until;
+  // a detection of this failure: a neighbour's port toward the failed switch, or either end of the link
+  const isOurs = (e: NodeEvent): boolean =>
+    f.node ? e.peer === f.node : ends.has(e.node) && ends.has(e.peer as string);
+  const detections = events.filter((e) => e.kind === 'port-down-detected' && inWindow(e) && isOurs(e));
+  const detectors = new Set(detections.map((e) => `${e.node}>${e.peer}`));
+  const first = detections[0];
+  const reroute = events.find(
+    (e) => e.kind === 'f10-first-reroute' && inWindow(e) && detectors.has(`${e.node}>${e.peer}`),
+  );
+  const installs = events.filter(
+    (e) => e.kind === 'f10-pushback-installed' && inWindow(e) && causedBy(e.origin as string, detectors),
+  );
+  const rebalance = first
+    ? events.find((e) => (e.kind === 'f10-rebalance' || e.kind === 'portland-routes') && e.t >= first.t)
+    : undefined;
+  let after = 0;
+  for (const e of events) {
+    if (e.kind === 'port-up-detected' && e.t >= f.t && detectors.has(`${e.node}>${e.peer}`))
+      after += (e.sentWhileDown as number) ?? 0;
+  }
+  for (const d of detectors) after += stillDown.get(d) ?? 0;
+  return {
+    action: f.action,
+    target: f.node ?? (f.link ?? []).join('--'),
+    t: f.t,
+    detectedAt: first ? first.t : null,
+    detectionNs: first ? first.t - f.t : null,
+    firstRerouteAt: reroute ? reroute.t : null,
+    pushbackCompleteAt: installs.length > 0 ? Math.max(...installs.map((e) => e.t)) : null,
+    pushbackInstalls: installs.length,
+    rebalanceAt: rebalance ? rebalance.t : null,
+    lostBeforeDetection: detections.reduce((s, e) => s + ((e.unconfirmed as number) ?? 0), 0),
+    lostAfterDetection: after,
+  };
+}
+
+/**
+ * Whether a pushback origin traces back to one of the failure's detections: a link origin
+ * `node>peer`, or a block a switch derived (`node/...`) while the failure was being handled.
+ */
+function causedBy(origin: string, detectors: Set<string>): boolean {
+  return detectors.has(origin) || (origin.includes('/') && detectors.size > 0);
+}

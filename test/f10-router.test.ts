@@ -1,0 +1,370 @@
+/**
+ * F10 routing, local rerouting and pushback on whole trees, in one process: every switch runs its
+ * real F10Module; control frames are delivered hop by hop through a queue, and data frames are walked
+ * through the routers port by port. Failures are "detected" by calling portDown at both ends, as the
+ * detector would.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
+import type { F10Config, NodeConfig } from '../core/messages.js';
+import { Metrics } from '../core/metrics.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import { f10Tree } from '../orchestrator/topology/f10.js';
+import type { Topology, TopoNode } from '../orchestrator/topology/types.js';
+import { F10Module } from '../switch/f10/module.js';
+import { inflationOf } from '../switch/f10/router.js';
+
+const LINK = { rateBps: 10e9, propNs: 1000 };
+const DETECTOR = {
+  windowNs: 10_000,
+  keepUp: 2,
+  bringUp: 3,
+  keepaliveNs: 2500,
+  holdWindows: 1,
+  maxHoldWindows: 64,
+};
+
+class Fabric {
+  readonly mods = new Map<string, F10Module>();
+  readonly byName: Map<string, TopoNode>;
+  readonly queue: Array<{ to: string; port: number; frame: Frame }> = [];
+  readonly events: Array<{ kind: string; node: string; [k: string]: unknown }> = [];
+  controlSent = 0;
+
+  constructor(
+    readonly topo: Topology,
+    mode: F10Config['mode'] = 'f10',
+  ) {
+    this.byName = new Map(topo.nodes.map((n) => [n.name, n]));
+    const hosts = topo.nodes.filter((n) => n.role === 'host');
+    const hostTor = hosts.map((h) => this.byName.get(h.ports[0].peer)!.f10!.location);
+    for (const n of topo.nodes) {
+      if (n.role !== 'switch') continue;
+      const f10: F10Config = {
+        mode,
+        shape: topo.f10!,
+        self: n.f10!,
+        peers: n.ports.map((p) => this.byName.get(p.peer)!.f10 ?? null),
+        hostTor,
+        detector: DETECTOR,
+        reportNs: 0,
+      };
+      const config = {
+        name: n.name,
+        id: n.id,
+        ports: n.ports.map((p) => ({ index: p.index, peer: p.peer, dir: p.dir, peerPort: p.peerPort })),
+        f10,
+      } as unknown as NodeConfig;
+      const ports = n.ports.map((p) => ({
+        send: (frame: Frame) => {
+          this.controlSent++;
+          const peer = this.byName.get(p.peer)!;
+          if (peer.role === 'switch') this.queue.push({ to: peer.name, port: p.peerPort, frame });
+          return true;
+        },
+      }));
+      const ctx = {
+        config,
+        sched: { current: 0, at: () => null, cancel: () => {} },
+        ports,
+        metrics: new Metrics(),
+        emit: (kind: string, _t: number, fields: Record<string, unknown> = {}) =>
+          this.events.push({ kind, node: n.name, ...fields }),
+        upcall: () => {},
+      } as unknown as NodeContext;
+      this.mods.set(n.name, new F10Module(ctx, () => {}));
+    }
+  }
+
+  portOf(a: string, b: string): number {
+    return this.byName.get(a)!.ports.find((p) => p.peer === b)!.index;
+  }
+
+  /** both ends detect the link down */
+  cutLink(a: string, b: string): void {
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ]) {
+      const m = this.mods.get(x);
+      if (m) m.portDown(this.portOf(x, y));
+    }
+  }
+
+  /** every neighbour of `node` detects its link to it down; the node stops handling frames */
+  readonly dead = new Set<string>();
+  killNode(node: string): void {
+    this.dead.add(node);
+    for (const p of this.byName.get(node)!.ports) {
+      const m = this.mods.get(p.peer);
+      if (m) m.portDown(p.peerPort);
+    }
+  }
+
+  /** delivers queued control frames until none is left; returns how many were delivered */
+  settle(): number {
+    let n = 0;
+    while (this.queue.length > 0) {
+      const { to, port, frame } = this.queue.shift()!;
+      if (this.dead.has(to)) continue;
+      n++;
+      this.mods.get(to)!.onControl(0, port, frame);
+      if (n > 100_000) throw new Error('pushback does not terminate');
+    }
+    return n;
+  }
+
+  /** walks a data frame from host `src` to host `dst`: hops taken and the detour inflation seen */
+  walk(src: number, dst: number, flow = 0): { hops: number; inflation: number | null; path: string[] } {
+    const frame = makeFrame({ t: FrameType.Data, s: src, d: dst, f: flow, z: 1500 });
+    const hosts = this.topo.nodes.filter((n) => n.role === 'host');
+    let at = hosts[src].ports[0].peer;
+    let ingress = hosts[src].ports[0].peerPort;
+    const path = [hosts[src].name, at];
+    let inflation: number | null = null;
+    for (let hops = 1; hops < 30; hops++) {
+      if (this.dead.has(at)) return { hops: -1, inflation, path };
+      const mod = this.mods.get(at)!;
+      const egress = mod.route(frame, ingress);
+      if (egress < 0) return { hops: -1, inflation, path };
+      const port = this.byName.get(at)!.ports[egress];
+      const next = this.byName.get(port.peer)!;
+      if (next.role === 'host') {
+        if (isTagged(frame)) inflation = inflationOf(frame.x);
+        path.push(next.name);
+        return { hops: hops + 1, inflation, path: next.id === dst ? path : [...path, 'WRONG'] };
+      }
+      path.push(next.name);
+      at = next.name;
+      ingress = port.peerPort;
+    }
+    throw new Error(`loop: ${path.join(' ')}`);
+  }
+
+  pairs(): Array<[number, number]> {
+    const n = this.topo.nodes.filter((x) => x.role === 'host').length;
+    const out: Array<[number, number]> = [];
+    for (let s = 0; s < n; s++) for (let d = 0; d < n; d++) if (s !== d) out.push([s, d]);
+    return out;
+  }
+
+  blocksAt(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [name, m] of this.mods) {
+      const n = m.router.blocks.reduce((a, l) => a + l.length, 0);
+      if (n > 0) out.set(name, n);
+    }
+    return out;
+  }
+}
+
+function isTagged(f: Frame): boolean {
+  return inflationOf(f.x) !== null;
+}
+
+const tree = (k: number, levels: number, variant: 'ab' | 'standard') =>
+  f10Tree({ k, levels, variant, host: LINK, fabric: LINK });
+
+/** the shortest hop count between two hosts of a failure-free tree (hosts → ToR → ... → host) */
+function shortest(f: Fabric, s: number, d: number): number {
+  return new Fabric(f.topo).walk(s, d).hops;
+}
+
+describe('F10 forwarding without failures', () => {
+  it('routes every pair on a shortest up/down path: 2 hops under one ToR, 4 in a pod, 6 across pods', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    const lengths = new Set<number>();
+    for (const [s, d] of f.pairs()) {
+      const r = f.walk(s, d);
+      expect(r.path).not.toContain('WRONG');
+      expect(r.inflation).toBeNull();
+      lengths.add(r.hops);
+      const sameTor = Math.floor(s / 2) === Math.floor(d / 2);
+      const samePod = Math.floor(s / 4) === Math.floor(d / 4);
+      expect(r.hops).toBe(sameTor ? 2 : samePod ? 4 : 6);
+    }
+    expect([...lengths].sort()).toEqual([2, 4, 6]);
+  });
+});
+
+describe('F10 local rerouting (§5.1)', () => {
+  /** kills a switch and walks every pair before any pushback has been delivered */
+  function detours(variant: 'ab' | 'standard', k: number, victim: string) {
+    const f = new Fabric(tree(k, 3, variant));
+    f.killNode(victim);
+    const inflations: number[] = [];
+    let unreachable = 0;
+    for (const [s, d] of f.pairs()) {
+      const r = f.walk(s, d);
+      if (r.hops < 0) unreachable++;
+      else expect(r.path).not.toContain('WRONG');
+      if (r.inflation !== null) inflations.push(r.inflation);
+    }
+    return { f, inflations, unreachable };
+  }
+
+  it('in an AB FatTree, a core detours around a dead aggregation switch in exactly 2 extra hops (scheme 1)', () => {
+    const { f, inflations, unreachable } = detours('ab', 4, 'agg0');
+    expect(unreachable).toBe(0);
+    expect(inflations.length).toBeGreaterThan(0);
+    expect(inflations.every((x) => x === 2)).toBe(true);
+    const s = [...f.mods.values()].reduce((a, m) => a + m.router.stats.scheme1, 0);
+    expect(s).toBe(inflations.length);
+  });
+
+  it('in a standard FatTree the same failure needs scheme 2: exactly 4 extra hops', () => {
+    const { f, inflations, unreachable } = detours('standard', 4, 'agg0');
+    expect(unreachable).toBe(0);
+    expect(inflations.length).toBeGreaterThan(0);
+    expect(inflations.every((x) => x === 4)).toBe(true);
+    expect([...f.mods.values()].reduce((a, m) => a + m.router.stats.scheme2, 0)).toBe(inflations.length);
+  });
+
+  it('on the 6-port tree of figure 3, scheme 1 detours through a type B child and avoids the failure group', () => {
+    const { inflations, unreachable } = detours('ab', 6, 'agg0');
+    expect(unreachable).toBe(0);
+    expect(inflations.length).toBeGreaterThan(0);
+    expect(inflations.every((x) => x === 2)).toBe(true);
+  });
+
+  it('falls back to scheme 2 when every link from u into type B subtrees is down too', () => {
+    const f = new Fabric(tree(6, 3, 'ab'));
+    const core = f.byName.get('core0')!;
+    const v = f.byName.get(core.ports[0].peer)!; // a child in a type A pod
+    expect(v.f10!.type).toBe('A');
+    f.cutLink('core0', v.name);
+    for (const p of core.ports) {
+      const child = f.byName.get(p.peer)!;
+      if (child.f10!.type === 'B') f.cutLink('core0', child.name);
+    }
+    const hosts = f.topo.nodes.filter((n) => n.role === 'host');
+    // a frame that must go down core0 -> v: force it to core0 by walking from core0 directly
+    const dstHost = hosts.find((h) => {
+      const tor = f.byName.get(h.ports[0].peer)!;
+      return tor.pod === v.pod;
+    })!;
+    const frame = makeFrame({ t: FrameType.Data, s: hosts[hosts.length - 1].id, d: dstHost.id, z: 1500 });
+    const egress = f.mods.get('core0')!.route(frame, 5);
+    expect(egress).toBeGreaterThanOrEqual(0);
+    expect(f.mods.get('core0')!.router.stats.scheme2).toBe(1);
+    const y = f.byName.get(core.ports[egress].peer)!;
+    expect(y.f10!.type).toBe('A');
+    expect(y.name).not.toBe(v.name);
+  });
+
+  it('moves flows off a dead parent without adding hops (upward rerouting)', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    f.cutLink('tor0', 'agg0');
+    for (let d = 2; d < 16; d++) {
+      const r = f.walk(0, d, d);
+      expect(r.hops).toBe(shortest(f, 0, d));
+      expect(r.path[2]).not.toBe('agg0');
+    }
+  });
+});
+
+describe('F10 pushback (§5.2)', () => {
+  it('a cut core–aggregation link: the other aggregation switches at the failure level install the block, and nothing else', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    f.cutLink('core0', 'agg0');
+    const delivered = f.settle();
+    expect(delivered).toBeGreaterThan(0);
+    const at = f.blocksAt();
+    // core0 tells its three other children; they sit at the failed child's level: block and stop
+    expect([...at.keys()].sort()).toEqual(
+      f.byName
+        .get('core0')!
+        .ports.map((p) => p.peer)
+        .filter((n) => n !== 'agg0')
+        .sort(),
+    );
+    // and afterwards no frame detours: every pair on a shortest path
+    for (const [s, d] of f.pairs()) {
+      const r = f.walk(s, d);
+      expect(r.inflation).toBeNull();
+      expect(r.hops).toBe(shortest(f, s, d));
+    }
+  });
+
+  it('a dead aggregation switch: after pushback every pair is routed on a shortest path, no detours', () => {
+    for (const variant of ['ab', 'standard'] as const) {
+      const f = new Fabric(tree(4, 3, variant));
+      f.killNode('agg0');
+      f.settle();
+      for (const [s, d] of f.pairs()) {
+        const r = f.walk(s, d);
+        expect(r.hops, `${variant} ${s}->${d}`).toBe(shortest(f, s, d));
+        expect(r.inflation).toBeNull();
+        expect(r.path).not.toContain('agg0');
+      }
+    }
+  });
+
+  it('an aggregation–ToR link cut: pushback reaches the ToRs that must go around, traffic recovers', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    f.cutLink('agg0', 'tor0');
+    f.settle();
+    for (const [s, d] of f.pairs()) {
+      const r = f.walk(s, d);
+      expect(r.hops, `${s}->${d}`).toBe(shortest(f, s, d));
+    }
+  });
+
+  it('terminates on the 4-level, 6-port AB tree of figure 4 and installs state only where a way around exists', () => {
+    const f = new Fabric(tree(6, 4, 'ab'));
+    // u: a level-2 switch; v: its first child (level 1)
+    const u = f.topo.nodes.find((n) => n.f10?.level === 2)!;
+    const v = f.byName.get(u.ports[0].peer)!;
+    f.cutLink(u.name, v.name);
+    const messages = f.settle();
+    const installs = f.blocksAt();
+    expect(messages).toBeGreaterThan(0);
+    expect(installs.size).toBeGreaterThan(0);
+    // after pushback, pairs (a sample of the 26k) route on shortest paths again
+    for (const [s, d] of f.pairs().filter((_, i) => i % 97 === 0)) {
+      const r = f.walk(s, d);
+      expect(r.hops, `${s}->${d}`).toBe(shortest(f, s, d));
+    }
+    console.log(`figure 4 configuration: ${messages} pushback messages, state at ${installs.size} switches`);
+  });
+
+  it('reinstalling the link removes every block it caused', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    f.killNode('agg0');
+    f.settle();
+    expect(f.blocksAt().size).toBeGreaterThan(0);
+    f.dead.delete('agg0');
+    for (const p of f.byName.get('agg0')!.ports) {
+      const m = f.mods.get(p.peer);
+      if (m) m.command({ kind: 'reinstall', port: p.peerPort });
+      f.mods.get('agg0')!.command({ kind: 'reinstall', port: p.index });
+    }
+    f.settle();
+    expect(f.blocksAt().size).toBe(0);
+  });
+
+  it('a switch that loses every uplink tells its children (PBExcept) and they route around it', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    const agg = f.byName.get('agg0')!;
+    for (const p of agg.ports) if (p.dir === 'up') f.cutLink('agg0', p.peer);
+    f.settle();
+    const torBlocks = [...f.mods.entries()]
+      .filter(([n]) => n.startsWith('tor'))
+      .flatMap(([, m]) => m.router.blocks.flat());
+    expect(torBlocks.some((b) => b.kind === 'except')).toBe(true);
+    for (const [s, d] of f.pairs()) expect(f.walk(s, d).hops).toBe(shortest(f, s, d));
+  });
+});
+
+describe('controller-only baseline', () => {
+  it('keeps sending into a dead port until the controller overrides the routes', () => {
+    const f = new Fabric(tree(4, 3, 'standard'), 'controller');
+    f.killNode('agg0');
+    expect(f.settle()).toBe(0);
+    const lost = f.pairs().filter(([s, d]) => f.walk(s, d).hops < 0).length;
+    expect(lost).toBeGreaterThan(0);
+    expect([...f.mods.values()].every((m) => m.router.stats.scheme1 + m.router.stats.scheme2 === 0)).toBe(
+      true,
+    );
+  });
+});
