@@ -66,6 +66,8 @@ export interface F10DetectorConfig {
  */
 export interface F10Config {
   mode: 'f10' | 'controller';
+  /** F10 mode: send pushback notifications (off: local rerouting alone, for detour studies) */
+  pushback: boolean;
   shape: F10Shape;
   self: F10Address;
   /** per port: the F10 address of the switch at the other end, or null for a host */

@@ -179,13 +179,16 @@ class NodeProcess {
     const sentWhileDown = config.ports.map(() => 0);
     const sink = (port: number, frame: Frame): void => {
       liveness!.sent(port, clock.now());
-      if (frame.t === FrameType.Data) {
-        txSinceHeard[port]++;
-        if (!liveness!.up[port]) sentWhileDown[port]++;
-      }
       endpoint.send(port, frame);
     };
     const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
+    // counted at transmission, before the wire filter: a frame a cut wire drops was still sent
+    const transmitted = (port: number, frame: Frame): void => {
+      if (frame.t !== FrameType.Data) return;
+      txSinceHeard[port]++;
+      if (!liveness!.up[port]) sentWhileDown[port]++;
+    };
+    for (const p of ports) p.onTransmit = transmitted;
     const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
       const event: NodeEvent = { t, kind, node: config.name, ...fields };
       this.client.send({ type: 'event', event });

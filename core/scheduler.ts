@@ -60,6 +60,9 @@ export interface TimeSource {
   realMs(virtualNs: number): number;
 }
 
+/** event time a late process handles before it yields to I/O again (see `Scheduler.onWake`), ns */
+export const CATCHUP_SLICE_NS = 1000;
+
 export class Scheduler {
   readonly fidelity = new FidelityMonitor();
   /** Latest event time handled so far. */
@@ -147,11 +150,19 @@ export class Scheduler {
     if (!this.manual) this.arm();
   }
 
+  /**
+   * A process that fell behind (a stall, a busy core) catches up in slices of `CATCHUP_SLICE_NS` of
+   * event time, yielding to I/O between slices: datagrams that arrived during the stall are read and
+   * take their place in the queue before the events after them run, instead of after a whole backlog
+   * of timers (a detector's window verdict, say) has run without them.
+   */
   private readonly onWake = (): void => {
     this.timer = null;
     this.immediate = null;
     this.timerAt = Number.POSITIVE_INFINITY;
-    this.runDue();
+    const now = this.now();
+    const head = this.heap.length > 0 ? this.heap[0].t : now;
+    this.runDue(Math.min(now, head + CATCHUP_SLICE_NS));
   };
 
   /** Makes sure the real timer fires for the earliest pending event. */

@@ -4,11 +4,13 @@
  * when the controller rebalanced; the data frames lost to it before and after detection; how many
  * frames each recovery mechanism moved, and how many hops the downward detours added.
  *
- * Loss accounting. `lostBeforeDetection`: data frames the detecting switches sent toward the failed
- * element after they last heard from it, up to the detection (an upper bound: the last of them may
- * have arrived before it died). `lostAfterDetection`: data frames still sent on a port declared down
- * (the baseline keeps doing so until the controller reacts) plus frames a switch had no route for.
- * `lost.total`: end to end, data frames sent minus received minus congestion drops (UDP flows).
+ * Loss accounting, per failure, at the switches that detected it. `lostBeforeDetection`: data frames
+ * they sent toward the failed element after they last heard from it (an upper bound: the last of
+ * them may have arrived before it died), including frames already queued on the port when it was
+ * declared down. `lostAfterDetection`: data frames they routed onto a port they knew was down (the
+ * baseline does so until the controller reacts; F10 never). Frames a switch had no route for count
+ * after detection too (`lost.noRoute`). `lost.total`: end to end, data frames sent minus received
+ * minus congestion drops (UDP flows).
  */
 import { Histogram } from '../core/histogram.js';
 import type { NodeEvent } from '../core/messages.js';
@@ -65,16 +67,22 @@ export function summarizeF10(
     if (rep.f10Inflation) hist.merge(rep.f10Inflation);
   }
   const c = (k: string): number => counters[k] ?? 0;
-  // data frames sent on ports still down when the run ended, by (node, peer)
+  // per (node, peer): data frames sent on ports still down when the run ended, and frames routed onto
+  // a port known to be down
   const stillDown = new Map<string, number>();
+  const routedToDown = new Map<string, number>();
   for (const rep of r.reports) {
-    for (const [k, v] of Object.entries(rep.metrics.counters))
+    for (const [k, v] of Object.entries(rep.metrics.counters)) {
       if (k.startsWith('sentWhileDown:')) stillDown.set(`${rep.name}>${k.slice(14)}`, v);
+      if (k.startsWith('routedToDown:')) routedToDown.set(`${rep.name}>${k.slice(13)}`, v);
+    }
   }
   const events = r.events;
   const failures = r.faults
     .filter((f) => f.action === 'kill' || f.action === 'pause' || f.action === 'link-down')
-    .map((f, i, all) => failure(f, all[i + 1]?.t ?? Number.POSITIVE_INFINITY, events, stillDown));
+    .map((f, i, all) =>
+      failure(f, all[i + 1]?.t ?? Number.POSITIVE_INFINITY, events, stillDown, routedToDown),
+    );
   const delivered = c('f10DetouredDelivered');
   const noRoute = c('f10NoRoute');
   const beforeDetection = failures.reduce((s, f) => s + f.lostBeforeDetection, 0);
@@ -111,6 +119,7 @@ function failure(
   until: number,
   events: NodeEvent[],
   stillDown: Map<string, number>,
+  routedToDown: Map<string, number>,
 ): F10FailureSummary {
   const ends = new Set<string>(f.node ? [f.node] : (f.link ?? []));
   const inWindow = (e: NodeEvent) => e.t >= f.t && e.t < until;
@@ -129,12 +138,19 @@ function failure(
   const rebalance = first
     ? events.find((e) => (e.kind === 'f10-rebalance' || e.kind === 'portland-routes') && e.t >= first.t)
     : undefined;
-  let after = 0;
+  // frames that left the detecting ports while they were down; those routed there knowingly are
+  // after detection, the rest were queued before it
+  let leftWhileDown = 0;
   for (const e of events) {
     if (e.kind === 'port-up-detected' && e.t >= f.t && detectors.has(`${e.node}>${e.peer}`))
-      after += (e.sentWhileDown as number) ?? 0;
+      leftWhileDown += (e.sentWhileDown as number) ?? 0;
   }
-  for (const d of detectors) after += stillDown.get(d) ?? 0;
+  let after = 0;
+  for (const d of detectors) {
+    leftWhileDown += stillDown.get(d) ?? 0;
+    after += routedToDown.get(d) ?? 0;
+  }
+  const unconfirmed = detections.reduce((s, e) => s + ((e.unconfirmed as number) ?? 0), 0);
   return {
     action: f.action,
     target: f.node ?? (f.link ?? []).join('--'),
@@ -145,7 +161,7 @@ function failure(
     pushbackCompleteAt: installs.length > 0 ? Math.max(...installs.map((e) => e.t)) : null,
     pushbackInstalls: installs.length,
     rebalanceAt: rebalance ? rebalance.t : null,
-    lostBeforeDetection: detections.reduce((s, e) => s + ((e.unconfirmed as number) ?? 0), 0),
+    lostBeforeDetection: unconfirmed + Math.max(0, leftWhileDown - after),
     lostAfterDetection: after,
   };
 }

@@ -68,6 +68,7 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
     scheme.kind !== 'ecmp' && topo.f10
       ? {
           mode: scheme.kind === 'f10' ? 'f10' : 'controller',
+          pushback: scheme.pushback,
           shape: topo.f10,
           hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location),
           detector: scheme.detector,

@@ -220,9 +220,10 @@ describe('F10Detector failure detection', () => {
     const lossy = pair();
     lossy.ab.drop = (n) => n % 4 !== 0;
     lossy.sched.runDue(300 * T);
-    expect(lossy.logB.downs.map((d) => d.now)).toEqual([T]);
+    // the first window only primes the counters: the first verdict is at the end of the second
+    expect(lossy.logB.downs.map((d) => d.now)).toEqual([2 * T]);
     // B's "failure detected" takes A down; 1 frame per window (< d) never brings B back
-    expect(lossy.logA.downs.map((d) => d.now)).toEqual([T + DELAY]);
+    expect(lossy.logA.downs.map((d) => d.now)).toEqual([2 * T + DELAY]);
     expect(lossy.logA.ups).toHaveLength(0);
     expect(lossy.logB.ups).toHaveLength(0);
     expect(lossy.b.state).toEqual([LinkState.Down]);
@@ -368,8 +369,8 @@ describe('F10Detector timing', () => {
     det.start(b);
     sched.runDue(b + 25_000);
     expect(keepalives(0).map((s) => s.now)).toEqual(Array.from({ length: 11 }, (_, k) => b + k * KA));
-    // silent since start: down at the end of the first window
-    expect(log.downs.map((d) => d.now)).toEqual([b + T]);
+    // silent since start: the first window only primes, down at the end of the second
+    expect(log.downs.map((d) => d.now)).toEqual([b + 2 * T]);
   });
 
   it('stop() ends keepalives and detection', () => {

@@ -42,6 +42,7 @@ class Fabric {
       if (n.role !== 'switch') continue;
       const f10: F10Config = {
         mode,
+        pushback: true,
         shape: topo.f10!,
         self: n.f10!,
         peers: n.ports.map((p) => this.byName.get(p.peer)!.f10 ?? null),

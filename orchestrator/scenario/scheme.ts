@@ -21,6 +21,7 @@ export const schemeSchema = {
   required: ['kind'],
   properties: {
     kind: { enum: ['ecmp', 'f10', 'portland'] },
+    pushback: { type: 'boolean' },
     detector: {
       type: 'object',
       additionalProperties: false,
@@ -51,6 +52,8 @@ export type SchemeSettings =
   | { kind: 'ecmp' }
   | {
       kind: 'f10' | 'portland';
+      /** f10: pushback on (default) or off, to study local rerouting alone */
+      pushback: boolean;
       detector: F10DetectorConfig;
       /** how often the controller rebalances (F10 §5.3) */
       epochNs: number;
@@ -111,8 +114,11 @@ export function resolveScheme(src: ScenarioSource, topo: Topology): SchemeSettin
       ['scheme', 'detector', 'keepalive'],
       `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
     );
+  if (s.pushback !== undefined && s.kind !== 'f10')
+    throw src.error(['scheme', 'pushback'], `pushback is part of F10; scheme ${s.kind} has none`);
   return {
     kind: s.kind,
+    pushback: s.pushback ?? true,
     detector,
     epochNs: dur(['controller', 'epoch'], c.epoch),
     stableNs: dur(['controller', 'stable'], c.stable),

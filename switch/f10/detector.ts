@@ -192,7 +192,9 @@ export class F10Detector {
       if (this.state[i] === LinkState.Up) {
         if (this.hold[i] !== holdWindows && this.upAt[i] + STABLE_WINDOWS * windowNs <= now)
           this.hold[i] = holdWindows;
-        if (n < keepUp) this.goDown(i, now);
+        // the first window after start only primes: every node of a fabric starts at the same
+        // instant, and the keepalives of that first burst are the likeliest to be handled late
+        if (n < keepUp && this.window > 0) this.goDown(i, now);
       } else if (n >= bringUp) {
         this.good[i]++;
       } else {

@@ -134,7 +134,7 @@ export class F10Module implements Routing, SwitchModule {
 
   portDown(port: number): void {
     this.router.portDown(port);
-    if (this.cfg.mode !== 'f10') return;
+    if (this.cfg.mode !== 'f10' || !this.cfg.pushback) return;
     const now = this.ctx.sched.current;
     const v = this.cfg.peers[port];
     if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
@@ -154,8 +154,9 @@ export class F10Module implements Routing, SwitchModule {
     }
   }
 
-  portUp(_port: number): void {
+  portUp(port: number): void {
     // a recovered link is used again only when the controller reinstalls it (F10 §5.3)
+    this.router.portUp(port);
   }
 
   private linkOrigin(port: number): string {
@@ -171,7 +172,7 @@ export class F10Module implements Routing, SwitchModule {
         const wasDown = !this.router.usable[port];
         this.router.reinstall(port);
         this.ctx.emit('f10-reinstalled', now, { port, peer: this.peerName(port) });
-        if (this.cfg.mode !== 'f10' || !wasDown) return;
+        if (this.cfg.mode !== 'f10' || !this.cfg.pushback || !wasDown) return;
         const v = this.cfg.peers[port];
         if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
           this.flood(
@@ -312,6 +313,8 @@ export class F10Module implements Routing, SwitchModule {
     m.inc('f10DetourPlus2', this.detoured.plus2);
     m.inc('f10DetourPlus4', this.detoured.plus4);
     m.inc('f10DetourOther', this.detoured.other);
+    for (const [port, n] of this.router.routedToDown.entries())
+      if (n > 0) m.inc(`routedToDown:${this.peerName(port)}`, n);
   }
 
   inflationSnapshot() {

@@ -80,6 +80,10 @@ export class F10Router {
   private readonly hostPort = new Map<number, number>();
   /** a port we route on: cleared when the detector declares it down, restored on reinstall */
   readonly usable: boolean[];
+  /** ports the detector declared down (in both modes; `usable` differs in the baseline) */
+  readonly detectedDown: boolean[];
+  /** per port: frames routed onto it while it was declared down (the baseline's loss after detection) */
+  readonly routedToDown: number[];
   /** ports declared down whose first reroute has not been reported yet */
   private readonly awaitingReroute: boolean[];
   readonly blocks: Block[][];
@@ -114,6 +118,8 @@ export class F10Router {
       }
     }
     this.usable = dirs.map(() => true);
+    this.detectedDown = dirs.map(() => false);
+    this.routedToDown = dirs.map(() => 0);
     this.awaitingReroute = dirs.map(() => false);
     this.blocks = dirs.map(() => []);
   }
@@ -160,6 +166,7 @@ export class F10Router {
       t[T_HOPS]++;
       if (t[T_HOPS] > MAX_DETOUR_HOPS) return this.drop();
     }
+    if (out >= 0 && this.detectedDown[out]) this.routedToDown[out]++;
     return out;
   }
 
@@ -341,9 +348,17 @@ export class F10Router {
 
   /** the detector declared `port` down: stop using it (F10 mode only; the baseline waits) */
   portDown(port: number): void {
+    this.detectedDown[port] = true;
     if (this.cfg.mode === 'controller') return;
     this.usable[port] = false;
     this.awaitingReroute[port] = true;
+  }
+
+  /** the detector brought `port` back up (it carries traffic again only once reinstalled) */
+  portUp(port: number): void {
+    this.detectedDown[port] = false;
+    // a host's link has no way around it and nothing to reinstall: use it as soon as it is back
+    if (this.cfg.peers[port] === null) this.reinstall(port);
   }
 
   /** the controller reinstalled `port`: use it again */
