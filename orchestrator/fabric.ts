@@ -13,7 +13,7 @@ import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { RuntimeError } from './errors.js';
 import { F10ControllerHost } from './f10-host.js';
 import { type Plan, planRun } from './plan.js';
-import type { Runtime, StartedRuntime, StoppedRuntime } from './runtime/types.js';
+import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import type { Scenario, TimelineEvent } from './scenario/resolve.js';
 
 export interface FiredFault {
@@ -50,8 +50,6 @@ export interface FabricOptions {
   runId?: string;
 }
 
-const LOOPBACK = '127.0.0.1';
-
 export class Fabric {
   constructor(
     readonly scenario: Scenario,
@@ -62,16 +60,28 @@ export class Fabric {
     const logDir = `${this.opts.out}/logs`;
     mkdirSync(logDir, { recursive: true });
     const epoch = monotonicEpoch();
-    const plan = planRun(this.scenario, { epoch, bindHost: LOOPBACK, logDir });
-    const server = new ControlServer();
-    const controlPort = await server.listen(LOOPBACK);
     const runId = this.opts.runId ?? `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const runtime = this.opts.runtime;
+    const site = await runtime.prepare(
+      this.scenario.topology.nodes.map((n) => n.name),
+      runId,
+    );
+    const plan = planRun(this.scenario, { epoch, bindHost: site.nodeHost, logDir });
+    const server = new ControlServer();
+    let controlPort: number;
+    try {
+      controlPort = await server.listen(site.controlHost);
+    } catch (err) {
+      await site.release();
+      throw err;
+    }
     const started = new StartedFabric(
       this.scenario,
       plan,
       new PhysClock(epoch, this.scenario.tdf),
       server,
       runId,
+      site,
     );
     try {
       const runtime = await this.opts.runtime.start(
@@ -80,7 +90,7 @@ export class Fabric {
           runId,
           role: n.kind,
           logDir,
-          env: { DCEMU_CONTROL: `${LOOPBACK}:${controlPort}`, DCEMU_NODE: n.name },
+          env: { DCEMU_CONTROL: `${site.controlHost}:${controlPort}`, DCEMU_NODE: n.name },
         })),
       );
       await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000);
@@ -135,6 +145,7 @@ export class StartedFabric implements AsyncDisposable {
     readonly clock: PhysClock,
     private readonly server: ControlServer,
     readonly runId: string,
+    private readonly site: RuntimeSite,
   ) {
     for (const c of plan.nodes) {
       this.nodes.set(c.name, {
@@ -242,7 +253,7 @@ export class StartedFabric implements AsyncDisposable {
     for (const n of this.nodes.values()) {
       const peers: Array<PeerAddress | null> = n.config.ports.map((p) => {
         const peer = this.nodes.get(p.peer)!;
-        return { host: LOOPBACK, port: peer.udpPort, peerPort: p.peerPort };
+        return { host: this.site.nodeHost(p.peer), port: peer.udpPort, peerPort: p.peerPort };
       });
       n.conn!.send({ type: 'peers', peers });
     }
@@ -419,6 +430,7 @@ export class StartedFabric implements AsyncDisposable {
     }
     await Promise.race([Promise.all(waits), new Promise((r) => setTimeout(r, 15_000).unref())]);
     const processes = rt ? await rt.stop() : { started: 0, leftRunning: 0 };
+    await this.site.release();
     await this.server.close();
     const missing: FabricResult['missing'] = [];
     for (const n of this.nodes.values()) {

@@ -22,7 +22,10 @@ export interface Plan {
   flows: FlowSpec[];
 }
 
-export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; logDir: string | null }): Plan {
+export function planRun(
+  sc: Scenario,
+  opts: { epoch: Epoch; bindHost: (name: string) => string; logDir: string | null },
+): Plan {
   const topo = sc.topology;
   const hosts = topo.nodes.filter((n) => n.role === 'host');
   const hostRate = Math.min(...hosts.map((h) => topo.links[h.ports[0].link].rateBps));
@@ -101,7 +104,7 @@ export function planRun(sc: Scenario, opts: { epoch: Epoch; bindHost: string; lo
       tdf: sc.tdf,
       epoch: opts.epoch,
       seed: sc.seed * 1000003 + n.id,
-      bindHost: opts.bindHost,
+      bindHost: opts.bindHost(n.name),
       logFile: opts.logDir ? `${opts.logDir}/${n.name}.log` : null,
       logLevel: sc.run.logLevel,
       ports,

@@ -8,10 +8,17 @@
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { nodeEntry } from '../../core/paths.js';
-import type { ExitInfo, NodeLaunch, Runtime, StartedRuntime, StoppedRuntime } from './types.js';
+import type { ExitInfo, NodeLaunch, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './types.js';
+
+/** every process of a run lives on loopback; each node's socket gets its own port */
+const LOOPBACK = '127.0.0.1';
 
 export class ProcessRuntime implements Runtime {
   readonly kind = 'process';
+
+  async prepare(): Promise<RuntimeSite> {
+    return { controlHost: LOOPBACK, nodeHost: () => LOOPBACK, release: async () => {} };
+  }
 
   async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
     return new StartedProcesses(launches);

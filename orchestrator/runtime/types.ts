@@ -21,8 +21,32 @@ export interface ExitInfo {
   signal: string | null;
 }
 
+/** Where a run's processes meet: decided by the runtime before any node starts. */
+export interface RuntimeSite {
+  /** address the orchestrator's control server listens on; nodes connect to it */
+  controlHost: string;
+  /** address node `name` binds its UDP socket to, and its peers send to */
+  nodeHost(name: string): string;
+  /** undoes `prepare` when the run never starts (start-up failed); idempotent */
+  release(): Promise<void>;
+}
+
+/** Faults only a container runtime can inject: real, kernel-level, beside the emulated wire faults. */
+export interface ContainerFaults {
+  /** `docker stop`: SIGTERM, then SIGKILL after a grace period; the container stays */
+  stopNode(name: string): Promise<void>;
+  /** `docker start` on a stopped container: the node process starts again from scratch */
+  startNode(name: string): Promise<void>;
+  /** `docker network disconnect` from the fabric network: its interface is gone */
+  disconnect(name: string): Promise<void>;
+  /** `docker network connect` back, with the same address */
+  connect(name: string): Promise<void>;
+}
+
 export interface StartedRuntime {
   readonly kind: string;
+  /** container faults, when the runtime has containers */
+  readonly containers?: ContainerFaults;
   /** SIGKILL: the node dies at once, mid-frame, like a power cut */
   kill(name: string): Promise<void>;
   /** SIGSTOP / SIGCONT: the node freezes with its sockets open */
@@ -43,5 +67,7 @@ export interface StoppedRuntime {
 
 export interface Runtime {
   readonly kind: string;
+  /** sets up what the run's nodes share (addresses, a container network) before any starts */
+  prepare(nodes: string[], runId: string): Promise<RuntimeSite>;
   start(launches: NodeLaunch[]): Promise<StartedRuntime>;
 }
