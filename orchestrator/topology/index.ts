@@ -18,7 +18,12 @@ export type { LinkParams, NodeRole, TopoLink, Topology, TopoNode, TopoPort } fro
 export function toDot(topo: Topology): string {
   const q = (s: string): string => JSON.stringify(s);
   const lines = [`graph ${q(topo.kind)} {`, '  node [fontname="Helvetica"];'];
-  for (const n of topo.nodes) lines.push(`  ${q(n.name)} [shape=${n.role === 'host' ? 'ellipse' : 'box'}];`);
+  for (const n of topo.nodes) {
+    // F10 switches show their address: level, location, index and subtree type (F10 figure 2)
+    const a = n.f10;
+    const label = a ? ` label=${q(`${n.name}\nloc ${a.location} idx ${a.index} ${a.type}`)}` : '';
+    lines.push(`  ${q(n.name)} [shape=${n.role === 'host' ? 'ellipse' : 'box'}${label}];`);
+  }
   const tiers = new Map<number, string[]>();
   for (const n of topo.nodes) {
     const names = tiers.get(n.tier) ?? [];
