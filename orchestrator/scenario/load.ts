@@ -80,7 +80,7 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
   return { file, data, lineOf, error };
 }
 
-function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | number>): number {
+export function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | number>): number {
   for (let n = path.length; n >= 0; n--) {
     const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
     if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
