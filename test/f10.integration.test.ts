@@ -27,29 +27,46 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
   // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
   let portland: any;
 
+  /**
+   * Runs the fixture; a run the fidelity monitor flags (a busy machine stalled some process past its
+   * lookahead: the detector then rightly sees a silent link) is repeated once at twice the tdf, so the
+   * F10 figures are asserted on a faithful run.
+   */
+  async function faithful(name: string, extra: string[]) {
+    for (const tdf of [10_000, 20_000]) {
+      const out = tempOut(name);
+      const r = await dcemu([
+        'run',
+        'test/fixtures/f10-failover.yaml',
+        '--out',
+        out,
+        '-q',
+        '--tdf',
+        String(tdf),
+        ...extra,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const s = readJson(join(out, 'summary.json'));
+      if (s.fidelity.ok) return s;
+      console.warn(
+        `${name}: causality misses ${(100 * s.fidelity.missRate).toFixed(3)}% at tdf ${tdf}; repeating`,
+      );
+    }
+    throw new Error(`${name}: no faithful run even at tdf 20000 (is the machine busy?)`);
+  }
+
   beforeAll(async () => {
-    const a = tempOut('f10');
-    const b = tempOut('portland');
-    const r1 = await dcemu(['run', 'test/fixtures/f10-failover.yaml', '--out', a, '-q']);
-    expect(r1.exitCode, r1.stderr).toBe(0);
-    const r2 = await dcemu([
-      'run',
-      'test/fixtures/f10-failover.yaml',
-      '--out',
-      b,
-      '-q',
+    f10 = await faithful('f10', []);
+    portland = await faithful('portland', [
       '--set',
       'topology.variant=standard',
       '--set',
       'scheme.kind=portland',
     ]);
-    expect(r2.exitCode, r2.stderr).toBe(0);
-    f10 = readJson(join(a, 'summary.json'));
-    portland = readJson(join(b, 'summary.json'));
     console.log(
       `f10: lost ${failureLoss(f10)} (total ${f10.f10.lost.total}), portland: lost ${failureLoss(portland)} (total ${portland.f10.lost.total}); detection ${f10.f10.failures.map((f: Failure) => f.detectionNs).join(', ')} ns`,
     );
-  }, 200_000);
+  }, 400_000);
 
   it('runs cleanly on both fabrics', () => {
     for (const s of [f10, portland]) {
