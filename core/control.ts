@@ -95,10 +95,11 @@ export class ControlServer extends EventEmitter<{ connection: [ControlConnection
   private readonly server = net.createServer((socket) => this.accept(socket));
   private readonly sockets = new Set<net.Socket>();
 
-  async listen(host: string): Promise<number> {
+  /** Listens on `host:port` (port 0: any free port) and returns the port. */
+  async listen(host: string, port = 0): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(0, host, () => resolve());
+      this.server.listen(port, host, () => resolve());
     });
     return (this.server.address() as net.AddressInfo).port;
   }

@@ -153,6 +153,8 @@ export interface NodeConfig {
   seed: number;
   /** address the node's UDP socket binds to */
   bindHost: string;
+  /** UDP port to bind (containers: a fixed port, so a restarted node keeps it); default any free port */
+  bindPort?: number;
   logFile: string | null;
   logLevel: string;
   ports: PortConfig[];

@@ -73,7 +73,7 @@ export async function runNode(kind: string, factory: RoleFactory, detector?: Det
   const [host, port] = splitHostPort(control);
   let client: ControlClient;
   try {
-    client = await ControlClient.connect(host, port, name);
+    client = await connectPatiently(host, port, name);
   } catch (err) {
     process.stderr.write(
       `dcemu ${kind} ${name}: cannot reach orchestrator at ${control}: ${(err as Error).message}\n`,
@@ -85,6 +85,29 @@ export async function runNode(kind: string, factory: RoleFactory, detector?: Det
   client.on('close', () => node.exit(0));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => node.exit(0));
   client.on('message', (m) => node.handle(m));
+}
+
+/**
+ * How long a node keeps trying to reach its orchestrator. Under compose (dcemu compose) nodes start
+ * beside the orchestrator, not after it listens; the process and docker runtimes listen first, so there
+ * the first attempt succeeds. Bounded, so a node whose orchestrator never comes still ends.
+ */
+const CONNECT_PATIENCE_MS = 20_000;
+const CONNECT_RETRY_MS = 250;
+/** failures that mean "not listening (yet)" or "not reachable yet", worth another try */
+const RETRYABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN']);
+
+async function connectPatiently(host: string, port: number, name: string): Promise<ControlClient> {
+  const deadline = Date.now() + CONNECT_PATIENCE_MS;
+  for (;;) {
+    try {
+      return await ControlClient.connect(host, port, name);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      if (!RETRYABLE.has(code) || Date.now() + CONNECT_RETRY_MS > deadline) throw err;
+      await new Promise((r) => setTimeout(r, CONNECT_RETRY_MS));
+    }
+  }
 }
 
 function splitHostPort(s: string): [string, number] {
@@ -250,7 +273,7 @@ class NodeProcess {
       if (frame.t === FrameType.Keepalive) return;
       this.role!.onFrame(now, port, frame);
     });
-    const udpPort = await endpoint.bind(config.bindHost);
+    const udpPort = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
     log.info({ udpPort }, 'node started');
     this.client.send({ type: 'ready', udpPort });
   }

@@ -7,12 +7,16 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { composeFile } from '../compose/compose.js';
+import { ensureImage } from '../compose/image.js';
 import { collect, writeResults } from './collect.js';
-import { isUserError } from './errors.js';
+import { isUserError, RuntimeError } from './errors.js';
 import { Fabric } from './fabric.js';
 import { progressLine, summaryTable } from './report.js';
+import { AttachedRuntime, refuseNodeFaults } from './runtime/attached.js';
 import { ProcessRuntime } from './runtime/process.js';
-import { loadScenarioFile } from './scenario/load.js';
+import type { Runtime } from './runtime/types.js';
+import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { toDot, toJson } from './topology/index.js';
 
@@ -22,11 +26,48 @@ function positive(v: string): number {
   return n;
 }
 
-async function run(
-  file: string,
-  opts: { tdf?: number; out?: string; quiet?: boolean; set?: string[] },
-): Promise<number> {
-  const scenario = resolveScenario(loadScenarioFile(file, opts.set ?? []), { tdf: opts.tdf });
+interface RunOptions {
+  tdf?: number;
+  out?: string;
+  quiet?: boolean;
+  set?: string[];
+  runtime?: string;
+  subnet?: string;
+  scenarioEnv?: string;
+}
+
+/** The scenario text comes from the file, or (compose) from an environment variable; `file` names it. */
+function loadScenario(file: string, opts: RunOptions) {
+  if (!opts.scenarioEnv) return loadScenarioFile(file, opts.set ?? []);
+  const text = process.env[opts.scenarioEnv];
+  if (text === undefined) throw new RuntimeError(`--scenario-env ${opts.scenarioEnv}: variable not set`);
+  return parseScenario(text, file, opts.set ?? []);
+}
+
+async function runtimeFor(opts: RunOptions): Promise<Runtime> {
+  switch (opts.runtime ?? 'process') {
+    case 'process':
+      return new ProcessRuntime();
+    case 'docker': {
+      // loaded on demand: testcontainers takes most of a second to import
+      const { DockerRuntime } = await import('./runtime/docker.js');
+      return new DockerRuntime({
+        log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
+      });
+    }
+    case 'attached':
+      if (!opts.subnet)
+        throw new RuntimeError('--runtime attached needs --subnet (the compose file passes it)');
+      return new AttachedRuntime({ subnet: opts.subnet });
+    default:
+      throw new InvalidArgumentError(`--runtime must be process, docker or attached, got '${opts.runtime}'`);
+  }
+}
+
+async function run(file: string, opts: RunOptions): Promise<number> {
+  const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf });
+  const runtime = await runtimeFor(opts);
+  if (runtime.kind === 'attached') refuseNodeFaults(scenario);
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );
@@ -34,19 +75,26 @@ async function run(
   const tty = process.stderr.isTTY && !opts.quiet;
   const say = (s: string) => process.stderr.write(`${s}\n`);
   say(
-    `dcemu: starting ${scenario.topology.nodes.length} node processes for '${scenario.name}' (tdf ${scenario.tdf})`,
+    runtime.kind === 'attached'
+      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (tdf ${scenario.tdf})`
+      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (tdf ${scenario.tdf})`,
   );
   const abort = new AbortController();
   let interrupted = 0;
+  // set once the run reached its end: a signal after that (compose stops the orchestrator when the
+  // first node container exits) only hurries a teardown that is already on its way
+  let ranToEnd = false;
   const onSignal = () => {
     interrupted++;
-    if (interrupted > 1) return; // teardown is on its way; children die with us anyway (execa cleanup)
+    if (interrupted > 1 || ranToEnd) return; // teardown is on its way; children die with us anyway (execa cleanup)
     say('\ndcemu: interrupted, stopping every node ...');
     abort.abort();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const fabric = await new Fabric(scenario, { runtime: new ProcessRuntime(), out }).start();
+  // containers of a compose file come up one after another: give them longer than processes
+  const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
+  const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs }).start();
   let lastPrint = 0;
   try {
     if (!abort.signal.aborted) {
@@ -62,10 +110,11 @@ async function run(
         }
       }, abort.signal);
       if (tty) process.stderr.write('\n');
+      ranToEnd = !abort.signal.aborted;
     }
   } finally {
     const result = await fabric.stop();
-    const { summary, flows } = collect(result, 'process');
+    const { summary, flows } = collect(result, runtime.kind);
     writeResults(out, result, summary, flows);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     if (!summary.fidelity.ok) {
@@ -76,7 +125,7 @@ async function run(
     if (summary.processes.leftRunning > 0)
       say(`dcemu: error: ${summary.processes.leftRunning} node processes survived teardown`);
   }
-  return abort.signal.aborted ? 130 : 0;
+  return ranToEnd ? 0 : 130;
 }
 
 /** `--set key.path=value`, repeatable: the same scenario with one field changed (studies, sweeps) */
@@ -95,15 +144,92 @@ const program = new Command()
 program
   .command('run')
   .description(
-    'run a scenario: start every node as its own process, run traffic and the fault timeline, collect results',
+    'run a scenario: start every node as its own process or container, run traffic and the fault timeline, collect results',
   )
   .argument('<scenario>', 'scenario YAML file')
   .option('--tdf <n>', 'time dilation factor (real time runs n times slower than virtual time)', positive)
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('-q, --quiet', 'no progress line')
   .option(...SET_OPTION)
+  .option(
+    '--runtime <kind>',
+    'process (default): a child process per node; docker: a container per node (docs/containers.md); attached: nodes started by others connect (dcemu compose)',
+  )
+  .option('--subnet <cidr>', 'attached runtime: the fabric subnet of the compose file')
+  .option(
+    '--scenario-env <var>',
+    'read the scenario text from this environment variable; <scenario> only names it',
+  )
   .action(async (file: string, opts) => {
     process.exitCode = await run(file, opts);
+  });
+
+program
+  .command('compose')
+  .description(
+    'print a docker-compose file that runs the scenario: one service per node plus an orchestrator',
+  )
+  .argument('<scenario>', 'scenario YAML file')
+  .option('--tdf <n>', 'time dilation factor', positive)
+  .option(...SET_OPTION)
+  .option('--image <tag>', "dcemu image to run (default: build the current app's image if needed)")
+  .option('--results <dir>', 'host folder for the results, mounted into the services', './dcemu-results')
+  .option('--project <id>', 'label of every container and the network (default dcemu-<name>-<hash>)')
+  .option('--subnet <cidr>', 'fabric subnet inside 198.18.0.0/15 (default: a block of 198.19.0.0/16)')
+  .action(
+    async (
+      file: string,
+      opts: {
+        tdf?: number;
+        set?: string[];
+        image?: string;
+        results: string;
+        project?: string;
+        subnet?: string;
+      },
+    ) => {
+      const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
+      const image = opts.image ?? (await ensureImage({ log: say }));
+      // compose resolves relative paths against the file's folder: make the mount absolute now, and
+      // create it so it belongs to the user, not to the daemon
+      const results = resolve(opts.results);
+      mkdirSync(results, { recursive: true });
+      const c = composeFile({
+        scenarioFile: file,
+        overrides: opts.set,
+        tdf: opts.tdf,
+        image,
+        results,
+        project: opts.project,
+        subnet: opts.subnet,
+      });
+      for (const d of c.dropped)
+        say(
+          `timeline ${d.action} ${d.node} at ${d.at} left out: compose nodes are not the orchestrator's to ${d.action}`,
+        );
+      process.stdout.write(c.text);
+    },
+  );
+
+const image = program.command('image').description('the dcemu container image (docs/containers.md)');
+image
+  .command('build')
+  .description('build the image of the current build (FROM scratch, offline) unless it exists; print its tag')
+  .option('--force', 'build even if an image of this build exists')
+  .action(async (opts: { force?: boolean }) => {
+    const tag = await ensureImage({ force: opts.force, log: (s) => process.stderr.write(`dcemu: ${s}\n`) });
+    process.stdout.write(`${tag}\n`);
+  });
+
+program
+  .command('clean')
+  .description(
+    "remove every container and network of dcemu docker runs (label 'dcemu'), also of crashed runs",
+  )
+  .action(async () => {
+    const { removeAllRuns } = await import('./runtime/docker-client.js');
+    const removed = await removeAllRuns();
+    process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
   });
 
 program

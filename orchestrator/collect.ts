@@ -229,17 +229,24 @@ function memoPath(topo: Topology): (src: number, dst: number) => number {
   };
 }
 
+/** timeline actions that take a switch out: in-flight flows through it are counted */
+const OUTAGES = new Set(['kill', 'pause', 'stop', 'disconnect']);
+/** timeline actions that repair: detected by a neighbour's port coming back up */
+const REPAIRS = new Set(['resume', 'start', 'connect', 'link-up']);
+
 function summarizeFault(
   f: FabricResult['faults'][number],
   r: FabricResult,
   flows: FlowRow[],
   topo: Topology,
 ): FaultSummary {
-  // a failure is detected when a neighbour declares its port toward the failed element down
+  // a failure is detected when a neighbour declares its port toward the failed element down; a
+  // repair (resume, start, connect, link-up) when it declares it up again
   const failed = new Set<string>(f.node ? [f.node] : (f.link ?? []));
+  const repair = REPAIRS.has(f.action);
   const detection = r.events.find(
     (e) =>
-      e.kind === 'port-down-detected' &&
+      e.kind === (repair ? 'port-up-detected' : 'port-down-detected') &&
       e.t >= f.t &&
       (f.node ? e.peer === f.node : failed.has(e.node) && failed.has(e.peer as string)),
   );
@@ -253,7 +260,7 @@ function summarizeFault(
     detectionNs: detection ? detection.t - f.t : null,
   };
   const sw = f.node ? topo.nodes.find((n) => n.name === f.node && n.role === 'switch') : undefined;
-  if (sw && (f.action === 'kill' || f.action === 'pause')) {
+  if (sw && OUTAGES.has(f.action)) {
     const inFlight = flows.filter(
       (x) => x.via.includes(sw.id) && x.start <= f.t && (x.finish < 0 || x.finish > f.t),
     );

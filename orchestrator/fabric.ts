@@ -15,6 +15,15 @@ import { F10ControllerHost } from './f10-host.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import type { Scenario, TimelineEvent } from './scenario/resolve.js';
+import { CONTAINER_ACTIONS } from './scenario/schema.js';
+
+/** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
+const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume', ...CONTAINER_ACTIONS]);
+/**
+ * A node started again by the timeline starts its protocols this long (real ms) after it took its
+ * config: time to bind and be told its peers, so it starts on time rather than catching up.
+ */
+const RESTART_LEAD_MS = 300;
 
 export interface FiredFault {
   /** physical time it fired, virtual ns since traffic start */
@@ -62,15 +71,22 @@ export class Fabric {
     const epoch = monotonicEpoch();
     const runId = this.opts.runId ?? `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const runtime = this.opts.runtime;
+    // container faults need containers: refuse before anything starts, naming the timeline line
+    const needs = this.scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
+    if (needs && !runtime.containerFaults)
+      throw new RuntimeError(
+        `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
+      );
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
       runId,
     );
     const plan = planRun(this.scenario, { epoch, bindHost: site.nodeHost, logDir });
+    if (site.nodePort !== undefined) for (const c of plan.nodes) c.bindPort = site.nodePort;
     const server = new ControlServer();
     let controlPort: number;
     try {
-      controlPort = await server.listen(site.controlHost);
+      controlPort = await server.listen(site.controlHost, site.controlPort);
     } catch (err) {
       await site.release();
       throw err;
@@ -108,6 +124,14 @@ interface NodeState {
   udpPort: number;
   killed: boolean;
   exited: boolean;
+  /** stopped by the timeline (`stop`): its exit is expected */
+  stopped: boolean;
+  /** started again by the timeline (`start`): its next connection replaces the closed one */
+  restarting: boolean;
+  /** physical time a restarted node starts its protocols and flows */
+  restartAt: number;
+  /** taken off the fabric network by the timeline (`disconnect`) and not connected since */
+  disconnected: boolean;
   report: NodeReport | null;
   stats: ProgressStats | null;
 }
@@ -147,6 +171,9 @@ export class StartedFabric implements AsyncDisposable {
     readonly runId: string,
     private readonly site: RuntimeSite,
   ) {
+    // nodes may connect while the runtime is still starting others (containers start over seconds):
+    // keep them until `attach` takes over
+    server.on('connection', this.early);
     for (const c of plan.nodes) {
       this.nodes.set(c.name, {
         config: c,
@@ -154,6 +181,10 @@ export class StartedFabric implements AsyncDisposable {
         udpPort: 0,
         killed: false,
         exited: false,
+        stopped: false,
+        restarting: false,
+        restartAt: 0,
+        disconnected: false,
         report: null,
         stats: null,
       });
@@ -172,6 +203,11 @@ export class StartedFabric implements AsyncDisposable {
     }
   }
 
+  private readonly earlyConnections: ControlConnection[] = [];
+  private readonly early = (conn: ControlConnection): void => {
+    this.earlyConnections.push(conn);
+  };
+
   /** Waits until every node has connected, taken its config and bound its socket; sends peers. */
   async attach(runtime: StartedRuntime, timeoutMs: number): Promise<void> {
     this.runtime = runtime;
@@ -181,7 +217,7 @@ export class StartedFabric implements AsyncDisposable {
         const n = this.nodes.get(info.name);
         if (!n) return;
         n.exited = true;
-        if (!n.killed && !this.stopping) {
+        if (!n.killed && !n.stopped && !this.stopping) {
           const why = info.signal ? `signal ${info.signal}` : `exit code ${info.code}`;
           this.record({ t: this.relNow(), kind: 'node-crashed', node: info.name, reason: why });
           if (n.udpPort === 0)
@@ -192,18 +228,24 @@ export class StartedFabric implements AsyncDisposable {
             );
         }
       });
-      this.server.on('connection', (conn) => {
+      const accept = (conn: ControlConnection): void => {
         const n = this.nodes.get(conn.name);
-        if (!n || n.conn) {
+        // one connection per node; a second one only from a node the timeline started again
+        if (!n || (n.conn && !(n.restarting && n.conn.closed))) {
           conn.destroy();
           return;
         }
+        const rejoining = n.conn !== null;
         n.conn = conn;
+        runtime.nodeConnected?.(conn.name, conn);
         conn.on('message', (m) => {
           switch (m.type) {
             case 'ready':
-              n.udpPort = m.udpPort;
-              if (--pending === 0) resolve();
+              if (rejoining) this.rejoin(n, m.udpPort);
+              else {
+                n.udpPort = m.udpPort;
+                if (--pending === 0) resolve();
+              }
               break;
             case 'event': {
               const e = { ...m.event, t: m.event.t - this.trafficStart };
@@ -231,8 +273,11 @@ export class StartedFabric implements AsyncDisposable {
               break;
           }
         });
-        conn.send({ type: 'config', config: n.config });
-      });
+        conn.send({ type: 'config', config: rejoining ? this.restartConfig(n) : n.config });
+      };
+      this.server.off('connection', this.early);
+      this.server.on('connection', accept);
+      for (const conn of this.earlyConnections.splice(0)) accept(conn);
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -250,13 +295,54 @@ export class StartedFabric implements AsyncDisposable {
     } finally {
       clearTimeout(timer);
     }
-    for (const n of this.nodes.values()) {
-      const peers: Array<PeerAddress | null> = n.config.ports.map((p) => {
+    for (const n of this.nodes.values()) n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
+  }
+
+  private peersOf(n: NodeState): Array<PeerAddress | null> {
+    return n.config.ports.map((p) => {
+      const peer = this.nodes.get(p.peer)!;
+      return { host: this.site.nodeHost(p.peer), port: peer.udpPort, peerPort: p.peerPort };
+    });
+  }
+
+  /**
+   * The config of a node started again by the timeline. It starts at `restartAt`, not at the run's
+   * traffic start: a node started in the past would replay the run from there (keepalives, samples,
+   * flows). So a restarted host does not replay its past: it sources only the flows planned to start
+   * after it is back, at their planned times (offsets re-based on `restartAt`). Flows it had started,
+   * and their records, died with the old process, as on a real reboot.
+   */
+  private restartConfig(n: NodeState): NodeConfig {
+    n.restartAt = this.clock.now() + this.clock.virtualNs(RESTART_LEAD_MS);
+    const config = n.config;
+    if (!config.flows) return config;
+    const shift = n.restartAt - this.trafficStart;
+    const flows = config.flows.filter((f) => f.start >= shift).map((f) => ({ ...f, start: f.start - shift }));
+    return { ...config, flows };
+  }
+
+  /**
+   * A restarted node connected, took its config and bound its socket: it gets its peers, then its
+   * start (`restartAt`, see restartConfig). Neighbours learn its port again only if it changed
+   * (runtimes without a fixed node port).
+   */
+  private rejoin(n: NodeState, udpPort: number): void {
+    const moved = udpPort !== n.udpPort;
+    n.udpPort = udpPort;
+    n.restarting = false;
+    n.stopped = false;
+    n.killed = false;
+    n.exited = false;
+    n.stats = null;
+    if (moved) {
+      for (const p of n.config.ports) {
         const peer = this.nodes.get(p.peer)!;
-        return { host: this.site.nodeHost(p.peer), port: peer.udpPort, peerPort: p.peerPort };
-      });
-      n.conn!.send({ type: 'peers', peers });
+        if (peer.conn && !peer.conn.closed) peer.conn.send({ type: 'peers', peers: this.peersOf(peer) });
+      }
     }
+    n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
+    n.conn!.send({ type: 'start', at: n.restartAt });
+    this.record({ t: this.relNow(), kind: 'node-restarted', node: n.config.name, udpPort });
   }
 
   private relNow(): number {
@@ -355,12 +441,18 @@ export class StartedFabric implements AsyncDisposable {
     if (ev.node !== undefined) {
       fired.node = ev.node;
       const n = this.nodes.get(ev.node)!;
-      if (ev.action === 'kill') {
-        n.killed = true;
-        await rt.kill(ev.node);
-      } else if (ev.action === 'pause') await rt.pause(ev.node);
-      else if (ev.action === 'resume') await rt.resume(ev.node);
-      else {
+      if (RUNTIME_ACTIONS.has(ev.action)) {
+        const t0 = performance.now();
+        try {
+          await this.runtimeAction(rt, n, ev.action, ev.node);
+        } catch (err) {
+          const message = (err as Error).message.split('\n')[0];
+          this.record({ t: this.relNow(), kind: 'fault-failed', node: ev.node, action: ev.action, message });
+          return;
+        }
+        // a container runtime acts through the daemon: how long that took, real ms (docs/containers.md)
+        if (rt.containers) fired.detail = { runtimeMs: Math.round(performance.now() - t0) };
+      } else {
         const fault =
           ev.action === 'clock-step'
             ? { kind: 'clock' as const, stepNs: ev.stepNs }
@@ -400,6 +492,34 @@ export class StartedFabric implements AsyncDisposable {
     this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
   }
 
+  /** Node faults the runtime carries out: on the node's process, or on its container. */
+  private async runtimeAction(rt: StartedRuntime, n: NodeState, action: string, node: string): Promise<void> {
+    const c = rt.containers;
+    if (CONTAINER_ACTIONS.has(action) && !c) throw new RuntimeError(`${action} needs a container runtime`);
+    switch (action) {
+      case 'kill':
+        n.killed = true;
+        return rt.kill(node);
+      case 'pause':
+        return rt.pause(node);
+      case 'resume':
+        return rt.resume(node);
+      case 'stop':
+        n.stopped = true;
+        return c!.stopNode(node);
+      case 'start':
+        // its next control connection is the restarted process: accepted, configured, started (rejoin)
+        n.restarting = true;
+        return c!.startNode(node);
+      case 'disconnect':
+        n.disconnected = true;
+        return c!.disconnect(node);
+      case 'connect':
+        n.disconnected = false;
+        return c!.connect(node);
+    }
+  }
+
   stop(): Promise<FabricResult> {
     this.stopping ??= this.teardown();
     return this.stopping;
@@ -413,10 +533,12 @@ export class StartedFabric implements AsyncDisposable {
     for (const t of this.timers) clearTimeout(t);
     this.controller?.stop();
     const rt = this.runtime;
-    // paused nodes cannot answer: wake them first
+    // paused nodes cannot answer: wake them first; disconnected ones hear nothing: connect them
     if (rt)
-      for (const n of this.nodes.values())
+      for (const n of this.nodes.values()) {
         if (!n.killed && !n.exited) await rt.resume(n.config.name).catch(() => {});
+        if (n.disconnected) await rt.containers?.connect(n.config.name).catch(() => {});
+      }
     const waits: Array<Promise<void>> = [];
     for (const n of this.live()) {
       const conn = n.conn!;
@@ -437,7 +559,13 @@ export class StartedFabric implements AsyncDisposable {
       if (n.report) continue;
       missing.push({
         node: n.config.name,
-        reason: n.killed ? 'killed by the timeline' : n.exited ? 'exited early' : 'no report',
+        reason: n.killed
+          ? 'killed by the timeline'
+          : n.stopped
+            ? 'stopped by the timeline'
+            : n.exited
+              ? 'exited early'
+              : 'no report',
       });
     }
     this.events.sort((x, y) => x.t - y.t);

@@ -43,7 +43,9 @@ export function summaryTable(s: Summary, out: string): string {
   for (const f of s.faults) {
     const what = f.node ?? f.link?.join('-') ?? '';
     let v = `${f.action} ${what} at ${formatNs(f.t)}`;
-    v += f.detectionNs !== null ? `, detected after ${formatNs(f.detectionNs)}` : ', not detected';
+    const repair = ['resume', 'start', 'connect', 'link-up'].includes(f.action);
+    const seen = repair ? 'seen up again' : 'detected';
+    v += f.detectionNs !== null ? `, ${seen} after ${formatNs(f.detectionNs)}` : `, not ${seen}`;
     if (f.flowsInFlight !== undefined)
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
     rows.push(['fault', v]);

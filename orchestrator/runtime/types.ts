@@ -25,8 +25,15 @@ export interface ExitInfo {
 export interface RuntimeSite {
   /** address the orchestrator's control server listens on; nodes connect to it */
   controlHost: string;
+  /** port it listens on, when nodes were told it in advance (attached runtime); default: any free port */
+  controlPort?: number;
   /** address node `name` binds its UDP socket to, and its peers send to */
   nodeHost(name: string): string;
+  /**
+   * UDP port every node binds, when the runtime gives each node its own address (containers): a
+   * restarted node is then found where it was. Default: any free port, reported by the node.
+   */
+  nodePort?: number;
   /** undoes `prepare` when the run never starts (start-up failed); idempotent */
   release(): Promise<void>;
 }
@@ -43,6 +50,12 @@ export interface ContainerFaults {
   connect(name: string): Promise<void>;
 }
 
+/** What a runtime may watch of a node's control connection. */
+export interface NodeLink {
+  readonly closed: boolean;
+  once(event: 'close', listener: () => void): unknown;
+}
+
 export interface StartedRuntime {
   readonly kind: string;
   /** container faults, when the runtime has containers */
@@ -55,6 +68,8 @@ export interface StartedRuntime {
   isRunning(name: string): boolean;
   /** called once for every node that exits, expectedly or not */
   onExit(handler: (info: ExitInfo) => void): void;
+  /** a node's control connection was accepted: a runtime that did not start the node follows it by this */
+  nodeConnected?(name: string, link: NodeLink): void;
   /** stops every node still running; idempotent */
   stop(): Promise<StoppedRuntime>;
 }
@@ -67,6 +82,8 @@ export interface StoppedRuntime {
 
 export interface Runtime {
   readonly kind: string;
+  /** its started runtime offers `containers` (stop, start, disconnect, connect): checked before a run */
+  readonly containerFaults?: boolean;
   /** sets up what the run's nodes share (addresses, a container network) before any starts */
   prepare(nodes: string[], runId: string): Promise<RuntimeSite>;
   start(launches: NodeLaunch[]): Promise<StartedRuntime>;

@@ -19,7 +19,7 @@ import { validateTopology } from '../topology/routing.js';
 import { star } from '../topology/star.js';
 import type { LinkParams, Topology } from '../topology/types.js';
 import type { ScenarioSource } from './load.js';
-import type { TIMELINE_ACTIONS } from './schema.js';
+import { CONTAINER_ACTIONS, type TIMELINE_ACTIONS } from './schema.js';
 import { resolveScheme, type SchemeSettings } from './scheme.js';
 
 export interface PortDefaults {
@@ -470,7 +470,8 @@ function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): Ti
       action === 'pause' ||
       action === 'resume' ||
       action === 'clock-step' ||
-      action === 'clock-freq'
+      action === 'clock-freq' ||
+      CONTAINER_ACTIONS.has(action)
     ) {
       if (e.node === undefined) throw src.error([...path, 'node'], `'${action}' needs the node to ${action}`);
       if (!topo.nodes.some((n) => n.name === e.node))

@@ -53,7 +53,14 @@ export const TIMELINE_ACTIONS = [
   'ptp-loss',
   'clock-step',
   'clock-freq',
+  'stop',
+  'start',
+  'disconnect',
+  'connect',
 ] as const;
+
+/** timeline actions on a node's container: only a container runtime (docker) can carry them out */
+export const CONTAINER_ACTIONS: ReadonlySet<string> = new Set(['stop', 'start', 'disconnect', 'connect']);
 
 export const scenarioSchema = {
   type: 'object',

@@ -1,0 +1,143 @@
+/**
+ * The attached runtime: the orchestrator starts no node. Someone else does — the services of a file
+ * written by `dcemu compose` — and each node connects to the control server on its own, at an address
+ * it was told in advance. `prepare` therefore returns the addresses the compose file assigned (the
+ * same allocation, compose/addresses.ts) and a fixed control port; `start` only follows the nodes
+ * through their control connections: a node has "exited" when its connection closed.
+ *
+ * The orchestrator owns no process here, so it cannot kill, pause or resume one: those timeline
+ * actions are refused (`refuseNodeFaults`, checked before a run starts; `dcemu compose` leaves them
+ * out of the file it writes). Link and clock faults travel over the control channel and still work.
+ */
+import { allocateAddresses, CONTROL_PORT } from '../../compose/addresses.js';
+import { RuntimeError } from '../errors.js';
+import type { Scenario } from '../scenario/resolve.js';
+import type {
+  ExitInfo,
+  NodeLaunch,
+  NodeLink,
+  Runtime,
+  RuntimeSite,
+  StartedRuntime,
+  StoppedRuntime,
+} from './types.js';
+
+/** timeline actions that need a runtime owning the node's process */
+export const NODE_PROCESS_FAULTS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume']);
+
+/** how long `stop()` waits for nodes to close their connections after their report, real ms */
+const LEAVE_WAIT_MS = 3000;
+
+export interface AttachedOptions {
+  /** the fabric's subnet, as written in the compose file (`dcemu compose` passes it) */
+  subnet: string;
+}
+
+export class AttachedRuntime implements Runtime {
+  readonly kind = 'attached';
+
+  constructor(private readonly opts: AttachedOptions) {}
+
+  async prepare(nodes: string[]): Promise<RuntimeSite> {
+    const addr = allocateAddresses(nodes, this.opts.subnet);
+    return {
+      controlHost: addr.orchestrator,
+      controlPort: CONTROL_PORT,
+      nodeHost: (name) => {
+        const host = addr.nodes.get(name);
+        if (!host) throw new RuntimeError(`no address for node '${name}' in subnet ${addr.subnet}`);
+        return host;
+      },
+      release: async () => {},
+    };
+  }
+
+  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+    return new AttachedNodes(launches.map((l) => l.name));
+  }
+}
+
+/** Refuses a scenario whose timeline needs a node's process (kill, pause, resume): one line, naming it. */
+export function refuseNodeFaults(scenario: Scenario): void {
+  const ev = scenario.timeline.find((e) => NODE_PROCESS_FAULTS.has(e.action));
+  if (!ev) return;
+  throw new RuntimeError(
+    `${scenario.file}: timeline ${ev.action} ${ev.node}: not available when nodes are attached (the orchestrator does not own their processes); use the process or docker runtime`,
+  );
+}
+
+interface Attached {
+  link: NodeLink | null;
+  /** the connection closed: the node ended (or lost the orchestrator) */
+  left: boolean;
+}
+
+class AttachedNodes implements StartedRuntime {
+  readonly kind = 'attached';
+  private readonly nodes = new Map<string, Attached>();
+  private handlers: Array<(i: ExitInfo) => void> = [];
+  private stopped: Promise<StoppedRuntime> | null = null;
+
+  constructor(names: string[]) {
+    for (const name of names) this.nodes.set(name, { link: null, left: false });
+  }
+
+  nodeConnected(name: string, link: NodeLink): void {
+    const n = this.nodes.get(name);
+    if (!n || n.link) return;
+    n.link = link;
+    const left = () => {
+      if (n.left) return;
+      n.left = true;
+      // the exit status lives in a container the orchestrator cannot see
+      for (const h of this.handlers) h({ name, code: null, signal: null });
+    };
+    if (link.closed) left();
+    else link.once('close', left);
+  }
+
+  onExit(handler: (info: ExitInfo) => void): void {
+    this.handlers.push(handler);
+  }
+
+  isRunning(name: string): boolean {
+    const n = this.nodes.get(name);
+    return n !== undefined && n.link !== null && !n.left;
+  }
+
+  private refuse(action: string, name: string): Promise<void> {
+    if (!this.nodes.has(name)) return Promise.reject(new RuntimeError(`no node named '${name}' in this run`));
+    return Promise.reject(
+      new RuntimeError(
+        `${action} ${name}: not available when nodes are attached (the orchestrator does not own their processes)`,
+      ),
+    );
+  }
+
+  kill(name: string): Promise<void> {
+    return this.refuse('kill', name);
+  }
+
+  pause(name: string): Promise<void> {
+    return this.refuse('pause', name);
+  }
+
+  resume(name: string): Promise<void> {
+    return this.refuse('resume', name);
+  }
+
+  stop(): Promise<StoppedRuntime> {
+    this.stopped ??= this.leave();
+    return this.stopped;
+  }
+
+  /** Nodes end themselves after their report: wait a little for the last ones to hang up. */
+  private async leave(): Promise<StoppedRuntime> {
+    const connected = [...this.nodes.values()].filter((n) => n.link !== null);
+    const stillUp = () => connected.filter((n) => !n.left).length;
+    for (const deadline = Date.now() + LEAVE_WAIT_MS; stillUp() > 0 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 50).unref());
+    }
+    return { started: connected.length, leftRunning: stillUp() };
+  }
+}

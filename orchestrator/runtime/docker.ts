@@ -1,0 +1,334 @@
+/**
+ * The docker runtime (DESIGN §3): one container per node from the locally built image
+ * (`compose/image.ts`), all on one internal network of the run with fixed addresses, driven through
+ * testcontainers. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
+ * `start`, `disconnect`, `connect`) act on the container and its network interface. Every container
+ * and the network carry `dcemu=<runId>`: teardown removes them by that label and checks that none
+ * remains, and `dcemu clean` finds what an orchestrator killed with SIGKILL left behind (its nodes end
+ * themselves when their control connection drops, so those containers are stopped already).
+ */
+import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GenericContainer, Wait } from 'testcontainers';
+import { ensureImage, imageEntry } from '../../compose/image.js';
+import { RuntimeError } from '../errors.js';
+import {
+  type Docker,
+  demuxLogs,
+  docker,
+  NODE_LABEL,
+  RUN_LABEL,
+  removeRun,
+  runContainers,
+} from './docker-client.js';
+import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
+import type {
+  ContainerFaults,
+  ExitInfo,
+  NodeLaunch,
+  Runtime,
+  RuntimeSite,
+  StartedRuntime,
+  StoppedRuntime,
+} from './types.js';
+
+/**
+ * The UDP port every node binds: fixed, so a node restarted by `start` is found where it was (each
+ * container has its own address, so one port for all is no clash).
+ */
+export const NODE_UDP_PORT = 40000;
+/** containers created and started at once: the daemon serializes much of it anyway (2 cores) */
+const START_CONCURRENCY = 6;
+/** `docker stop` grace period, s: nodes end on SIGTERM at once; a wedged one is killed after this */
+const STOP_TIMEOUT_S = 1;
+
+export interface DockerRuntimeOptions {
+  /** image tag to run; default: `ensureImage()` (built when the app changed) */
+  image?: string;
+  log?: (s: string) => void;
+}
+
+export class DockerRuntime implements Runtime {
+  readonly kind = 'docker';
+  readonly containerFaults = true;
+  private network: FabricNetwork | null = null;
+  private nodes: string[] = [];
+
+  constructor(private readonly opts: DockerRuntimeOptions = {}) {}
+
+  async prepare(nodes: string[], runId: string): Promise<RuntimeSite> {
+    const d = await docker();
+    const net = await createFabricNetwork(d, runId, nodes.length).catch(async (err) => {
+      await removeRun(runId).catch(() => {});
+      throw err;
+    });
+    this.network = net;
+    this.nodes = nodes;
+    const index = new Map(nodes.map((n, i) => [n, i]));
+    this.opts.log?.(`network ${net.name}: ${net.subnet}, orchestrator at ${net.gateway}`);
+    return {
+      controlHost: net.gateway,
+      nodeHost: (name) => {
+        const i = index.get(name);
+        if (i === undefined) throw new Error(`no node named '${name}' in this run`);
+        return net.address(i);
+      },
+      nodePort: NODE_UDP_PORT,
+      release: async () => {
+        await removeRun(runId);
+      },
+    };
+  }
+
+  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+    const net = this.network;
+    if (!net) throw new Error('DockerRuntime.start before prepare');
+    const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
+    const d = await docker();
+    const index = new Map(this.nodes.map((n, i) => [n, i]));
+    const address = (name: string): string => net.address(index.get(name)!);
+    const started = new StartedContainers(d, net, address, launches);
+    await started.watch();
+    const t0 = Date.now();
+    try {
+      await mapBounded(launches, START_CONCURRENCY, (l) => {
+        const c = new FabricContainer(image)
+          .withName(containerName(l))
+          .withLabels({ [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name })
+          .withNetworkMode(net.name)
+          .withIpAddress(net.name, address(l.name))
+          .withEnvironment(l.env)
+          .withCommand([imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name])
+          // node log files land in the host's results folder, owned by whoever runs dcemu
+          .withBindMounts([{ source: resolve(l.logDir), target: resolve(l.logDir), mode: 'rw' }])
+          .withUser(`${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`)
+          .withWaitStrategy(Wait.forListeningPorts())
+          .withAutoCleanup(false);
+        return c.start();
+      });
+    } catch (err) {
+      await started.stop();
+      throw new RuntimeError(`cannot start the node containers: ${(err as Error).message.split('\n')[0]}`);
+    }
+    this.opts.log?.(`${launches.length} containers started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return started;
+  }
+}
+
+/** A GenericContainer with a fixed address on its network (testcontainers has no verb for it). */
+class FabricContainer extends GenericContainer {
+  withIpAddress(network: string, ip: string): this {
+    this.createOpts.NetworkingConfig = {
+      EndpointsConfig: { [network]: { IPAMConfig: { IPv4Address: ip } } },
+    };
+    return this;
+  }
+}
+
+function containerName(l: { runId: string; name: string }): string {
+  return `${l.runId}-${l.name}`;
+}
+
+type State = 'created' | 'running' | 'paused' | 'exited';
+
+interface Node {
+  launch: NodeLaunch;
+  container: string;
+  state: State;
+}
+
+class StartedContainers implements StartedRuntime {
+  readonly kind = 'docker';
+  readonly containers: ContainerFaults;
+  private readonly nodes = new Map<string, Node>();
+  private handlers: Array<(i: ExitInfo) => void> = [];
+  private readonly earlyExits: ExitInfo[] = [];
+  private events: NodeJS.ReadableStream | null = null;
+  private stopped: Promise<StoppedRuntime> | null = null;
+
+  constructor(
+    private readonly d: Docker,
+    net: FabricNetwork,
+    address: (name: string) => string,
+    launches: NodeLaunch[],
+  ) {
+    for (const l of launches)
+      this.nodes.set(l.name, { launch: l, container: containerName(l), state: 'created' });
+    const network = d.getNetwork(net.id);
+    this.containers = {
+      stopNode: async (name) => {
+        await this.container(name).stop({ t: STOP_TIMEOUT_S }).catch(ignore(304));
+      },
+      startNode: async (name) => {
+        await this.container(name).start().catch(ignore(304));
+      },
+      disconnect: async (name) => {
+        await network.disconnect({ Container: this.node(name).container, Force: true });
+      },
+      connect: async (name) => {
+        await network.connect({
+          Container: this.node(name).container,
+          EndpointConfig: { IPAMConfig: { IPv4Address: address(name) } },
+        });
+      },
+    };
+  }
+
+  /**
+   * Follows the daemon's events for the run's containers: a container that dies is reported to
+   * `onExit` (with its exit code, or the signal behind codes above 128) and its output is saved.
+   */
+  async watch(): Promise<void> {
+    const runId = this.nodes.values().next().value?.launch.runId;
+    const stream = await this.d.getEvents({
+      filters: { type: ['container'], label: [`${RUN_LABEL}=${runId}`] },
+    });
+    this.events = stream;
+    let buf = '';
+    stream.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (line) this.onEvent(JSON.parse(line));
+      }
+    });
+    stream.on('error', () => {});
+  }
+
+  private onEvent(e: {
+    status?: string;
+    Action?: string;
+    Actor?: { Attributes?: Record<string, string> };
+  }): void {
+    const attrs = e.Actor?.Attributes ?? {};
+    const n = this.nodes.get(attrs[NODE_LABEL] ?? '');
+    if (!n) return;
+    switch (e.Action ?? e.status) {
+      case 'start':
+        n.state = 'running';
+        break;
+      case 'pause':
+        n.state = 'paused';
+        break;
+      case 'unpause':
+        n.state = 'running';
+        break;
+      case 'die': {
+        n.state = 'exited';
+        const code = Number(attrs.exitCode ?? Number.NaN);
+        const signal = code > 128 ? signalName(code - 128) : null;
+        const info: ExitInfo = { name: n.launch.name, code: signal ? null : code, signal };
+        void this.saveOutput(n);
+        if (this.handlers.length === 0) this.earlyExits.push(info);
+        for (const h of this.handlers) h(info);
+        break;
+      }
+    }
+  }
+
+  /** Writes the container's stdout/stderr (all its starts) to `<logDir>/<node>.stdout|stderr`. */
+  private async saveOutput(n: Node): Promise<void> {
+    try {
+      const raw = await this.d.getContainer(n.container).logs({ stdout: true, stderr: true, follow: false });
+      const { stdout, stderr } = demuxLogs(raw);
+      await writeFile(join(n.launch.logDir, `${n.launch.name}.stdout`), stdout);
+      await writeFile(join(n.launch.logDir, `${n.launch.name}.stderr`), stderr);
+    } catch {
+      // the container is gone already: its last output was saved when it died
+    }
+  }
+
+  onExit(handler: (info: ExitInfo) => void): void {
+    this.handlers.push(handler);
+    // containers that died while others were still starting, before anyone listened
+    for (const info of this.earlyExits.splice(0)) handler(info);
+  }
+
+  isRunning(name: string): boolean {
+    const s = this.nodes.get(name)?.state;
+    return s === 'running' || s === 'paused';
+  }
+
+  private node(name: string): Node {
+    const n = this.nodes.get(name);
+    if (!n) throw new Error(`no node named '${name}' in this run`);
+    return n;
+  }
+
+  private container(name: string) {
+    return this.d.getContainer(this.node(name).container);
+  }
+
+  async kill(name: string): Promise<void> {
+    await this.container(name).kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
+  }
+
+  async pause(name: string): Promise<void> {
+    const n = this.node(name);
+    if (n.state !== 'running') return;
+    await this.container(name).pause();
+    n.state = 'paused';
+  }
+
+  async resume(name: string): Promise<void> {
+    const n = this.node(name);
+    if (n.state !== 'paused') return;
+    await this.container(name).unpause();
+    n.state = 'running';
+  }
+
+  stop(): Promise<StoppedRuntime> {
+    this.stopped ??= this.teardown();
+    return this.stopped;
+  }
+
+  private async teardown(): Promise<StoppedRuntime> {
+    const all = [...this.nodes.values()];
+    await mapBounded(all, 8, async (n) => {
+      const c = this.d.getContainer(n.container);
+      if (n.state === 'paused') await c.unpause().catch(() => {});
+      await c.stop({ t: STOP_TIMEOUT_S }).catch(() => {});
+      await this.saveOutput(n);
+    });
+    this.events?.removeAllListeners('data');
+    (this.events as unknown as { destroy?: () => void } | null)?.destroy?.();
+    const runId = all[0]?.launch.runId;
+    if (runId !== undefined) await removeRun(runId);
+    const leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    return { started: all.length, leftRunning };
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure after all settle. */
+async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  let failure: unknown = null;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure;
+  return results;
+}
+
+/** A dockerode rejection handler that swallows one HTTP status (304 not modified, 409 conflict). */
+function ignore(status: number): (err: { statusCode?: number }) => void {
+  return (err) => {
+    if (err.statusCode !== status) throw err;
+  };
+}
+
+function signalName(n: number): string | null {
+  for (const [name, v] of Object.entries(constants.signals)) if (v === n) return name;
+  return null;
+}
