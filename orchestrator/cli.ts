@@ -18,7 +18,8 @@ import { ProcessRuntime } from './runtime/process.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
-import { toDot, toJson } from './topology/index.js';
+import { toDot, toJson, validateTopology } from './topology/index.js';
+import { loadTopologyFile } from './topology/load.js';
 
 function positive(v: string): number {
   const n = Number(v);
@@ -243,6 +244,22 @@ program
       throw new InvalidArgumentError(`--format must be dot or json, got '${opts.format}'`);
     const sc = resolveScenario(loadScenarioFile(file, opts.set ?? []));
     process.stdout.write(`${opts.format === 'dot' ? toDot(sc.topology) : toJson(sc.topology)}\n`);
+  });
+
+program
+  .command('check-topology')
+  .description(
+    'check a hand-written topology (the JSON `topo --format json` prints): wiring, up/down routing and, for F10 trees, the F10 §8 address verification',
+  )
+  .argument('<topology>', 'topology JSON file')
+  .action((file: string) => {
+    const problems = validateTopology(loadTopologyFile(file));
+    if (problems.length === 0) {
+      process.stdout.write(`${file}: ok\n`);
+      return;
+    }
+    for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
+    process.exitCode = 1;
   });
 
 program
