@@ -2,7 +2,7 @@
  * End-to-end runs of the built CLI: real node processes, real UDP, results read from the results
  * folder. Each test also checks that no node process outlives its run.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -184,6 +184,30 @@ describe('dcemu topo', () => {
     const dot = await dcemu(['topo', 'examples/quickstart.yaml']);
     expect(dot.stdout).toMatch(/^graph /);
     expect(dot.stdout).toContain('spine1');
+  });
+
+  it('checks a hand-written F10 topology and names the miswired link', async () => {
+    const json = await dcemu(['topo', 'examples/f10-failover.yaml', '--format', 'json']);
+    const dir = tempOut('topo');
+    const good = join(dir, 'good.json');
+    writeFileSync(good, json.stdout);
+    const ok = await dcemu(['check-topology', good]);
+    expect(ok.exitCode).toBe(0);
+    // cross two agg–core links by hand: agg0 gets core1's place at core2, agg1 core0's
+    const topo = JSON.parse(json.stdout);
+    const swap = (a: string, b: string, c: string, d: string) => {
+      for (const l of topo.links) {
+        if (l.a.node === a && l.b.node === b) l.b.node = d;
+        else if (l.a.node === c && l.b.node === d) l.b.node = b;
+      }
+    };
+    swap('agg0', 'core0', 'agg1', 'core2');
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify(topo, null, 2));
+    const r = await dcemu(['check-topology', bad]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/agg0:\d+/);
+    expect(r.stderr).not.toContain('    at ');
   });
 });
 
