@@ -40,6 +40,18 @@ export type DetectorFactory = (
   events: LivenessEvents,
 ) => LinkDetector | null;
 
+/** A keepalive from node `self`; `state` is the sender's view of the link, for detectors that share it. */
+export function keepaliveFrame(self: number, state = 0): Frame {
+  return makeFrame({
+    t: FrameType.Keepalive,
+    s: self,
+    d: -1,
+    z: WireSize.Small,
+    p: Priority.Control,
+    q: state,
+  });
+}
+
 export class LivenessDetector implements LinkDetector {
   private readonly lastRx: number[];
   private readonly lastTx: number[];
@@ -98,14 +110,7 @@ export class LivenessDetector implements LinkDetector {
       // compare and schedule with the same sums: `a - b >= c` and `b + c <= a` can disagree in floating
       // point, and a disagreement here would re-run this tick at the same time forever
       if (this.lastTx[i] + intervalNs <= now) {
-        const ka = makeFrame({
-          t: FrameType.Keepalive,
-          s: this.self,
-          d: -1,
-          z: WireSize.Small,
-          p: Priority.Control,
-        });
-        this.ports[i].send(ka);
+        this.ports[i].send(keepaliveFrame(this.self));
         this.lastTx[i] = now;
         this.keepalivesSent++;
       }

@@ -25,8 +25,8 @@
  * STABLE_WINDOWS of coming up, and returns to `holdWindows` once the link has stayed up that long.
  */
 import type { NodeClock } from '../../core/clock.js';
-import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
-import type { LivenessEvents, LivenessPort } from '../../core/liveness.js';
+import { type Frame, FrameType } from '../../core/frame.js';
+import { keepaliveFrame, type LivenessEvents, type LivenessPort } from '../../core/liveness.js';
 import type { F10DetectorConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
 
@@ -231,14 +231,7 @@ export class F10Detector {
   }
 
   private keepalive(port: number, now: number): void {
-    const ka = makeFrame({
-      t: FrameType.Keepalive,
-      s: this.self,
-      d: -1,
-      z: WireSize.Small,
-      p: Priority.Control,
-      q: this.state[port],
-    });
+    const ka = keepaliveFrame(this.self, this.state[port]);
     this.lastTx[port] = now;
     this.lastKa[port] = now;
     this.keepalivesSent++;

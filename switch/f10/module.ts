@@ -17,6 +17,7 @@ import type { NodeContext } from '../../core/node-runtime.js';
 import type { Timer } from '../../core/scheduler.js';
 import type { Routing } from '../routing.js';
 import type { SwitchModule } from '../switch.js';
+import type { F10Address } from './address.js';
 import { F10Router, inflationOf } from './router.js';
 
 interface Pushback {
@@ -139,15 +140,7 @@ export class F10Module implements Routing, SwitchModule {
     const v = this.cfg.peers[port];
     if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
       // scenario 1: this switch lost its only way down to v's prefix; tell everyone but v
-      const msg: Pushback = {
-        pb: 0,
-        lv: v.level,
-        loc: v.location,
-        st: [typeCode(v.type)],
-        o: this.linkOrigin(port),
-        fl: 1,
-        rm: 0,
-      };
+      const msg = this.lostChild(port, v, 0);
       this.flood(msg, port, 'all', now);
     } else {
       this.recheck(now);
@@ -157,6 +150,12 @@ export class F10Module implements Routing, SwitchModule {
   portUp(port: number): void {
     // a recovered link is used again only when the controller reinstalls it (F10 §5.3)
     this.router.portUp(port);
+  }
+
+  /** scenario 1's PBOnly for child v's prefix (rm 1: take it back), with v's type on the stack */
+  private lostChild(port: number, v: F10Address, rm: 0 | 1): Pushback {
+    const st = [typeCode(v.type)];
+    return { pb: 0, lv: v.level, loc: v.location, st, o: this.linkOrigin(port), fl: 1, rm };
   }
 
   private linkOrigin(port: number): string {
@@ -175,20 +174,7 @@ export class F10Module implements Routing, SwitchModule {
         if (this.cfg.mode !== 'f10' || !this.cfg.pushback || !wasDown) return;
         const v = this.cfg.peers[port];
         if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
-          this.flood(
-            {
-              pb: 0,
-              lv: v.level,
-              loc: v.location,
-              st: [typeCode(v.type)],
-              o: this.linkOrigin(port),
-              fl: 1,
-              rm: 1,
-            },
-            port,
-            'all',
-            now,
-          );
+          this.flood(this.lostChild(port, v, 1), port, 'all', now);
         } else {
           this.recheck(now);
         }
