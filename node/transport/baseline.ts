@@ -12,7 +12,13 @@
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
 import type { BaselineTransportConfig, FlowSpec, TransportConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
-import type { SenderStats, Transport, TransportComponents } from './types.js';
+import {
+  type SenderStats,
+  segmentBytes,
+  segmentCount,
+  type Transport,
+  type TransportComponents,
+} from './types.js';
 
 /** Defaults and why: RFC 8257 §4.2 (alpha starts at 1, g = 1/16); Linux initial window 10 frames. */
 export const BASELINE_DEFAULTS: BaselineTransportConfig = {
@@ -60,15 +66,14 @@ class SendFlow implements SenderStats {
     readonly spec: FlowSpec,
     cfg: BaselineTransportConfig,
   ) {
-    this.nSeg = Math.max(1, Math.ceil(spec.size / WireSize.Mss));
+    this.nSeg = segmentCount(spec.size);
     this.cwnd = cfg.initCwnd;
     // no RTT sample yet: start conservatively (RFC 6298 uses 1 s against a 200 ms floor, 5x)
     this.rto = 5 * cfg.minRtoNs;
   }
 
   segBytes(seq: number): number {
-    const payload = seq === this.nSeg - 1 ? this.spec.size - seq * WireSize.Mss : WireSize.Mss;
-    return Math.max(1, payload) + WireSize.Header;
+    return segmentBytes(this.spec.size, seq);
   }
 }
 
@@ -127,7 +132,7 @@ export class BaselineTransport implements Transport {
     let r = this.receivers.get(f.f);
     if (r === undefined) {
       const size = typeof f.x === 'number' && f.x > 0 ? f.x : WireSize.Mss;
-      r = new RecvFlow(f.f, f.s, Math.max(1, Math.ceil(size / WireSize.Mss)));
+      r = new RecvFlow(f.f, f.s, segmentCount(size));
       this.receivers.set(f.f, r);
     }
     const seq = f.q;

@@ -7,7 +7,7 @@
  * paced) the second.
  */
 import type { NodeClock } from '../../core/clock.js';
-import type { Frame } from '../../core/frame.js';
+import { type Frame, WireSize } from '../../core/frame.js';
 import type { FlowSpec, TransportConfig } from '../../core/messages.js';
 import type { Metrics } from '../../core/metrics.js';
 
@@ -29,6 +29,17 @@ export interface TransportComponents {
   delivered(id: number, now: number, via: number[]): void;
   /** the sending side has every byte of flow `id` acknowledged */
   acked(id: number, now: number): void;
+}
+
+/** Data frames a flow of `size` bytes is cut into: full MSS payloads, the last one shorter (at least one). */
+export function segmentCount(size: number): number {
+  return Math.max(1, Math.ceil(size / WireSize.Mss));
+}
+
+/** Wire size of data frame `seq` of a flow of `size` bytes: its payload plus the headers. */
+export function segmentBytes(size: number, seq: number): number {
+  const payload = seq === segmentCount(size) - 1 ? size - seq * WireSize.Mss : WireSize.Mss;
+  return Math.max(1, payload) + WireSize.Header;
 }
 
 export interface SenderStats {

@@ -18,7 +18,14 @@
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
 import type { FlowSpec, UdpTransportConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
-import type { Nic, SenderStats, Transport, TransportComponents } from './types.js';
+import {
+  type Nic,
+  type SenderStats,
+  segmentBytes,
+  segmentCount,
+  type Transport,
+  type TransportComponents,
+} from './types.js';
 
 export const UDP_DEFAULTS: UdpTransportConfig = { kind: 'udp', rateBps: 0 };
 
@@ -42,12 +49,11 @@ class SendFlow implements SenderStats {
   readonly nSeg: number;
 
   constructor(readonly spec: FlowSpec) {
-    this.nSeg = segments(spec.size);
+    this.nSeg = segmentCount(spec.size);
   }
 
   segBytes(seq: number): number {
-    const payload = seq === this.nSeg - 1 ? this.spec.size - seq * WireSize.Mss : WireSize.Mss;
-    return Math.max(1, payload) + WireSize.Header;
+    return segmentBytes(this.spec.size, seq);
   }
 }
 
@@ -61,8 +67,6 @@ class RecvFlow {
     this.got = new Uint8Array(nSeg);
   }
 }
-
-const segments = (size: number): number => Math.max(1, Math.ceil(size / WireSize.Mss));
 
 export class UdpTransport implements Transport {
   private readonly senders = new Map<number, SendFlow>();
@@ -115,7 +119,7 @@ export class UdpTransport implements Transport {
     let r = this.receivers.get(f.f);
     if (r === undefined) {
       const size = typeof f.x === 'number' && f.x > 0 ? f.x : WireSize.Mss;
-      r = new RecvFlow(segments(size));
+      r = new RecvFlow(segmentCount(size));
       this.receivers.set(f.f, r);
     }
     const seq = f.q;
