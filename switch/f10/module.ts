@@ -62,7 +62,6 @@ const typeCode = (t: 'A' | 'B'): number => (t === 'A' ? 0 : 1);
 export class F10Module implements Routing, SwitchModule {
   readonly router: F10Router;
   private readonly cfg: F10Config;
-  private readonly isHostPort: boolean[];
   /** blocks this switch pushed to its children, by origin key */
   private announced = new Map<string, { kind: 'only' | 'except'; level: number; location: number }>();
   private readonly inflation = new Histogram();
@@ -78,7 +77,6 @@ export class F10Module implements Routing, SwitchModule {
   ) {
     const cfg = ctx.config.f10!;
     this.cfg = cfg;
-    this.isHostPort = ctx.config.ports.map((p, i) => p.dir === 'down' && cfg.peers[i] === null);
     this.router = new F10Router(
       cfg,
       ctx.config.ports.map((p) => p.dir),
@@ -101,10 +99,11 @@ export class F10Module implements Routing, SwitchModule {
   /** after a frame was routed: ToR traffic accounting and detour measurements */
   forwarded(frame: Frame, ingress: number, egress: number): void {
     if (this.router.level !== 0 || frame.t !== FrameType.Data) return;
-    if (this.isHostPort[ingress] && !this.isHostPort[egress]) {
+    const isHostPort = this.router.isHostPort;
+    if (isHostPort[ingress] && !isHostPort[egress]) {
       const dl = this.router.torOf(frame.d);
       this.traffic.set(dl, (this.traffic.get(dl) ?? 0) + frame.z);
-    } else if (this.isHostPort[egress]) {
+    } else if (isHostPort[egress]) {
       const extra = inflationOf(frame.x);
       if (extra === null) return;
       frame.x = null;

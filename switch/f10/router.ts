@@ -78,6 +78,8 @@ export class F10Router {
   private readonly up: number[];
   private readonly childByPrefix = new Map<number, number>();
   private readonly hostPort = new Map<number, number>();
+  /** per port: whether a host is at the other end */
+  readonly isHostPort: boolean[];
   /** a port we route on: cleared when the detector declares it down, restored on reinstall */
   readonly usable: boolean[];
   /** ports the detector declared down (in both modes; `usable` differs in the baseline) */
@@ -106,34 +108,25 @@ export class F10Router {
     this.b = bitsPerLevel(this.p);
     this.up = [];
     const level = this.self.level;
+    // host ports are the down ports without a switch peer; this ToR's hosts hang off them in id order
+    const hostPorts: number[] = [];
     for (let i = 0; i < dirs.length; i++) {
       const peer = cfg.peers[i];
       if (dirs[i] === 'up') this.up.push(i);
       else if (peer) this.childByPrefix.set(prefix(peer.location, level - 1, this.b), i);
+      else hostPorts.push(i);
     }
-    for (const [host, tor] of cfg.hostTor.entries()) {
-      if (level === 0 && tor === this.self.location) {
-        const port = this.hostPortOf(host);
-        if (port >= 0) this.hostPort.set(host, port);
-      }
+    this.isHostPort = dirs.map((_, i) => hostPorts.includes(i));
+    if (level === 0) {
+      const mine = [...cfg.hostTor.entries()].filter(([, tor]) => tor === this.self.location);
+      for (const [k, [host]] of mine.entries())
+        if (k < hostPorts.length) this.hostPort.set(host, hostPorts[k]);
     }
     this.usable = dirs.map(() => true);
     this.detectedDown = dirs.map(() => false);
     this.routedToDown = dirs.map(() => 0);
     this.awaitingReroute = dirs.map(() => false);
     this.blocks = dirs.map(() => []);
-  }
-
-  /** host ports are the down ports without a switch peer; hosts hang off them in id order */
-  private hostPortOf(host: number): number {
-    const hostPorts: number[] = [];
-    for (let i = 0; i < this.dirs.length; i++)
-      if (this.dirs[i] === 'down' && this.cfg.peers[i] === null) hostPorts.push(i);
-    const mine = this.cfg.hostTor
-      .map((tor, h) => (tor === this.self.location ? h : -1))
-      .filter((h) => h >= 0);
-    const k = mine.indexOf(host);
-    return k >= 0 && k < hostPorts.length ? hostPorts[k] : -1;
   }
 
   get level(): number {
