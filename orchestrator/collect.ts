@@ -9,7 +9,7 @@ import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import { type F10Summary, summarizeF10 } from './f10-summary.js';
-import type { FabricResult } from './fabric.js';
+import { concerns, type FabricResult, REPAIRS } from './fabric.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
 
@@ -231,8 +231,6 @@ function memoPath(topo: Topology): (src: number, dst: number) => number {
 
 /** timeline actions that take a switch out: in-flight flows through it are counted */
 const OUTAGES = new Set(['kill', 'pause', 'stop', 'disconnect']);
-/** timeline actions that repair: detected by a neighbour's port coming back up */
-const REPAIRS = new Set(['resume', 'start', 'connect', 'link-up']);
 
 function summarizeFault(
   f: FabricResult['faults'][number],
@@ -242,14 +240,8 @@ function summarizeFault(
 ): FaultSummary {
   // a failure is detected when a neighbour declares its port toward the failed element down; a
   // repair (resume, start, connect, link-up) when it declares it up again
-  const failed = new Set<string>(f.node ? [f.node] : (f.link ?? []));
-  const repair = REPAIRS.has(f.action);
-  const detection = r.events.find(
-    (e) =>
-      e.kind === (repair ? 'port-up-detected' : 'port-down-detected') &&
-      e.t >= f.t &&
-      (f.node ? e.peer === f.node : failed.has(e.node) && failed.has(e.peer as string)),
-  );
+  const kind = REPAIRS.has(f.action) ? 'port-up-detected' : 'port-down-detected';
+  const detection = r.events.find((e) => e.kind === kind && e.t >= f.t && concerns(f, e));
   const out: FaultSummary = {
     t: f.t,
     at: f.at,

@@ -14,7 +14,7 @@
  */
 import { Histogram } from '../core/histogram.js';
 import type { NodeEvent } from '../core/messages.js';
-import type { FabricResult } from './fabric.js';
+import { concerns, type FabricResult } from './fabric.js';
 
 export interface F10FailureSummary {
   action: string;
@@ -121,12 +121,8 @@ function failure(
   stillDown: Map<string, number>,
   routedToDown: Map<string, number>,
 ): F10FailureSummary {
-  const ends = new Set<string>(f.node ? [f.node] : (f.link ?? []));
   const inWindow = (e: NodeEvent) => e.t >= f.t && e.t < until;
-  // a detection of this failure: a neighbour's port toward the failed switch, or either end of the link
-  const isOurs = (e: NodeEvent): boolean =>
-    f.node ? e.peer === f.node : ends.has(e.node) && ends.has(e.peer as string);
-  const detections = events.filter((e) => e.kind === 'port-down-detected' && inWindow(e) && isOurs(e));
+  const detections = events.filter((e) => e.kind === 'port-down-detected' && inWindow(e) && concerns(f, e));
   const detectors = new Set(detections.map((e) => `${e.node}>${e.peer}`));
   const first = detections[0];
   const reroute = events.find(

@@ -36,6 +36,19 @@ export interface FiredFault {
   detail?: Record<string, unknown>;
 }
 
+/** Timeline actions that repair: neighbours notice them as a port coming back up, not going down. */
+export const REPAIRS: ReadonlySet<string> = new Set(['resume', 'start', 'connect', 'link-up']);
+
+/**
+ * Whether a node's port event is about fault `f`: a port toward the node it hit, or an end of the
+ * link it hit looking at the other end.
+ */
+export function concerns(f: FiredFault, e: NodeEvent): boolean {
+  if (f.node) return e.peer === f.node;
+  const ends: string[] = f.link ?? [];
+  return ends.includes(e.node) && ends.includes(e.peer as string);
+}
+
 export interface Progress {
   virtualNs: number;
   endNs: number;

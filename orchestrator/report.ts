@@ -3,7 +3,7 @@
  */
 import { formatNs } from '../core/time.js';
 import type { Summary } from './collect.js';
-import type { Progress } from './fabric.js';
+import { type Progress, REPAIRS } from './fabric.js';
 
 export function progressLine(p: Progress): string {
   const pct = p.frames > 0 ? ((100 * p.misses) / p.frames).toFixed(3) : '0.000';
@@ -43,8 +43,7 @@ export function summaryTable(s: Summary, out: string): string {
   for (const f of s.faults) {
     const what = f.node ?? f.link?.join('-') ?? '';
     let v = `${f.action} ${what} at ${formatNs(f.t)}`;
-    const repair = ['resume', 'start', 'connect', 'link-up'].includes(f.action);
-    const seen = repair ? 'seen up again' : 'detected';
+    const seen = REPAIRS.has(f.action) ? 'seen up again' : 'detected';
     v += f.detectionNs !== null ? `, ${seen} after ${formatNs(f.detectionNs)}` : `, not ${seen}`;
     if (f.flowsInFlight !== undefined)
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
