@@ -205,13 +205,6 @@ class NodeProcess {
       endpoint.send(port, frame);
     };
     const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
-    // counted at transmission, before the wire filter: a frame a cut wire drops was still sent
-    const transmitted = (port: number, frame: Frame): void => {
-      if (frame.t !== FrameType.Data) return;
-      txSinceHeard[port]++;
-      if (!liveness!.up[port]) sentWhileDown[port]++;
-    };
-    for (const p of ports) p.onTransmit = transmitted;
     const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
       const event: NodeEvent = { t, kind, node: config.name, ...fields };
       this.client.send({ type: 'event', event });
@@ -257,14 +250,17 @@ class NodeProcess {
     this.ctx = ctx;
     const role = this.factory(ctx);
     this.role = role;
-    // departure time stamps for PTP (hardware stamps, transparent clocks): only PTP frames, only if used
-    if (config.ptp && role.departed) {
-      const departed = role.departed.bind(role);
-      for (const p of ports) {
-        p.onDepart = (i, f, txStart) => {
-          if (f.t === FrameType.Ptp) departed(i, f, txStart);
-        };
-      }
+    // At departure, before the wire filter (a frame a cut wire drops was still sent): data frames are
+    // counted for loss accounting; PTP frames get their departure stamps (hardware stamps, transparent
+    // clocks) when the run has PTP.
+    const departed = config.ptp && role.departed ? role.departed.bind(role) : null;
+    for (const p of ports) {
+      p.onDepart = (i, f, txStart) => {
+        if (f.t === FrameType.Data) {
+          txSinceHeard[i]++;
+          if (!liveness!.up[i]) sentWhileDown[i]++;
+        } else if (f.t === FrameType.Ptp && departed !== null) departed(i, f, txStart);
+      };
     }
     const live = liveness;
     endpoint.onFrame((now, port, frame) => {

@@ -44,10 +44,11 @@ export type DepartureHook = (port: number, frame: Frame, txStart: number) => voi
 
 export class EgressPort {
   readonly wire: WireFilter;
-  /** time stamping at departure (PTP hardware stamps, transparent clocks); null when unused */
+  /**
+   * Every frame this port transmits, before the wire filter decides its fate: time stamping at
+   * departure (PTP hardware stamps, transparent clocks) and loss accounting; null when unused.
+   */
   onDepart: DepartureHook | null = null;
-  /** every frame this port transmits, before the wire filter decides its fate (loss accounting) */
-  onTransmit: ((port: number, frame: Frame) => void) | null = null;
   readonly stats: PortStats = { txFrames: 0, txBytes: 0, dropsCongestion: 0, ecnMarks: 0, maxBytes: 0 };
   /** bytes waiting in the discipline (not yet committed) */
   private queuedBytes = 0;
@@ -149,7 +150,6 @@ export class EgressPort {
       this.stats.txBytes += f.z;
       f.a = end + this.params.propNs;
       if (this.onDepart !== null) this.onDepart(this.index, f, start);
-      if (this.onTransmit !== null) this.onTransmit(this.index, f);
       if (this.wire.apply(f) === WireVerdict.Pass) this.sink(this.index, f);
     }
   }
