@@ -37,6 +37,12 @@ export interface F10FailureSummary {
 export interface F10Summary {
   scheme: 'f10' | 'portland';
   failures: F10FailureSummary[];
+  /**
+   * Links declared down that no fault of the timeline had hit (by then): a process stalled past its
+   * lookahead and its neighbours took the silence for a failure. Non-zero means the run's recovery
+   * figures include recoveries from failures that were artefacts of the machine, not of the scenario.
+   */
+  spuriousDetections: number;
   reroutes: { up: number; scheme1: number; scheme2: number; noRoute: number };
   /** downward detours delivered, by hops added (F10 §7.5: 2 in an AB FatTree, 4 in a standard one) */
   detours: {
@@ -90,6 +96,9 @@ export function summarizeF10(
   return {
     scheme: scheme.kind,
     failures,
+    spuriousDetections: events.filter(
+      (e) => e.kind === 'port-down-detected' && !r.faults.some((f) => f.t <= e.t && concerns(f, e)),
+    ).length,
     reroutes: { up: c('f10ReroutedUp'), scheme1: c('f10Scheme1'), scheme2: c('f10Scheme2'), noRoute },
     detours: {
       delivered,

@@ -63,7 +63,7 @@ export function summaryTable(s: Summary, out: string): string {
     const d = f10.detours;
     rows.push([
       `${f10.scheme} recovery`,
-      `${f10.reroutes.up} moved to another parent, ${d.delivered} detoured (${d.plus2} +2 hops, ${d.plus4} +4, ${d.other} other), ${f10.reroutes.noRoute} without route; ${f10.pushback.messages} pushback messages`,
+      `${f10.reroutes.up} moved to another parent, ${d.delivered} detoured (${d.plus2} +2 hops, ${d.plus4} +4, ${d.other} other), ${f10.reroutes.noRoute} without route; ${f10.pushback.messages} pushback messages${f10.spuriousDetections > 0 ? `; ** ${f10.spuriousDetections} links seen down that no fault hit: raise --tdf **` : ''}`,
     ]);
   }
   const c = s.clocks;

@@ -28,9 +28,9 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
   let portland: any;
 
   /**
-   * Runs the fixture; a run the fidelity monitor flags (a busy machine stalled some process past its
-   * lookahead: the detector then rightly sees a silent link) is repeated once at twice the tdf, so the
-   * F10 figures are asserted on a faithful run.
+   * Runs the fixture; a run the fidelity monitor flags, or where a link no fault hit was declared
+   * down (a busy machine stalled some process past its lookahead: the detector then rightly sees a
+   * silent link), is repeated once at twice the tdf, so the F10 figures are asserted on a faithful run.
    */
   async function faithful(name: string, extra: string[]) {
     for (const tdf of [10_000, 20_000]) {
@@ -47,9 +47,9 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
       ]);
       expect(r.exitCode, r.stderr).toBe(0);
       const s = readJson(join(out, 'summary.json'));
-      if (s.fidelity.ok) return s;
+      if (s.fidelity.ok && s.f10.spuriousDetections === 0) return s;
       console.warn(
-        `${name}: causality misses ${(100 * s.fidelity.missRate).toFixed(3)}% at tdf ${tdf}; repeating`,
+        `${name}: causality misses ${(100 * s.fidelity.missRate).toFixed(3)}%, ${s.f10.spuriousDetections} links seen down that no fault hit, at tdf ${tdf}; repeating`,
       );
     }
     throw new Error(`${name}: no faithful run even at tdf 20000 (is the machine busy?)`);
