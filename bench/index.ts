@@ -29,7 +29,7 @@ function benchCodec(ms = 1500): number {
   const t0 = performance.now();
   while (performance.now() - t0 < ms) {
     for (let i = 0; i < 1000; i++) {
-      const r = codec.decode(codec.encode(2, [f]));
+      const r = codec.decode(codec.encode({ port: 2, seq: 1, ack: 0, promise: 0 }, [f]));
       if (!r.ok) throw new Error('codec round trip failed');
     }
     n += 1000;
@@ -52,14 +52,20 @@ async function closedLoop(
   send: (seq: number) => void,
   ms: number,
   window = 32,
+  /** the sender's port index the sink acknowledges on; null for a relay that speaks no link protocol */
+  ackPort: number | null = null,
 ): Promise<LoadResult> {
+  let ackSeq = 0;
   let sent = 0;
   let received = 0;
   let stop = false;
   const codec = new Codec();
   const done = new Promise<void>((resolve) => {
-    sink.on('message', (buf) => {
+    sink.on('message', (buf, rinfo) => {
       const r = codec.decode(buf);
+      // acknowledge like a peer would (the link protocol's flow control), every 16 datagrams
+      if (r.ok && r.seq % 16 === 0 && ackPort !== null)
+        sink.send(codec.encode({ port: ackPort, seq: ++ackSeq, ack: r.seq, promise: 0 }, []), rinfo.port, rinfo.address);
       // count the load's data frames only: the switch's liveness keepalives reach the sink too
       const frames = r.ok ? r.frames.filter((f) => f.t === FrameType.Data).length : 0;
       received += frames;
@@ -98,7 +104,9 @@ async function benchBareRelay(ms: number, window = 32): Promise<LoadResult> {
   try {
     const { port } = (await relay.getOneMessage()) as { port: number };
     const codec = new Codec();
-    const buf = codec.encode(0, [makeFrame({ t: FrameType.Data, s: 0, d: 1, z: 1500 })]);
+    const buf = codec.encode({ port: 0, seq: 1, ack: 0, promise: 0 }, [
+      makeFrame({ t: FrameType.Data, s: 0, d: 1, z: 1500 }),
+    ]);
     return await closedLoop(sink, () => sink.send(buf, port, '127.0.0.1'), ms, window);
   } finally {
     relay.kill('SIGKILL');
@@ -132,6 +140,7 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
     id: 2,
     kind: 'switch',
     tier: 1,
+    sync: 'dilated',
     tdf,
     epoch,
     seed: 1,
@@ -166,14 +175,16 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
     conn.send({ type: 'start', at: clock.now() });
     const codec = new Codec();
     const frame = makeFrame({ t: FrameType.Data, s: 0, d: 1, z: 1500 });
+    let seq = 0;
     return await closedLoop(
       sink,
       () => {
         frame.a = clock.now();
-        feeder.send(codec.encode(0, [frame]), udpPort, '127.0.0.1');
+        feeder.send(codec.encode({ port: 0, seq: ++seq, ack: 0, promise: 0 }, [frame]), udpPort, '127.0.0.1');
       },
       ms,
       window,
+      1,
     );
   } finally {
     proc.kill('SIGKILL');

@@ -1,6 +1,9 @@
 /**
- * Datagram codec on msgpackr. A datagram is `[MAGIC, ingressPort, frame, frame, ...]`: several frames
- * bound for the same next hop share it. Frames use one fixed msgpackr record structure agreed by
+ * Datagram codec on msgpackr. A datagram is `[MAGIC, ingressPort, seq, ack, promise, frame, ...]`:
+ * several frames bound for the same next hop share it, behind a link header — the datagram's sequence
+ * number on this link direction, the highest sequence the sender got in order on the reverse direction
+ * (flow control), and the sender's promise that nothing more arrives on this link before that physical
+ * time (conservative synchronization; 0 in dilated mode). A header with no frames is a null message. Frames use one fixed msgpackr record structure agreed by
  * every process up front, so they travel without key names. A datagram that does not decode, has the
  * wrong magic, holds a frame of the wrong shape, or exceeds the size cap is rejected with a reason,
  * never an exception.
@@ -31,16 +34,35 @@ function packr(): Packr {
   } as ConstructorParameters<typeof Packr>[0]);
 }
 
-export type DecodeResult = { ok: true; port: number; frames: Frame[] } | { ok: false; reason: string };
+/** Largest virtual frame size accepted, bytes: jumbo frames and scheme bursts fit; 1e12 does not. */
+export const MAX_FRAME_BYTES = 1 << 20;
+
+export interface LinkHeader {
+  /** ingress port index at the receiver */
+  port: number;
+  /** sequence number of this datagram on the link direction, from 1 */
+  seq: number;
+  /** highest datagram sequence the sender has received in order on the reverse direction */
+  ack: number;
+  /** nothing more arrives on this link before this physical time, virtual ns (Infinity: never) */
+  promise: number;
+}
+
+export type DecodeResult = ({ ok: true; frames: Frame[] } & LinkHeader) | { ok: false; reason: string };
+
+const HEADER = 5;
 
 export class Codec {
   private readonly packr = packr();
 
-  encode(port: number, frames: Frame[]): Buffer {
-    const msg: unknown[] = new Array(frames.length + 2);
+  encode(h: LinkHeader, frames: readonly Frame[]): Buffer {
+    const msg: unknown[] = new Array(frames.length + HEADER);
     msg[0] = MAGIC;
-    msg[1] = port;
-    for (let i = 0; i < frames.length; i++) msg[i + 2] = frames[i];
+    msg[1] = h.port;
+    msg[2] = h.seq;
+    msg[3] = h.ack;
+    msg[4] = h.promise;
+    for (let i = 0; i < frames.length; i++) msg[i + HEADER] = frames[i];
     return this.packr.pack(msg);
   }
 
@@ -52,31 +74,47 @@ export class Codec {
     } catch {
       return { ok: false, reason: 'undecodable' };
     }
-    if (!Array.isArray(msg) || msg.length < 3 || msg[0] !== MAGIC || typeof msg[1] !== 'number') {
+    if (
+      !Array.isArray(msg) ||
+      msg.length < HEADER ||
+      msg[0] !== MAGIC ||
+      !Number.isInteger(msg[1]) ||
+      !Number.isSafeInteger(msg[2]) ||
+      msg[2] < 1 ||
+      !Number.isSafeInteger(msg[3]) ||
+      msg[3] < 0 ||
+      typeof msg[4] !== 'number' ||
+      Number.isNaN(msg[4])
+    ) {
       return { ok: false, reason: 'bad-header' };
     }
-    const frames = new Array<Frame>(msg.length - 2);
-    for (let i = 2; i < msg.length; i++) {
+    const frames = new Array<Frame>(msg.length - HEADER);
+    for (let i = HEADER; i < msg.length; i++) {
       const f = msg[i] as Frame;
       if (
         f === null ||
         typeof f !== 'object' ||
-        typeof f.t !== 'number' ||
-        typeof f.s !== 'number' ||
-        typeof f.d !== 'number' ||
+        !Number.isInteger(f.t) ||
+        !Number.isInteger(f.s) ||
+        !Number.isInteger(f.d) ||
         typeof f.z !== 'number' ||
         !Number.isFinite(f.a) ||
         !Number.isInteger(f.p) ||
         f.p < 0 ||
         f.p > 7 ||
-        !(f.z > 0) ||
+        !(f.z > 0 && f.z <= MAX_FRAME_BYTES) ||
+        typeof f.f !== 'number' ||
+        typeof f.q !== 'number' ||
+        typeof f.e !== 'number' ||
+        typeof f.v !== 'number' ||
+        typeof f.c !== 'number' ||
         !validRoute(f.r)
       ) {
         return { ok: false, reason: 'bad-frame' };
       }
-      frames[i - 2] = f;
+      frames[i - HEADER] = f;
     }
-    return { ok: true, port: msg[1], frames };
+    return { ok: true, port: msg[1], seq: msg[2], ack: msg[3], promise: msg[4], frames };
   }
 }
 

@@ -143,11 +143,16 @@ export interface PtpConfig {
   servo: ServoConfig;
 }
 
+/** How the node processes agree on time (DESIGN §1b). */
+export type SyncMode = 'conservative' | 'dilated';
+
 export interface NodeConfig {
   name: string;
   id: number;
   kind: NodeKind;
   tier: number;
+  sync: SyncMode;
+  /** dilated mode only */
   tdf: number;
   epoch: Epoch;
   seed: number;
@@ -185,10 +190,17 @@ export type ControlMessage =
   | { type: 'peers'; peers: Array<PeerAddress | null> }
   /** start traffic: `at` is the physical time flows are relative to */
   | { type: 'start'; at: number }
-  | { type: 'fault'; fault: FaultCommand }
+  /** `at`: conservative mode applies it at that physical time; dilated mode on arrival */
+  | { type: 'fault'; fault: FaultCommand; at?: number }
   | { type: 'snapshot' }
   /** a scheme command for the node's role (e.g. the F10 controller's route updates) */
-  | { type: 'downcall'; body: unknown }
+  | { type: 'downcall'; body: unknown; at?: number }
+  /** conservative mode: run every event before `until` */
+  | { type: 'grant'; until: number }
+  /** conservative mode (`kill`): handle nothing from `at` on; links fall silent */
+  | { type: 'halt'; at: number }
+  /** conservative mode (`pause`/`resume`): handle nothing in [from, until) */
+  | { type: 'pause'; from: number; until: number }
   | { type: 'stop' };
 
 export interface FlowRecord {
@@ -257,10 +269,14 @@ export interface NodeReport {
 }
 
 export interface ProgressStats {
+  /** physical time reached (conservative: the safe time) */
   now: number;
   flowsDone: number;
   flowsStarted: number;
   fidelity: { late99: number; misses: number; frames: number };
+  /** conservative mode: the input the node waits on (port index, -1: the orchestrator) and its clock */
+  waitPort?: number;
+  waitClock?: number;
 }
 
 export type NodeMessage =
@@ -271,7 +287,12 @@ export type NodeMessage =
   | { type: 'report'; report: NodeReport }
   /** a scheme message for the orchestrator's controller (e.g. an F10 ToR's traffic report) */
   | { type: 'upcall'; t: number; body: unknown }
-  | { type: 'error'; message: string };
+  /** conservative mode: every event before the grant `at` is handled */
+  | { type: 'reached'; at: number; stats: ProgressStats }
+  | { type: 'halted'; at: number }
+  | { type: 'paused'; at: number }
+  /** `fatal`: the run's results can no longer be trusted (datagrams lost between processes) */
+  | { type: 'error'; message: string; fatal?: boolean };
 
 export interface NodeEvent {
   /** physical time, virtual ns */

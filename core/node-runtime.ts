@@ -12,11 +12,20 @@ import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
 import { type DetectorFactory, type LinkDetector, LivenessDetector } from './liveness.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
-import type { ControlMessage, NodeConfig, NodeEvent, NodeReport, ProgressStats } from './messages.js';
+import type {
+  ControlMessage,
+  FaultCommand,
+  NodeConfig,
+  NodeEvent,
+  NodeReport,
+  ProgressStats,
+} from './messages.js';
 import { Metrics } from './metrics.js';
 import { Oscillator } from './oscillator.js';
 import { EgressPort } from './port.js';
-import { Scheduler } from './scheduler.js';
+import { Rng } from './random.js';
+import { CONTROL_LANE, type EventFn, Scheduler } from './scheduler.js';
+import { ConservativeSync } from './sync.js';
 import { PhysClock } from './time.js';
 
 /** What a role gets to build itself from. */
@@ -121,6 +130,10 @@ class NodeProcess {
   private endpoint: Endpoint | null = null;
   private exiting = false;
   private sentWhileDown: number[] = [];
+  /** conservative mode: the node's synchronization with its links and the orchestrator */
+  private sync: ConservativeSync | null = null;
+  /** tie keys of timeline actions, in the order the orchestrator sent them */
+  private controlSeq = CONTROL_LANE;
 
   constructor(
     private readonly client: ControlClient,
@@ -144,31 +157,23 @@ class NodeProcess {
           }
           this.role?.start(m.at);
           this.ctx?.sched.arm();
+          this.sync?.kick();
           break;
-        case 'fault': {
-          const f = m.fault;
-          const ctx = this.ctx!;
-          if (f.kind === 'clock') {
-            // the oscillator is disturbed underneath the clock; protocols must notice on their own
-            const osc = ctx.oscillator;
-            if (!osc) throw new Error('clock fault on a node without an emulated oscillator');
-            const now = ctx.sched.now();
-            if (f.stepNs !== undefined) osc.stepPhase(f.stepNs, now);
-            if (f.freqPpm !== undefined) osc.setFrequencyPpm(f.freqPpm, now);
-            (ctx.clock as EmulatedClock).retime();
-            ctx.log.info({ fault: f }, 'clock fault applied');
-            break;
-          }
-          const port = ctx.ports[f.port];
-          if (!port) throw new Error(`fault on unknown port ${f.port}`);
-          if (f.kind === 'wire') port.wire.set(f.state);
-          else port.wire.reset();
-          ctx.log.info({ fault: f }, 'wire fault applied');
+        case 'fault':
+          this.timed(m.at, this.applyFault, m.fault);
           break;
-        }
         case 'downcall':
           if (!this.role?.downcall) throw new Error('downcall to a node whose role takes none');
-          this.role.downcall(m.body);
+          this.timed(m.at, this.applyDowncall, m.body);
+          break;
+        case 'grant':
+          this.sync?.setGrant(m.until);
+          break;
+        case 'halt':
+          this.sync?.haltAtTime(m.at);
+          break;
+        case 'pause':
+          this.sync?.pause(m.from, m.until);
           break;
         case 'snapshot':
           this.client.send({ type: 'stats', stats: this.progress() });
@@ -182,17 +187,67 @@ class NodeProcess {
     }
   }
 
+  /**
+   * A timeline action: conservative mode applies it at its exact time, before anything else at that
+   * time (the control lane); dilated mode applies it when it arrives, as a real box would.
+   */
+  private timed(at: number | undefined, fn: EventFn, arg: unknown): void {
+    const sched = this.ctx!.sched;
+    if (sched.conservative && at !== undefined) {
+      sched.atKeyed(at, this.controlSeq++, fn, arg);
+      this.sync!.kick();
+    } else {
+      fn(sched.now(), arg, undefined);
+    }
+  }
+
+  private readonly applyFault = (now: number, f: FaultCommand): void => {
+    const ctx = this.ctx!;
+    if (f.kind === 'clock') {
+      // the oscillator is disturbed underneath the clock; protocols must notice on their own
+      const osc = ctx.oscillator;
+      if (!osc) throw new Error('clock fault on a node without an emulated oscillator');
+      if (f.stepNs !== undefined) osc.stepPhase(f.stepNs, now);
+      if (f.freqPpm !== undefined) osc.setFrequencyPpm(f.freqPpm, now);
+      (ctx.clock as EmulatedClock).retime();
+      ctx.log.info({ fault: f }, 'clock fault applied');
+      return;
+    }
+    const port = ctx.ports[f.port];
+    if (!port) throw new Error(`fault on unknown port ${f.port}`);
+    if (f.kind === 'wire') port.wire.set(f.state);
+    else port.wire.reset();
+    ctx.log.info({ fault: f }, 'wire fault applied');
+  };
+
+  private readonly applyDowncall = (_now: number, body: unknown): void => {
+    this.role!.downcall!(body);
+  };
+
   private async configure(config: NodeConfig): Promise<void> {
     const log = createLogger(config.logFile, config.logLevel, { node: config.name });
     log.info({ kind: config.kind, ports: config.ports.length }, 'starting node');
-    const phys = new PhysClock(config.epoch, config.tdf);
-    const sched = new Scheduler(phys);
+    const conservative = config.sync === 'conservative';
+    const sched = new Scheduler(conservative ? null : new PhysClock(config.epoch, config.tdf));
     // an emulated oscillator when the scenario models clocks, else node time is physical time
     const oscillator = config.clock ? new Oscillator(config.clock) : null;
     const clock: NodeClock = oscillator ? new EmulatedClock(sched, oscillator) : new IdealClock(sched);
     const metrics = new Metrics();
-    // a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
-    const endpoint = new Endpoint(sched, config.ports.length, config.ports.length === 1);
+    // dilated mode: a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
+    const endpoint = new Endpoint(sched, config.ports.length, {
+      eager: config.ports.length === 1,
+      listener: {
+        promised: () => this.sync?.kick(),
+        gap: (port, expected, got) => {
+          const p = config.ports[port];
+          this.client.send({
+            type: 'error',
+            fatal: true,
+            message: `datagrams lost on link ${config.name}:${port} <- ${p.peer}:${p.peerPort} (expected sequence ${expected}, got ${got}): results would be wrong`,
+          });
+        },
+      },
+    });
     this.endpoint = endpoint;
     let liveness: LinkDetector | null = null;
     // Loss accounting per port, for failure studies: data frames sent since the peer was last heard
@@ -204,7 +259,11 @@ class NodeProcess {
       liveness!.sent(port, clock.now());
       endpoint.send(port, frame);
     };
-    const ports = config.ports.map((p) => new EgressPort(p.index, p, sched, sink));
+    // loss and corruption draws: one seeded stream per port, so a run repeats
+    const ports = config.ports.map((p) => {
+      const rng = new Rng(config.seed * 131 + p.index);
+      return new EgressPort(p.index, p, sched, sink, undefined, () => rng.next());
+    });
     const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
       const event: NodeEvent = { t, kind, node: config.name, ...fields };
       this.client.send({ type: 'event', event });
@@ -269,6 +328,13 @@ class NodeProcess {
       if (frame.t === FrameType.Keepalive) return;
       this.role!.onFrame(now, port, frame);
     });
+    if (conservative) {
+      this.sync = new ConservativeSync(sched, ports, endpoint, {
+        reached: (at) => this.client.send({ type: 'reached', at, stats: this.progress() }),
+        halted: (at) => this.client.send({ type: 'halted', at }),
+        paused: (at) => this.client.send({ type: 'paused', at }),
+      });
+    }
     const udpPort = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
     log.info({ udpPort }, 'node started');
     this.client.send({ type: 'ready', udpPort });
@@ -279,10 +345,12 @@ class NodeProcess {
     if (!ctx || !this.role)
       return { now: 0, flowsDone: 0, flowsStarted: 0, fidelity: { late99: 0, misses: 0, frames: 0 } };
     const f = ctx.sched.fidelity;
+    const wait = this.sync?.waitingOn();
     return {
-      now: ctx.sched.now(),
+      now: this.sync ? this.sync.safeTime() : ctx.sched.now(),
       ...this.role.progress(),
       fidelity: { late99: f.lateness.quantile(0.99), misses: f.causalityMisses, frames: f.framesHandled },
+      ...(wait && { waitPort: wait.port, waitClock: wait.clock }),
     };
   }
 
@@ -295,6 +363,7 @@ class NodeProcess {
     ctx.liveness.stop();
     this.role.stop();
     ctx.sched.stop();
+    this.sync?.stop();
     const ep = this.endpoint!;
     const m = ctx.metrics;
     m.inc('malformed', ep.stats.malformed);
@@ -304,6 +373,12 @@ class NodeProcess {
     m.inc('framesIn', ep.stats.framesIn);
     m.inc('framesOut', ep.stats.framesOut);
     m.inc('sendErrors', ep.stats.sendErrors);
+    m.inc('forged', ep.stats.forged);
+    m.inc('duplicates', ep.stats.duplicates);
+    m.inc('rejected', ep.stats.rejected);
+    m.inc('datagramsHeld', ep.stats.held);
+    m.inc('nullMessages', ep.stats.nullOut);
+    if (this.sync) m.inc('syncSteps', this.sync.steps);
     m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
     // data frames sent on ports still declared down at the end
     for (const [port, n] of this.sentWhileDown.entries()) {

@@ -15,6 +15,9 @@ import { Ecn, type Frame } from './frame.js';
 import type { Scheduler, Timer } from './scheduler.js';
 import { WireFilter, WireVerdict } from './wire.js';
 
+/** Ethernet's minimum frame on the wire, bytes: shorter frames are charged this much. */
+export const MIN_FRAME = 64;
+
 export interface PortParams {
   /** link rate, bit/s (virtual) */
   rateBps: number;
@@ -41,6 +44,11 @@ export type FrameSink = (port: number, frame: Frame) => void;
 
 /** Told of every frame at the moment its departure is committed, with its transmission start. */
 export type DepartureHook = (port: number, frame: Frame, txStart: number) => void;
+
+/** Tests that never draw (no loss, no corruption) need no generator; one that draws without a seed is a bug. */
+function unseeded(): number {
+  throw new Error('EgressPort: wire loss/corruption needs a seeded random source');
+}
 
 export class EgressPort {
   readonly wire: WireFilter;
@@ -73,7 +81,8 @@ export class EgressPort {
     private readonly sched: Scheduler,
     private readonly sink: FrameSink,
     readonly discipline: Discipline = new StrictPriority(),
-    random: () => number = Math.random,
+    /** the wire filter's loss and corruption draws: a seeded generator, so runs repeat */
+    random: () => number = unseeded,
   ) {
     if (!(params.rateBps > 0))
       throw new RangeError(`port ${index}: rate must be > 0 bit/s, got ${params.rateBps}`);
@@ -84,6 +93,17 @@ export class EgressPort {
   /** Serialization time of `bytes` on this port, virtual ns. */
   serializationNs(bytes: number): number {
     return bytes * this.nsPerByte;
+  }
+
+  /**
+   * Conservative synchronization: no frame this port has not committed yet can arrive at the peer
+   * before this, if no event before `tNext` is left to run here. A new departure starts no earlier than
+   * the next event and than the end of what is committed; the shortest frame then takes its
+   * serialization and the propagation delay (faults only add delay).
+   */
+  promise(tNext: number): number {
+    const start = tNext > this.busyUntil ? tNext : this.busyUntil;
+    return start + MIN_FRAME * this.nsPerByte + this.params.propNs;
   }
 
   /** Bytes in the buffer at `now`: waiting frames plus committed ones that have not started. */
@@ -97,12 +117,11 @@ export class EgressPort {
 
   /**
    * Offers a frame for transmission at `now`; returns false if the buffer dropped it. A frame offered
-   * at a time before a frame this port already accepted is a causality miss: it is counted, and it
-   * joins the queue at that later time (the order the port saw), as the frame it lost to did.
+   * at a time before a frame this port already accepted (dilated mode: its event ran out of order, which
+   * the scheduler counts as a causality miss) joins the queue at that later time, the order the port saw.
    */
   send(frame: Frame, now: number): boolean {
     if (now < this.lastOffer) {
-      this.sched.fidelity.causalityMisses++;
       now = this.lastOffer;
     } else {
       this.lastOffer = now;
@@ -139,7 +158,8 @@ export class EgressPort {
         return;
       }
       this.queuedBytes -= f.z;
-      const end = start + f.z * this.nsPerByte;
+      // Ethernet's minimum frame: nothing is shorter on the wire, which is what bounds the lookahead
+      const end = start + (f.z > MIN_FRAME ? f.z : MIN_FRAME) * this.nsPerByte;
       this.busyUntil = end;
       if (start > now) {
         this.pendStart.push(start);

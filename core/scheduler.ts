@@ -1,6 +1,10 @@
 /**
- * The per-process event scheduler in physical time (DESIGN §2). Events sit in a binary heap ordered by
- * (time, insertion); one real timer wakes the process for the earliest. An event runs with its own
+ * The per-process event scheduler in physical time (DESIGN §1b, §2). Events sit in a binary heap ordered
+ * by (time, key): the key is a fixed tie rule, never the order datagrams happened to arrive in — lane 0
+ * for the orchestrator's timeline (applied first), lane 1 for the node's own events in the order they
+ * were created, then one lane per ingress port in the order the peer sent the frames. Two drivers:
+ * dilated (a real timer wakes the process for the earliest event, below) and conservative (no timer:
+ * `runBefore(safe)` is called by core/sync.ts with the time no input can still undercut). An event runs with its own
  * stamped time as `now`, so emulated state (queues, links) evolves in physical time even when the
  * event loop is late; the fidelity monitor records by how much it was late. Causality misses are
  * counted where state would be corrupted by a late frame (an egress port that already accepted a
@@ -16,7 +20,8 @@ export type EventFn = (now: number, a: any, b: any) => void;
 
 interface Entry {
   t: number;
-  seq: number;
+  /** tie key at equal t: lane * LANE + sequence within the lane */
+  k: number;
   fn: EventFn | null; // null once cancelled
   a: unknown;
   b: unknown;
@@ -67,6 +72,17 @@ export interface TimeSource {
  */
 export const CATCHUP_SLICE_MS = 0.5;
 
+/** Keys of one lane: 2^40 events per lane, 8191 lanes below 2^53. */
+export const LANE = 2 ** 40;
+/** Lane of timeline actions (faults, downcalls) delivered by the orchestrator. */
+export const CONTROL_LANE = 0;
+/** Lane of the node's own events. */
+const LOCAL_KEY = LANE;
+/** Lane of frames that came in on ingress port `port`. */
+export function portLane(port: number): number {
+  return (port + 2) * LANE;
+}
+
 export class Scheduler {
   readonly fidelity = new FidelityMonitor();
   /** Latest event time handled so far. */
@@ -74,7 +90,12 @@ export class Scheduler {
   /** Time of the event being handled (its stamp), for clocks that read "now" inside handlers. */
   current = 0;
   private heap: Entry[] = [];
-  private seq = 0;
+  private seq = LOCAL_KEY;
+  /** conservative mode: no wall clock in the loop; `now()` is the time of the event being handled */
+  readonly conservative: boolean;
+  /** pause window [from, until): events due in it are handled at `until` (DESIGN §1b pause) */
+  private freezeFrom = Number.POSITIVE_INFINITY;
+  private freezeUntil = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private immediate: NodeJS.Immediate | null = null;
@@ -83,26 +104,93 @@ export class Scheduler {
   /** event time handled per catch-up pass (CATCHUP_SLICE_MS of real time) */
   private readonly slice: number;
 
+  /**
+   * @param clock the real clock of dilated mode (or a test's manual clock); null: conservative mode,
+   *   where time is only what the events say (driven by `runBefore`)
+   */
   constructor(
-    readonly clock: TimeSource | PhysClock,
+    readonly clock: TimeSource | PhysClock | null,
     private readonly manual = false,
   ) {
-    this.horizon = clock.now();
+    this.conservative = clock === null;
+    this.horizon = clock ? clock.now() : 0;
     this.current = this.horizon;
     // real ms -> event ns: realMs is linear, so one sample gives the ratio
-    this.slice = CATCHUP_SLICE_MS / (clock.realMs(1) || 1);
+    this.slice = clock ? CATCHUP_SLICE_MS / (clock.realMs(1) || 1) : 0;
   }
 
   now(): number {
-    return this.clock.now();
+    return this.clock ? this.clock.now() : this.current;
   }
 
   /** Runs `fn` at physical time `t` (or as soon as possible if `t` has passed). */
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
-    const e: Entry = { t, seq: this.seq++, fn, a, b };
+    const e: Entry = { t, k: this.seq++, fn, a, b };
     this.push(e);
     if (!this.manual && !this.running && this.heap[0] === e) this.arm();
     return e;
+  }
+
+  /** Runs `fn` at `t` with an explicit tie key (a frame: its port lane and link sequence; a timeline action). */
+  atKeyed(t: number, k: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
+    const e: Entry = { t, k, fn, a, b };
+    this.push(e);
+    if (!this.manual && !this.running && this.heap[0] === e) this.arm();
+    return e;
+  }
+
+  /** Pause (conservative mode): events due in [from, until) are handled at `until`, in their order. */
+  freeze(from: number, until: number): void {
+    this.freezeFrom = from;
+    this.freezeUntil = until;
+  }
+
+  /** `t`, or the end of the pause when `t` falls in it: nothing is handled before then. */
+  settle(t: number): number {
+    return t >= this.freezeFrom && t < this.freezeUntil ? this.freezeUntil : t;
+  }
+
+  /** Time of the earliest pending event (a pause moves it to the pause's end), or +Infinity. */
+  nextTime(): number {
+    const h = this.heap;
+    while (h.length > 0 && h[0].fn === null) this.pop();
+    if (h.length === 0) return Number.POSITIVE_INFINITY;
+    const t = h[0].t;
+    return t >= this.freezeFrom && t < this.freezeUntil ? this.freezeUntil : t;
+  }
+
+  /**
+   * Conservative mode: handles every event strictly before `limit` (an input may still bring one at
+   * `limit` itself, which would have to be ordered among the others by its key).
+   */
+  runBefore(limit: number): void {
+    if (this.stopped) return;
+    this.running = true;
+    const heap = this.heap;
+    const fid = this.fidelity;
+    try {
+      while (heap.length > 0 && heap[0].t < limit) {
+        const e = this.pop();
+        const fn = e.fn;
+        if (fn === null) continue;
+        if (e.t >= this.freezeFrom && e.t < this.freezeUntil) {
+          e.t = this.freezeUntil;
+          this.push(e);
+          continue;
+        }
+        e.fn = null;
+        const t = e.t;
+        fid.eventsHandled++;
+        if (t < this.current) fid.causalityMisses++;
+        if (t > this.horizon) this.horizon = t;
+        this.current = t;
+        fn(t, e.a, e.b);
+        e.a = e.b = null;
+        if (this.stopped) break;
+      }
+    } finally {
+      this.running = false;
+    }
   }
 
   after(dt: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
@@ -147,6 +235,8 @@ export class Scheduler {
         const t = e.t;
         fid.lateness.record(realNow > t ? realNow - t : 0);
         fid.eventsHandled++;
+        // an event older than one already handled: whatever it touches saw the later one first
+        if (t < this.current) fid.causalityMisses++;
         if (t > this.horizon) this.horizon = t;
         this.current = t;
         fn(t, e.a, e.b);
@@ -175,7 +265,7 @@ export class Scheduler {
 
   /** Makes sure the real timer fires for the earliest pending event. */
   arm(): void {
-    if (this.stopped || this.manual) return;
+    if (this.stopped || this.manual || this.clock === null) return;
     // drop cancelled heads so they do not wake us
     while (this.heap.length > 0 && this.heap[0].fn === null) this.pop();
     if (this.heap.length === 0) return;
@@ -232,5 +322,5 @@ export class Scheduler {
 }
 
 function less(a: Entry, b: Entry): boolean {
-  return a.t < b.t || (a.t === b.t && a.seq < b.seq);
+  return a.t < b.t || (a.t === b.t && a.k < b.k);
 }

@@ -34,7 +34,7 @@ export class WireFilter {
   droppedLoss = 0;
   corrupted = 0;
 
-  constructor(private readonly random: () => number = Math.random) {}
+  constructor(private readonly random: () => number) {}
 
   set(patch: Partial<WireState>): void {
     this.state = { ...this.state, ...patch };

@@ -18,6 +18,7 @@ import { ProcessRuntime } from './runtime/process.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
+import type { SyncMode } from '../core/messages.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
 
@@ -29,6 +30,8 @@ function positive(v: string): number {
 
 interface RunOptions {
   tdf?: number;
+  sync?: string;
+  allowUnfaithful?: boolean;
   out?: string;
   quiet?: boolean;
   set?: string[];
@@ -65,8 +68,18 @@ async function runtimeFor(opts: RunOptions): Promise<Runtime> {
   }
 }
 
+function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined {
+  const s = opts.sync;
+  if (s === undefined) return undefined;
+  if (s !== 'conservative' && s !== 'dilated')
+    throw new InvalidArgumentError(`--sync must be conservative or dilated, got '${s}'`);
+  if (s === 'conservative' && opts.tdf !== undefined)
+    throw new InvalidArgumentError('--tdf applies to --sync dilated only (conservative mode has no wall clock)');
+  return s;
+}
+
 async function run(file: string, opts: RunOptions): Promise<number> {
-  const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf });
+  const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf, sync: syncOption(opts) });
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
   const out = resolve(
@@ -75,10 +88,11 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   mkdirSync(out, { recursive: true });
   const tty = process.stderr.isTTY && !opts.quiet;
   const say = (s: string) => process.stderr.write(`${s}\n`);
+  const mode = scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative';
   say(
     runtime.kind === 'attached'
-      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (tdf ${scenario.tdf})`
-      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (tdf ${scenario.tdf})`,
+      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode})`
+      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode})`,
   );
   const abort = new AbortController();
   let interrupted = 0;
@@ -97,19 +111,27 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
   const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs }).start();
   let lastPrint = 0;
+  let failed: string | null = null;
   try {
     if (!abort.signal.aborted) {
       say(
         `dcemu: ${scenario.topology.nodes.length} nodes ready; traffic starts (${fabric.plan.flows.length} flows planned)`,
       );
-      await fabric.run((p) => {
-        if (opts.quiet) return;
-        if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
-        else if (Date.now() - lastPrint >= 5000) {
-          lastPrint = Date.now();
-          say(progressLine(p));
-        }
-      }, abort.signal);
+      const t0 = Date.now();
+      try {
+        await fabric.run((p) => {
+          if (opts.quiet) return;
+          const line = progressLine(p, (Date.now() - t0) / 1000);
+          if (tty) process.stderr.write(`\r\x1b[2K${line}`);
+          else if (Date.now() - lastPrint >= 5000) {
+            lastPrint = Date.now();
+            say(line);
+          }
+        }, abort.signal);
+      } catch (err) {
+        if (!isUserError(err)) throw err;
+        failed = (err as Error).message;
+      }
       if (tty) process.stderr.write('\n');
       ranToEnd = !abort.signal.aborted;
     }
@@ -118,15 +140,18 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     const { summary, flows } = collect(result, runtime.kind);
     writeResults(out, result, summary, flows);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
+    if (failed) say(`dcemu: error: ${failed}`);
     if (!summary.fidelity.ok) {
       say(
-        `dcemu: warning: causality misses ${(100 * summary.fidelity.missRate).toFixed(3)}% exceed ${100 * summary.fidelity.threshold}%: queue figures are not trustworthy at tdf ${scenario.tdf}; rerun with a larger --tdf`,
+        `dcemu: ${opts.allowUnfaithful ? 'warning' : 'error'}: causality misses ${(100 * summary.fidelity.missRate).toFixed(3)}% exceed ${100 * summary.fidelity.threshold}%: queue figures are not trustworthy${scenario.sync === 'dilated' ? ` at tdf ${scenario.tdf}; rerun with a larger --tdf or --sync conservative` : ''}`,
       );
+      if (!opts.allowUnfaithful && ranToEnd && !failed) failed = 'unfaithful run';
     }
     if (summary.processes.leftRunning > 0)
       say(`dcemu: error: ${summary.processes.leftRunning} node processes survived teardown`);
   }
-  return ranToEnd ? 0 : 130;
+  if (!ranToEnd) return 130;
+  return failed ? 1 : 0;
 }
 
 /** `--set key.path=value`, repeatable: the same scenario with one field changed (studies, sweeps) */
@@ -148,7 +173,16 @@ program
     'run a scenario: start every node as its own process or container, run traffic and the fault timeline, collect results',
   )
   .argument('<scenario>', 'scenario YAML file')
-  .option('--tdf <n>', 'time dilation factor (real time runs n times slower than virtual time)', positive)
+  .option(
+    '--sync <mode>',
+    'conservative (default: exact, reproducible, as fast as the CPU allows) or dilated (real time, tdf times slower)',
+  )
+  .option(
+    '--tdf <n>',
+    'dilated mode: time dilation factor (real time runs n times slower than virtual time); implies --sync dilated',
+    positive,
+  )
+  .option('--allow-unfaithful', 'exit 0 even when the run was not faithful (causality misses above the threshold)')
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('-q, --quiet', 'no progress line')
   .option(...SET_OPTION)

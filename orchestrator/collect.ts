@@ -40,7 +40,10 @@ export interface Summary {
   runId: string;
   scenario: string;
   runtime: string;
-  tdf: number;
+  /** how the processes agreed on time: conservative (exact) or dilated (tdf) */
+  sync: string;
+  /** dilated mode's time dilation factor (null in conservative mode) */
+  tdf: number | null;
   virtualNs: number;
   wallMs: number;
   fidelity: {
@@ -59,8 +62,13 @@ export interface Summary {
     planned: number;
     started: number;
     completed: number;
+    /** started but not finished when the run ended */
+    unfinished: number;
     fctP50Ns: number;
     fctP99Ns: number;
+    /** FCT percentiles over every started flow, an unfinished one counting as running until the end (censored) */
+    fctP50CensoredNs: number;
+    fctP99CensoredNs: number;
     slowdownP50: number;
     slowdownP99: number;
     retransmits: number;
@@ -133,6 +141,10 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   const done = flows.filter((f) => f.finish >= 0);
   const fct = new Histogram();
   const slow = new Histogram();
+  // unfinished flows are not left out of the tail: each counts as running until the run's end
+  const censored = new Histogram();
+  const endNs = Math.max(0, ...r.events.map((e) => e.t));
+  for (const f of flows) censored.record(f.finish >= 0 ? f.fct : Math.max(0, endNs - f.start));
   for (const f of done) {
     fct.record(f.fct);
     slow.record(f.slowdown * 1000); // histogram keeps integers well: milli-units
@@ -162,7 +174,8 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
     runId: r.runId,
     scenario: sc.name,
     runtime,
-    tdf: sc.tdf,
+    sync: sc.sync,
+    tdf: sc.sync === 'dilated' ? sc.tdf : null,
     virtualNs: Math.round(Math.max(0, ...r.events.map((e) => e.t))),
     wallMs: r.wallMs,
     fidelity: {
@@ -180,8 +193,11 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       planned: r.plan.flows.length,
       started: flows.length,
       completed: done.length,
+      unfinished: flows.length - done.length,
       fctP50Ns: fct.quantile(0.5),
       fctP99Ns: fct.quantile(0.99),
+      fctP50CensoredNs: censored.quantile(0.5),
+      fctP99CensoredNs: censored.quantile(0.99),
       slowdownP50: slow.quantile(0.5) / 1000,
       slowdownP99: slow.quantile(0.99) / 1000,
       retransmits: flows.reduce((s, f) => s + f.retransmits, 0),

@@ -7,7 +7,10 @@
  * the failures and installs them (PortLand's fabric manager).
  *
  * The controller runs in the orchestrator process, reached over the same reliable control channel as
- * every command; its messages are not charged to the emulated fabric.
+ * every command; its messages are not charged to the emulated fabric. Its timers run on a
+ * `ControllerTimers`: the wall clock scaled by the tdf (dilated mode), or the orchestrator's barriers
+ * (conservative mode: every detection before a barrier is known when it completes, and commands take
+ * effect at the barrier's exact time).
  */
 
 import { F10Controller } from '../arbiter/f10/controller.js';
@@ -19,12 +22,74 @@ import type { Topology } from './topology/types.js';
 
 type Settings = Exclude<SchemeSettings, { kind: 'ecmp' }>;
 
+/** The controller's sense of time: virtual ns since traffic start, and one-shot timers on it. */
+export interface ControllerTimers {
+  now(): number;
+  after(ns: number, fn: () => void): void;
+  stop(): void;
+}
+
+/** Dilated mode: real timers, `tdf` times slower than virtual time. */
+export class WallTimers implements ControllerTimers {
+  private readonly handles: NodeJS.Timeout[] = [];
+  constructor(
+    private readonly clock: PhysClock,
+    private readonly trafficStart: () => number,
+  ) {}
+  now(): number {
+    return this.clock.now() - this.trafficStart();
+  }
+  after(ns: number, fn: () => void): void {
+    this.handles.push(setTimeout(fn, Math.max(0, this.clock.realMs(ns))));
+  }
+  stop(): void {
+    for (const h of this.handles) clearTimeout(h);
+  }
+}
+
+/** Conservative mode: timers fire when the orchestrator's barrier reaches them, in time order. */
+export class BarrierTimers implements ControllerTimers {
+  private t = 0;
+  private readonly pending: Array<{ t: number; seq: number; fn: () => void }> = [];
+  private seq = 0;
+  now(): number {
+    return this.t;
+  }
+  after(ns: number, fn: () => void): void {
+    this.pending.push({ t: this.t + ns, seq: this.seq++, fn });
+  }
+  /** the earliest pending timer, or Infinity */
+  next(): number {
+    let m = Number.POSITIVE_INFINITY;
+    for (const p of this.pending) if (p.t < m) m = p.t;
+    return m;
+  }
+  /** the barrier reached `t`: run every timer due at or before it, in (time, creation) order */
+  advance(t: number): void {
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < this.pending.length; i++) {
+        const p = this.pending[i];
+        if (p.t > t) continue;
+        if (best < 0 || p.t < this.pending[best].t || (p.t === this.pending[best].t && p.seq < this.pending[best].seq))
+          best = i;
+      }
+      if (best < 0) break;
+      const [p] = this.pending.splice(best, 1);
+      this.t = p.t;
+      p.fn();
+    }
+    this.t = t;
+  }
+  stop(): void {
+    this.pending.length = 0;
+  }
+}
+
 export class F10ControllerHost {
   private readonly controller: F10Controller;
   private readonly torName = new Map<number, string>();
   private readonly torLoc = new Map<string, number>();
-  private readonly timers: NodeJS.Timeout[] = [];
-  private trafficStart = 0;
   private pendingRoutes = false;
   private lastRoutes = new Map<string, string>();
   epochs = 0;
@@ -32,8 +97,9 @@ export class F10ControllerHost {
   constructor(
     private readonly s: Settings,
     private readonly topo: Topology,
-    private readonly clock: PhysClock,
-    private readonly send: (node: string, command: F10Command) => void,
+    private readonly timers: ControllerTimers,
+    /** `at`: when the command takes effect, virtual ns since traffic start */
+    private readonly send: (node: string, command: F10Command, at: number) => void,
     private readonly record: (e: NodeEvent) => void,
   ) {
     this.controller = new F10Controller(topo, {
@@ -50,25 +116,21 @@ export class F10ControllerHost {
   }
 
   private now(): number {
-    return this.clock.now() - this.trafficStart;
+    return this.timers.now();
   }
 
-  start(trafficStart: number): void {
-    this.trafficStart = trafficStart;
-    const first = this.clock.realMs(trafficStart + this.s.epochNs - this.clock.now());
-    this.timers.push(
-      setTimeout(
-        () => {
-          this.epoch();
-          this.timers.push(setInterval(() => this.epoch(), this.clock.realMs(this.s.epochNs)));
-        },
-        Math.max(0, first),
-      ),
-    );
+  /** traffic started (the timers' zero) */
+  start(): void {
+    this.timers.after(this.s.epochNs, this.tick);
   }
+
+  private readonly tick = (): void => {
+    this.timers.after(this.s.epochNs, this.tick);
+    this.epoch();
+  };
 
   stop(): void {
-    for (const t of this.timers) clearTimeout(t);
+    this.timers.stop();
   }
 
   /** a node's event: detections feed the controller's failure state */
@@ -98,12 +160,10 @@ export class F10ControllerHost {
   private scheduleRoutes(): void {
     if (this.pendingRoutes) return;
     this.pendingRoutes = true;
-    this.timers.push(
-      setTimeout(() => {
-        this.pendingRoutes = false;
-        this.installRoutes();
-      }, this.clock.realMs(this.s.reactionDelayNs)),
-    );
+    this.timers.after(this.s.reactionDelayNs, () => {
+      this.pendingRoutes = false;
+      this.installRoutes();
+    });
   }
 
   private installRoutes(): void {
@@ -119,7 +179,7 @@ export class F10ControllerHost {
       const key = JSON.stringify(list);
       if (this.lastRoutes.get(n.name) === key) continue;
       this.lastRoutes.set(n.name, key);
-      this.send(n.name, { kind: 'routes', routes: list });
+      this.send(n.name, { kind: 'routes', routes: list }, this.now());
       changed++;
     }
     this.record({ t: this.now(), kind: 'portland-routes', node: 'controller', switches: changed });
@@ -136,7 +196,7 @@ export class F10ControllerHost {
       ]) {
         const node = this.topo.nodes.find((n) => n.name === x);
         if (node?.role !== 'switch') continue;
-        for (const p of node.ports) if (p.peer === y) this.send(x, { kind: 'reinstall', port: p.index });
+        for (const p of node.ports) if (p.peer === y) this.send(x, { kind: 'reinstall', port: p.index }, now);
       }
       this.record({ t: now, kind: 'f10-link-reinstalled', node: 'controller', link: [a, b] });
     }
@@ -153,8 +213,8 @@ export class F10ControllerHost {
     }
     for (const n of this.topo.nodes) {
       if (n.role !== 'switch') continue;
-      this.send(n.name, { kind: 'weights', weights: plan.weights[n.name] ?? null });
-      this.send(n.name, { kind: 'scheduled', entries: perSwitch.get(n.name) ?? [] });
+      this.send(n.name, { kind: 'weights', weights: plan.weights[n.name] ?? null }, now);
+      this.send(n.name, { kind: 'scheduled', entries: perSwitch.get(n.name) ?? [] }, now);
     }
     this.record({
       t: now,

@@ -10,8 +10,9 @@ import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
+import type { WireState } from '../core/wire.js';
 import { RuntimeError } from './errors.js';
-import { F10ControllerHost } from './f10-host.js';
+import { BarrierTimers, F10ControllerHost, WallTimers } from './f10-host.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import type { Scenario, TimelineEvent } from './scenario/resolve.js';
@@ -50,7 +51,10 @@ export function concerns(f: FiredFault, e: NodeEvent): boolean {
 }
 
 export interface Progress {
+  /** virtual time reached by the slowest node */
   virtualNs: number;
+  /** conservative mode: the node holding the fabric back, and the link or input it waits on */
+  holder?: string;
   endNs: number;
   flowsDone: number;
   flowsTotal: number;
@@ -72,6 +76,14 @@ export interface FabricOptions {
   runId?: string;
 }
 
+/** Conservative mode: no barrier for this long (wall) means the fabric is stuck; the run fails naming the holder. */
+const STALL_MS = 60_000;
+
+/** Event order in results: time, then node name; a node's own events keep their order (a stable sort). */
+function byTimeNode(x: NodeEvent, y: NodeEvent): number {
+  return x.t - y.t || (x.node < y.node ? -1 : x.node > y.node ? 1 : 0);
+}
+
 export class Fabric {
   constructor(
     readonly scenario: Scenario,
@@ -89,6 +101,10 @@ export class Fabric {
     if (needs && !runtime.containerFaults)
       throw new RuntimeError(
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
+      );
+    if (needs && this.scenario.sync === 'conservative')
+      throw new RuntimeError(
+        `${this.scenario.file}:${needs.line}: action ${needs.action} needs --sync dilated (conservative mode cannot restart or re-network a node yet)`,
       );
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
@@ -145,6 +161,12 @@ interface NodeState {
   restartAt: number;
   /** taken off the fabric network by the timeline (`disconnect`) and not connected since */
   disconnected: boolean;
+  /** conservative mode: the latest grant the node reported reaching */
+  reached: number;
+  /** conservative mode: the node stopped at its `kill` time (its process is killed next) */
+  halted: boolean;
+  /** conservative mode: stopped for real (SIGSTOP) while its pause lasts, until this virtual time */
+  pausedUntil: number;
   report: NodeReport | null;
   stats: ProgressStats | null;
 }
@@ -175,6 +197,14 @@ export class StartedFabric implements AsyncDisposable {
   private timers: NodeJS.Timeout[] = [];
   /** the F10 (or PortLand) controller, when the scheme has one */
   readonly controller: F10ControllerHost | null = null;
+  /** conservative mode: the controller's timers, advanced at every barrier */
+  private barrierTimers: BarrierTimers | null = null;
+  /** conservative mode: node events since the last barrier, fed to the controller in time order */
+  private pendingEvents: NodeEvent[] = [];
+  /** conservative mode: called when a node reports reaching a grant, halting or pausing */
+  private onBarrier: (() => void) | null = null;
+  /** why the run failed (lost datagrams, a stalled fabric), if it did */
+  failure: string | null = null;
 
   constructor(
     readonly scenario: Scenario,
@@ -198,18 +228,26 @@ export class StartedFabric implements AsyncDisposable {
         restarting: false,
         restartAt: 0,
         disconnected: false,
+        reached: -1,
+        halted: false,
+        pausedUntil: -1,
         report: null,
         stats: null,
       });
     }
     if (scenario.scheme.kind !== 'ecmp') {
+      const timers =
+        scenario.sync === 'conservative'
+          ? (this.barrierTimers = new BarrierTimers())
+          : new WallTimers(clock, () => this.trafficStart);
       this.controller = new F10ControllerHost(
         scenario.scheme,
         scenario.topology,
-        clock,
-        (node, command) => {
+        timers,
+        (node, command, at) => {
           const n = this.nodes.get(node);
-          if (n && !n.killed && !n.exited) n.conn?.send({ type: 'downcall', body: command });
+          if (n && !n.killed && !n.exited && !n.halted)
+            n.conn?.send({ type: 'downcall', body: command, at: at + this.trafficStart });
         },
         (e) => this.record(e),
       );
@@ -263,9 +301,31 @@ export class StartedFabric implements AsyncDisposable {
             case 'event': {
               const e = { ...m.event, t: m.event.t - this.trafficStart };
               this.record(e);
-              this.controller?.onEvent(e);
+              if (this.barrierTimers) this.pendingEvents.push(e);
+              else this.controller?.onEvent(e);
               break;
             }
+            case 'reached':
+              n.reached = m.at;
+              n.stats = m.stats;
+              this.onBarrier?.();
+              break;
+            case 'halted':
+              n.halted = true;
+              // the node stopped at its time and its links fell silent: now its process dies for real
+              if (this.runtime && !n.killed) {
+                n.killed = true;
+                void this.runtime.kill(n.config.name).catch(() => {});
+              }
+              this.onBarrier?.();
+              break;
+            case 'paused':
+              if (this.runtime && n.pausedUntil < 0) {
+                n.pausedUntil = this.pauseEnd(n.config.name, m.at);
+                void this.runtime.pause(n.config.name).catch(() => {});
+              }
+              this.onBarrier?.();
+              break;
             case 'upcall':
               this.controller?.onUpcall(n.config.name, m.t - this.trafficStart, m.body);
               break;
@@ -276,6 +336,7 @@ export class StartedFabric implements AsyncDisposable {
               n.report = m.report;
               break;
             case 'error':
+              if (m.fatal) this.fail(`${n.config.name}: ${m.message}`);
               this.record({ t: this.relNow(), kind: 'node-error', node: n.config.name, message: m.message });
               // a node that cannot configure itself will never be ready: say why now, not at the timeout
               if (n.udpPort === 0) {
@@ -359,7 +420,24 @@ export class StartedFabric implements AsyncDisposable {
   }
 
   private relNow(): number {
+    if (this.scenario.sync === 'conservative') return this.barrier;
     return this.clock.now() - this.trafficStart;
+  }
+
+  /** the run cannot give right results any more: it ends, and says why */
+  private fail(message: string): void {
+    this.failure ??= message;
+    this.onBarrier?.();
+  }
+
+  /** conservative mode: the barrier every live node has reached, virtual ns since traffic start */
+  private barrier = 0;
+
+  /** where a pause of `node` that starts at `from` ends: its next `resume`, or the end of the run */
+  private pauseEnd(node: string, from: number): number {
+    const rel = from - this.trafficStart;
+    const resume = this.scenario.timeline.find((e) => e.action === 'resume' && e.node === node && e.at > rel);
+    return (resume ? resume.at : this.endNs) + this.trafficStart;
   }
 
   private record(e: NodeEvent): void {
@@ -375,12 +453,13 @@ export class StartedFabric implements AsyncDisposable {
    * deadline; fires the timeline on the way. `onProgress` is called about twice a second.
    */
   async run(onProgress: (p: Progress) => void = () => {}, signal?: AbortSignal): Promise<void> {
+    if (this.scenario.sync === 'conservative') return this.runConservative(onProgress, signal);
     const sc = this.scenario;
     // a start far enough ahead that the message reaches every (possibly busy) node first: 200 ms real
     this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
     for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
     this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
-    this.controller?.start(this.trafficStart);
+    this.controller?.start();
     for (const ev of sc.timeline) {
       const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
       this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
@@ -407,6 +486,171 @@ export class StartedFabric implements AsyncDisposable {
     this.record({ t: this.relNow(), kind: 'traffic-end', node: 'orchestrator' });
   }
 
+  /**
+   * Conservative mode (DESIGN §1b): traffic starts at physical time 0; every timeline action reaches
+   * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`
+   * (shorter where the controller has a timer due), and after each step, when every node has handled
+   * everything before it, checks whether the workload is done. The run therefore ends at a barrier,
+   * an exact virtual time, whatever the machine's load: the results are the same bytes every time.
+   */
+  private async runConservative(onProgress: (p: Progress) => void, signal?: AbortSignal): Promise<void> {
+    const sc = this.scenario;
+    this.trafficStart = 0;
+    for (const n of this.live()) n.conn!.send({ type: 'start', at: 0 });
+    this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
+    this.controller?.start();
+    for (const ev of sc.timeline) this.deliverAhead(ev);
+    const pendingFaults = [...sc.timeline].sort((a, b) => a.at - b.at);
+    const total = this.plan.flows.length;
+    const wall0 = performance.now();
+    let lastBarrierWall = wall0;
+    let grant = 0;
+    const nextGrant = (): number =>
+      Math.min(this.barrier + sc.run.stepNs, this.barrierTimers?.next() ?? Number.POSITIVE_INFINITY, this.endNs);
+    const sendGrant = (until: number): void => {
+      grant = until;
+      for (const n of this.nodes.values()) {
+        // a node stopped for its pause wakes when the fabric is about to pass the pause's end
+        if (n.pausedUntil >= 0 && until > n.pausedUntil) {
+          n.pausedUntil = -1;
+          void this.runtime?.resume(n.config.name).catch(() => {});
+        }
+        if (n.conn && !n.conn.closed && !n.halted && !n.exited) n.conn.send({ type: 'grant', until });
+      }
+    };
+    const holds = (n: NodeState, t: number): boolean =>
+      !(n.halted || n.killed || n.exited || n.reached >= t || (n.pausedUntil >= 0 && n.pausedUntil >= t));
+    await new Promise<void>((resolve) => {
+      const finish = (): void => {
+        clearInterval(tick);
+        signal?.removeEventListener('abort', finish);
+        this.onBarrier = null;
+        resolve();
+      };
+      this.onBarrier = () => {
+        if (this.failure) return finish();
+        for (const n of this.nodes.values()) if (holds(n, grant)) return;
+        // every node handled everything before `grant`
+        this.barrier = grant;
+        lastBarrierWall = performance.now();
+        while (pendingFaults.length > 0 && pendingFaults[0].at < grant) this.noteFired(pendingFaults.shift()!);
+        if (this.barrierTimers) {
+          const events = this.pendingEvents.splice(0).sort(byTimeNode);
+          for (const e of events) this.controller?.onEvent(e);
+          this.barrierTimers.advance(grant);
+        }
+        const p = this.progress();
+        const done = grant >= sc.workload.durationNs && p.flowsDone >= total;
+        if (done || grant >= this.endNs || signal?.aborted) return finish();
+        sendGrant(nextGrant());
+      };
+      const tick = setInterval(() => {
+        for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
+        onProgress(this.progress());
+        const stalledMs = performance.now() - lastBarrierWall;
+        if (stalledMs > STALL_MS) {
+          this.fail(
+            `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${(this.barrier / 1000).toFixed(1)} µs: ${this.holderText()}`,
+          );
+        }
+      }, 500);
+      signal?.addEventListener('abort', finish, { once: true });
+      sendGrant(nextGrant());
+    });
+    this.record({ t: this.barrier, kind: 'traffic-end', node: 'orchestrator' });
+    if (this.failure) throw new RuntimeError(this.failure);
+  }
+
+  /** Conservative mode: a timeline action goes to its nodes now, to take effect at its time. */
+  private deliverAhead(ev: TimelineEvent): void {
+    const at = this.trafficStart + ev.at;
+    if (ev.node !== undefined) {
+      const n = this.nodes.get(ev.node)!;
+      switch (ev.action) {
+        case 'kill':
+          n.conn?.send({ type: 'halt', at });
+          return;
+        case 'pause':
+          n.conn?.send({ type: 'pause', from: at, until: this.pauseEnd(ev.node, at) });
+          return;
+        case 'resume':
+          return;
+        case 'clock-step':
+          n.conn?.send({ type: 'fault', fault: { kind: 'clock', stepNs: ev.stepNs }, at });
+          return;
+        case 'clock-freq':
+          n.conn?.send({ type: 'fault', fault: { kind: 'clock', freqPpm: ev.freqPpm }, at });
+          return;
+      }
+      throw new RuntimeError(
+        `${this.scenario.file}:${ev.line}: action ${ev.action} needs --sync dilated (conservative mode cannot restart or re-network a node yet)`,
+      );
+    }
+    for (const [node, port, state] of this.wireFaults(ev)) {
+      this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state }, at });
+    }
+  }
+
+  /** Conservative mode: a timeline action's time has passed; it goes into the fault list and the event log. */
+  private noteFired(ev: TimelineEvent): void {
+    const fired: FiredFault = { t: ev.at, at: ev.at, action: ev.action };
+    if (ev.node !== undefined) fired.node = ev.node;
+    if (ev.link) {
+      fired.link = ev.link;
+      fired.detail = { direction: ev.direction, ...this.wireState(ev) };
+    } else if (ev.action === 'clock-step') fired.detail = { kind: 'clock', stepNs: ev.stepNs };
+    else if (ev.action === 'clock-freq') fired.detail = { kind: 'clock', freqPpm: ev.freqPpm };
+    this.faults.push(fired);
+    this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
+  }
+
+  /** The wire state a link action sets. */
+  private wireState(ev: TimelineEvent): Partial<WireState> {
+    return ev.action === 'link-down'
+      ? { down: true }
+      : ev.action === 'link-up'
+        ? { down: false, loss: 0, corrupt: 0, delayNs: 0, ptpLoss: 0 }
+        : ev.action === 'ptp-loss'
+          ? { ptpLoss: ev.loss }
+          : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
+  }
+
+  /** The egress ports a link action changes: (node, port, state) for each direction it names. */
+  private wireFaults(ev: TimelineEvent): Array<[string, number, Partial<WireState>]> {
+    const [a, b] = ev.link!;
+    const ends: Array<[string, string]> =
+      ev.direction === 'forward'
+        ? [[a, b]]
+        : ev.direction === 'reverse'
+          ? [[b, a]]
+          : [
+              [a, b],
+              [b, a],
+            ];
+    const state = this.wireState(ev);
+    const out: Array<[string, number, Partial<WireState>]> = [];
+    for (const [from, to] of ends) {
+      const n = this.nodes.get(from)!;
+      for (const p of n.config.ports) if (p.peer === to) out.push([from, p.index, state]);
+    }
+    return out;
+  }
+
+  /** The slowest node and the input it waits on, from the latest snapshots, as one line. */
+  private holderText(): string {
+    let worst: NodeState | null = null;
+    for (const n of this.live()) {
+      if (n.halted || n.stats === null) continue;
+      if (worst === null || n.stats.now < worst.stats!.now) worst = n;
+    }
+    if (worst === null) return 'no node answers';
+    const s = worst.stats!;
+    const wp = s.waitPort ?? -1;
+    const input =
+      wp < 0 ? 'the orchestrator' : `its link ${worst.config.name}:${wp} -- ${worst.config.ports[wp].peer}`;
+    return `${worst.config.name} is at ${(s.now / 1000).toFixed(3)} µs, waiting on ${input}`;
+  }
+
   progress(): Progress {
     let flowsDone = 0;
     let flowsStarted = 0;
@@ -422,8 +666,21 @@ export class StartedFabric implements AsyncDisposable {
       misses += s.fidelity.misses;
       frames += s.fidelity.frames;
     }
+    let holder: string | undefined;
+    let virtualNs = Math.max(0, this.relNow());
+    if (this.scenario.sync === 'conservative') {
+      // the slowest node's safe time, from the latest snapshots
+      let slowest = Number.POSITIVE_INFINITY;
+      for (const n of this.live()) {
+        if (n.halted || !n.stats || n.stats.now >= slowest) continue;
+        slowest = n.stats.now;
+        holder = n.config.name;
+      }
+      if (Number.isFinite(slowest)) virtualNs = Math.max(this.barrier, slowest - this.trafficStart);
+    }
     return {
-      virtualNs: Math.max(0, this.relNow()),
+      virtualNs,
+      ...(holder !== undefined && { holder }),
       endNs: this.endNs,
       flowsDone,
       flowsTotal: this.plan.flows.length,
@@ -475,31 +732,9 @@ export class StartedFabric implements AsyncDisposable {
       }
     } else if (ev.link) {
       fired.link = ev.link;
-      const [a, b] = ev.link;
-      const ends: Array<[string, string]> =
-        ev.direction === 'forward'
-          ? [[a, b]]
-          : ev.direction === 'reverse'
-            ? [[b, a]]
-            : [
-                [a, b],
-                [b, a],
-              ];
-      const state =
-        ev.action === 'link-down'
-          ? { down: true }
-          : ev.action === 'link-up'
-            ? { down: false, loss: 0, corrupt: 0, delayNs: 0, ptpLoss: 0 }
-            : ev.action === 'ptp-loss'
-              ? { ptpLoss: ev.loss }
-              : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
-      fired.detail = { direction: ev.direction, ...state };
-      for (const [from, to] of ends) {
-        const n = this.nodes.get(from)!;
-        for (const p of n.config.ports) {
-          if (p.peer === to) n.conn?.send({ type: 'fault', fault: { kind: 'wire', port: p.index, state } });
-        }
-      }
+      fired.detail = { direction: ev.direction, ...this.wireState(ev) };
+      for (const [node, port, state] of this.wireFaults(ev))
+        this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state } });
     }
     this.faults.push(fired);
     this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
@@ -581,7 +816,7 @@ export class StartedFabric implements AsyncDisposable {
               : 'no report',
       });
     }
-    this.events.sort((x, y) => x.t - y.t);
+    this.events.sort(byTimeNode);
     return {
       runId: this.runId,
       scenario: this.scenario,

@@ -101,6 +101,7 @@ export function planRun(
       id: n.id,
       kind: n.role,
       tier: n.tier,
+      sync: sc.sync,
       tdf: sc.tdf,
       epoch: opts.epoch,
       seed: sc.seed * 1000003 + n.id,

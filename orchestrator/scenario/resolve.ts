@@ -5,7 +5,7 @@
  * with file and line like schema errors.
  */
 
-import type { LivenessConfig, TransportConfig } from '../../core/messages.js';
+import type { LivenessConfig, SyncMode, TransportConfig } from '../../core/messages.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
@@ -91,7 +91,9 @@ export interface Scenario {
   /** PTP settings; null: no time synchronization */
   ptp: PtpSettings | null;
   workload: WorkloadSpec;
-  run: { drainNs: number; sampleNs: number; missThreshold: number; logLevel: string };
+  /** how the node processes agree on time (DESIGN §1b); `tdf` applies to dilated mode only */
+  sync: SyncMode;
+  run: { drainNs: number; sampleNs: number; stepNs: number; missThreshold: number; logLevel: string };
   timeline: TimelineEvent[];
 }
 
@@ -115,7 +117,14 @@ export const DEFAULTS = {
   ports: { buffer: '400KB', ecnThreshold: '30KB', commitAhead: '2us', hostBuffer: '8MB' },
   liveness: { interval: '10us', multiplier: 3 },
   workload: { duration: '20ms' },
-  run: { drain: '20ms', sample: '5us', missThreshold: 0.001, logLevel: 'info' },
+  run: {
+    sync: 'conservative',
+    step: '100us',
+    drain: '20ms',
+    sample: '5us',
+    missThreshold: 0.001,
+    logLevel: 'info',
+  },
 } as const;
 
 /** Fields only one transport kind takes: naming one under the other kind is an error. */
@@ -152,7 +161,10 @@ function resolveTransport(
   };
 }
 
-export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number } = {}): Scenario {
+export function resolveScenario(
+  src: ScenarioSource,
+  overrides: { tdf?: number; sync?: SyncMode } = {},
+): Scenario {
   const d = src.data;
   const num = <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T): T => {
     try {
@@ -206,12 +218,17 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
   const run = {
     drainNs: num(['run', 'drain'], r.drain ?? DEFAULTS.run.drain, parseDurationNs),
     sampleNs: num(['run', 'sample'], r.sample ?? DEFAULTS.run.sample, parseDurationNs),
+    stepNs: num(['run', 'step'], r.step ?? DEFAULTS.run.step, parseDurationNs),
     missThreshold: r.missThreshold ?? DEFAULTS.run.missThreshold,
     logLevel: r.logLevel ?? DEFAULTS.run.logLevel,
   };
   const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
   if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
+  if (!(run.stepNs > 0)) throw src.error(['run', 'step'], `step must be > 0, got ${run.stepNs} ns`);
+  // a tdf given on the command line asks for dilated time, unless the mode is named there too
+  const sync: SyncMode =
+    overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (r.sync ?? DEFAULTS.run.sync));
   return {
     file: src.file,
     name: d.name ?? src.file.replace(/^.*\//, '').replace(/\.ya?ml$/, ''),
@@ -226,6 +243,7 @@ export function resolveScenario(src: ScenarioSource, overrides: { tdf?: number }
     clocks,
     ptp,
     workload,
+    sync,
     run,
     timeline,
   };

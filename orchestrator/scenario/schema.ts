@@ -191,6 +191,8 @@ export const scenarioSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
+        sync: { enum: ['conservative', 'dilated'] },
+        step: duration,
         drain: duration,
         sample: duration,
         missThreshold: probability,
