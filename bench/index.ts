@@ -65,7 +65,11 @@ async function closedLoop(
       const r = codec.decode(buf);
       // acknowledge like a peer would (the link protocol's flow control), every 16 datagrams
       if (r.ok && r.seq % 16 === 0 && ackPort !== null)
-        sink.send(codec.encode({ port: ackPort, seq: ++ackSeq, ack: r.seq, promise: 0 }, []), rinfo.port, rinfo.address);
+        sink.send(
+          codec.encode({ port: ackPort, seq: ++ackSeq, ack: r.seq, promise: 0 }, []),
+          rinfo.port,
+          rinfo.address,
+        );
       // count the load's data frames only: the switch's liveness keepalives reach the sink too
       const frames = r.ok ? r.frames.filter((f) => f.t === FrameType.Data).length : 0;
       received += frames;

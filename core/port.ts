@@ -102,7 +102,7 @@ export class EgressPort {
    * serialization and the propagation delay (faults only add delay).
    */
   promise(tNext: number): number {
-    const start = tNext > this.busyUntil ? tNext : this.busyUntil;
+    const start = Math.max(tNext, this.busyUntil);
     return start + MIN_FRAME * this.nsPerByte + this.params.propNs;
   }
 
@@ -159,7 +159,7 @@ export class EgressPort {
       }
       this.queuedBytes -= f.z;
       // Ethernet's minimum frame: nothing is shorter on the wire, which is what bounds the lookahead
-      const end = start + (f.z > MIN_FRAME ? f.z : MIN_FRAME) * this.nsPerByte;
+      const end = start + Math.max(f.z, MIN_FRAME) * this.nsPerByte;
       this.busyUntil = end;
       if (start > now) {
         this.pendStart.push(start);

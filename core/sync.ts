@@ -92,7 +92,7 @@ export class ConservativeSync {
   /** the safe time: nothing can still arrive before it */
   safeTime(): number {
     const inClock = this.endpoint.inClock;
-    let safe = this.grant < this.haltAt ? this.grant : this.haltAt;
+    let safe = Math.min(this.grant, this.haltAt);
     for (let p = 0; p < inClock.length; p++) if (inClock[p] < safe) safe = inClock[p];
     return safe;
   }
@@ -117,7 +117,7 @@ export class ConservativeSync {
     }
     // the next time anything can happen here: the earliest event, or the earliest input
     const next = sched.nextTime();
-    const tNext = sched.settle(next < safe ? next : safe);
+    const tNext = sched.settle(Math.min(next, safe));
     const promises = this.endpoint.promises;
     for (let p = 0; p < this.ports.length; p++) promises[p] = this.ports[p].promise(tNext);
     this.endpoint.flush();

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { composeFile } from '../compose/compose.js';
 import { ensureImage } from '../compose/image.js';
+import type { SyncMode } from '../core/messages.js';
 import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
 import { Fabric } from './fabric.js';
@@ -18,7 +19,6 @@ import { ProcessRuntime } from './runtime/process.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
-import type { SyncMode } from '../core/messages.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
 
@@ -74,7 +74,9 @@ function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined
   if (s !== 'conservative' && s !== 'dilated')
     throw new InvalidArgumentError(`--sync must be conservative or dilated, got '${s}'`);
   if (s === 'conservative' && opts.tdf !== undefined)
-    throw new InvalidArgumentError('--tdf applies to --sync dilated only (conservative mode has no wall clock)');
+    throw new InvalidArgumentError(
+      '--tdf applies to --sync dilated only (conservative mode has no wall clock)',
+    );
   return s;
 }
 
@@ -182,7 +184,10 @@ program
     'dilated mode: time dilation factor (real time runs n times slower than virtual time); implies --sync dilated',
     positive,
   )
-  .option('--allow-unfaithful', 'exit 0 even when the run was not faithful (causality misses above the threshold)')
+  .option(
+    '--allow-unfaithful',
+    'exit 0 even when the run was not faithful (causality misses above the threshold)',
+  )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('-q, --quiet', 'no progress line')
   .option(...SET_OPTION)

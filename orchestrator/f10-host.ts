@@ -71,7 +71,11 @@ export class BarrierTimers implements ControllerTimers {
       for (let i = 0; i < this.pending.length; i++) {
         const p = this.pending[i];
         if (p.t > t) continue;
-        if (best < 0 || p.t < this.pending[best].t || (p.t === this.pending[best].t && p.seq < this.pending[best].seq))
+        if (
+          best < 0 ||
+          p.t < this.pending[best].t ||
+          (p.t === this.pending[best].t && p.seq < this.pending[best].seq)
+        )
           best = i;
       }
       if (best < 0) break;

@@ -506,7 +506,11 @@ export class StartedFabric implements AsyncDisposable {
     let lastBarrierWall = wall0;
     let grant = 0;
     const nextGrant = (): number =>
-      Math.min(this.barrier + sc.run.stepNs, this.barrierTimers?.next() ?? Number.POSITIVE_INFINITY, this.endNs);
+      Math.min(
+        this.barrier + sc.run.stepNs,
+        this.barrierTimers?.next() ?? Number.POSITIVE_INFINITY,
+        this.endNs,
+      );
     const sendGrant = (until: number): void => {
       grant = until;
       for (const n of this.nodes.values()) {
@@ -533,7 +537,8 @@ export class StartedFabric implements AsyncDisposable {
         // every node handled everything before `grant`
         this.barrier = grant;
         lastBarrierWall = performance.now();
-        while (pendingFaults.length > 0 && pendingFaults[0].at < grant) this.noteFired(pendingFaults.shift()!);
+        while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
+          this.noteFired(pendingFaults.shift()!);
         if (this.barrierTimers) {
           const events = this.pendingEvents.splice(0).sort(byTimeNode);
           for (const e of events) this.controller?.onEvent(e);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Codec, type DecodeResult, MAGIC, MAX_DATAGRAM } from '../core/codec.js';
 import { type Frame, makeFrame } from '../core/frame.js';
 import { Rng } from '../core/random.js';
+import { hdr } from './helpers.js';
 
 /** The project's seeded PRNG, as a plain function. */
 function prng(seed: number): () => number {
@@ -40,12 +41,15 @@ const foreign = new Packr({ useRecords: false });
 // the bug this guards against
 describe('Codec record integrity', () => {
   it('datagrams that redefine the frame record inline, without poisoning later datagrams', () => {
-    // [MAGIC, 0, record 0x40 redefined inline with `keys`, then one record of small values]
+    // [MAGIC, port 0, seq 1, ack 0, promise 0, record 0x40 redefined inline with `keys`, then one record of small values]
     const redefine = (keys: string[]) =>
       Buffer.from([
-        0x93,
+        0x96,
         0xcc,
         MAGIC,
+        0x00,
+        0x01,
+        0x00,
         0x00,
         0xd4,
         0x72,
@@ -54,23 +58,27 @@ describe('Codec record integrity', () => {
         ...keys.flatMap((k) => [0xa0 + k.length, ...Buffer.from(k)]),
         ...keys.map((k) => (k === 'r' ? 0xc0 : 0x09)),
       ]);
-    const good = new Codec().encode(2, sample());
+    const good = new Codec().encode(hdr(2), sample());
     // a fresh codec, and one that has already decoded the agreed record
     for (const warm of [false, true]) {
       const rx = new Codec();
       if (warm) expect(rx.decode(good).ok).toBe(true);
       // without a route field a switch would crash on the frame: rejected
       expectRejected(rx.decode(redefine(['t', 's', 'd', 'z', 'a', 'p'])), 'bad-frame');
-      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      expect(rx.decode(good)).toMatchObject({ ok: true, port: 2, frames: sample() });
       // a frame of another shape that carries every checked field may pass, but must not stick
       rx.decode(redefine(['zz', 't', 's', 'd', 'z', 'a', 'p', 'c', 'r']));
-      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      expect(rx.decode(good)).toMatchObject({ ok: true, port: 2, frames: sample() });
       // a redefinition in a datagram that then fails to decode must not stick either
       const broken = redefine(['t', 's', 'd', 'z', 'a', 'p', 'r']);
       expectRejected(rx.decode(broken.subarray(0, broken.length - 2)), 'undecodable');
-      expect(rx.decode(good)).toEqual({ ok: true, port: 2, frames: sample() });
+      expect(rx.decode(good)).toMatchObject({ ok: true, port: 2, frames: sample() });
       // and the codec still encodes datagrams others can read
-      expect(new Codec().decode(rx.encode(1, sample()))).toEqual({ ok: true, port: 1, frames: sample() });
+      expect(new Codec().decode(rx.encode(hdr(1), sample()))).toMatchObject({
+        ok: true,
+        port: 1,
+        frames: sample(),
+      });
     }
   });
 });
@@ -80,7 +88,7 @@ describe('Codec round trip', () => {
     const tx = new Codec();
     const rx = new Codec();
     const frames = sample();
-    const r = rx.decode(tx.encode(5, frames));
+    const r = rx.decode(tx.encode(hdr(5), frames));
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.port).toBe(5);
@@ -97,7 +105,7 @@ describe('Codec round trip', () => {
     const frames = Array.from({ length: 64 }, (_, i) =>
       makeFrame({ t: 0, s: 1, d: 2, z: 1500, q: i, a: i * 1.5 }),
     );
-    const buf = tx.encode(0, frames);
+    const buf = tx.encode(hdr(0), frames);
     expect(buf.length).toBeLessThanOrEqual(MAX_DATAGRAM);
     const r = rx.decode(buf);
     expect(r.ok && r.frames.map((f) => f.q)).toEqual(frames.map((f) => f.q));
@@ -109,13 +117,13 @@ describe('Codec round trip', () => {
     const rx = new Codec();
     for (let i = 0; i < 50; i++) {
       const frames = i % 2 === 0 ? sample() : [makeFrame({ t: 0, s: i, d: 2, z: 100 + i })];
-      const r = rx.decode(tx.encode(i % 4, frames));
-      expect(r).toEqual({ ok: true, port: i % 4, frames });
+      const r = rx.decode(tx.encode(hdr(i % 4), frames));
+      expect(r).toMatchObject({ ok: true, port: i % 4, frames });
     }
   });
 
   it('keeps the frame compact (records without key names)', () => {
-    const buf = new Codec().encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 1500 })]);
+    const buf = new Codec().encode(hdr(0), [makeFrame({ t: 0, s: 1, d: 2, z: 1500 })]);
     expect(buf.length).toBeLessThan(32);
     expect(buf.includes(Buffer.from('z'))).toBe(false);
   });
@@ -132,22 +140,22 @@ describe('Codec rejects', () => {
       for (let j = 0; j < b.length; j++) b[j] = Math.floor(rnd() * 256);
       expectRejected(codec.decode(b));
     }
-    const good = new Codec().encode(1, sample());
+    const good = new Codec().encode(hdr(1), sample());
     for (let n = 0; n < good.length; n++) expectRejected(codec.decode(good.subarray(0, n)));
   });
 
   it('trailing bytes after the datagram', () => {
-    const good = new Codec().encode(1, sample());
+    const good = new Codec().encode(hdr(1), sample());
     expectRejected(codec.decode(Buffer.concat([good, Buffer.from([0x01])])));
   });
 
   it('a wrong magic, a missing port, a datagram without frames, a non-array', () => {
     const f = makeFrame({ t: 0, s: 1, d: 2, z: 100 });
-    const ok = foreign.pack([MAGIC, 0, { ...f }]);
+    const ok = foreign.pack([MAGIC, 0, 1, 0, 0, { ...f }]);
     // a plain map is not the agreed record shape
     expectRejected(codec.decode(ok), 'bad-frame');
     const tx = new Codec();
-    const good = tx.encode(0, [f]);
+    const good = tx.encode(hdr(0), [f]);
     expect(codec.decode(good).ok).toBe(true);
     const wrongMagic = Buffer.from(good);
     expect(wrongMagic[1]).toBe(0xcc);
@@ -155,33 +163,50 @@ describe('Codec rejects', () => {
     wrongMagic[2] = 0xdd;
     expectRejected(codec.decode(wrongMagic), 'bad-header');
     expectRejected(codec.decode(foreign.pack([MAGIC, 'zero', 1])), 'bad-header');
-    expectRejected(codec.decode(tx.encode(0, [])), 'bad-header');
+    // a header alone is a null message (a promise, an acknowledgement); a header without sequence is not
+    expect(codec.decode(tx.encode({ port: 0, seq: 9, ack: 3, promise: 1500 }, []))).toEqual({
+      ok: true,
+      port: 0,
+      seq: 9,
+      ack: 3,
+      promise: 1500,
+      frames: [],
+    });
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 0, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, -1, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, Number.NaN])), 'bad-header');
     expectRejected(codec.decode(foreign.pack({ m: MAGIC })), 'bad-header');
     expectRejected(codec.decode(foreign.pack(42)), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, null])), 'bad-frame');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 7])), 'bad-frame');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, null])), 'bad-frame');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, 7])), 'bad-frame');
   });
 
   it('frames with an out-of-range or fractional priority', () => {
     const tx = new Codec();
     for (const p of [8, 9, -1, 2.5, Number.NaN]) {
-      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])), 'bad-frame');
+      expectRejected(
+        codec.decode(tx.encode(hdr(0), [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])),
+        'bad-frame',
+      );
     }
     for (const p of [0, 7])
-      expect(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])).ok);
+      expect(codec.decode(tx.encode(hdr(0), [makeFrame({ t: 0, s: 1, d: 2, z: 100, p })])).ok);
   });
 
   it('frames with a non-positive or missing size', () => {
     const tx = new Codec();
     for (const z of [0, -1500, Number.NaN]) {
-      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z })])), 'bad-frame');
+      expectRejected(codec.decode(tx.encode(hdr(0), [makeFrame({ t: 0, s: 1, d: 2, z })])), 'bad-frame');
     }
   });
 
   it('frames with an arrival stamp that is not a finite number', () => {
     const tx = new Codec();
     for (const a of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
-      expectRejected(codec.decode(tx.encode(0, [makeFrame({ t: 0, s: 1, d: 2, z: 100, a })])), 'bad-frame');
+      expectRejected(
+        codec.decode(tx.encode(hdr(0), [makeFrame({ t: 0, s: 1, d: 2, z: 100, a })])),
+        'bad-frame',
+      );
     }
   });
 
@@ -191,20 +216,22 @@ describe('Codec rejects', () => {
     for (const k of ['t', 's', 'd', 'z', 'a', 'p', 'r'] as const) {
       const f: Partial<Frame> = { ...base };
       delete f[k];
-      expectRejected(codec.decode(tx.encode(0, [f as Frame])), 'bad-frame');
+      expectRejected(codec.decode(tx.encode(hdr(0), [f as Frame])), 'bad-frame');
       const g = { ...base, [k]: 'x' };
-      expectRejected(codec.decode(tx.encode(0, [g as Frame])), 'bad-frame');
+      expectRejected(codec.decode(tx.encode(hdr(0), [g as Frame])), 'bad-frame');
     }
     for (const r of [5, { length: 1 }, [1.5], ['0'], [0, null]]) {
-      expectRejected(codec.decode(tx.encode(0, [{ ...base, r } as unknown as Frame])), 'bad-frame');
+      expectRejected(codec.decode(tx.encode(hdr(0), [{ ...base, r } as unknown as Frame])), 'bad-frame');
     }
     // one bad frame spoils the datagram
     const frames = [...sample(), { ...base, z: 0 }];
-    expectRejected(codec.decode(tx.encode(0, frames)), 'bad-frame');
+    expectRejected(codec.decode(tx.encode(hdr(0), frames)), 'bad-frame');
   });
 
   it('datagrams larger than MAX_DATAGRAM', () => {
-    const big = new Codec().encode(0, [makeFrame({ t: 3, s: 1, d: 2, z: 100, x: 'y'.repeat(MAX_DATAGRAM) })]);
+    const big = new Codec().encode(hdr(0), [
+      makeFrame({ t: 3, s: 1, d: 2, z: 100, x: 'y'.repeat(MAX_DATAGRAM) }),
+    ]);
     expect(big.length).toBeGreaterThan(MAX_DATAGRAM);
     expectRejected(codec.decode(big), 'oversized');
     expectRejected(codec.decode(Buffer.alloc(MAX_DATAGRAM + 1)), 'oversized');
@@ -216,7 +243,7 @@ describe('Codec fuzz', () => {
     const tx = new Codec();
     const rx = new Codec();
     const frames = sample();
-    const good = tx.encode(3, frames);
+    const good = tx.encode(hdr(3), frames);
     const rnd = prng(20240601);
     const pick = (n: number) => Math.floor(rnd() * n);
     let accepted = 0;

@@ -45,3 +45,9 @@ export function allNodePids(): Promise<number[]> {
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+let linkSeq = 0;
+/** A link header for hand-built datagrams: each call takes the next sequence number, so none is a duplicate. */
+export function hdr(port: number, promise = 0): { port: number; seq: number; ack: number; promise: number } {
+  return { port, seq: ++linkSeq, ack: 0, promise };
+}
