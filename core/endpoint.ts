@@ -56,13 +56,17 @@ export interface LinkListener {
   gap(port: number, expected: number, got: number): void;
 }
 
+const WINDOW_DEFAULT = 128;
+/** datagrams kept while the peers are not known yet (more is a flood, not a neighbour) */
+const EARLY_MAX = 4 * WINDOW_DEFAULT;
+
 /** Frames per datagram: 31-byte records leave ample room; keeps one datagram under MAX_DATAGRAM. */
 const MAX_BATCH = 64;
 /**
  * Unacknowledged datagrams per link direction. Loopback datagrams cost ~1–2 KB of socket buffer each
  * (truesize), so 128 per peer keeps even a switch with dozens of peers inside a 4 MiB receive buffer.
  */
-export const WINDOW = 128;
+export const WINDOW = WINDOW_DEFAULT;
 /** a receiver acknowledges at the latest after this many datagrams, even with nothing else to send */
 const ACK_EVERY = WINDOW / 4;
 /**
@@ -149,7 +153,14 @@ export class Endpoint {
   async bind(host: string, port = 0): Promise<number> {
     const socket = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
     this.socket = socket;
-    socket.on('message', (buf, rinfo) => this.receive(buf, rinfo));
+    socket.on('message', (buf, rinfo) => {
+      if (this.peers.length === 0) {
+        if (this.early.length < EARLY_MAX) this.early.push([buf, { address: rinfo.address, port: rinfo.port }]);
+        else this.stats.forged++;
+        return;
+      }
+      this.receive(buf, rinfo);
+    });
     socket.on('error', () => {
       this.stats.sendErrors++;
     });
@@ -165,7 +176,12 @@ export class Endpoint {
 
   setPeers(peers: Array<PeerAddress | null>): void {
     this.peers = peers;
+    const early = this.early.splice(0);
+    for (const [buf, from] of early) this.receive(buf, from);
   }
+
+  /** datagrams that came before the peers were known (a neighbour told them first): checked once they are */
+  private readonly early: Array<[Buffer, { address: string; port: number }]> = [];
 
   /** Queues a committed frame for the peer of `port`; sent with the others of this burst. */
   send(port: number, frame: Frame): void {

@@ -1,6 +1,7 @@
+import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Codec, MAGIC } from '../core/codec.js';
-import { Endpoint } from '../core/endpoint.js';
+import { Endpoint, WINDOW } from '../core/endpoint.js';
 import { type Frame, makeFrame } from '../core/frame.js';
 import { Scheduler } from '../core/scheduler.js';
 import { hdr } from './helpers.js';
@@ -202,5 +203,116 @@ describe('Endpoint over real sockets', () => {
     expect(a.stats.datagramsOut).toBe(1);
     await until(() => b.stats.framesIn >= 1);
     expect(b.stats.framesIn).toBe(1);
+  });
+});
+
+/** A conservative-mode receiver: no wall clock; frames wait for `runBefore`. */
+function conservativeReceiver(portCount = 2) {
+  const sched = new Scheduler(null);
+  const gaps: Array<[number, number, number]> = [];
+  let promised = 0;
+  const ep = new Endpoint(sched, portCount, {
+    listener: { promised: () => promised++, gap: (p, e, g) => gaps.push([p, e, g]) },
+  });
+  const got: Got[] = [];
+  ep.onFrame((now, port, frame) => got.push({ now, port, frame }));
+  return { sched, ep, got, gaps, promised: () => promised };
+}
+
+describe('Endpoint link protocol (conservative mode)', () => {
+  it("raises the port's clock with each promise and drops frames stamped before the last one", () => {
+    const { sched, ep, got, promised } = conservativeReceiver();
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 5000 }, [frame(1000, { q: 1 })]));
+    expect(ep.inClock[0]).toBe(5000);
+    expect(promised()).toBe(1);
+    // a frame earlier than what the peer promised breaks the link's physics: forged
+    ep.receive(
+      codec.encode({ port: 0, seq: 2, ack: 0, promise: 6000 }, [
+        frame(4000, { q: 2 }),
+        frame(5500, { q: 3 }),
+      ]),
+    );
+    expect(ep.stats.forged).toBe(1);
+    // a promise that goes backwards is ignored
+    ep.receive(codec.encode({ port: 0, seq: 3, ack: 0, promise: 10 }, []));
+    expect(ep.inClock[0]).toBe(6000);
+    sched.runBefore(1e12);
+    expect(got.map((g) => g.frame.q)).toEqual([1, 3]);
+  });
+
+  it('drops a frame stamped beyond any frame its peer could have committed (a time warp)', () => {
+    const { sched, ep, got } = conservativeReceiver();
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 1000 }, [frame(1e15), frame(1500)]));
+    expect(ep.stats.forged).toBe(1);
+    sched.runBefore(Number.POSITIVE_INFINITY);
+    expect(got.map((g) => g.now)).toEqual([1500]);
+    expect(sched.current).toBe(1500);
+  });
+
+  it('reports a gap in the sequence naming the port, and drops duplicates', () => {
+    const { ep, gaps } = conservativeReceiver();
+    ep.receive(codec.encode({ port: 1, seq: 1, ack: 0, promise: 0 }, [frame(10)]));
+    ep.receive(codec.encode({ port: 1, seq: 1, ack: 0, promise: 0 }, [frame(10)]));
+    expect(ep.stats.duplicates).toBe(1);
+    ep.receive(codec.encode({ port: 1, seq: 4, ack: 0, promise: 0 }, [frame(20)]));
+    expect(gaps).toEqual([[1, 2, 4]]);
+  });
+
+  it('orders frames at equal stamps by port and link sequence, not by arrival', () => {
+    const { sched, ep, got } = conservativeReceiver();
+    ep.receive(
+      codec.encode({ port: 1, seq: 1, ack: 0, promise: 0 }, [frame(100, { q: 11 }), frame(100, { q: 12 })]),
+    );
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 0 }, [frame(100, { q: 1 })]));
+    sched.at(100, () => got.push({ now: 100, port: -1, frame: frame(100, { q: 0 }) }));
+    sched.runBefore(101);
+    // the node's own events first, then port 0, then port 1 in the order its peer sent them
+    expect(got.map((g) => g.frame.q)).toEqual([0, 1, 11, 12]);
+  });
+
+  it('ignores datagrams that do not come from the port peer', async () => {
+    const { ep } = conservativeReceiver();
+    ep.setPeers([{ host: '127.0.0.1', port: 40000, peerPort: 0 }, null]);
+    ep.receive(codec.encode(hdr(0), [frame(10)]), { address: '127.0.0.1', port: 40001 });
+    ep.receive(codec.encode(hdr(1), [frame(10)]), { address: '127.0.0.1', port: 40000 });
+    ep.receive(codec.encode(hdr(0), [frame(10)]), { address: '127.0.0.2', port: 40000 });
+    expect(ep.stats.forged).toBe(3);
+    ep.receive(codec.encode(hdr(0), [frame(10)]), { address: '127.0.0.1', port: 40000 });
+    expect(ep.stats.forged).toBe(3);
+    expect(ep.stats.framesIn).toBe(1);
+  });
+});
+
+describe('Endpoint flow control over real sockets', () => {
+  it(`holds datagrams beyond ${WINDOW} unacknowledged ones and sends them as acknowledgements come`, async () => {
+    const tx = new Endpoint(new Scheduler(null), 1);
+    const sink = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
+    const txPort = await tx.bind('127.0.0.1');
+    tx.setPeers([{ host: '127.0.0.1', port: sink.address().port, peerPort: 0 }]);
+    const seqs: number[] = [];
+    sink.on('message', (b) => {
+      const r = codec.decode(b);
+      if (r.ok) seqs.push(r.seq);
+    });
+    try {
+      for (let i = 0; i < WINDOW + 40; i++) {
+        tx.send(0, frame(i + 1));
+        tx.flush();
+      }
+      const end = Date.now() + 3000;
+      while (seqs.length < WINDOW && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(seqs.length).toBe(WINDOW);
+      expect(tx.stats.held).toBe(40);
+      // the sink acknowledges everything so far: the held datagrams follow, in order
+      sink.send(codec.encode({ port: 0, seq: 1, ack: WINDOW, promise: 0 }, []), txPort, '127.0.0.1');
+      const end2 = Date.now() + 3000;
+      while (seqs.length < WINDOW + 40 && Date.now() < end2) await new Promise((r) => setTimeout(r, 5));
+      expect(seqs).toEqual(Array.from({ length: WINDOW + 40 }, (_, i) => i + 1));
+    } finally {
+      await tx.close();
+      sink.close();
+    }
   });
 });
