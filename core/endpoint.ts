@@ -155,7 +155,8 @@ export class Endpoint {
     this.socket = socket;
     socket.on('message', (buf, rinfo) => {
       if (this.peers.length === 0) {
-        if (this.early.length < EARLY_MAX) this.early.push([buf, { address: rinfo.address, port: rinfo.port }]);
+        if (this.early.length < EARLY_MAX)
+          this.early.push([buf, { address: rinfo.address, port: rinfo.port }]);
         else this.stats.forged++;
         return;
       }
