@@ -112,8 +112,8 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
         addr.subnet,
         '--out',
         RESULTS_IN_CONTAINER,
-        '--tdf',
-        String(scenario.tdf),
+        // the scenario's time mode; a tdf only for dilated time
+        ...(scenario.sync === 'dilated' ? ['--tdf', String(scenario.tdf)] : ['--sync', 'conservative']),
         ...overrides.flatMap((o) => ['--set', composeEscape(o)]),
       ],
       // compose interpolates ${VAR} in the file: '$$' is a literal '$'
@@ -158,7 +158,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   );
   const run = `docker-compose -p ${project} -f <this file>`;
   doc.commentBefore = [
-    ` dcemu compose: '${scenario.name}' from ${opts.scenarioFile}, ${names.length} nodes + orchestrator, tdf ${scenario.tdf}`,
+    ` dcemu compose: '${scenario.name}' from ${opts.scenarioFile}, ${names.length} nodes + orchestrator, ${scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative'}`,
     ` image ${opts.image}, subnet ${addr.subnet}, results in ${opts.results}`,
     ` run:   ${run} up --abort-on-container-exit --exit-code-from orchestrator`,
     ` clean: ${run} down`,

@@ -43,6 +43,8 @@ export interface EndpointStats {
   held: number;
   /** datagrams that carried no frame (null messages, pure acknowledgements) */
   nullOut: number;
+  /** dilated mode: sequence gaps (datagrams lost between processes) */
+  gaps: number;
 }
 
 /** Receives each frame at its handling time: `port` is the local ingress port index. */
@@ -99,6 +101,7 @@ export class Endpoint {
     rejected: 0,
     held: 0,
     nullOut: 0,
+    gaps: 0,
   };
   /** the promise each port's next datagram carries (set by the synchronization before a flush) */
   readonly promises: Float64Array;
@@ -330,11 +333,21 @@ export class Endpoint {
         return;
       }
     }
+    if (r.seq === 1 && this.rxSeq[port] > 0 && !this.conservative) {
+      // dilated mode: the peer's process was started again (a container `start`): a new session
+      this.rxSeq[port] = 0;
+      this.peerAck[port] = this.txSeq[port];
+      this.outbox[port].length = 0;
+    }
     if (r.seq <= this.rxSeq[port]) {
       this.stats.duplicates++;
       return;
     }
-    if (r.seq !== this.rxSeq[port] + 1) this.listener?.gap(port, this.rxSeq[port] + 1, r.seq);
+    // a gap ends a conservative run; dilated mode counts it (a disconnected container loses datagrams)
+    if (r.seq !== this.rxSeq[port] + 1) {
+      if (this.conservative) this.listener?.gap(port, this.rxSeq[port] + 1, r.seq);
+      else this.stats.gaps++;
+    }
     this.rxSeq[port] = r.seq;
     this.acked(port, r.ack);
     if (++this.rxUnacked[port] >= ACK_EVERY) {

@@ -378,6 +378,7 @@ class NodeProcess {
     m.inc('rejected', ep.stats.rejected);
     m.inc('datagramsHeld', ep.stats.held);
     m.inc('nullMessages', ep.stats.nullOut);
+    m.inc('datagramGaps', ep.stats.gaps);
     if (this.sync) m.inc('syncSteps', this.sync.steps);
     m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
     // data frames sent on ports still declared down at the end

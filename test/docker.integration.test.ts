@@ -153,6 +153,11 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const r = await dcemu([
       'run',
       'test/fixtures/docker-faults.yaml',
+      // restarting and re-networking a container need real time (conservative mode refuses them)
+      '--sync',
+      'dilated',
+      // what is asserted is that the actions fire and are detected, not the dilated run's fidelity
+      '--allow-unfaithful',
       '--runtime',
       'docker',
       '--out',
