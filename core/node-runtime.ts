@@ -7,7 +7,7 @@
 import { IdealClock, type NodeClock } from './clock.js';
 import { ControlClient } from './control.js';
 import { EmulatedClock } from './emulated-clock.js';
-import { Endpoint } from './endpoint.js';
+import { Endpoint, type EndpointStats } from './endpoint.js';
 import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
 import { type DetectorFactory, type LinkDetector, LivenessDetector } from './liveness.js';
@@ -123,6 +123,23 @@ function splitHostPort(s: string): [string, number] {
   const i = s.lastIndexOf(':');
   return [s.slice(0, i), Number(s.slice(i + 1))];
 }
+
+/** The endpoint's counters as the node's metrics name them. */
+const ENDPOINT_COUNTERS: ReadonlyArray<[string, keyof EndpointStats]> = [
+  ['malformed', 'malformed'],
+  ['corrupted', 'corrupted'],
+  ['datagramsIn', 'datagramsIn'],
+  ['datagramsOut', 'datagramsOut'],
+  ['framesIn', 'framesIn'],
+  ['framesOut', 'framesOut'],
+  ['sendErrors', 'sendErrors'],
+  ['forged', 'forged'],
+  ['duplicates', 'duplicates'],
+  ['rejected', 'rejected'],
+  ['datagramsHeld', 'held'],
+  ['nullMessages', 'nullOut'],
+  ['datagramGaps', 'gaps'],
+];
 
 class NodeProcess {
   private ctx: NodeContext | null = null;
@@ -366,19 +383,7 @@ class NodeProcess {
     this.sync?.stop();
     const ep = this.endpoint!;
     const m = ctx.metrics;
-    m.inc('malformed', ep.stats.malformed);
-    m.inc('corrupted', ep.stats.corrupted);
-    m.inc('datagramsIn', ep.stats.datagramsIn);
-    m.inc('datagramsOut', ep.stats.datagramsOut);
-    m.inc('framesIn', ep.stats.framesIn);
-    m.inc('framesOut', ep.stats.framesOut);
-    m.inc('sendErrors', ep.stats.sendErrors);
-    m.inc('forged', ep.stats.forged);
-    m.inc('duplicates', ep.stats.duplicates);
-    m.inc('rejected', ep.stats.rejected);
-    m.inc('datagramsHeld', ep.stats.held);
-    m.inc('nullMessages', ep.stats.nullOut);
-    m.inc('datagramGaps', ep.stats.gaps);
+    for (const [name, key] of ENDPOINT_COUNTERS) m.inc(name, ep.stats[key]);
     if (this.sync) m.inc('syncSteps', this.sync.steps);
     m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
     // data frames sent on ports still declared down at the end

@@ -154,9 +154,7 @@ export class Scheduler {
   nextTime(): number {
     const h = this.heap;
     while (h.length > 0 && h[0].fn === null) this.pop();
-    if (h.length === 0) return Number.POSITIVE_INFINITY;
-    const t = h[0].t;
-    return t >= this.freezeFrom && t < this.freezeUntil ? this.freezeUntil : t;
+    return h.length === 0 ? Number.POSITIVE_INFINITY : this.settle(h[0].t);
   }
 
   /**
@@ -178,14 +176,7 @@ export class Scheduler {
           this.push(e);
           continue;
         }
-        e.fn = null;
-        const t = e.t;
-        fid.eventsHandled++;
-        if (t < this.current) fid.causalityMisses++;
-        if (t > this.horizon) this.horizon = t;
-        this.current = t;
-        fn(t, e.a, e.b);
-        e.a = e.b = null;
+        this.handle(e, fn);
         if (this.stopped) break;
       }
     } finally {
@@ -231,21 +222,27 @@ export class Scheduler {
         const e = this.pop();
         const fn = e.fn;
         if (fn === null) continue;
-        e.fn = null;
-        const t = e.t;
-        fid.lateness.record(realNow > t ? realNow - t : 0);
-        fid.eventsHandled++;
-        // an event older than one already handled: whatever it touches saw the later one first
-        if (t < this.current) fid.causalityMisses++;
-        if (t > this.horizon) this.horizon = t;
-        this.current = t;
-        fn(t, e.a, e.b);
-        e.a = e.b = null;
+        fid.lateness.record(realNow > e.t ? realNow - e.t : 0);
+        this.handle(e, fn);
       }
     } finally {
       this.running = false;
     }
     if (!this.manual) this.arm();
+  }
+
+  /** Runs one event at its own time; both drivers hand every event through here. */
+  private handle(e: Entry, fn: EventFn): void {
+    e.fn = null;
+    const t = e.t;
+    const fid = this.fidelity;
+    fid.eventsHandled++;
+    // an event older than one already handled: whatever it touches saw the later one first
+    if (t < this.current) fid.causalityMisses++;
+    if (t > this.horizon) this.horizon = t;
+    this.current = t;
+    fn(t, e.a, e.b);
+    e.a = e.b = null;
   }
 
   /**
