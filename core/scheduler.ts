@@ -165,7 +165,6 @@ export class Scheduler {
     if (this.stopped) return;
     this.running = true;
     const heap = this.heap;
-    const fid = this.fidelity;
     try {
       while (heap.length > 0 && heap[0].t < limit) {
         const e = this.pop();
