@@ -22,6 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative } from 'node:path';
 import { execa, execaSync } from 'execa';
+import type { NodeKind } from '../core/messages.js';
 import { nodeEntry, packageRoot } from '../core/paths.js';
 import { RuntimeError } from '../orchestrator/errors.js';
 
@@ -39,7 +40,7 @@ export const IMAGE_LABEL = 'dcemu.image';
 const HOST_ONLY = new Set(['testcontainers']);
 
 /** The entry script of a node role, as a path inside the image. */
-export function imageEntry(role: 'host' | 'switch'): string {
+export function imageEntry(role: NodeKind): string {
   return posix.join(APP_DIR, ...relative(packageRoot(), nodeEntry(role)).split('/'));
 }
 
@@ -59,7 +60,7 @@ export async function ensureImage(
 ): Promise<string> {
   const log = opts.log ?? (() => {});
   const root = packageRoot();
-  for (const role of ['host', 'switch'] as const) {
+  for (const role of ['host', 'switch', 'arbiter'] as const) {
     if (!existsSync(nodeEntry(role)))
       throw new RuntimeError(`no built app: ${nodeEntry(role)} is missing; run 'npm run build' first`);
   }

@@ -3,7 +3,6 @@
  * the node's reports. Plain data only (msgpack), shared by every runtime.
  */
 
-import type { F10Address, F10Shape } from '../switch/f10/address.js';
 import type { PeerAddress } from './endpoint.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
@@ -13,16 +12,22 @@ import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
 import type { WireState } from './wire.js';
 
-export type NodeKind = 'host' | 'switch';
+/** A node process's role: hosts and switches make the fabric; arbiters are a scheme's central control. */
+export type NodeKind = 'host' | 'switch' | 'arbiter';
 
 /** A port as its node sees it: link parameters, the peer, and where it points in the up/down order. */
+export type PortDir = 'up' | 'down' | 'control';
+
 export interface PortConfig extends PortParams {
   index: number;
   peer: string;
   peerId: number;
   peerPort: number;
-  /** 'up' toward the core, 'down' toward hosts; hosts' NICs are 'up' */
-  dir: 'up' | 'down';
+  /**
+   * 'up' toward the core, 'down' toward hosts; hosts' NICs are 'up'. 'control': a link between a switch
+   * and an arbiter, which carries the scheme's control frames and is never routed through.
+   */
+  dir: PortDir;
 }
 
 export interface LivenessConfig {
@@ -39,44 +44,12 @@ export interface RoutingTable {
 }
 
 /**
- * F10's failure detector (F10 §5.4): a link must deliver `keepUp` valid frames per window of
- * `windowNs` to stay up, and `bringUp` per window (for a hold-down that doubles on every flap) to come
- * back; idle ports send a keepalive every `keepaliveNs`; a port declared down sends "failure detected"
- * frames so its peer declares it down too.
+ * A scheme's part of a node's configuration. `core/` never reads `config`: the node's scheme registry
+ * (switch/schemes.ts, node/schemes.ts, arbiter/schemes.ts) hands it to the module of `kind`.
  */
-export interface F10DetectorConfig {
-  /** t: aggregation window, virtual ns */
-  windowNs: number;
-  /** c: valid frames per window a working link needs to stay up */
-  keepUp: number;
-  /** d: valid frames per window a failed link needs to come back up */
-  bringUp: number;
-  /** an idle port sends a keepalive this often, virtual ns */
-  keepaliveNs: number;
-  /** first hold-down, in windows, a failed link must stay good before it comes back */
-  holdWindows: number;
-  /** the hold-down doubles on each flap up to this many windows */
-  maxHoldWindows: number;
-}
-
-/**
- * F10 on a switch: its address and its neighbours' (F10 §4), how it recovers from failures, and where
- * every host sits. `mode: 'f10'` runs local rerouting and pushback; `mode: 'controller'` is the
- * PortLand-style baseline, where the switch only reports failures and waits for the controller.
- */
-export interface F10Config {
-  mode: 'f10' | 'controller';
-  /** F10 mode: send pushback notifications (off: local rerouting alone, for detour studies) */
-  pushback: boolean;
-  shape: F10Shape;
-  self: F10Address;
-  /** per port: the F10 address of the switch at the other end, or null for a host */
-  peers: Array<F10Address | null>;
-  /** ToR location of every host, by host id */
-  hostTor: number[];
-  detector: F10DetectorConfig;
-  /** how often a ToR reports its traffic to the controller, virtual ns */
-  reportNs: number;
+export interface SchemeNodeConfig {
+  kind: string;
+  config: unknown;
 }
 
 /** The host transport, by kind (node/transport/): one per run, the same on every host. */
@@ -166,10 +139,8 @@ export interface NodeConfig {
   liveness: LivenessConfig;
   /** switches only */
   routing?: RoutingTable;
-  /** switches of an F10 fabric (replaces `routing` and the BFD-like liveness detector) */
-  f10?: F10Config;
-  /** hosts of an F10 fabric: their NIC runs F10's detector too, so both ends of a link speak it */
-  f10Detector?: F10DetectorConfig;
+  /** the scheme's part (F10 switches, hosts and controller, ...); absent on the ECMP baseline */
+  scheme?: SchemeNodeConfig;
   /** queue-occupancy sampling period, virtual ns (switches) */
   sampleNs: number;
   clock?: ClockConfig;
@@ -193,8 +164,6 @@ export type ControlMessage =
   /** `at`: conservative mode applies it at that physical time; dilated mode on arrival */
   | { type: 'fault'; fault: FaultCommand; at?: number }
   | { type: 'snapshot' }
-  /** a scheme command for the node's role (e.g. the F10 controller's route updates) */
-  | { type: 'downcall'; body: unknown; at?: number }
   /** conservative mode: run every event before `until` */
   | { type: 'grant'; until: number }
   /** conservative mode (`kill`): handle nothing from `at` on; links fall silent */
@@ -259,8 +228,8 @@ export interface NodeReport {
   }>;
   queues: QueueSeries[];
   queueHist: HistogramSnapshot | null;
-  /** F10 switches: hops added by detours, per detoured frame delivered */
-  f10Inflation?: HistogramSnapshot;
+  /** the scheme's own report section, read only by the scheme's summary code */
+  scheme?: unknown;
   flows: FlowRecord[];
   /** flows as seen by the receiving side: id -> [finish, via...] */
   received: Array<[number, number, number[]]>;
@@ -285,8 +254,6 @@ export type NodeMessage =
   | { type: 'event'; event: NodeEvent }
   | { type: 'stats'; stats: ProgressStats }
   | { type: 'report'; report: NodeReport }
-  /** a scheme message for the orchestrator's controller (e.g. an F10 ToR's traffic report) */
-  | { type: 'upcall'; t: number; body: unknown }
   /** conservative mode: every event before the grant `at` is handled */
   | { type: 'reached'; at: number; stats: ProgressStats }
   | { type: 'halted'; at: number }

@@ -41,8 +41,6 @@ export interface NodeContext {
   readonly log: Logger;
   /** reports an event to the orchestrator's event log */
   emit(kind: string, t: number, fields?: Record<string, unknown>): void;
-  /** sends a scheme message to the orchestrator's controller */
-  upcall(body: unknown): void;
 }
 
 export interface Role {
@@ -54,13 +52,8 @@ export interface Role {
   /** a PTP frame sent by this node starts transmission on `port` at physical `txStart` */
   departed?(port: number, frame: Frame, txStart: number): void;
   portUp(port: number, now: number): void;
-  /** a scheme command from the orchestrator */
-  downcall?(body: unknown): void;
   progress(): { flowsDone: number; flowsStarted: number };
-  report(): Pick<
-    NodeReport,
-    'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'f10Inflation' | 'rxFrames'
-  >;
+  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames'>;
   stop(): void;
 }
 
@@ -179,10 +172,6 @@ class NodeProcess {
         case 'fault':
           this.timed(m.at, this.applyFault, m.fault);
           break;
-        case 'downcall':
-          if (!this.role?.downcall) throw new Error('downcall to a node whose role takes none');
-          this.timed(m.at, this.applyDowncall, m.body);
-          break;
         case 'grant':
           this.sync?.setGrant(m.until);
           break;
@@ -235,10 +224,6 @@ class NodeProcess {
     if (f.kind === 'wire') port.wire.set(f.state);
     else port.wire.reset();
     ctx.log.info({ fault: f }, 'wire fault applied');
-  };
-
-  private readonly applyDowncall = (_now: number, body: unknown): void => {
-    this.role!.downcall!(body);
   };
 
   private async configure(config: NodeConfig): Promise<void> {
@@ -310,7 +295,6 @@ class NodeProcess {
       this.detectorFactory?.(config, clock, livenessPorts, livenessEvents) ??
       new LivenessDetector(config.liveness, clock, livenessPorts, config.id, livenessEvents);
     this.sentWhileDown = sentWhileDown;
-    const upcall = (body: unknown): void => this.client.send({ type: 'upcall', t: sched.current, body });
     const ctx: NodeContext = {
       config,
       sched,
@@ -321,7 +305,6 @@ class NodeProcess {
       metrics,
       log,
       emit,
-      upcall,
     };
     this.ctx = ctx;
     const role = this.factory(ctx);

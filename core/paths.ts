@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NodeKind } from './messages.js';
 
 let root: string | null = null;
 
@@ -19,7 +20,10 @@ export function packageRoot(): string {
   }
 }
 
+/** The folder of each node process role's entry (`<folder>/main.ts`). */
+const ROLE_FOLDER: Record<NodeKind, string> = { host: 'node', switch: 'switch', arbiter: 'arbiter' };
+
 /** The built entry script of a node process role. */
-export function nodeEntry(role: 'host' | 'switch'): string {
-  return join(packageRoot(), 'dist', role === 'host' ? 'node' : 'switch', 'main.js');
+export function nodeEntry(role: NodeKind): string {
+  return join(packageRoot(), 'dist', ROLE_FOLDER[role], 'main.js');
 }

@@ -8,8 +8,9 @@ import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
-import { type F10Summary, summarizeF10 } from './f10-summary.js';
-import { concerns, type FabricResult, REPAIRS } from './fabric.js';
+import type { FabricResult } from './fabric.js';
+import { concerns, REPAIRS } from './fired.js';
+import { schemeDriver } from './schemes/index.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
 
@@ -42,6 +43,8 @@ export interface Summary {
   runtime: string;
   /** how the processes agreed on time: conservative (exact) or dilated (tdf) */
   sync: string;
+  /** the fabric design that ran (`ecmp`, `f10`, `portland`, ...) */
+  scheme: string;
   /** dilated mode's time dilation factor (null in conservative mode) */
   tdf: number | null;
   virtualNs: number;
@@ -81,13 +84,16 @@ export interface Summary {
   faults: FaultSummary[];
   /** time synchronization, when the scenario runs PTP */
   clocks?: ClockSummary;
-  /** F10 or its controller-only baseline: failures, reroutes, detours, pushback, losses */
-  f10?: F10Summary;
   processes: {
     started: number;
     leftRunning: number;
     missingReports: Array<{ node: string; reason: string }>;
   };
+  /**
+   * The scheme's own section, under its name (`f10`: failures, reroutes, detours, pushback, losses),
+   * made by its summary code in orchestrator/schemes/.
+   */
+  [scheme: string]: unknown;
 }
 
 /** FCT in an empty network: serialization of all bytes at the bottleneck, plus one frame per extra hop, plus propagation. */
@@ -175,6 +181,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
     scenario: sc.name,
     runtime,
     sync: sc.sync,
+    scheme: sc.scheme.kind,
     tdf: sc.sync === 'dilated' ? sc.tdf : null,
     virtualNs: Math.round(Math.max(0, ...r.events.map((e) => e.t))),
     wallMs: r.wallMs,
@@ -226,8 +233,12 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   }
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
-  const f10 = summarizeF10(r, summary.frames, summary.drops.congestion);
-  if (f10) summary.f10 = f10;
+  const driver = schemeDriver(r.scenario.scheme.kind);
+  if (driver.summaryKey && driver.summarize)
+    summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {
+      frames: summary.frames,
+      congestionDrops: summary.drops.congestion,
+    });
   return { summary, flows };
 }
 

@@ -12,7 +12,6 @@ import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/m
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import type { WireState } from '../core/wire.js';
 import { RuntimeError } from './errors.js';
-import { BarrierTimers, F10ControllerHost, WallTimers } from './f10-host.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import type { Scenario, TimelineEvent } from './scenario/resolve.js';
@@ -26,29 +25,9 @@ const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume',
  */
 const RESTART_LEAD_MS = 300;
 
-export interface FiredFault {
-  /** physical time it fired, virtual ns since traffic start */
-  t: number;
-  /** when the timeline asked for it, virtual ns since traffic start */
-  at: number;
-  action: string;
-  node?: string;
-  link?: [string, string];
-  detail?: Record<string, unknown>;
-}
+import type { FiredFault } from './fired.js';
 
-/** Timeline actions that repair: neighbours notice them as a port coming back up, not going down. */
-export const REPAIRS: ReadonlySet<string> = new Set(['resume', 'start', 'connect', 'link-up']);
-
-/**
- * Whether a node's port event is about fault `f`: a port toward the node it hit, or an end of the
- * link it hit looking at the other end.
- */
-export function concerns(f: FiredFault, e: NodeEvent): boolean {
-  if (f.node) return e.peer === f.node;
-  const ends: string[] = f.link ?? [];
-  return ends.includes(e.node) && ends.includes(e.peer as string);
-}
+export { concerns, type FiredFault, REPAIRS } from './fired.js';
 
 export interface Progress {
   /** virtual time reached by the slowest node */
@@ -195,12 +174,6 @@ export class StartedFabric implements AsyncDisposable {
   private readonly wallStart = Date.now();
   private stopping: Promise<FabricResult> | null = null;
   private timers: NodeJS.Timeout[] = [];
-  /** the F10 (or PortLand) controller, when the scheme has one */
-  readonly controller: F10ControllerHost | null = null;
-  /** conservative mode: the controller's timers, advanced at every barrier */
-  private barrierTimers: BarrierTimers | null = null;
-  /** conservative mode: node events since the last barrier, fed to the controller in time order */
-  private pendingEvents: NodeEvent[] = [];
   /** conservative mode: called when a node reports reaching a grant, halting or pausing */
   private onBarrier: (() => void) | null = null;
   /** why the run failed (lost datagrams, a stalled fabric), if it did */
@@ -234,23 +207,6 @@ export class StartedFabric implements AsyncDisposable {
         report: null,
         stats: null,
       });
-    }
-    if (scenario.scheme.kind !== 'ecmp') {
-      const timers =
-        scenario.sync === 'conservative'
-          ? (this.barrierTimers = new BarrierTimers())
-          : new WallTimers(clock, () => this.trafficStart);
-      this.controller = new F10ControllerHost(
-        scenario.scheme,
-        scenario.topology,
-        timers,
-        (node, command, at) => {
-          const n = this.nodes.get(node);
-          if (n && !n.killed && !n.exited && !n.halted)
-            n.conn?.send({ type: 'downcall', body: command, at: at + this.trafficStart });
-        },
-        (e) => this.record(e),
-      );
     }
   }
 
@@ -299,10 +255,7 @@ export class StartedFabric implements AsyncDisposable {
               }
               break;
             case 'event': {
-              const e = { ...m.event, t: m.event.t - this.trafficStart };
-              this.record(e);
-              if (this.barrierTimers) this.pendingEvents.push(e);
-              else this.controller?.onEvent(e);
+              this.record({ ...m.event, t: m.event.t - this.trafficStart });
               break;
             }
             case 'reached':
@@ -325,9 +278,6 @@ export class StartedFabric implements AsyncDisposable {
                 void this.runtime.pause(n.config.name).catch(() => {});
               }
               this.onBarrier?.();
-              break;
-            case 'upcall':
-              this.controller?.onUpcall(n.config.name, m.t - this.trafficStart, m.body);
               break;
             case 'stats':
               n.stats = m.stats;
@@ -459,7 +409,6 @@ export class StartedFabric implements AsyncDisposable {
     this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
     for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
     this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
-    this.controller?.start();
     for (const ev of sc.timeline) {
       const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
       this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
@@ -488,8 +437,8 @@ export class StartedFabric implements AsyncDisposable {
 
   /**
    * Conservative mode (DESIGN §1b): traffic starts at physical time 0; every timeline action reaches
-   * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`
-   * (shorter where the controller has a timer due), and after each step, when every node has handled
+   * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`,
+   * and after each step, when every node has handled
    * everything before it, checks whether the workload is done. The run therefore ends at a barrier,
    * an exact virtual time, whatever the machine's load: the results are the same bytes every time.
    */
@@ -498,19 +447,13 @@ export class StartedFabric implements AsyncDisposable {
     this.trafficStart = 0;
     for (const n of this.live()) n.conn!.send({ type: 'start', at: 0 });
     this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
-    this.controller?.start();
     for (const ev of sc.timeline) this.deliverAhead(ev);
     const pendingFaults = [...sc.timeline].sort((a, b) => a.at - b.at);
     const total = this.plan.flows.length;
     const wall0 = performance.now();
     let lastBarrierWall = wall0;
     let grant = 0;
-    const nextGrant = (): number =>
-      Math.min(
-        this.barrier + sc.run.stepNs,
-        this.barrierTimers?.next() ?? Number.POSITIVE_INFINITY,
-        this.endNs,
-      );
+    const nextGrant = (): number => Math.min(this.barrier + sc.run.stepNs, this.endNs);
     const sendGrant = (until: number): void => {
       grant = until;
       for (const n of this.nodes.values()) {
@@ -539,11 +482,6 @@ export class StartedFabric implements AsyncDisposable {
         lastBarrierWall = performance.now();
         while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
           this.noteFired(pendingFaults.shift()!);
-        if (this.barrierTimers) {
-          const events = this.pendingEvents.splice(0).sort(byTimeNode);
-          for (const e of events) this.controller?.onEvent(e);
-          this.barrierTimers.advance(grant);
-        }
         const p = this.progress();
         const done = grant >= sc.workload.durationNs && p.flowsDone >= total;
         if (done || grant >= this.endNs || signal?.aborted) return finish();
@@ -784,7 +722,6 @@ export class StartedFabric implements AsyncDisposable {
 
   private async teardown(): Promise<FabricResult> {
     for (const t of this.timers) clearTimeout(t);
-    this.controller?.stop();
     const rt = this.runtime;
     // paused nodes cannot answer: wake them first; disconnected ones hear nothing: connect them
     if (rt)

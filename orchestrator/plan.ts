@@ -3,18 +3,12 @@
  * (ports with link and buffer parameters, routing tables, liveness, transport, its own flows) and the
  * complete flow list the orchestrator keeps for accounting.
  */
-import type {
-  ClockConfig,
-  F10Config,
-  FlowSpec,
-  NodeConfig,
-  PortConfig,
-  PtpConfig,
-} from '../core/messages.js';
+import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../core/messages.js';
 import { Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
 import type { Dist, Scenario } from './scenario/resolve.js';
+import { schemeDriver } from './schemes/index.js';
 import { routingTable } from './topology/routing.js';
 
 export interface Plan {
@@ -65,21 +59,11 @@ export function planRun(
       seed: sc.seed * 65537 + id,
     };
   };
-  // F10 and its controller-only baseline: every switch learns its own and its neighbours' addresses
-  const scheme = sc.scheme;
-  const f10: Omit<F10Config, 'self' | 'peers'> | null =
-    scheme.kind !== 'ecmp' && topo.f10
-      ? {
-          mode: scheme.kind === 'f10' ? 'f10' : 'controller',
-          pushback: scheme.pushback,
-          shape: topo.f10,
-          hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location),
-          detector: scheme.detector,
-          reportNs: scheme.reportNs,
-        }
-      : null;
+  // the scheme's part of each node's config (F10 addresses, its controller's settings, ...)
+  const driver = schemeDriver(sc.scheme.kind);
   const nodes = topo.nodes.map((n): NodeConfig => {
     const isHost = n.role === 'host';
+    const scheme = driver.nodeScheme?.(sc.scheme, topo, n);
     const ports = n.ports.map((p): PortConfig => {
       const link = topo.links[p.link];
       return {
@@ -90,9 +74,9 @@ export function planRun(
         dir: p.dir,
         rateBps: link.rateBps,
         propNs: link.propNs,
-        bufferBytes: isHost ? sc.ports.hostBufferBytes : sc.ports.bufferBytes,
-        // hosts do not mark: marking is the switches' job (DCTCP)
-        ecnBytes: isHost ? 0 : sc.ports.ecnBytes,
+        // hosts and arbiters are servers: a NIC's buffer, and no marking (the switches' job, DCTCP)
+        bufferBytes: n.role === 'switch' ? sc.ports.bufferBytes : sc.ports.hostBufferBytes,
+        ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : 0,
         commitAheadNs: sc.ports.commitAheadNs,
       };
     });
@@ -110,17 +94,11 @@ export function planRun(
       logLevel: sc.run.logLevel,
       ports,
       liveness: sc.liveness,
-      sampleNs: isHost ? 0 : sc.run.sampleNs,
+      sampleNs: n.role === 'switch' ? sc.run.sampleNs : 0,
       ...withClock(clockOf(n.name, n.id), ptp),
-      ...(isHost
-        ? {
-            transport: sc.transport,
-            flows: flows.filter((f) => f.src === n.id),
-            ...(f10 && { f10Detector: f10.detector }),
-          }
-        : f10 && n.f10
-          ? { f10: { ...f10, self: n.f10, peers: n.ports.map((p) => byName.get(p.peer)!.f10 ?? null) } }
-          : { routing: routingTable(topo, n.name) }),
+      ...(scheme && { scheme }),
+      ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
+      ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
     };
   });
   return { nodes, flows };

@@ -3,7 +3,9 @@
  */
 import { formatNs } from '../core/time.js';
 import type { Summary } from './collect.js';
-import { type Progress, REPAIRS } from './fabric.js';
+import type { Progress } from './fabric.js';
+import { REPAIRS } from './fired.js';
+import { schemeDriver } from './schemes/index.js';
 
 /**
  * One progress line: virtual time reached by the slowest node, flows, faults, frames per wall second;
@@ -64,23 +66,9 @@ export function summaryTable(s: Summary, out: string): string {
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
     rows.push(['fault', v]);
   }
-  const f10 = s.f10;
-  if (f10) {
-    if (s.frames) rows.push(['UDP frames sent / received', `${s.frames.sent} / ${s.frames.received}`]);
-    for (const f of f10.failures) {
-      const after = (t: number | null) =>
-        t !== null && f.detectedAt !== null ? formatNs(t - f.detectedAt) : '-';
-      rows.push([
-        `${f10.scheme} ${f.action} ${f.target}`,
-        `reroute +${after(f.firstRerouteAt)}, pushback done +${after(f.pushbackCompleteAt)}, ${f10.scheme === 'f10' ? 'rebalance' : 'routes'} +${after(f.rebalanceAt)} after detection; lost ${f.lostBeforeDetection} before / ${f.lostAfterDetection} after`,
-      ]);
-    }
-    const d = f10.detours;
-    rows.push([
-      `${f10.scheme} recovery`,
-      `${f10.reroutes.up} moved to another parent, ${d.delivered} detoured (${d.plus2} +2 hops, ${d.plus4} +4, ${d.other} other), ${f10.reroutes.noRoute} without route; ${f10.pushback.messages} pushback messages${f10.spuriousDetections > 0 ? `; ** ${f10.spuriousDetections} links seen down that no fault hit: raise --tdf **` : ''}`,
-    ]);
-  }
+  const driver = schemeDriver(s.scheme);
+  const own = driver.summaryKey ? s[driver.summaryKey] : undefined;
+  if (own !== undefined && driver.reportRows) rows.push(...driver.reportRows(own, s));
   const c = s.clocks;
   if (c && c.timestamping === 'none') {
     rows.push([

@@ -1,6 +1,13 @@
-/** Switch process entry: wiring only (STYLE §6). F10 fabrics bring their own failure detector. */
+/** Switch process entry: wiring only (STYLE §6). The scheme (and its failure detector) comes from the registry. */
 import { runNode } from '../core/node-runtime.js';
-import { f10DetectorFactory } from './f10/detector-factory.js';
+import { switchDetector, switchScheme } from './schemes.js';
 import { Switch } from './switch.js';
 
-await runNode('switch', (ctx) => new Switch(ctx), f10DetectorFactory);
+await runNode(
+  'switch',
+  (ctx) => {
+    const kind = ctx.config.scheme?.kind;
+    return new Switch(ctx, kind === undefined ? null : switchScheme(kind).create);
+  },
+  switchDetector,
+);

@@ -1,7 +1,8 @@
 /**
  * The switch role: store-and-forward between egress ports using a routing module, source routes when
  * a frame carries one, path accounting for the orchestrator (the switch where a frame turns downward
- * stamps its id), and per-port telemetry: counters and a sampled queue-occupancy series.
+ * stamps its id), and per-port telemetry: counters and a sampled queue-occupancy series. A scheme
+ * (switch/schemes.ts) may bring its own routing, control frames and report section.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
@@ -10,14 +11,8 @@ import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { isEventMessage } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
-import { type F10Command, F10Module } from './f10/module.js';
 import { createRouting, type Routing } from './routing.js';
-
-/** Hook for schemes that handle control frames in switches (Harmony rsvp, F10 pushback, ...). */
-export interface SwitchModule {
-  /** returns true when it consumed the frame */
-  onControl(now: number, ingress: number, frame: Frame): boolean;
-}
+import type { SwitchScheme, SwitchSchemeFactory } from './scheme.js';
 
 export class Switch implements Role {
   private readonly routing: Routing;
@@ -29,16 +24,17 @@ export class Switch implements Role {
   /** end-to-end transparent clock: ingress time (switch clock) of PTP event frames in transit */
   private readonly tcIngress: Map<Frame, number> | null;
   private forwarded = 0;
-  readonly modules: SwitchModule[] = [];
-  /** F10 routing, pushback and controller exchange, on switches of an F10 fabric */
-  private readonly f10: F10Module | null = null;
+  /** the scheme running on this switch, if any (F10 routing, pushback and controller exchange, ...) */
+  private readonly scheme: SwitchScheme | null;
 
-  constructor(private readonly ctx: NodeContext) {
+  constructor(
+    private readonly ctx: NodeContext,
+    schemeFactory: SwitchSchemeFactory | null = null,
+  ) {
     const cfg = ctx.config;
-    if (cfg.f10) {
-      this.f10 = new F10Module(ctx, (u) => ctx.upcall(u));
-      this.routing = this.f10;
-      this.modules.push(this.f10);
+    this.scheme = schemeFactory?.(ctx) ?? null;
+    if (this.scheme?.routing) {
+      this.routing = this.scheme.routing;
     } else {
       if (!cfg.routing) throw new Error(`switch ${cfg.name}: no routing table in config`);
       this.routing = createRouting({
@@ -71,9 +67,7 @@ export class Switch implements Role {
     if (this.tcIngress !== null && frame.t === FrameType.Ptp && isEventMessage(frame.x)) {
       this.tcIngress.set(frame, this.ctx.clock.read(now));
     }
-    if (frame.t === FrameType.Control && this.modules.length > 0) {
-      for (const m of this.modules) if (m.onControl(now, ingress, frame)) return;
-    }
+    if (frame.t === FrameType.Control && this.scheme?.onControl?.(now, ingress, frame)) return;
     let egress: number;
     const r = frame.r;
     if (r !== null && r.length > 0) egress = r.shift()!;
@@ -85,7 +79,7 @@ export class Switch implements Role {
     }
     // the turn from upward to downward: remember where the path peaked
     if (this.isDown[ingress] && this.isDown[egress] && frame.v === 0) frame.v = this.ctx.config.id;
-    this.f10?.forwarded(frame, ingress, egress);
+    this.scheme?.forwarded?.(frame, ingress, egress);
     this.forwarded++;
     if (!this.ctx.ports[egress].send(frame, now)) this.tcIngress?.delete(frame);
   }
@@ -93,14 +87,7 @@ export class Switch implements Role {
   start(at: number): void {
     const every = this.ctx.config.sampleNs;
     if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
-    this.f10?.start(at);
-  }
-
-  /** a command from the orchestrator (the F10 controller's route updates) */
-  downcall(body: unknown): void {
-    if (!this.f10)
-      throw new Error(`switch ${this.ctx.config.name}: downcall without a scheme that takes one`);
-    this.f10.command(body as F10Command);
+    this.scheme?.start?.(at);
   }
 
   private readonly sample = (now: number): void => {
@@ -128,7 +115,7 @@ export class Switch implements Role {
   report() {
     this.ctx.metrics.inc('forwarded', this.forwarded);
     this.ctx.metrics.inc('dropsNoRoute', this.noRoute);
-    this.f10?.reportMetrics();
+    const section = this.scheme?.report?.();
     const queues: QueueSeries[] = this.series.map((s, i) => ({
       port: i,
       peer: this.ctx.config.ports[i].peer,
@@ -139,12 +126,12 @@ export class Switch implements Role {
       received: [],
       queues,
       queueHist: this.queueHist.snapshot(),
-      ...(this.f10 && { f10Inflation: this.f10.inflationSnapshot() }),
+      ...(section !== undefined && { scheme: section }),
     };
   }
 
   stop(): void {
     this.ctx.sched.cancel(this.sampler);
-    this.f10?.stop();
+    this.scheme?.stop?.();
   }
 }

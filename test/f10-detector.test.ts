@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../core/frame.js';
 import type { LivenessPort } from '../core/liveness.js';
-import type { F10DetectorConfig } from '../core/messages.js';
 import { Scheduler } from '../core/scheduler.js';
+import type { F10DetectorConfig } from '../switch/f10/config.js';
 import { F10Detector, LinkState, STABLE_WINDOWS } from '../switch/f10/detector.js';
 
 /** §5.4 defaults of the task: t = 10 µs, c = 2, d = 3, keepalive 2.5 µs */

@@ -2,15 +2,19 @@
  * F10 routing, local rerouting and pushback on whole trees, in one process: every switch runs its
  * real F10Module; control frames are delivered hop by hop through a queue, and data frames are walked
  * through the routers port by port. Failures are "detected" by calling portDown at both ends, as the
- * detector would.
+ * detector would. The controller (arb0) is attached by its control links; what it would send arrives
+ * as control frames on them, and what switches tell it is collected in `reports`.
  */
 import { describe, expect, it } from 'vitest';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';
-import type { F10Config, NodeConfig } from '../core/messages.js';
+import type { NodeConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import type { NodeContext } from '../core/node-runtime.js';
+import { attachArbiters, dataPlane } from '../orchestrator/topology/arbiter.js';
 import { f10Tree } from '../orchestrator/topology/f10.js';
 import type { Topology, TopoNode } from '../orchestrator/topology/types.js';
+import type { F10Config } from '../switch/f10/config.js';
+import type { F10Command, F10Report } from '../switch/f10/control.js';
 import { F10Module } from '../switch/f10/module.js';
 import { inflationOf } from '../switch/f10/router.js';
 
@@ -29,12 +33,18 @@ class Fabric {
   readonly byName: Map<string, TopoNode>;
   readonly queue: Array<{ to: string; port: number; frame: Frame }> = [];
   readonly events: Array<{ kind: string; node: string; [k: string]: unknown }> = [];
+  /** what the switches told the controller */
+  readonly reports: Array<{ from: string; report: F10Report }> = [];
   controlSent = 0;
+  readonly topo: Topology;
 
-  constructor(
-    readonly topo: Topology,
-    mode: F10Config['mode'] = 'f10',
-  ) {
+  constructor(fabric: Topology, mode: F10Config['mode'] = 'f10') {
+    const plane = dataPlane(fabric);
+    const switches = plane.nodes.filter((n) => n.role === 'switch');
+    const topo = attachArbiters(plane, [
+      { name: 'arb0', links: switches.map((n) => ({ to: n.name, ...LINK })) },
+    ]);
+    this.topo = topo;
     this.byName = new Map(topo.nodes.map((n) => [n.name, n]));
     const hosts = topo.nodes.filter((n) => n.role === 'host');
     const hostTor = hosts.map((h) => this.byName.get(h.ports[0].peer)!.f10!.location);
@@ -54,12 +64,16 @@ class Fabric {
         name: n.name,
         id: n.id,
         ports: n.ports.map((p) => ({ index: p.index, peer: p.peer, dir: p.dir, peerPort: p.peerPort })),
-        f10,
+        scheme: { kind: 'f10', config: f10 },
       } as unknown as NodeConfig;
       const ports = n.ports.map((p) => ({
         send: (frame: Frame) => {
-          this.controlSent++;
           const peer = this.byName.get(p.peer)!;
+          if (peer.role === 'arbiter') {
+            this.reports.push({ from: n.name, report: frame.x as F10Report });
+            return true;
+          }
+          this.controlSent++;
           if (peer.role === 'switch') this.queue.push({ to: peer.name, port: p.peerPort, frame });
           return true;
         },
@@ -71,10 +85,16 @@ class Fabric {
         metrics: new Metrics(),
         emit: (kind: string, _t: number, fields: Record<string, unknown> = {}) =>
           this.events.push({ kind, node: n.name, ...fields }),
-        upcall: () => {},
       } as unknown as NodeContext;
-      this.mods.set(n.name, new F10Module(ctx, () => {}));
+      this.mods.set(n.name, new F10Module(ctx));
     }
+  }
+
+  /** the controller's command reaches `node` on its control link; true when the switch took it */
+  command(node: string, c: F10Command): boolean {
+    const port = this.portOf(node, 'arb0');
+    const frame = makeFrame({ t: FrameType.Control, s: -1, d: -1, z: 64, x: c });
+    return this.mods.get(node)!.onControl(0, port, frame);
   }
 
   portOf(a: string, b: string): number {
@@ -236,7 +256,7 @@ describe('F10 local rerouting (§5.1)', () => {
     f.cutLink('core0', v.name);
     for (const p of core.ports) {
       const child = f.byName.get(p.peer)!;
-      if (child.f10!.type === 'B') f.cutLink('core0', child.name);
+      if (child.f10?.type === 'B') f.cutLink('core0', child.name);
     }
     const hosts = f.topo.nodes.filter((n) => n.role === 'host');
     // a frame that must go down core0 -> v: force it to core0 by walking from core0 directly
@@ -275,7 +295,8 @@ describe('F10 pushback (§5.2)', () => {
     expect([...at.keys()].sort()).toEqual(
       f.byName
         .get('core0')!
-        .ports.map((p) => p.peer)
+        .ports.filter((p) => p.dir === 'down')
+        .map((p) => p.peer)
         .filter((n) => n !== 'agg0')
         .sort(),
     );
@@ -337,11 +358,36 @@ describe('F10 pushback (§5.2)', () => {
     f.dead.delete('agg0');
     for (const p of f.byName.get('agg0')!.ports) {
       const m = f.mods.get(p.peer);
-      if (m) m.command({ kind: 'reinstall', port: p.peerPort });
-      f.mods.get('agg0')!.command({ kind: 'reinstall', port: p.index });
+      if (m) f.command(p.peer, { kind: 'reinstall', port: p.peerPort });
+      if (p.dir !== 'control') f.command('agg0', { kind: 'reinstall', port: p.index });
     }
     f.settle();
     expect(f.blocksAt().size).toBe(0);
+  });
+
+  it('a switch reports each detection to the controller and takes only well-formed commands', () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    f.cutLink('agg0', 'tor0');
+    const port = f.portOf('agg0', 'tor0');
+    expect(f.reports).toContainEqual({ from: 'agg0', report: { f10: 'down', port } });
+    expect(f.reports).toContainEqual({
+      from: 'tor0',
+      report: { f10: 'down', port: f.portOf('tor0', 'agg0') },
+    });
+    // the control link itself is no data link: its failure is neither rerouted nor reported
+    const before = f.reports.length;
+    f.mods.get('agg0')!.portDown(f.portOf('agg0', 'arb0'));
+    expect(f.reports.length).toBe(before);
+    // commands naming ports the switch does not have, or of unknown kinds, are not consumed
+    const bad = [
+      { kind: 'reinstall', port: 99 },
+      { kind: 'weights', weights: Array(40).fill(1) },
+      { kind: 'routes', routes: [[0, [-1]]] },
+      { kind: 'explode' },
+    ];
+    for (const c of bad) expect(f.command('agg0', c as F10Command)).toBe(false);
+    expect(f.command('agg0', { kind: 'reinstall', port })).toBe(true);
+    expect(f.events).toContainEqual({ kind: 'f10-reinstalled', node: 'agg0', port, peer: 'tor0' });
   });
 
   it('a switch that loses every uplink tells its children (PBExcept) and they route around it', () => {

@@ -51,9 +51,24 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
     expect(f10.f10.spuriousDetections).toBe(0);
     expect(f10.frames).toEqual({ sent: 14_875, received: 14_545, lost: 330 });
     expect(portland.f10.failures.map((f: Failure) => [f.lostBeforeDetection, f.lostAfterDetection])).toEqual([
-      [5, 523],
-      [9, 309],
+      [5, 554],
+      [8, 311],
     ]);
+  });
+
+  it('runs the controller as its own process (arb0), reached over control links with latency', () => {
+    // F10 rebalances at its epochs (every 500 µs), whatever the detections
+    expect(f10.f10.controller).toEqual({ rebalances: 4, routeInstalls: 0 });
+    expect(f10.f10.failures.map((f: Failure) => f.rebalanceAt! - f.detectedAt!)).toEqual([390_000, 90_000]);
+    // PortLand: the failure report crosses a control link (1 µs + 64 B at 10 Gbit/s), then the
+    // 400 µs reaction delay
+    expect(portland.f10.controller).toEqual({ rebalances: 0, routeInstalls: 2 });
+    // (to the picosecond: the difference of two float times)
+    expect(
+      portland.f10.failures.map((f: Failure) => Math.round((f.rebalanceAt! - f.detectedAt!) * 1000) / 1000),
+    ).toEqual([401_051.2, 401_051.2]);
+    // 16 hosts + 20 switches + the controller
+    for (const s of [f10, portland]) expect(s.processes.started).toBe(37);
   });
 
   it('runs cleanly on both fabrics', () => {

@@ -424,7 +424,7 @@ class Fabric {
         if (this.nodes[q].role !== 'switch') continue;
         if (descend ? p.dir !== 'down' || !this.below[q].has(dst) : p.dir !== 'up') continue;
         walk(q, {
-          hops: [...path.hops, { node: this.nodes[s].name, port: p.index, dir: p.dir }],
+          hops: [...path.hops, { node: this.nodes[s].name, port: p.index, dir: p.dir as Hop['dir'] }],
           egress: [...path.egress, this.portBase[s] + p.index],
           links: [...path.links, p.link],
         });

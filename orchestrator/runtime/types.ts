@@ -4,11 +4,13 @@
  * idempotent `stop()` leaves nothing running and says so.
  */
 
+import type { NodeKind } from '../../core/messages.js';
+
 export interface NodeLaunch {
   name: string;
   /** the run this node belongs to: shows in `ps` and labels containers */
   runId: string;
-  role: 'host' | 'switch';
+  role: NodeKind;
   /** environment: control address and node name */
   env: Record<string, string>;
   /** where the node's stdout/stderr go */

@@ -9,17 +9,9 @@ import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
 import { ScenarioError } from '../errors.js';
 import { scenarioSchema } from './schema.js';
 
-/** A parsed, schema-valid scenario document plus a way to point at any of its fields. */
-export interface ScenarioSource {
-  file: string;
-  data: RawScenario;
-  /** line (1-based) of the value at `path`, or of its nearest existing parent */
-  lineOf(path: Array<string | number>): number;
-  error(path: Array<string | number>, problem: string): ScenarioError;
-}
+import type { RawScenario, ScenarioSource } from './source.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: raw YAML is checked by the schema, then resolved field by field
-export type RawScenario = Record<string, any>;
+export type { RawScenario, ScenarioSource } from './source.js';
 
 // verbose: errors carry the offending data and their schema, for messages that list the allowed keys
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });

@@ -11,6 +11,8 @@ import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
 import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
 import type { WorkloadSpec } from '../../node/workload.js';
+import { resolveScheme, type SchemeSettings, schemeDriver } from '../schemes/index.js';
+import { attachArbiters } from '../topology/arbiter.js';
 import { dumbbell } from '../topology/dumbbell.js';
 import { f10Tree } from '../topology/f10.js';
 import { fatTree } from '../topology/fattree.js';
@@ -18,9 +20,8 @@ import { leafSpine } from '../topology/leafspine.js';
 import { validateTopology } from '../topology/routing.js';
 import { star } from '../topology/star.js';
 import type { LinkParams, Topology } from '../topology/types.js';
-import type { ScenarioSource } from './load.js';
 import { CONTAINER_ACTIONS, type TIMELINE_ACTIONS } from './schema.js';
-import { resolveScheme, type SchemeSettings } from './scheme.js';
+import type { ScenarioSource } from './source.js';
 
 export interface PortDefaults {
   bufferBytes: number;
@@ -84,7 +85,7 @@ export interface Scenario {
   ports: PortDefaults;
   liveness: LivenessConfig;
   transport: TransportConfig;
-  /** what runs on the switches: ECMP, F10, or the controller-only baseline */
+  /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/schemes/) */
   scheme: SchemeSettings;
   /** oscillator model; null: ideal clocks */
   clocks: ClockModel | null;
@@ -184,7 +185,10 @@ export function resolveScenario(
   for (const w of ['host', 'fabric'] as const) {
     if (!(links[w].rateBps > 0)) throw src.error(['links', w, 'rate'], 'link rate must be > 0');
   }
-  const topology = buildTopology(src, links);
+  // the scheme's arbiters (F10's controller, ...) join the topology as nodes with their own links
+  const fabric = buildTopology(src, links);
+  const scheme = resolveScheme(src, fabric, links);
+  const topology = attachArbiters(fabric, schemeDriver(scheme.kind).arbiters?.(scheme, fabric) ?? []);
 
   const p = d.ports ?? {};
   const ports: PortDefaults = {
@@ -239,7 +243,7 @@ export function resolveScenario(
     ports,
     liveness,
     transport,
-    scheme: resolveScheme(src, topology),
+    scheme,
     clocks,
     ptp,
     workload,

@@ -5,7 +5,7 @@
  * silently ignored key.
  */
 
-import { schemeSchema } from './scheme.js';
+import { schemeSchema } from '../schemes/index.js';
 
 const duration = {
   type: ['string', 'number'],

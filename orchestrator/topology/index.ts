@@ -5,6 +5,7 @@
  */
 import type { Topology } from './types.js';
 
+export { type ArbiterSpec, attachArbiters, dataPlane } from './arbiter.js';
 export { dumbbell } from './dumbbell.js';
 export { f10Tree } from './f10.js';
 export { verifyF10 } from './f10-verify.js';
@@ -22,7 +23,8 @@ export function toDot(topo: Topology): string {
     // F10 switches show their address: level, location, index and subtree type (F10 figure 2)
     const a = n.f10;
     const label = a ? ` label=${q(`${n.name}\nloc ${a.location} idx ${a.index} ${a.type}`)}` : '';
-    lines.push(`  ${q(n.name)} [shape=${n.role === 'host' ? 'ellipse' : 'box'}${label}];`);
+    const shape = n.role === 'host' ? 'ellipse' : n.role === 'arbiter' ? 'diamond' : 'box';
+    lines.push(`  ${q(n.name)} [shape=${shape}${label}];`);
   }
   const tiers = new Map<number, string[]>();
   for (const n of topo.nodes) {

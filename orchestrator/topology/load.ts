@@ -41,7 +41,8 @@ export function loadTopologyFile(file: string): Topology {
     const at = `nodes[${i}]`;
     if (typeof n?.name !== 'string') fail(`${at}.name`, 'expected a string');
     if (!Number.isInteger(n.id)) fail(`${at}.id`, 'expected an integer');
-    if (n.role !== 'host' && n.role !== 'switch') fail(`${at}.role`, "expected 'host' or 'switch'");
+    if (n.role !== 'host' && n.role !== 'switch' && n.role !== 'arbiter')
+      fail(`${at}.role`, "expected 'host', 'switch' or 'arbiter'");
     if (!Number.isInteger(n.tier)) fail(`${at}.tier`, 'expected an integer');
     if (!Array.isArray(n.ports)) fail(`${at}.ports`, 'expected an array');
     for (const [j, p] of n.ports.entries()) {
@@ -49,7 +50,8 @@ export function loadTopologyFile(file: string): Topology {
       for (const k of ['index', 'peerPort', 'link'] as const)
         if (!Number.isInteger(p?.[k])) fail(`${pat}.${k}`, 'expected an integer');
       if (typeof p.peer !== 'string') fail(`${pat}.peer`, 'expected a string');
-      if (p.dir !== 'up' && p.dir !== 'down') fail(`${pat}.dir`, "expected 'up' or 'down'");
+      if (p.dir !== 'up' && p.dir !== 'down' && p.dir !== 'control')
+        fail(`${pat}.dir`, "expected 'up', 'down' or 'control'");
     }
     if (n.f10 !== undefined) {
       for (const k of ['level', 'location', 'index'] as const)

@@ -36,7 +36,7 @@ export function hostPath(topo: Topology, srcHost: string, dstHost: string): numb
     const next: typeof frontier = [];
     for (const { node, phase } of frontier) {
       for (const port of node.ports) {
-        if (port.dir === 'up' && phase === 'down') continue;
+        if (port.dir === 'control' || (port.dir === 'up' && phase === 'down')) continue;
         const peer = g.byName.get(port.peer);
         if (!peer) continue;
         if (peer === dst) return hops;
@@ -75,16 +75,34 @@ export function validateTopology(topo: Topology): string[] {
   return problems;
 }
 
-/** Names, dense ids (hosts first), and the shape of hosts. */
+/** Names, dense ids (hosts first, then switches, then arbiters), the shape of hosts, control links. */
 function checkNodes(topo: Topology, problems: string[]): void {
   const first = new Map<string, number>();
   let firstSwitch: TopoNode | undefined;
+  let firstArbiter: TopoNode | undefined;
+  const role = new Map(topo.nodes.map((n) => [n.name, n.role]));
   for (const [i, node] of topo.nodes.entries()) {
     const dup = first.get(node.name);
     if (dup === undefined) first.set(node.name, i);
     else problems.push(`duplicate node name ${node.name} (nodes ${dup} and ${i})`);
     if (node.id !== i)
       problems.push(`node ${node.name} has id ${node.id}, expected ${i} (ids follow node order)`);
+    // a control port joins a switch and an arbiter, and nothing else does
+    for (const p of node.ports) {
+      const pair = [node.role, role.get(p.peer)].sort().join('-');
+      if ((p.dir === 'control') !== (pair === 'arbiter-switch'))
+        problems.push(
+          p.dir === 'control'
+            ? `port ${node.name}:${p.index} points 'control' but joins a ${pair.replace('-', ' and a ')}`
+            : `port ${node.name}:${p.index} joins a switch and an arbiter; it must point 'control'`,
+        );
+    }
+    if (node.role === 'arbiter') {
+      firstArbiter ??= node;
+      continue;
+    }
+    if (firstArbiter)
+      problems.push(`${node.role} ${node.name} comes after arbiter ${firstArbiter.name}; arbiters come last`);
     if (node.role === 'switch') {
       firstSwitch ??= node;
       continue;
@@ -170,6 +188,7 @@ class Graph {
     const down: Record<number, number[]> = {};
     const up: number[] = [];
     for (const port of sw.ports) {
+      if (port.dir === 'control') continue;
       if (port.dir === 'up') {
         up.push(port.index);
         continue;

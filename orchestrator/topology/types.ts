@@ -5,9 +5,10 @@
  * `core0`, `sw0`; a port is `node:index`.
  */
 
+import type { NodeKind, PortDir } from '../../core/messages.js';
 import type { F10Address, F10Shape } from '../../switch/f10/address.js';
 
-export type NodeRole = 'host' | 'switch';
+export type NodeRole = NodeKind;
 
 export interface TopoPort {
   index: number;
@@ -15,15 +16,18 @@ export interface TopoPort {
   peer: string;
   /** index of the port at the other end */
   peerPort: number;
-  /** 'up' points toward the core (a host's NIC is 'up'), 'down' toward hosts */
-  dir: 'up' | 'down';
+  /**
+   * 'up' points toward the core (a host's NIC is 'up'), 'down' toward hosts; 'control' joins a switch
+   * and an arbiter (a scheme's central controller), never routed through
+   */
+  dir: PortDir;
   /** link index in `Topology.links` */
   link: number;
 }
 
 export interface TopoNode {
   name: string;
-  /** dense id: hosts get 0..H-1 in order, switches follow */
+  /** dense id: hosts get 0..H-1 in order, switches follow, then arbiters */
   id: number;
   role: NodeRole;
   /** 0 = host, 1 = leaf/edge/ToR, 2 = spine/aggregation, 3 = core */

@@ -27,8 +27,8 @@
 import type { NodeClock } from '../../core/clock.js';
 import { type Frame, FrameType } from '../../core/frame.js';
 import { keepaliveFrame, type LivenessEvents, type LivenessPort } from '../../core/liveness.js';
-import type { F10DetectorConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
+import type { F10DetectorConfig } from './config.js';
 
 /** The sender's view of the link, carried in a keepalive's `q`. */
 export const LinkState = { Down: 0, Init: 1, Up: 2 } as const;

@@ -1,8 +1,9 @@
 /**
  * F10 on a switch process: the router (forwarding, local rerouting), the pushback protocol (F10
- * §5.2) on control frames, the ToR traffic reports and route updates exchanged with the controller
- * (§5.3, §6), and the measurements the orchestrator turns into `summary.f10` (reroutes, detour hop
- * inflation, pushback messages and installs).
+ * §5.2) on control frames, the failure reports, ToR traffic reports and route updates exchanged with
+ * the controller (§5.3, §6) over the switch's control link to the arbiter, and the measurements the
+ * orchestrator turns into `summary.f10` (reroutes, detour hop inflation, pushback messages and
+ * installs).
  *
  * Pushback messages travel as control frames between neighbours, `x = { pb, lv, loc, st, o, fl, rm }`:
  * pb 0 = PBOnly / 1 = PBExcept for the prefix (loc, lv); st the subtree type stack (0 = A, 1 = B);
@@ -11,13 +12,15 @@
  * routes (scenarios 2 and 3); rm 1 = remove instead of install.
  */
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
+import type { HistogramSnapshot } from '../../core/histogram.js';
 import { Histogram } from '../../core/histogram.js';
-import type { F10Config } from '../../core/messages.js';
 import type { NodeContext } from '../../core/node-runtime.js';
 import type { Timer } from '../../core/scheduler.js';
 import type { Routing } from '../routing.js';
-import type { SwitchModule } from '../switch.js';
+import type { SwitchScheme } from '../scheme.js';
 import type { F10Address } from './address.js';
+import type { F10Config } from './config.js';
+import { type F10Command, type F10Report, isF10Command } from './control.js';
 import { F10Router, inflationOf } from './router.js';
 
 interface Pushback {
@@ -43,25 +46,20 @@ function isPushback(x: unknown): x is Pushback {
   );
 }
 
-/** What the controller sends a switch (through the orchestrator). */
-export type F10Command =
-  | { kind: 'reinstall'; port: number }
-  | { kind: 'weights'; weights: number[] | null }
-  | { kind: 'scheduled'; entries: Array<[number, number, number]> }
-  | { kind: 'routes'; routes: Array<[number, number[]]> };
-
-/** What a switch tells the controller besides its detection events. */
-export interface F10Upcall {
-  kind: 'traffic';
-  /** bytes sent upward per destination ToR location during the last report period */
-  bytes: Array<[number, number]>;
+/** A switch's report section: hops added by detours, per detoured frame delivered. */
+export interface F10SwitchSection {
+  inflation: HistogramSnapshot;
 }
 
 const typeCode = (t: 'A' | 'B'): number => (t === 'A' ? 0 : 1);
 
-export class F10Module implements Routing, SwitchModule {
+export class F10Module implements Routing, SwitchScheme {
   readonly router: F10Router;
+  readonly routing: Routing = this;
   private readonly cfg: F10Config;
+  /** the link to the controller (arbiter/f10), or -1 when the fabric runs without one */
+  private readonly controlPort: number;
+  private commands = 0;
   /** blocks this switch pushed to its children, by origin key */
   private announced = new Map<string, { kind: 'only' | 'except'; level: number; location: number }>();
   private readonly inflation = new Histogram();
@@ -71,12 +69,10 @@ export class F10Module implements Routing, SwitchModule {
   private pushbackInstalled = 0;
   private readonly detoured = { delivered: 0, plus2: 0, plus4: 0, other: 0 };
 
-  constructor(
-    private readonly ctx: NodeContext,
-    private readonly upcall: (u: F10Upcall) => void,
-  ) {
-    const cfg = ctx.config.f10!;
+  constructor(private readonly ctx: NodeContext) {
+    const cfg = ctx.config.scheme?.config as F10Config;
     this.cfg = cfg;
+    this.controlPort = ctx.config.ports.findIndex((p) => p.dir === 'control');
     this.router = new F10Router(
       cfg,
       ctx.config.ports.map((p) => p.dir),
@@ -117,25 +113,42 @@ export class F10Module implements Routing, SwitchModule {
 
   start(at: number): void {
     if (this.router.level === 0 && this.cfg.reportNs > 0)
-      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.report);
+      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.reportTraffic);
   }
 
   stop(): void {
     this.ctx.sched.cancel(this.reportTimer);
   }
 
-  private readonly report = (now: number): void => {
-    this.upcall({ kind: 'traffic', bytes: [...this.traffic] });
+  /** a message to the controller, over the control link */
+  private tell(m: F10Report, now: number): void {
+    if (this.controlPort < 0) return;
+    const frame = makeFrame({
+      t: FrameType.Control,
+      s: this.ctx.config.id,
+      d: -1,
+      z: WireSize.Small + (m.f10 === 'traffic' ? 8 * m.bytes.length : 0),
+      p: Priority.Control,
+      x: m,
+    });
+    this.ctx.ports[this.controlPort].send(frame, now);
+  }
+
+  private readonly reportTraffic = (now: number): void => {
+    this.tell({ f10: 'traffic', bytes: [...this.traffic] }, now);
     this.traffic = new Map();
-    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.report);
+    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.reportTraffic);
   };
 
   // ---- failures ------------------------------------------------------------------------------
 
   portDown(port: number): void {
+    if (port === this.controlPort) return;
+    const now = this.ctx.sched.current;
+    // failures are reported to the controller at once (F10 §5.3); rebalancing waits for its epoch
+    this.tell({ f10: 'down', port }, now);
     this.router.portDown(port);
     if (this.cfg.mode !== 'f10' || !this.cfg.pushback) return;
-    const now = this.ctx.sched.current;
     const v = this.cfg.peers[port];
     if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
       // scenario 1: this switch lost its only way down to v's prefix; tell everyone but v
@@ -147,7 +160,9 @@ export class F10Module implements Routing, SwitchModule {
   }
 
   portUp(port: number): void {
+    if (port === this.controlPort) return;
     // a recovered link is used again only when the controller reinstalls it (F10 §5.3)
+    this.tell({ f10: 'up', port }, this.ctx.sched.current);
     this.router.portUp(port);
   }
 
@@ -162,8 +177,8 @@ export class F10Module implements Routing, SwitchModule {
   }
 
   /** the controller's commands */
-  command(c: F10Command): void {
-    const now = this.ctx.sched.current;
+  private command(c: F10Command, now: number): void {
+    this.commands++;
     switch (c.kind) {
       case 'reinstall': {
         const port = c.port;
@@ -196,6 +211,11 @@ export class F10Module implements Routing, SwitchModule {
 
   onControl(now: number, ingress: number, frame: Frame): boolean {
     const m = frame.x;
+    if (ingress === this.controlPort) {
+      if (!isF10Command(m, this.ctx.ports.length)) return false;
+      this.command(m, now);
+      return true;
+    }
     if (!isPushback(m)) return false;
     if (this.cfg.mode !== 'f10') return true;
     const fromChild = this.ctx.config.ports[ingress].dir === 'down';
@@ -285,8 +305,9 @@ export class F10Module implements Routing, SwitchModule {
     }
   }
 
-  reportMetrics(): void {
+  report(): F10SwitchSection {
     const m = this.ctx.metrics;
+    m.inc('f10Commands', this.commands);
     const s = this.router.stats;
     m.inc('f10ReroutedUp', s.reroutedUp);
     m.inc('f10Scheme1', s.scheme1);
@@ -300,9 +321,6 @@ export class F10Module implements Routing, SwitchModule {
     m.inc('f10DetourOther', this.detoured.other);
     for (const [port, n] of this.router.routedToDown.entries())
       if (n > 0) m.inc(`routedToDown:${this.peerName(port)}`, n);
-  }
-
-  inflationSnapshot() {
-    return this.inflation.snapshot();
+    return { inflation: this.inflation.snapshot() };
   }
 }

@@ -14,7 +14,7 @@
  * stays on the frame to the end so the last switch can measure the path inflation.
  */
 import type { Frame } from '../../core/frame.js';
-import type { F10Config } from '../../core/messages.js';
+import type { PortDir } from '../../core/messages.js';
 import { flowHash } from '../routing.js';
 import {
   bitsPerLevel,
@@ -25,6 +25,7 @@ import {
   type SubtreeType,
   samePrefix,
 } from './address.js';
+import type { F10Config } from './config.js';
 
 export const TAG = 0xf1;
 export const Stage = { Normal: 0, UpAvoid: 1, DownAny: 2, UpSecond: 3 } as const;
@@ -99,7 +100,7 @@ export class F10Router {
 
   constructor(
     readonly cfg: F10Config,
-    private readonly dirs: Array<'up' | 'down'>,
+    private readonly dirs: PortDir[],
     private readonly salt: number,
     private readonly events: RouterEvents,
   ) {
@@ -113,6 +114,7 @@ export class F10Router {
     for (let i = 0; i < dirs.length; i++) {
       const peer = cfg.peers[i];
       if (dirs[i] === 'up') this.up.push(i);
+      else if (dirs[i] === 'control') continue;
       else if (peer) this.childByPrefix.set(prefix(peer.location, level - 1, this.b), i);
       else hostPorts.push(i);
     }

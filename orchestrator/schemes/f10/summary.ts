@@ -12,9 +12,13 @@
  * after detection too (`lost.noRoute`). `lost.total`: end to end, data frames sent minus received
  * minus congestion drops (UDP flows).
  */
-import { Histogram } from '../core/histogram.js';
-import type { NodeEvent } from '../core/messages.js';
-import { concerns, type FabricResult } from './fabric.js';
+import { Histogram } from '../../../core/histogram.js';
+import type { NodeEvent } from '../../../core/messages.js';
+import type { F10SwitchSection } from '../../../switch/f10/module.js';
+import type { FabricResult } from '../../fabric.js';
+import { concerns } from '../../fired.js';
+import type { SummaryTotals } from '../types.js';
+import type { F10Settings } from './settings.js';
 
 export interface F10FailureSummary {
   action: string;
@@ -59,18 +63,14 @@ export interface F10Summary {
   controller: { rebalances: number; routeInstalls: number };
 }
 
-export function summarizeF10(
-  r: FabricResult,
-  frames: { sent: number; received: number } | undefined,
-  congestionDrops: number,
-): F10Summary | null {
-  const scheme = r.scenario.scheme;
-  if (scheme.kind === 'ecmp') return null;
+export function summarizeF10(s: F10Settings, r: FabricResult, totals: SummaryTotals): F10Summary {
+  const { frames, congestionDrops } = totals;
   const counters: Record<string, number> = {};
   const hist = new Histogram();
   for (const rep of r.reports) {
     for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
-    if (rep.f10Inflation) hist.merge(rep.f10Inflation);
+    const section = rep.scheme as Partial<F10SwitchSection> | undefined;
+    if (section?.inflation) hist.merge(section.inflation);
   }
   const c = (k: string): number => counters[k] ?? 0;
   // per (node, peer): data frames sent on ports still down when the run ended, and frames routed onto
@@ -94,7 +94,7 @@ export function summarizeF10(
   const beforeDetection = failures.reduce((s, f) => s + f.lostBeforeDetection, 0);
   const afterDetection = failures.reduce((s, f) => s + f.lostAfterDetection, 0) + noRoute;
   return {
-    scheme: scheme.kind,
+    scheme: s.kind,
     failures,
     spuriousDetections: events.filter(
       (e) => e.kind === 'port-down-detected' && !r.faults.some((f) => f.t <= e.t && concerns(f, e)),

@@ -1,0 +1,91 @@
+/**
+ * F10 (and its PortLand-style baseline) as the orchestrator sees it: settings, the controller as an
+ * arbiter process with a control link to every switch, each node's F10 config (its address, its
+ * neighbours', the detector) and `summary.f10` with its report lines.
+ */
+
+import type { F10ArbiterConfig } from '../../../arbiter/f10/role.js';
+import type { SchemeNodeConfig } from '../../../core/messages.js';
+import { formatNs } from '../../../core/time.js';
+import { F10_KIND, type F10Config, type F10LinkConfig } from '../../../switch/f10/config.js';
+import { type ArbiterSpec, dataPlane } from '../../topology/arbiter.js';
+import type { Topology, TopoNode } from '../../topology/types.js';
+import type { SchemeDriver } from '../types.js';
+import { type F10Settings, f10Properties, resolveF10 } from './settings.js';
+import { type F10Summary, summarizeF10 } from './summary.js';
+
+/** The controller's name (STYLE §9: arbiters are `arb0`, `arb1`, ...). */
+export const F10_CONTROLLER = 'arb0';
+
+export const f10Driver: SchemeDriver<F10Settings> = {
+  kinds: ['f10', 'portland'],
+  properties: f10Properties,
+  resolve: resolveF10,
+
+  arbiters(s: F10Settings, topo: Topology): ArbiterSpec[] {
+    const links = topo.nodes
+      .filter((n) => n.role === 'switch')
+      .map((n) => ({ to: n.name, ...s.controlLink }));
+    return [{ name: F10_CONTROLLER, links }];
+  },
+
+  nodeScheme(s: F10Settings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
+    const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+    if (node.role === 'host') return wrap<F10LinkConfig>({ detector: s.detector });
+    if (node.role === 'arbiter') {
+      const cfg: F10ArbiterConfig = {
+        mode: s.kind,
+        detector: s.detector,
+        epochNs: s.epochNs,
+        stableNs: s.stableNs,
+        reactionDelayNs: s.reactionDelayNs,
+        reportNs: s.reportNs,
+        predictableDelta: s.predictableDelta,
+        topology: dataPlane(topo),
+        switches: node.ports.map((p) => p.peer),
+      };
+      return wrap(cfg);
+    }
+    if (!node.f10 || !topo.f10) return undefined;
+    const hosts = topo.nodes.filter((n) => n.role === 'host');
+    const cfg: F10Config = {
+      mode: s.kind === 'f10' ? 'f10' : 'controller',
+      pushback: s.pushback,
+      shape: topo.f10,
+      self: node.f10,
+      peers: node.ports.map((p) => byName.get(p.peer)?.f10 ?? null),
+      hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location),
+      detector: s.detector,
+      reportNs: s.reportNs,
+    };
+    return wrap(cfg);
+  },
+
+  summaryKey: 'f10',
+  summarize: summarizeF10,
+
+  reportRows(section: unknown, summary: Record<string, unknown>): Array<[string, string]> {
+    const f10 = section as F10Summary;
+    const rows: Array<[string, string]> = [];
+    const frames = summary.frames as { sent: number; received: number } | undefined;
+    if (frames) rows.push(['UDP frames sent / received', `${frames.sent} / ${frames.received}`]);
+    for (const f of f10.failures) {
+      const after = (t: number | null) =>
+        t !== null && f.detectedAt !== null ? formatNs(t - f.detectedAt) : '-';
+      rows.push([
+        `${f10.scheme} ${f.action} ${f.target}`,
+        `reroute +${after(f.firstRerouteAt)}, pushback done +${after(f.pushbackCompleteAt)}, ${f10.scheme === 'f10' ? 'rebalance' : 'routes'} +${after(f.rebalanceAt)} after detection; lost ${f.lostBeforeDetection} before / ${f.lostAfterDetection} after`,
+      ]);
+    }
+    const d = f10.detours;
+    rows.push([
+      `${f10.scheme} recovery`,
+      `${f10.reroutes.up} moved to another parent, ${d.delivered} detoured (${d.plus2} +2 hops, ${d.plus4} +4, ${d.other} other), ${f10.reroutes.noRoute} without route; ${f10.pushback.messages} pushback messages${f10.spuriousDetections > 0 ? `; ** ${f10.spuriousDetections} links seen down that no fault hit: raise --tdf **` : ''}`,
+    ]);
+    return rows;
+  },
+};
+
+function wrap<C>(config: C): SchemeNodeConfig {
+  return { kind: F10_KIND, config };
+}

@@ -1,0 +1,165 @@
+/**
+ * F10's `scheme:` settings: `f10` runs F10's detector, local rerouting, pushback and epoch controller
+ * on an F10 tree; `portland` is the controller-only baseline F10 is compared with: same detector, but
+ * the switches only report failures and the controller recomputes routes after a reaction delay. The
+ * controller is an arbiter process (`arb0`) with a control link to every switch.
+ */
+import { parseDurationNs, parseRateBps } from '../../../core/time.js';
+import type { F10DetectorConfig } from '../../../switch/f10/config.js';
+import type { ScenarioSource } from '../../scenario/source.js';
+import type { LinkParams, Topology } from '../../topology/types.js';
+
+const duration = {
+  type: ['string', 'number'],
+  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
+};
+const count = { type: 'integer', minimum: 1 };
+
+const rate = {
+  type: ['string', 'number'],
+  pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*[kKmMgGtT]?(bps|bit/s|b/s)?\\s*$',
+};
+
+/** The `scheme:` properties F10 reads (besides kind). */
+export const f10Properties = {
+  pushback: { type: 'boolean' },
+  detector: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      window: duration,
+      keepUp: count,
+      bringUp: count,
+      keepalive: duration,
+      hold: count,
+      maxHold: count,
+    },
+  },
+  controller: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      epoch: duration,
+      stable: duration,
+      reactionDelay: duration,
+      report: duration,
+      predictableDelta: { type: 'number', exclusiveMinimum: 0 },
+      /** the control links from the controller to every switch; default: the fabric links' */
+      link: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { rate, delay: duration },
+      },
+    },
+  },
+};
+
+export interface F10Settings {
+  kind: 'f10' | 'portland';
+  /** f10: pushback on (default) or off, to study local rerouting alone */
+  pushback: boolean;
+  detector: F10DetectorConfig;
+  /** how often the controller rebalances (F10 §5.3) */
+  epochNs: number;
+  /** how long a recovered link must stay up before it is used again */
+  stableNs: number;
+  /** portland: delay from a failure report to the recomputed routes */
+  reactionDelayNs: number;
+  /** how often ToRs report their traffic */
+  reportNs: number;
+  /** a ToR pair is predictable when within this fraction of its recent mean (MicroTE: 0.2) */
+  predictableDelta: number;
+  /** the controller's control links */
+  controlLink: LinkParams;
+  [setting: string]: unknown;
+}
+
+/**
+ * Defaults, and why:
+ * - detector window 10 µs, c = 2, d = 3, keepalive 2.5 µs: four keepalives per window on an idle
+ *   link, so a healthy link clears c with room; a dead one is declared down within two windows
+ *   (≤ 20 µs), inside the ≤ 30 µs F10's prototype reached (§7.1).
+ * - epoch 1 ms, report 500 µs: the paper schedules every second on traces of minutes; scaled to runs of
+ *   milliseconds so several epochs fall inside a run.
+ * - stable 2 ms: two epochs up before a recovered link carries traffic again.
+ * - reaction delay 1 ms: PortLand reports 65 ms; 1 ms keeps runs short and is still ~50× F10's
+ *   detection time, so the comparison stays conservative for the baseline.
+ */
+export const SCHEME_DEFAULTS = {
+  detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
+  controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
+} as const;
+
+export function resolveF10(
+  src: ScenarioSource,
+  topo: Topology,
+  kind: string,
+  links: { fabric: LinkParams },
+): F10Settings {
+  const s = src.data.scheme;
+  if (kind !== 'f10' && kind !== 'portland') throw new Error(`resolveF10: kind ${kind}`);
+  if (!topo.f10)
+    throw src.error(['scheme', 'kind'], `scheme ${s.kind} needs an F10 tree: use topology kind f10`);
+  const dur = (path: string[], v: string | number): number => {
+    try {
+      const ns = parseDurationNs(v);
+      if (!(ns > 0)) throw new Error('must be > 0');
+      return ns;
+    } catch (err) {
+      throw src.error(['scheme', ...path], (err as Error).message);
+    }
+  };
+  const d = { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) };
+  const c = { ...SCHEME_DEFAULTS.controller, ...(s.controller ?? {}) };
+  const detector: F10DetectorConfig = {
+    windowNs: dur(['detector', 'window'], d.window),
+    keepUp: d.keepUp,
+    bringUp: d.bringUp,
+    keepaliveNs: dur(['detector', 'keepalive'], d.keepalive),
+    holdWindows: d.hold,
+    maxHoldWindows: d.maxHold,
+  };
+  if (detector.maxHoldWindows < detector.holdWindows)
+    throw src.error(['scheme', 'detector', 'maxHold'], `maxHold must be >= hold (${detector.holdWindows})`);
+  if (detector.keepaliveNs * detector.keepUp >= detector.windowNs)
+    throw src.error(
+      ['scheme', 'detector', 'keepalive'],
+      `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
+    );
+  if (s.pushback !== undefined && s.kind !== 'f10')
+    throw src.error(['scheme', 'pushback'], `pushback is part of F10; scheme ${s.kind} has none`);
+  const link = c.link ?? {};
+  const controlLink: LinkParams = {
+    rateBps:
+      link.rate === undefined
+        ? links.fabric.rateBps
+        : parseOr(src, ['controller', 'link', 'rate'], link.rate, parseRateBps),
+    propNs: link.delay === undefined ? links.fabric.propNs : dur(['controller', 'link', 'delay'], link.delay),
+  };
+  return {
+    kind,
+    pushback: s.pushback ?? true,
+    detector,
+    epochNs: dur(['controller', 'epoch'], c.epoch),
+    stableNs: dur(['controller', 'stable'], c.stable),
+    reactionDelayNs: dur(['controller', 'reactionDelay'], c.reactionDelay),
+    reportNs: dur(['controller', 'report'], c.report),
+    predictableDelta: c.predictableDelta,
+    controlLink,
+  };
+}
+
+function parseOr(
+  src: ScenarioSource,
+  path: string[],
+  v: string | number,
+  parse: (v: string | number) => number,
+): number {
+  try {
+    const n = parse(v);
+    if (!(n > 0)) throw new Error('must be > 0');
+    return n;
+  } catch (err) {
+    throw src.error(['scheme', ...path], (err as Error).message);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The orchestrator's side of a scheme (STYLE §2): what its `scheme:` section accepts and resolves to,
+ * which arbiters it attaches to the topology, what each node's config carries for it, and the summary
+ * section and report lines it makes from the run. The orchestrator's run loop, planner and collector
+ * only go through this interface; a new scheme is a folder here plus a line in `index.ts`.
+ */
+import type { SchemeNodeConfig } from '../../core/messages.js';
+import type { FabricResult } from '../fabric.js';
+import type { ScenarioSource } from '../scenario/source.js';
+import type { ArbiterSpec } from '../topology/arbiter.js';
+import type { LinkParams, Topology, TopoNode } from '../topology/types.js';
+
+/** A resolved `scheme:` section: plain data, written into the resolved scenario. */
+export interface SchemeSettings {
+  kind: string;
+  [setting: string]: unknown;
+}
+
+/** What a summary section is made from, besides the run itself. */
+export interface SummaryTotals {
+  /** UDP data frames, end to end, when the transport counts them */
+  frames: { sent: number; received: number } | undefined;
+  congestionDrops: number;
+}
+
+export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
+  /** the `scheme.kind` values it answers to */
+  readonly kinds: readonly string[];
+  /** JSON-schema properties of the `scheme:` section it reads, besides `kind` */
+  readonly properties: Record<string, object>;
+  /** checks and resolves the section; errors name the file, line and field */
+  resolve(src: ScenarioSource, topo: Topology, kind: string, links: { fabric: LinkParams }): S;
+  /** the arbiter processes it attaches to the topology, with their links */
+  arbiters?(s: S, topo: Topology): ArbiterSpec[];
+  /** the scheme's part of one node's config; `topo` includes the arbiters */
+  nodeScheme?(s: S, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined;
+  /** where its summary section goes (`summary.f10`) */
+  readonly summaryKey?: string;
+  /** the run's summary section */
+  summarize?(s: S, r: FabricResult, totals: SummaryTotals): unknown;
+  /** lines for the printed summary table, from its own section */
+  reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
+}

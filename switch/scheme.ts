@@ -1,0 +1,23 @@
+/**
+ * What a scheme plugs into a switch (STYLE §2: an interface, chosen by a factory): its forwarding,
+ * the control frames it speaks, what it wants to see of every forwarded frame, and its own report
+ * section. The switch keeps the books (counters, queue series, path accounting) and knows no scheme.
+ */
+import type { Frame } from '../core/frame.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import type { Routing } from './routing.js';
+
+export interface SwitchScheme {
+  /** forwarding and liveness reactions; absent: the ECMP table of the node config */
+  readonly routing?: Routing;
+  /** a control frame arrived; true when the scheme consumed it */
+  onControl?(now: number, ingress: number, frame: Frame): boolean;
+  /** a frame was routed from `ingress` to `egress` (before it is queued) */
+  forwarded?(frame: Frame, ingress: number, egress: number): void;
+  start?(at: number): void;
+  stop?(): void;
+  /** adds the scheme's counters to the node's metrics and returns its report section */
+  report?(): unknown;
+}
+
+export type SwitchSchemeFactory = (ctx: NodeContext) => SwitchScheme;

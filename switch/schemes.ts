@@ -1,0 +1,32 @@
+/**
+ * The schemes a switch process can run, by the `scheme.kind` of its node config. Adding a scheme is
+ * one line here (and one in node/schemes.ts, arbiter/schemes.ts where it has host or arbiter parts).
+ */
+import type { DetectorFactory } from '../core/liveness.js';
+import { F10_KIND } from './f10/config.js';
+import { f10DetectorFactory } from './f10/detector-factory.js';
+import { F10Module } from './f10/module.js';
+import type { SwitchSchemeFactory } from './scheme.js';
+
+interface SwitchSchemeEntry {
+  create: SwitchSchemeFactory;
+  /** the scheme's own link failure detector (else the BFD-like one) */
+  detector?: DetectorFactory;
+}
+
+const SCHEMES: Record<string, SwitchSchemeEntry> = {
+  [F10_KIND]: { create: (ctx) => new F10Module(ctx), detector: f10DetectorFactory },
+};
+
+export function switchScheme(kind: string): SwitchSchemeEntry {
+  const entry = SCHEMES[kind];
+  if (!entry)
+    throw new Error(`this switch runs no scheme '${kind}' (known: ${Object.keys(SCHEMES).join(', ')})`);
+  return entry;
+}
+
+/** The detector of the configured scheme, for the node runtime. */
+export const switchDetector: DetectorFactory = (config, ...rest) => {
+  const kind = config.scheme?.kind;
+  return kind === undefined ? null : (switchScheme(kind).detector?.(config, ...rest) ?? null);
+};
