@@ -74,7 +74,7 @@ export const CATCHUP_SLICE_MS = 0.5;
 
 /** Keys of one lane: 2^40 events per lane, 8191 lanes below 2^53. */
 export const LANE = 2 ** 40;
-/** Lane of timeline actions (faults, downcalls) delivered by the orchestrator. */
+/** Lane of timeline actions (faults, halts) delivered by the orchestrator. */
 export const CONTROL_LANE = 0;
 /** Lane of the node's own events. */
 const LOCAL_KEY = LANE;

@@ -313,4 +313,46 @@ describe('scenario kind f10', () => {
     expect(() => scenario('{ kind: f10, k: 4, levels: 1 }')).toThrow(/topology\.levels/);
     expect(() => scenario('{ kind: f10, k: 4, variant: abc }')).toThrow(/topology\.variant/);
   });
+
+  const withScheme = (scheme: string) =>
+    resolveScenario(
+      parseScenario(
+        `topology: { kind: f10, k: 4 }\nscheme: ${scheme}\nworkload: { pattern: all-to-all, fixedSize: 60KB, load: 0.3, duration: 1ms }\n`,
+        'f10.yaml',
+      ),
+    );
+
+  it('attaches the controller arb0 by a control link to every switch, after every other node', () => {
+    const t = withScheme('{ kind: f10, controller: { link: { rate: 40Gbps, delay: 2us } } }').topology;
+    expect(validateTopology(t)).toEqual([]);
+    const arb = node(t, 'arb0');
+    expect(arb.role).toBe('arbiter');
+    expect(arb.id).toBe(36);
+    expect(arb.ports).toHaveLength(20);
+    for (const p of arb.ports) {
+      const sw = node(t, p.peer);
+      // the switch's last port, pointing 'control', with the settings' link
+      expect(sw.ports.at(-1)).toMatchObject({ peer: 'arb0', peerPort: p.index, dir: 'control' });
+      expect(t.links[p.link]).toMatchObject({ rateBps: 40e9, propNs: 2000 });
+    }
+    // by default the control links are like the fabric's
+    expect(withScheme('{ kind: portland }').topology.links.at(-1)).toMatchObject({
+      rateBps: 10e9,
+      propNs: 1000,
+    });
+    // the ECMP baseline has no arbiter
+    expect(scenario('{ kind: f10, k: 4 }').topology.nodes.some((n) => n.role === 'arbiter')).toBe(false);
+  });
+
+  it('names the field of a setting the scheme does not have', () => {
+    expect(() => withScheme('{ kind: ecmp, pushback: true }')).toThrow(
+      /f10\.yaml:2: scheme\.pushback: scheme ecmp has no setting 'pushback'/,
+    );
+    expect(() => withScheme('{ kind: portland, pushback: false }')).toThrow(
+      /scheme\.pushback: pushback is part of F10/,
+    );
+    expect(() => withScheme('{ kind: f10, controller: { link: { delay: 0 } } }')).toThrow(
+      /scheme\.controller\.link\.delay: must be > 0/,
+    );
+  });
 });

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  attachArbiters,
+  dataPlane,
   dumbbell,
   fatTree,
   hostPath,
@@ -290,6 +292,36 @@ describe('validateTopology', () => {
     const problems = validateTopology(t);
     expect(problems).toContain("ports sw0:1 and sw1:1 both point 'down'");
     expect(problems.some((m) => m.startsWith("'down' ports form a cycle through"))).toBe(true);
+  });
+});
+
+describe('arbiters', () => {
+  const withArb = (): Topology =>
+    attachArbiters(ls(), [{ name: 'arb0', links: ['spine0', 'leaf2'].map((to) => ({ to, ...fabric })) }]);
+
+  it('attach by control ports that routing never uses', () => {
+    const t = withArb();
+    expect(validateTopology(t)).toEqual([]);
+    expect(node(t, 'leaf2').ports.at(-1)).toMatchObject({ peer: 'arb0', dir: 'control' });
+    // the tables and paths are those of the fabric without it
+    for (const sw of ['leaf2', 'spine0']) expect(routingTable(t, sw)).toEqual(routingTable(ls(), sw));
+    expect(hostPath(t, 'h0', 'h15')).toBe(4);
+    expect(dataPlane(t)).toEqual(ls());
+  });
+
+  it('flags a control port to a host, a data port to an arbiter and an arbiter before a switch', () => {
+    const toHost = withArb();
+    node(toHost, 'h0').ports[0].dir = 'control';
+    expect(validateTopology(toHost)).toContain("port h0:0 points 'control' but joins a host and a switch");
+    const data = withArb();
+    node(data, 'spine0').ports.at(-1)!.dir = 'down';
+    expect(validateTopology(data).some((m) => m.includes("must point 'control'"))).toBe(true);
+    const early = withArb();
+    early.nodes.splice(0, 0, early.nodes.pop()!);
+    expect(validateTopology(early).some((m) => m.includes('comes after arbiter arb0'))).toBe(true);
+    expect(() => attachArbiters(ls(), [{ name: 'arb0', links: [{ to: 'h0', ...fabric }] }])).toThrow(
+      /h0 is not a switch/,
+    );
   });
 });
 

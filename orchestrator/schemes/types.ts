@@ -4,8 +4,8 @@
  * section and report lines it makes from the run. The orchestrator's run loop, planner and collector
  * only go through this interface; a new scheme is a folder here plus a line in `index.ts`.
  */
-import type { SchemeNodeConfig } from '../../core/messages.js';
-import type { FabricResult } from '../fabric.js';
+import type { NodeEvent, NodeReport, SchemeNodeConfig } from '../../core/messages.js';
+import type { FiredFault } from '../fired.js';
 import type { ScenarioSource } from '../scenario/source.js';
 import type { ArbiterSpec } from '../topology/arbiter.js';
 import type { LinkParams, Topology, TopoNode } from '../topology/types.js';
@@ -14,6 +14,13 @@ import type { LinkParams, Topology, TopoNode } from '../topology/types.js';
 export interface SchemeSettings {
   kind: string;
   [setting: string]: unknown;
+}
+
+/** What a run left that a scheme's summary reads (times in virtual ns since traffic start). */
+export interface RunRecord {
+  reports: NodeReport[];
+  events: NodeEvent[];
+  faults: FiredFault[];
 }
 
 /** What a summary section is made from, besides the run itself. */
@@ -37,7 +44,7 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   /** where its summary section goes (`summary.f10`) */
   readonly summaryKey?: string;
   /** the run's summary section */
-  summarize?(s: S, r: FabricResult, totals: SummaryTotals): unknown;
+  summarize?(s: S, r: RunRecord, totals: SummaryTotals): unknown;
   /** lines for the printed summary table, from its own section */
   reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
 }

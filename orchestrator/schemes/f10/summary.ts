@@ -15,9 +15,8 @@
 import { Histogram } from '../../../core/histogram.js';
 import type { NodeEvent } from '../../../core/messages.js';
 import type { F10SwitchSection } from '../../../switch/f10/module.js';
-import type { FabricResult } from '../../fabric.js';
-import { concerns } from '../../fired.js';
-import type { SummaryTotals } from '../types.js';
+import { concerns, type FiredFault } from '../../fired.js';
+import type { RunRecord, SummaryTotals } from '../types.js';
 import type { F10Settings } from './settings.js';
 
 export interface F10FailureSummary {
@@ -63,7 +62,7 @@ export interface F10Summary {
   controller: { rebalances: number; routeInstalls: number };
 }
 
-export function summarizeF10(s: F10Settings, r: FabricResult, totals: SummaryTotals): F10Summary {
+export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals): F10Summary {
   const { frames, congestionDrops } = totals;
   const counters: Record<string, number> = {};
   const hist = new Histogram();
@@ -124,7 +123,7 @@ export function summarizeF10(s: F10Settings, r: FabricResult, totals: SummaryTot
 }
 
 function failure(
-  f: FabricResult['faults'][number],
+  f: FiredFault,
   until: number,
   events: NodeEvent[],
   stillDown: Map<string, number>,

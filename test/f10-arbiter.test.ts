@@ -1,0 +1,100 @@
+/**
+ * The F10 controller as an arbiter role, in one process with a conservative scheduler: the config it
+ * gets from the scheme driver, switch reports arriving as control frames on its ports, and the
+ * commands it sends back on them at exact times (F10 §5.3; PortLand's reaction for the baseline).
+ */
+import { describe, expect, it } from 'vitest';
+import { F10Arbiter } from '../arbiter/f10/role.js';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
+import type { NodeConfig } from '../core/messages.js';
+import { Metrics } from '../core/metrics.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import { Scheduler } from '../core/scheduler.js';
+import { parseScenario } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+import { schemeDriver } from '../orchestrator/schemes/index.js';
+import type { F10Command, F10Report } from '../switch/f10/control.js';
+
+function controller(kind: 'f10' | 'portland') {
+  const sc = resolveScenario(
+    parseScenario(
+      `topology: { kind: f10, k: 4 }
+scheme: { kind: ${kind}, controller: { epoch: 500us, reactionDelay: 400us, report: 250us } }
+workload: { pattern: all-to-all, fixedSize: 60KB, load: 0.3, duration: 1ms }
+`,
+      'arb.yaml',
+    ),
+  );
+  const arb = sc.topology.nodes.find((n) => n.role === 'arbiter')!;
+  const scheme = schemeDriver(kind).nodeScheme!(sc.scheme, sc.topology, arb)!;
+  const sched = new Scheduler(null);
+  const sent: Array<{ t: number; to: string; c: F10Command }> = [];
+  const events: Array<{ t: number; kind: string }> = [];
+  const ctx = {
+    config: { name: arb.name, id: arb.id, ports: arb.ports, scheme } as unknown as NodeConfig,
+    sched,
+    ports: arb.ports.map((p) => ({
+      send: (f: Frame, now: number) => {
+        sent.push({ t: now, to: p.peer, c: f.x as F10Command });
+        return true;
+      },
+    })),
+    metrics: new Metrics(),
+    emit: (kind: string, t: number) => events.push({ t, kind }),
+  } as unknown as NodeContext;
+  const role = new F10Arbiter(ctx);
+  const portOf = (sw: string) => arb.ports.find((p) => p.peer === sw)!.index;
+  const hear = (t: number, sw: string, x: F10Report | unknown) =>
+    sched.at(t, () =>
+      role.onFrame(t, portOf(sw), makeFrame({ t: FrameType.Control, s: 0, d: -1, z: 64, x })),
+    );
+  const portTo = (a: string, b: string) =>
+    sc.topology.nodes.find((n) => n.name === a)!.ports.find((p) => p.peer === b)!.index;
+  return { role, sched, sent, events, hear, portTo };
+}
+
+describe('F10 controller as an arbiter process', () => {
+  it('portland: one route installation a reaction delay after the first report, to every switch whose routes change', () => {
+    const c = controller('portland');
+    c.role.start(0);
+    c.hear(100_000, 'agg2', { f10: 'down', port: c.portTo('agg2', 'core0') });
+    c.hear(100_000, 'core0', { f10: 'down', port: c.portTo('core0', 'agg2') });
+    c.hear(150_000, 'tor2', { f10: 'down', port: c.portTo('tor2', 'agg2') });
+    c.sched.runBefore(2_000_000);
+    const routes = c.sent.filter((s) => s.c.kind === 'routes');
+    expect(routes.length).toBeGreaterThan(0);
+    expect(new Set(routes.map((s) => s.t))).toEqual(new Set([500_000]));
+    expect(c.events.filter((e) => e.kind === 'portland-routes')).toEqual([
+      { t: 500_000, kind: 'portland-routes' },
+    ]);
+    expect(c.role.report().scheme).toMatchObject({ reportsHeard: 3, unknownFrames: 0, epochs: 3 });
+  });
+
+  it('f10: weights and scheduled pairs to every switch at each epoch; a recovered link is reinstalled after it proved stable', () => {
+    const c = controller('f10');
+    c.role.start(0);
+    c.hear(100_000, 'agg0', { f10: 'down', port: c.portTo('agg0', 'core0') });
+    c.hear(200_000, 'agg0', { f10: 'up', port: c.portTo('agg0', 'core0') });
+    c.sched.runBefore(3_100_000);
+    const epochs = [500_000, 1_000_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000];
+    expect(c.events.filter((e) => e.kind === 'f10-rebalance').map((e) => e.t)).toEqual(epochs);
+    // 20 switches, a weights and a scheduled command each per epoch
+    expect(c.sent.filter((s) => s.c.kind === 'weights').length).toBe(20 * epochs.length);
+    // stable 2 ms (default) after coming up at 200 µs: reinstalled at the first epoch from 2.2 ms, both ends
+    const re = c.sent.filter((s) => s.c.kind === 'reinstall');
+    expect(re.map((s) => [s.t, s.to]).sort()).toEqual([
+      [2_500_000, 'agg0'],
+      [2_500_000, 'core0'],
+    ]);
+  });
+
+  it('counts frames that are not a switch report and acts on none of them', () => {
+    const c = controller('portland');
+    c.role.start(0);
+    for (const x of [null, { f10: 'down', port: 99 }, { f10: 'traffic', bytes: 'lots' }, { kind: 'routes' }])
+      c.hear(10_000, 'tor0', x);
+    c.sched.runBefore(1_000_000);
+    expect(c.sent.filter((s) => s.c.kind === 'routes')).toEqual([]);
+    expect(c.role.report().scheme).toMatchObject({ reportsHeard: 0, unknownFrames: 4 });
+  });
+});
