@@ -55,6 +55,9 @@ function waitFor(proc: ReturnType<typeof execa>, text: string, timeoutMs = 120_0
   });
 }
 
+/** the quickstart, shortened */
+const QUICK = ['--set', 'workload.duration=5ms', '--set', 'timeline.0.at=2.5ms'];
+
 describe.skipIf(skip)('dcemu run --runtime docker', () => {
   beforeAll(async () => {
     // the image of this build, once: the tests then time the runs, not the build
@@ -70,21 +73,10 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     expect(left).toEqual({ containers: [], networks: [] });
   });
 
-  it('runs the quickstart fabric in 22 containers to completion and leaves nothing running', async () => {
+  it('runs the quickstart fabric in 22 containers to completion, leaves nothing running, and gives the process runtime’s bytes', async () => {
     const out = tempOut('docker-quickstart');
     const t0 = Date.now();
-    const r = await dcemu([
-      'run',
-      'examples/quickstart.yaml',
-      '--runtime',
-      'docker',
-      '--out',
-      out,
-      '--set',
-      'workload.duration=5ms',
-      '--set',
-      'timeline.0.at=2.5ms',
-    ]);
+    const r = await dcemu(['run', 'examples/quickstart.yaml', '--runtime', 'docker', '--out', out, ...QUICK]);
     expect(r.exitCode, r.stderr).toBe(0);
     const started = /(\d+) containers started in ([\d.]+) s/.exec(r.stderr);
     expect(started?.[1]).toBe('22');
@@ -116,7 +108,18 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const logs = readFileSync(join(out, 'logs', 'leaf0.log'), 'utf8');
     expect(logs).toContain('node started');
     readFileSync(join(out, 'logs', 'h3.stderr'));
-  });
+    // conservative mode is exact on either runtime: the same run on processes gives the same bytes
+    const proc = tempOut('process-quickstart');
+    const p = await dcemu(['run', 'examples/quickstart.yaml', '--out', proc, '-q', ...QUICK]);
+    expect(p.exitCode, p.stderr).toBe(0);
+    for (const f of ['flows.csv', 'queues.csv', 'events.jsonl'])
+      expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(proc, f), 'utf8'));
+    const fabric = (dir: string) => {
+      const { wallMs: _w, runId: _r, runtime: _t, ...rest } = readJson(join(dir, 'summary.json'));
+      return rest;
+    };
+    expect(fabric(out)).toEqual(fabric(proc));
+  }, 240_000);
 
   it('detects a paused spine container and every flow still completes', async () => {
     const out = tempOut('docker-pause');
