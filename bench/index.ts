@@ -5,10 +5,13 @@
  * - bare_relay_frames_per_s / switch_frames_per_s / switch_vs_bare_ratio: a closed-loop load (a fixed
  *   window of frames in flight, so nothing overflows) through a bare node:dgram relay process and
  *   through a real dcemu switch process, side by side in one run; loss is counted for both;
- * - quickstart_miss_rate: causality misses / frames handled of the quickstart at its default tdf.
+ * - quickstart_*, sync_speedup_vs_dilated, frame_hops_per_cpu_s, determinism: the quickstart in both
+ *   time modes (skip with --no-quickstart);
+ * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
+ *   (skip with --no-fattree8).
  */
 import dgram from 'node:dgram';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -199,8 +202,8 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
   }
 }
 
-/** One quickstart run; returns its summary, the wall time and the CPU seconds of all its processes. */
-async function quickstart(extra: string[]) {
+/** One scenario run; returns its summary, the wall time and the CPU seconds of all its processes. */
+async function runScenario(file: string, extra: string[]) {
   const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
   const t0 = performance.now();
   // `time -f` would need GNU time: the orchestrator's children are its own, so their CPU shows in
@@ -209,7 +212,7 @@ async function quickstart(extra: string[]) {
     'bash',
     [
       '-c',
-      `${JSON.stringify(process.execPath)} dist/orchestrator/cli.js run examples/quickstart.yaml --out ${out} -q ${extra.join(' ')} >/dev/null; times`,
+      `${JSON.stringify(process.execPath)} dist/orchestrator/cli.js run ${file} --out ${out} -q ${extra.join(' ')} >/dev/null; times`,
     ],
     { cwd: packageRoot(), stderr: 'inherit', reject: false },
   );
@@ -219,6 +222,36 @@ async function quickstart(extra: string[]) {
   const secs = [...child.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
   const cpuS = secs.reduce((x, y) => x + y, 0);
   return { out, wallS, cpuS, summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) };
+}
+
+const quickstart = (extra: string[]) => runScenario('examples/quickstart.yaml', extra);
+
+/** Peak resident memory of each node process, MB, from the `node stopped` line of its log. */
+function peakRssMb(out: string): number[] {
+  const dir = join(out, 'logs');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => {
+      const m = /"maxRssKb":(\d+)/.exec(readFileSync(join(dir, f), 'utf8'));
+      return m ? Number(m[1]) / 1024 : Number.NaN;
+    });
+}
+
+async function benchFattree8(): Promise<void> {
+  const r = await runScenario('bench/fixtures/fattree8.yaml', []);
+  const s = r.summary;
+  const rss = peakRssMb(r.out);
+  figure(
+    'fattree8_wall_s',
+    r.wallS,
+    `k=8 FatTree, ${s.processes.started} processes, 2 ms at 0.3 load: ${s.flows.completed}/${s.flows.planned} flows, ${s.fidelity.framesHandled} frames`,
+  );
+  figure('fattree8_cpu_s', r.cpuS, 'CPU seconds of all its processes');
+  figure(
+    'fattree8_peak_rss_mb_per_process',
+    Math.max(...rss),
+    `largest peak RSS of the ${rss.length} node processes, MB (goal <= 80)`,
+  );
 }
 
 async function benchQuickstart(): Promise<void> {
@@ -276,6 +309,7 @@ figure('bare_relay_w1_frames_per_s', bare1.framesPerS, 'bare relay, one frame in
 figure('switch_w1_frames_per_s', sw1.framesPerS, 'switch, one frame in flight (latency-bound, no batching)');
 figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame cost ratio without batching');
 if (!skipQuickstart) await benchQuickstart();
+if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 
 const w = Math.max(...figures.map(([n]) => n.length));
 process.stdout.write('\ndcemu bench\n');

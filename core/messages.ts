@@ -7,6 +7,7 @@ import type { PeerAddress } from './endpoint.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { PortParams } from './port.js';
+import type { Dist } from './random.js';
 import type { FidelitySnapshot } from './scheduler.js';
 import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
@@ -145,6 +146,8 @@ export interface NodeConfig {
   sampleNs: number;
   clock?: ClockConfig;
   ptp?: PtpConfig;
+  /** hosts only: jitter models (ns), drawn per event from the node's seed */
+  jitter?: { stamp?: Dist; send?: Dist };
   /** hosts only */
   transport?: TransportConfig;
   flows?: FlowSpec[];

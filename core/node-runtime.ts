@@ -23,7 +23,7 @@ import type {
 import { Metrics } from './metrics.js';
 import { Oscillator } from './oscillator.js';
 import { EgressPort } from './port.js';
-import { Rng } from './random.js';
+import { draw, Rng } from './random.js';
 import { CONTROL_LANE, type EventFn, Scheduler } from './scheduler.js';
 import { ConservativeSync } from './sync.js';
 import { PhysClock } from './time.js';
@@ -266,6 +266,12 @@ class NodeProcess {
       const rng = new Rng(config.seed * 131 + p.index);
       return new EgressPort(p.index, p, sched, sink, undefined, () => rng.next());
     });
+    // a host's send jitter model: its own seeded stream, so a run repeats
+    const send = config.jitter?.send;
+    if (send) {
+      const rng = new Rng(config.seed * 137 + 1);
+      for (const p of ports) p.setLateness(() => draw(send, rng));
+    }
     const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
       const event: NodeEvent = { t, kind, node: config.name, ...fields };
       this.client.send({ type: 'event', event });
@@ -398,7 +404,7 @@ class NodeProcess {
       ...roleReport,
     };
     await ep.close();
-    ctx.log.info('node stopped');
+    ctx.log.info({ maxRssKb: process.resourceUsage().maxRSS }, 'node stopped');
     flushLogger(ctx.log);
     await this.client.sendAndFlush({ type: 'report', report });
     this.client.close();

@@ -69,6 +69,13 @@ export class EgressPort {
   /** latest time a frame was offered: a frame offered earlier than this arrived too late */
   private lastOffer = 0;
   private wake: Timer | null = null;
+  /** host stack lateness (jitter models): draws the delay before a frame reaches the queue */
+  private lateness: (() => number) | null = null;
+  /** frames keep their order through the stack: none enters before the one handed over before it */
+  private lateFloor = 0;
+  private readonly enterFn = (now: number, frame: Frame): void => {
+    this.enter(frame, now);
+  };
   private readonly nsPerByte: number;
   private readonly pumpFn = (now: number): void => {
     this.wake = null;
@@ -121,6 +128,27 @@ export class EgressPort {
    * the scheduler counts as a causality miss) joins the queue at that later time, the order the port saw.
    */
   send(frame: Frame, now: number): boolean {
+    if (this.lateness !== null) {
+      const t = Math.max(now + Math.max(0, this.lateness()), this.lateFloor);
+      this.lateFloor = t;
+      if (t > now) {
+        this.sched.at(t, this.enterFn, frame);
+        return true;
+      }
+    }
+    return this.enter(frame, now);
+  }
+
+  /**
+   * A host's send jitter (`jitter.send`): every frame handed to this port reaches its queue a drawn
+   * delay later, as if the sending code had run late, in the order the frames were handed over. The
+   * buffer then decides at that later time.
+   */
+  setLateness(draw: () => number): void {
+    this.lateness = draw;
+  }
+
+  private enter(frame: Frame, now: number): boolean {
     if (now < this.lastOffer) {
       now = this.lastOffer;
     } else {

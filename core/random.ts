@@ -90,3 +90,26 @@ export class Rng {
     return xs[this.int(xs.length)];
   }
 }
+
+/**
+ * A number or a distribution, drawn from a seeded `Rng`: per node (oscillators) or per event (jitter
+ * models). `lognormal(median, sigma)` is the heavy-tailed shape of operating-system latencies.
+ */
+export type Dist =
+  | { kind: 'fixed'; v: number }
+  | { kind: 'uniform'; lo: number; hi: number }
+  | { kind: 'normal'; mean: number; sd: number }
+  | { kind: 'lognormal'; median: number; sigma: number };
+
+export function draw(d: Dist, rng: Rng): number {
+  switch (d.kind) {
+    case 'fixed':
+      return d.v;
+    case 'uniform':
+      return d.lo + (d.hi - d.lo) * rng.next();
+    case 'normal':
+      return d.mean + d.sd * rng.normal();
+    case 'lognormal':
+      return d.median * Math.exp(d.sigma * rng.normal());
+  }
+}

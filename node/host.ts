@@ -9,6 +9,7 @@ import { type Frame, FrameType } from '../core/frame.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
+import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 
@@ -27,6 +28,10 @@ export class Host implements Role {
   private readonly received: Array<[number, number, number[]]> = [];
   private readonly timers: Timer[] = [];
   private ackedCount = 0;
+  /** the software stamp delay model (`jitter.stamp`): how late PTP code gets to an arrived frame */
+  private readonly stampLate: (() => number) | null = null;
+  /** PTP frames reach the code in arrival order */
+  private ptpFloor = 0;
 
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config;
@@ -61,10 +66,20 @@ export class Host implements Role {
         send: (f) => nic.send(f),
         emit: ctx.emit,
       });
+      const stamp = cfg.jitter?.stamp;
+      if (stamp) {
+        const rng = new Rng(cfg.seed * 139 + 3);
+        this.stampLate = () => Math.max(0, draw(stamp, rng));
+      }
     } else if (cfg.clock) {
       this.freeClock = newClockSeries();
     }
   }
+
+  /** a PTP frame the code gets to late (software stamps): its stamp shows the delay */
+  private readonly ptpLate = (_now: number, frame: Frame, arrival: number): void => {
+    this.ptp?.onFrame(frame, arrival);
+  };
 
   private readonly sampleFreeClock = (now: number): void => {
     const s = this.freeClock!;
@@ -96,8 +111,14 @@ export class Host implements Role {
       this.ctx.metrics.inc('misdelivered');
       return;
     }
-    if (frame.t === FrameType.Ptp) this.ptp?.onFrame(frame, now);
-    else this.transport.onFrame(frame, this.ctx.clock.now());
+    if (frame.t === FrameType.Ptp) {
+      if (this.stampLate === null) this.ptp?.onFrame(frame, now);
+      else {
+        const t = Math.max(now + this.stampLate(), this.ptpFloor);
+        this.ptpFloor = t;
+        this.ctx.sched.at(t, this.ptpLate, frame, now);
+      }
+    } else this.transport.onFrame(frame, this.ctx.clock.now());
   }
 
   departed(_port: number, frame: Frame, txStart: number): void {

@@ -4,10 +4,10 @@
  * complete flow list the orchestrator keeps for accounting.
  */
 import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../core/messages.js';
-import { Rng } from '../core/random.js';
+import { draw, Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
-import type { Dist, Scenario } from './scenario/resolve.js';
+import type { Scenario } from './scenario/resolve.js';
 import { schemeDriver } from './schemes/index.js';
 import { routingTable } from './topology/routing.js';
 
@@ -98,6 +98,7 @@ export function planRun(
       ...withClock(clockOf(n.name, n.id), ptp),
       ...(scheme && { scheme }),
       ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
+      ...(isHost && hostJitter(sc)),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
     };
   });
@@ -113,13 +114,10 @@ function ideal(id: number): ClockConfig {
   return { offsetNs: 0, freqPpm: 0, wanderPpmPerSqrtS: 0, granularityNs: 0, seed: id };
 }
 
-function draw(d: Dist, rng: Rng): number {
-  switch (d.kind) {
-    case 'fixed':
-      return d.v;
-    case 'uniform':
-      return d.lo + (d.hi - d.lo) * rng.next();
-    case 'normal':
-      return d.mean + d.sd * rng.normal();
-  }
+/** A host's jitter models, if any apply: the stamp model only where software stamps are taken. */
+function hostJitter(sc: Scenario): Pick<NodeConfig, 'jitter'> {
+  const { stampNs, sendNs } = sc.jitter;
+  const stamp = stampNs && sc.ptp?.timestamping === 'software' ? stampNs : null;
+  if (!stamp && !sendNs) return {};
+  return { jitter: { ...(stamp && { stamp }), ...(sendNs && { send: sendNs }) } };
 }

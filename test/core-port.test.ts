@@ -112,6 +112,32 @@ describe('EgressPort timing', () => {
   });
 });
 
+describe('EgressPort send jitter (jitter.send)', () => {
+  it('hands each frame to the queue a drawn delay later, never before one handed over earlier', () => {
+    const { sched, out, offer, port, results } = setup({ propNs: 0 });
+    const delays = [500, 100, 0, 2000];
+    port.setLateness(() => delays.shift()!);
+    const fs = [frame(100), frame(100), frame(100), frame(100)];
+    offer(0, fs[0]);
+    offer(10, fs[1]);
+    offer(700, fs[2]);
+    offer(700, fs[3]);
+    sched.runDue(1e9);
+    expect(results).toEqual([true, true, true, true]);
+    // 500; max(110, 500) = 500 behind it; 700 (no delay); 2700
+    expect(out.map((o) => o.frame)).toEqual(fs);
+    expect(out.map((o) => o.at)).toEqual([500, 600, 700, 2700]);
+  });
+
+  it('draws below zero count as no delay', () => {
+    const { sched, out, offer, port } = setup({ propNs: 0 });
+    port.setLateness(() => -300);
+    offer(50, frame(100));
+    sched.runDue(1e9);
+    expect(out.map((o) => o.at)).toEqual([50]);
+  });
+});
+
 describe('EgressPort buffer and ECN', () => {
   it('drops at the tail when the buffer is full and counts the drop', () => {
     const { sched, out, offer, port, results } = setup({ bufferBytes: 2500 });

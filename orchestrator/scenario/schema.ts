@@ -21,11 +21,11 @@ const signedDuration = {
   type: ['string', 'number'],
   pattern: '^\\s*-?[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
 };
-/** a value or a distribution: `uniform(-50, 50)`, `normal(0, 10us)` */
+/** a value or a distribution: `uniform(-50, 50)`, `normal(0, 10us)`, `lognormal(700ns, 1.5)` */
 const distribution = {
   type: ['string', 'number'],
   pattern:
-    '^\\s*(-?[0-9.]+\\s*[a-zµ]*|(uniform|normal)\\(\\s*-?[0-9.]+\\s*[a-zµ]*\\s*,\\s*-?[0-9.]+\\s*[a-zµ]*\\s*\\))\\s*$',
+    '^\\s*(-?[0-9.]+\\s*[a-zµ]*|(uniform|normal|lognormal)\\(\\s*-?[0-9.]+\\s*[a-zµ]*\\s*,\\s*-?[0-9.]+\\s*[a-zµ]*\\s*\\))\\s*$',
 };
 const probability = { type: 'number', minimum: 0, maximum: 1 };
 
@@ -119,6 +119,12 @@ export const scenarioSchema = {
         granularity: duration,
         reference: nodeName,
       },
+    },
+    /** host-side timing jitter models (seeded): software stamp delay, late transmissions */
+    jitter: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { stamp: distribution, send: distribution },
     },
     ptp: {
       type: 'object',
