@@ -306,6 +306,9 @@ export class Endpoint {
   }
 
   private readonly deliver = (now: number, port: number, frame: Frame): void => {
+    // counted when handled, not when received: a frame still in flight when the run stops is not,
+    // so the count is exact whatever the operating system did with the last datagrams
+    this.sched.fidelity.framesHandled++;
     try {
       this.handler(now, port, frame);
     } catch {
@@ -377,7 +380,6 @@ export class Endpoint {
         this.stats.corrupted++;
         continue;
       }
-      fid.framesHandled++;
       if (!this.conservative) fid.arrivalLateness.record(now > f.a ? now - f.a : 0);
       sched.atKeyed(f.a, lane + this.frameSeq[port]++, this.deliver, port, f);
       if (f.a > latest) latest = f.a;

@@ -153,9 +153,11 @@ export class Host implements Role {
     }
     this.ctx.metrics.inc('flowsAcked', this.ackedCount);
     const rxFrames = this.transport.receivedFrames?.();
+    const partial = this.transport.partialPaths();
     return {
       flows,
       received: this.received,
+      ...(partial.length > 0 && { partial }),
       ...(rxFrames && { rxFrames }),
       queues: [],
       queueHist: null,

@@ -114,6 +114,9 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   const received = new Map<number, { finish: number; via: number[] }>();
   for (const rep of r.reports)
     for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
+  // unfinished flows: the path their delivered frames took, so a failure's in-flight flows count them
+  const partial = new Map<number, number[]>();
+  for (const rep of r.reports) for (const [id, via] of rep.partial ?? []) partial.set(id, via);
   // frames received per flow: counted by UDP receivers, for flows whether delivered or not
   const rxFrames = new Map<number, number>();
   for (const rep of r.reports) for (const [id, n] of rep.rxFrames ?? []) rxFrames.set(id, n);
@@ -135,7 +138,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
         ...f,
         start,
         finish,
-        via: rx?.via ?? [],
+        via: rx?.via ?? partial.get(f.id) ?? [],
         ...(countsRx && { framesReceived: rxFrames.get(f.id) ?? 0 }),
         fct,
         ideal,

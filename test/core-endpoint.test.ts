@@ -53,10 +53,11 @@ describe('Endpoint.receive', () => {
     const frames = [frame(500, { q: 1 }), frame(200, { q: 2 }), frame(300, { q: 3 })];
     ep.receive(codec.encode(hdr(1), frames));
     expect(ep.stats.framesIn).toBe(3);
-    expect(sched.fidelity.framesHandled).toBe(3);
+    expect(sched.fidelity.framesHandled).toBe(0); // counted when handled, not when received
     expect(got).toHaveLength(0); // nothing before its time
     sched.runDue(299);
     expect(got.map((g) => g.frame.q)).toEqual([2]);
+    expect(sched.fidelity.framesHandled).toBe(1);
     sched.runDue(1000);
     expect(got.map((g) => g.frame.q)).toEqual([2, 3, 1]);
     for (const g of got) {

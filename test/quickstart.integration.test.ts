@@ -34,7 +34,7 @@ describe('examples/quickstart.yaml', () => {
     expect(s.tdf).toBeNull();
     expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
     expect(s.fidelity.causalityMisses).toBe(0);
-    expect(s.fidelity.framesHandled).toBe(267_300);
+    expect(s.fidelity.framesHandled).toBe(267_295);
     expect(s.flows).toMatchObject({ planned: 51, completed: 51, unfinished: 0, fctP50Ns: 189_440 });
     expect(s.flows.retransmits).toBe(60);
     expect(s.queues.maxBytes).toBe(162_000);

@@ -502,9 +502,14 @@ describe('BaselineTransport receiver', () => {
       [2, Ecn.Ect],
       [0, Ecn.Ect],
     ];
+    // before the hole is filled the flow is partial, and says which way its frames came
+    rx.onFrame({ ...data(0), v: 9 }, 5);
+    expect(rx.partialPaths()).toEqual([[77, [9]]]);
+    sent.length = 0;
     order.forEach(([q, e], i) => {
       rx.onFrame(data(q, e), 10 * (i + 1));
     });
+    expect(rx.partialPaths()).toEqual([]);
 
     expect(sent).toHaveLength(order.length);
     for (const a of sent) {

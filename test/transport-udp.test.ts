@@ -295,6 +295,12 @@ describe('UdpTransport receiver', () => {
     rx.onFrame(data(10, 1), 80);
     expect(rig.delivered).toHaveLength(1);
     expect(new Map(rx.receivedFrames()).get(10)).toBe(2);
+    // the unfinished one reports the path its frames took (here none turned: a same-switch path)
+    rx.onFrame(data(11, 0, 8), 90);
+    expect(rx.partialPaths()).toEqual([
+      [10, []],
+      [11, [8]],
+    ]);
     // a receiver never sends (silentNic throws) and keeps no sender state
     expect(rx.senderStats(9)).toBeUndefined();
     expect(rig.sched.pending).toBe(0);

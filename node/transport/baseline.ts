@@ -117,6 +117,12 @@ export class BaselineTransport implements Transport {
     return this.senders.get(id);
   }
 
+  partialPaths(): Array<[number, number[]]> {
+    const out: Array<[number, number[]]> = [];
+    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice()]);
+    return out;
+  }
+
   onFrame(frame: Frame, now: number): void {
     if (frame.t === FrameType.Data) this.onData(frame, now);
     else if (frame.t === FrameType.Ack) this.onAck(frame, now);

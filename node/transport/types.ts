@@ -56,6 +56,8 @@ export interface Transport {
   senderStats(id: number): SenderStats | undefined;
   /** distinct data frames received per flow, [id, frames], for transports that count them (UDP) */
   receivedFrames?(): Array<[number, number]>;
+  /** flows with frames received but not every byte: [id, switch ids where their frames turned down] */
+  partialPaths(): Array<[number, number[]]>;
   stop(): void;
 }
 

@@ -114,6 +114,12 @@ export class UdpTransport implements Transport {
     return Array.from(this.receivers, ([id, r]): [number, number] => [id, r.frames]);
   }
 
+  partialPaths(): Array<[number, number[]]> {
+    const out: Array<[number, number[]]> = [];
+    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice()]);
+    return out;
+  }
+
   onFrame(f: Frame, now: number): void {
     if (f.t !== FrameType.Data) return;
     let r = this.receivers.get(f.f);
