@@ -17,11 +17,8 @@ import type { F10DetectorConfig } from '../../switch/f10/config.js';
 import { type F10Command, isF10Report } from '../../switch/f10/control.js';
 import { F10Controller } from './controller.js';
 
-/** The controller's node config (its `scheme.config`). */
-export interface F10ArbiterConfig {
-  mode: 'f10' | 'portland';
-  /** the detector its control links speak, as the switches at their other ends do */
-  detector: F10DetectorConfig;
+/** The controller's timing, as the scenario sets it (`scheme.controller`). */
+export interface F10ControllerTiming {
   /** how often the controller rebalances (F10 §5.3) */
   epochNs: number;
   /** how long a recovered link must stay up before it is used again */
@@ -30,7 +27,15 @@ export interface F10ArbiterConfig {
   reactionDelayNs: number;
   /** how often ToRs report their traffic (the traffic history's period) */
   reportNs: number;
+  /** a ToR pair is predictable when within this fraction of its recent mean (MicroTE: 0.2) */
   predictableDelta: number;
+}
+
+/** The controller's node config (its `scheme.config`). */
+export interface F10ArbiterConfig extends F10ControllerTiming {
+  mode: 'f10' | 'portland';
+  /** the detector its control links speak, as the switches at their other ends do */
+  detector: F10DetectorConfig;
   /** the fabric without arbiters: what the controller schedules over */
   topology: Topology;
   /** per control port of the arbiter: the switch at its other end */

@@ -4,6 +4,8 @@
  * the switches only report failures and the controller recomputes routes after a reaction delay. The
  * controller is an arbiter process (`arb0`) with a control link to every switch.
  */
+
+import type { F10ControllerTiming } from '../../../arbiter/f10/role.js';
 import { parseDurationNs, parseRateBps } from '../../../core/time.js';
 import type { F10DetectorConfig } from '../../../switch/f10/config.js';
 import type { ScenarioSource } from '../../scenario/source.js';
@@ -54,21 +56,11 @@ export const f10Properties = {
   },
 };
 
-export interface F10Settings {
+export interface F10Settings extends F10ControllerTiming {
   kind: 'f10' | 'portland';
   /** f10: pushback on (default) or off, to study local rerouting alone */
   pushback: boolean;
   detector: F10DetectorConfig;
-  /** how often the controller rebalances (F10 §5.3) */
-  epochNs: number;
-  /** how long a recovered link must stay up before it is used again */
-  stableNs: number;
-  /** portland: delay from a failure report to the recomputed routes */
-  reactionDelayNs: number;
-  /** how often ToRs report their traffic */
-  reportNs: number;
-  /** a ToR pair is predictable when within this fraction of its recent mean (MicroTE: 0.2) */
-  predictableDelta: number;
   /** the controller's control links */
   controlLink: LinkParams;
   [setting: string]: unknown;
@@ -100,15 +92,7 @@ export function resolveF10(
   if (kind !== 'f10' && kind !== 'portland') throw new Error(`resolveF10: kind ${kind}`);
   if (!topo.f10)
     throw src.error(['scheme', 'kind'], `scheme ${s.kind} needs an F10 tree: use topology kind f10`);
-  const dur = (path: string[], v: string | number): number => {
-    try {
-      const ns = parseDurationNs(v);
-      if (!(ns > 0)) throw new Error('must be > 0');
-      return ns;
-    } catch (err) {
-      throw src.error(['scheme', ...path], (err as Error).message);
-    }
-  };
+  const dur = (path: string[], v: string | number): number => positive(src, path, v, parseDurationNs);
   const d = { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) };
   const c = { ...SCHEME_DEFAULTS.controller, ...(s.controller ?? {}) };
   const detector: F10DetectorConfig = {
@@ -133,7 +117,7 @@ export function resolveF10(
     rateBps:
       link.rate === undefined
         ? links.fabric.rateBps
-        : parseOr(src, ['controller', 'link', 'rate'], link.rate, parseRateBps),
+        : positive(src, ['controller', 'link', 'rate'], link.rate, parseRateBps),
     propNs: link.delay === undefined ? links.fabric.propNs : dur(['controller', 'link', 'delay'], link.delay),
   };
   return {
@@ -149,7 +133,8 @@ export function resolveF10(
   };
 }
 
-function parseOr(
+/** `v` parsed with its unit, > 0, or an error naming `scheme.<path>` with its line. */
+function positive(
   src: ScenarioSource,
   path: string[],
   v: string | number,
