@@ -14,8 +14,8 @@ import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
 import { Fabric } from './fabric.js';
 import { progressLine, summaryTable } from './report.js';
-import { AttachedRuntime, refuseNodeFaults } from './runtime/attached.js';
-import { ProcessRuntime } from './runtime/process.js';
+import { refuseNodeFaults } from './runtime/attached.js';
+import { createRuntime } from './runtime/index.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
@@ -48,24 +48,11 @@ function loadScenario(file: string, opts: RunOptions) {
   return parseScenario(text, file, opts.set ?? []);
 }
 
-async function runtimeFor(opts: RunOptions): Promise<Runtime> {
-  switch (opts.runtime ?? 'process') {
-    case 'process':
-      return new ProcessRuntime();
-    case 'docker': {
-      // loaded on demand: testcontainers takes most of a second to import
-      const { DockerRuntime } = await import('./runtime/docker.js');
-      return new DockerRuntime({
-        log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
-      });
-    }
-    case 'attached':
-      if (!opts.subnet)
-        throw new RuntimeError('--runtime attached needs --subnet (the compose file passes it)');
-      return new AttachedRuntime({ subnet: opts.subnet });
-    default:
-      throw new InvalidArgumentError(`--runtime must be process, docker or attached, got '${opts.runtime}'`);
-  }
+function runtimeFor(opts: RunOptions): Promise<Runtime> {
+  return createRuntime(opts.runtime ?? 'process', {
+    log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
+    subnet: opts.subnet,
+  });
 }
 
 function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined {

@@ -7,11 +7,12 @@ export class ScenarioError extends Error {
   override readonly name = 'ScenarioError';
   constructor(
     readonly file: string,
+    /** 1-based; -1 when the input has no lines (the library's `inject`) */
     readonly line: number,
     readonly field: string,
     readonly problem: string,
   ) {
-    super(`${file}:${line}: ${field ? `${field}: ` : ''}${problem}`);
+    super(`${file}${line >= 0 ? `:${line}` : ''}: ${field ? `${field}: ` : ''}${problem}`);
   }
 }
 

@@ -398,29 +398,119 @@ export class StartedFabric implements AsyncDisposable {
     return this.scenario.workload.durationNs + this.scenario.run.drainNs;
   }
 
+  /** traffic started (by `run` or the first `runFor`) */
+  private begun = false;
+  private ended = false;
+  /** conservative mode: timeline actions delivered ahead whose time has not passed yet, by time */
+  private pendingFaults: TimelineEvent[] = [];
+
+  /** Starts traffic (once) and schedules the timeline. */
+  private begin(): void {
+    if (this.begun) return;
+    this.begun = true;
+    const sc = this.scenario;
+    if (sc.sync === 'conservative') {
+      this.trafficStart = 0;
+    } else {
+      // a start far enough ahead that the message reaches every (possibly busy) node first: 200 ms real
+      this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
+    }
+    for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
+    this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
+    this.schedule(sc.timeline);
+  }
+
+  /**
+   * Timeline actions on their way: conservative mode sends them to their nodes now, to take effect at
+   * their exact times; dilated mode fires each on a timer.
+   */
+  private schedule(events: TimelineEvent[]): void {
+    if (this.scenario.sync === 'conservative') {
+      for (const ev of events) this.deliverAhead(ev);
+      this.pendingFaults.push(...events);
+      this.pendingFaults.sort((x, y) => x.at - y.at);
+      return;
+    }
+    for (const ev of events) {
+      const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
+      this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
+    }
+  }
+
   /**
    * Starts traffic and runs until every flow is done (after the workload window) or the drain
    * deadline; fires the timeline on the way. `onProgress` is called about twice a second.
    */
   async run(onProgress: (p: Progress) => void = () => {}, signal?: AbortSignal): Promise<void> {
-    if (this.scenario.sync === 'conservative') return this.runConservative(onProgress, signal);
-    const sc = this.scenario;
-    // a start far enough ahead that the message reaches every (possibly busy) node first: 200 ms real
-    this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
-    for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
-    this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
-    for (const ev of sc.timeline) {
-      const delay = this.clock.realMs(this.trafficStart + ev.at - this.clock.now());
-      this.timers.push(setTimeout(() => void this.fire(ev), Math.max(0, delay)));
+    this.begin();
+    await this.advance(this.endNs, true, onProgress, signal);
+    this.end();
+  }
+
+  /**
+   * Starts traffic if it has not started and runs `ns` of virtual time further, whether or not the
+   * workload is done (the library's `runFor`).
+   */
+  async runFor(
+    ns: number,
+    onProgress: (p: Progress) => void = () => {},
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (!(ns >= 0)) throw new RangeError(`runFor: expected a duration >= 0 ns, got ${ns}`);
+    this.begin();
+    await this.advance(this.now() + ns, false, onProgress, signal);
+  }
+
+  /** Virtual time the fabric has reached, ns since traffic start (0 before it starts). */
+  now(): number {
+    if (!this.begun) return 0;
+    return this.scenario.sync === 'conservative' ? this.barrier : Math.max(0, this.relNow());
+  }
+
+  /**
+   * Timeline actions added while the fabric runs (the library's `inject`): each at its `at`, which may
+   * not be in the past. A pause needs its resume in the same call (or it lasts to the end).
+   */
+  inject(events: TimelineEvent[]): void {
+    if (this.stopping) throw new RuntimeError('inject: the fabric is stopped');
+    this.begin();
+    const now = this.now();
+    for (const ev of events) {
+      if (ev.at < now)
+        throw new RuntimeError(
+          `inject: ${ev.action} at ${ev.at} ns is in the past (the fabric is at ${Math.floor(now)} ns)`,
+        );
+      if (CONTAINER_ACTIONS.has(ev.action) && !this.runtime?.containers)
+        throw new RuntimeError(`inject: action ${ev.action} needs the docker runtime`);
     }
+    this.scenario.timeline.push(...events);
+    this.schedule(events);
+  }
+
+  private end(): void {
+    if (this.ended || !this.begun) return;
+    this.ended = true;
+    const t = this.scenario.sync === 'conservative' ? this.barrier : this.relNow();
+    this.record({ t, kind: 'traffic-end', node: 'orchestrator' });
+  }
+
+  private advance(
+    target: number,
+    untilDone: boolean,
+    onProgress: (p: Progress) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (this.scenario.sync === 'conservative')
+      return this.advanceConservative(target, untilDone, onProgress, signal);
+    const sc = this.scenario;
     const total = this.plan.flows.length;
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       const tick = setInterval(() => {
         for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
         const p = this.progress();
         onProgress(p);
-        const done = p.virtualNs >= sc.workload.durationNs && p.flowsDone >= total;
-        if (done || p.virtualNs >= this.endNs || signal?.aborted) {
+        const done = untilDone && p.virtualNs >= sc.workload.durationNs && p.flowsDone >= total;
+        if (done || p.virtualNs >= target || signal?.aborted) {
           clearInterval(tick);
           signal?.removeEventListener('abort', onAbort);
           resolve();
@@ -432,28 +522,30 @@ export class StartedFabric implements AsyncDisposable {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-    this.record({ t: this.relNow(), kind: 'traffic-end', node: 'orchestrator' });
   }
 
   /**
    * Conservative mode (DESIGN §1b): traffic starts at physical time 0; every timeline action reaches
-   * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`,
-   * and after each step, when every node has handled
-   * everything before it, checks whether the workload is done. The run therefore ends at a barrier,
-   * an exact virtual time, whatever the machine's load: the results are the same bytes every time.
+   * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`
+   * up to `target`, and after each step, when every node has handled everything before it, checks
+   * whether the workload is done (`untilDone`). The run therefore stops at a barrier, an exact
+   * virtual time, whatever the machine's load: the results are the same bytes every time.
    */
-  private async runConservative(onProgress: (p: Progress) => void, signal?: AbortSignal): Promise<void> {
+  private async advanceConservative(
+    target: number,
+    untilDone: boolean,
+    onProgress: (p: Progress) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (this.failure) throw new RuntimeError(this.failure);
+    if (this.barrier >= target) return;
     const sc = this.scenario;
-    this.trafficStart = 0;
-    for (const n of this.live()) n.conn!.send({ type: 'start', at: 0 });
-    this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
-    for (const ev of sc.timeline) this.deliverAhead(ev);
-    const pendingFaults = [...sc.timeline].sort((a, b) => a.at - b.at);
+    const pendingFaults = this.pendingFaults;
     const total = this.plan.flows.length;
     const wall0 = performance.now();
     let lastBarrierWall = wall0;
-    let grant = 0;
-    const nextGrant = (): number => Math.min(this.barrier + sc.run.stepNs, this.endNs);
+    let grant = this.barrier;
+    const nextGrant = (): number => Math.min(this.barrier + sc.run.stepNs, target);
     const sendGrant = (until: number): void => {
       grant = until;
       for (const n of this.nodes.values()) {
@@ -483,8 +575,8 @@ export class StartedFabric implements AsyncDisposable {
         while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
           this.noteFired(pendingFaults.shift()!);
         const p = this.progress();
-        const done = grant >= sc.workload.durationNs && p.flowsDone >= total;
-        if (done || grant >= this.endNs || signal?.aborted) return finish();
+        const done = untilDone && grant >= sc.workload.durationNs && p.flowsDone >= total;
+        if (done || grant >= target || signal?.aborted) return finish();
         sendGrant(nextGrant());
       };
       const tick = setInterval(() => {
@@ -500,7 +592,6 @@ export class StartedFabric implements AsyncDisposable {
       signal?.addEventListener('abort', finish, { once: true });
       sendGrant(nextGrant());
     });
-    this.record({ t: this.barrier, kind: 'traffic-end', node: 'orchestrator' });
     if (this.failure) throw new RuntimeError(this.failure);
   }
 
@@ -722,6 +813,7 @@ export class StartedFabric implements AsyncDisposable {
 
   private async teardown(): Promise<FabricResult> {
     for (const t of this.timers) clearTimeout(t);
+    this.end();
     const rt = this.runtime;
     // paused nodes cannot answer: wake them first; disconnected ones hear nothing: connect them
     if (rt)

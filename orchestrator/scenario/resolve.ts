@@ -11,6 +11,7 @@ import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
 import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
 import type { WorkloadSpec } from '../../node/workload.js';
+import { ScenarioError } from '../errors.js';
 import { resolveScheme, type SchemeSettings, schemeDriver } from '../schemes/index.js';
 import { attachArbiters } from '../topology/arbiter.js';
 import { dumbbell } from '../topology/dumbbell.js';
@@ -20,8 +21,10 @@ import { leafSpine } from '../topology/leafspine.js';
 import { validateTopology } from '../topology/routing.js';
 import { star } from '../topology/star.js';
 import type { LinkParams, Topology } from '../topology/types.js';
-import { CONTAINER_ACTIONS, type TIMELINE_ACTIONS } from './schema.js';
+import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
 import type { ScenarioSource } from './source.js';
+
+const TIMELINE_ACTION_SET: ReadonlySet<string> = new Set(TIMELINE_ACTIONS);
 
 export interface PortDefaults {
   bufferBytes: number;
@@ -504,6 +507,39 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
 
 function countHosts(topo: Topology): number {
   return topo.nodes.filter((n) => n.role === 'host').length;
+}
+
+/**
+ * Timeline entries added to a running fabric (the library's `inject`), checked as the scenario's own
+ * timeline is; errors name `inject()` and the entry. `at` defaults to `now` (virtual ns).
+ */
+export function resolveInjected(
+  base: ScenarioSource,
+  topo: Topology,
+  entries: Array<Record<string, unknown>>,
+  now: number,
+): TimelineEvent[] {
+  const src: ScenarioSource = {
+    file: 'inject()',
+    data: { ...base.data, timeline: entries.map((e) => ({ at: now, ...e })) },
+    lineOf: () => -1,
+    // `timeline.2.link` reads `entry 2.link`: the user passed entries, not a timeline
+    error: (path, problem) =>
+      new ScenarioError(
+        'inject()',
+        -1,
+        ['entry', ...path.slice(1)].join('.').replace('entry.', 'entry '),
+        problem,
+      ),
+  };
+  for (const [i, e] of entries.entries()) {
+    if (!(TIMELINE_ACTION_SET as ReadonlySet<unknown>).has(e.action))
+      throw src.error(
+        ['timeline', i, 'action'],
+        `unknown action '${e.action}' (one of ${[...TIMELINE_ACTION_SET].join(', ')})`,
+      );
+  }
+  return resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
 }
 
 function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): TimelineEvent[] {

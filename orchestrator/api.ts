@@ -1,0 +1,208 @@
+/**
+ * dcemu as a library, for integration tests and scripts (testcontainers-style, STYLE §8): a `Fabric`
+ * only records configuration; `start()` brings every node up and gives a `StartedFabric`, which runs
+ * virtual time forward (`runFor`, `run`), takes faults while it runs (`inject`) and `stop()`s into a
+ * `StoppedFabric` holding the results (also written to a results folder, as `dcemu run` does).
+ * `stop()` is idempotent and `await using` stops the fabric when a test leaves its scope, passed or
+ * failed; node processes also end by themselves when the process that started them exits.
+ *
+ *   await using fabric = await Fabric.fromScenario('examples/quickstart.yaml', { set: { seed: 3 } }).start();
+ *   await fabric.runFor('2ms');
+ *   fabric.inject({ action: 'kill', node: 'spine0' });
+ *   const done = await fabric.stop();
+ *   done.summary().flows.completed;
+ */
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { NodeEvent, SyncMode } from '../core/messages.js';
+import { parseDurationNs } from '../core/time.js';
+import { collect, type FlowRow, type Summary, writeResults } from './collect.js';
+import { RuntimeError } from './errors.js';
+import { type Progress, Fabric as RunFabric, type StartedFabric as RunStartedFabric } from './fabric.js';
+import { createRuntime } from './runtime/index.js';
+import { loadScenarioFile, parseScenario } from './scenario/load.js';
+import { resolveInjected, resolveScenario, type Scenario } from './scenario/resolve.js';
+import type { ScenarioSource } from './scenario/source.js';
+
+export { RuntimeError, ScenarioError } from './errors.js';
+export type { FlowRow, NodeEvent, Progress, Scenario, Summary };
+
+/** `--set`-style overrides: `{ 'workload.load': 0.3, seed: 5 }` (values as YAML would give them). */
+export type Overrides = Record<string, string | number | boolean>;
+
+export interface FabricInit {
+  /** fields of the scenario to change, by dotted path */
+  set?: Overrides;
+}
+
+/** A timeline entry as the scenario's `timeline:` takes it; `at` (virtual, from traffic start) defaults to now. */
+export interface FaultSpec {
+  action: string;
+  at?: string | number;
+  node?: string;
+  link?: [string, string];
+  direction?: 'both' | 'forward' | 'reverse';
+  loss?: number;
+  corrupt?: number;
+  delay?: string | number;
+  step?: string | number;
+  freq?: number;
+}
+
+/** A duration with a unit (`'5ms'`, `'20us'`) or a number of virtual nanoseconds. */
+export type Duration = string | number;
+
+/** What a fabric will be; nothing runs until `start()`. */
+export class Fabric {
+  private runtimeKind: 'process' | 'docker' = 'process';
+  private sync: SyncMode | undefined;
+  private tdf: number | undefined;
+  private out: string | undefined;
+  private log: ((line: string) => void) | undefined;
+
+  private constructor(private readonly source: ScenarioSource) {}
+
+  /** A scenario file, with fields changed by `set`. Errors name the file, line and field. */
+  static fromScenario(file: string, init: FabricInit = {}): Fabric {
+    return new Fabric(loadScenarioFile(file, overrides(init.set)));
+  }
+
+  /** A scenario given as YAML text; `name` stands for its file in error messages. */
+  static fromYaml(text: string, init: FabricInit & { name?: string } = {}): Fabric {
+    return new Fabric(parseScenario(text, init.name ?? 'scenario.yaml', overrides(init.set)));
+  }
+
+  /** `process` (default: every node a child process) or `docker` (a container per node). */
+  withRuntime(kind: 'process' | 'docker'): this {
+    if (kind !== 'process' && kind !== 'docker')
+      throw new RuntimeError(`withRuntime: expected 'process' or 'docker', got '${kind}'`);
+    this.runtimeKind = kind;
+    return this;
+  }
+
+  /** `conservative` (exact, the default) or `dilated` at a time dilation factor. */
+  withSync(mode: SyncMode, tdf?: number): this {
+    if (mode !== 'conservative' && mode !== 'dilated')
+      throw new RuntimeError(`withSync: expected 'conservative' or 'dilated', got '${mode}'`);
+    if (tdf !== undefined && mode !== 'dilated')
+      throw new RuntimeError('withSync: a tdf applies to dilated mode only');
+    this.sync = mode;
+    this.tdf = tdf;
+    return this;
+  }
+
+  /** The results folder (summary.json, flows.csv, logs/, ...); default a fresh temporary folder. */
+  withOutput(dir: string): this {
+    this.out = resolve(dir);
+    return this;
+  }
+
+  /** Progress lines of the runtime (image builds, containers started). */
+  withLog(log: (line: string) => void): this {
+    this.log = log;
+    return this;
+  }
+
+  /** Resolves the scenario and starts every node; traffic starts with the first `runFor` or `run`. */
+  async start(): Promise<StartedFabric> {
+    const scenario = resolveScenario(this.source, { tdf: this.tdf, sync: this.sync });
+    const out = this.out ?? mkdtempSync(join(tmpdir(), `dcemu-${scenario.name}-`));
+    mkdirSync(out, { recursive: true });
+    const runtime = await createRuntime(this.runtimeKind, { log: this.log });
+    const started = await new RunFabric(scenario, { runtime, out }).start();
+    return new StartedFabric(started, this.source, out, runtime.kind);
+  }
+}
+
+/** A fabric whose nodes are up. */
+export class StartedFabric implements AsyncDisposable {
+  private stopped: Promise<StoppedFabric> | null = null;
+
+  /** @internal built by `Fabric.start()` */
+  constructor(
+    private readonly fabric: RunStartedFabric,
+    private readonly source: ScenarioSource,
+    /** the results folder */
+    readonly out: string,
+    private readonly runtime: string,
+  ) {}
+
+  get scenario(): Scenario {
+    return this.fabric.scenario;
+  }
+
+  /** Virtual time reached, ns since traffic start. */
+  now(): number {
+    return this.fabric.now();
+  }
+
+  /**
+   * Runs `duration` of virtual time further (starting traffic the first time), whether or not the
+   * workload is done. Conservative mode stops at exactly that time.
+   */
+  async runFor(duration: Duration, onProgress?: (p: Progress) => void): Promise<void> {
+    await this.fabric.runFor(parseDurationNs(duration), onProgress);
+  }
+
+  /** Runs until the workload is done or the scenario's end (workload duration + drain). */
+  async run(onProgress?: (p: Progress) => void): Promise<void> {
+    await this.fabric.run(onProgress);
+  }
+
+  /**
+   * Faults while the fabric runs, as timeline entries: `{ action: 'link-down', link: ['leaf0',
+   * 'spine1'] }` now, or `at` a later virtual time. A pause needs its resume in the same call.
+   */
+  inject(faults: FaultSpec | FaultSpec[]): void {
+    const list = (Array.isArray(faults) ? faults : [faults]) as unknown as Array<Record<string, unknown>>;
+    const events = resolveInjected(this.source, this.fabric.scenario.topology, list, this.fabric.now());
+    this.fabric.inject(events);
+  }
+
+  /** Stops every node, collects their reports and writes the results folder. Idempotent. */
+  stop(): Promise<StoppedFabric> {
+    this.stopped ??= (async () => {
+      const result = await this.fabric.stop();
+      const { summary, flows } = collect(result, this.runtime);
+      writeResults(this.out, result, summary, flows);
+      return new StoppedFabric(this.out, summary, flows, result.events);
+    })();
+    return this.stopped;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+/** What a stopped fabric leaves: the same figures as the results folder. */
+export class StoppedFabric {
+  /** @internal built by `StartedFabric.stop()` */
+  constructor(
+    /** the results folder */
+    readonly out: string,
+    private readonly s: Summary,
+    private readonly f: FlowRow[],
+    private readonly e: NodeEvent[],
+  ) {}
+
+  /** summary.json */
+  summary(): Summary {
+    return this.s;
+  }
+
+  /** flows.csv as rows: size, start, finish (−1 if unfinished), FCT, slowdown, path, ... */
+  flows(): FlowRow[] {
+    return this.f;
+  }
+
+  /** events.jsonl: detections, faults, scheme events, in time order (virtual ns since traffic start) */
+  events(): NodeEvent[] {
+    return this.e;
+  }
+}
+
+function overrides(set: Overrides | undefined): string[] {
+  return Object.entries(set ?? {}).map(([k, v]) => `${k}=${v}`);
+}

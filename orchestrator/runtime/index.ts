@@ -1,0 +1,35 @@
+/**
+ * The runtimes by name, for the CLI and the library: `process` (the embedded default: every node a
+ * child process on loopback), `docker` (a container per node; loaded on demand, testcontainers takes
+ * most of a second to import) and `attached` (nodes started by a compose file join the run).
+ */
+import { RuntimeError } from '../errors.js';
+import { AttachedRuntime } from './attached.js';
+import { ProcessRuntime } from './process.js';
+import type { Runtime } from './types.js';
+
+export type RuntimeKind = 'process' | 'docker' | 'attached';
+
+export interface RuntimeOptions {
+  /** progress lines of the docker runtime (image build, containers started) */
+  log?: (line: string) => void;
+  /** attached: the compose file's fabric subnet */
+  subnet?: string;
+}
+
+export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Promise<Runtime> {
+  switch (kind) {
+    case 'process':
+      return new ProcessRuntime();
+    case 'docker': {
+      const { DockerRuntime } = await import('./docker.js');
+      return new DockerRuntime({ log: opts.log });
+    }
+    case 'attached':
+      if (!opts.subnet)
+        throw new RuntimeError('--runtime attached needs --subnet (the compose file passes it)');
+      return new AttachedRuntime({ subnet: opts.subnet });
+    default:
+      throw new RuntimeError(`runtime must be process, docker or attached, got '${kind}'`);
+  }
+}

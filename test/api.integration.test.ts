@@ -1,0 +1,83 @@
+/**
+ * The library API as a user's test would drive it: build a fabric from YAML, run it in steps, inject
+ * faults while it runs, read the results; `await using` leaves nothing running even when the test
+ * throws; and the user-test example (examples/user-test) passes against the package by its name.
+ */
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { Fabric, ScenarioError } from '../orchestrator/api.js';
+import { allNodePids, ROOT } from './helpers.js';
+
+const STAR = `name: api-star
+seed: 2
+topology: { kind: star, hosts: 4 }
+transport: { kind: udp }
+workload: { pattern: all-to-all, fixedSize: 20KB, load: 0.3, duration: 200us }
+`;
+
+describe('library API', () => {
+  it('runs in exact steps, takes faults while it runs and gives the results', async () => {
+    await using fabric = await Fabric.fromYaml(STAR, { set: { 'workload.load': 0.2 } }).start();
+    expect(fabric.now()).toBe(0);
+    await fabric.runFor('50us');
+    expect(fabric.now()).toBe(50_000);
+    fabric.inject({ action: 'link-down', link: ['sw0', 'h1'] });
+    fabric.inject({ action: 'link-up', link: ['sw0', 'h1'], at: '120us' });
+    await fabric.runFor(100_000);
+    expect(fabric.now()).toBe(150_000);
+    const done = await fabric.stop();
+    // stop is idempotent
+    expect(await fabric.stop()).toBe(done);
+    const s = done.summary();
+    expect(s.scenario).toBe('api-star');
+    expect(s.virtualNs).toBe(150_000);
+    expect(s.faults.map((f) => [f.action, f.t])).toEqual([
+      ['link-down', 50_000],
+      ['link-up', 120_000],
+    ]);
+    // three 10 µs liveness intervals after sw0 last heard h1 (exact: conservative mode)
+    expect(Math.round(s.faults[0].detectionNs! * 10) / 10).toBe(21_051.2);
+    expect(s.processes).toMatchObject({ started: 5, leftRunning: 0 });
+    expect(done.flows().length).toBe(s.flows.started);
+    expect(done.events().some((e) => e.kind === 'port-down-detected' && e.node === 'sw0')).toBe(true);
+    expect(existsSync(join(done.out, 'summary.json'))).toBe(true);
+  });
+
+  it('refuses faults in the past and unknown actions, naming the entry', async () => {
+    await using fabric = await Fabric.fromYaml(STAR).start();
+    await fabric.runFor('20us');
+    expect(() => fabric.inject({ action: 'kill', node: 'h0', at: '10us' })).toThrow(/in the past/);
+    expect(() => fabric.inject({ action: 'explode', node: 'h0' })).toThrow(
+      /inject\(\): entry 0\.action: unknown action 'explode'/,
+    );
+    expect(() => fabric.inject({ action: 'kill', node: 'h9' })).toThrow(/entry 0\.node: no node named 'h9'/);
+    expect(() => Fabric.fromYaml(`${STAR}workload: 3\n`, { name: 'bad.yaml' })).toThrow(ScenarioError);
+  });
+
+  it('await using stops every node when the test throws', async () => {
+    const body = async () => {
+      await using fabric = await Fabric.fromYaml(STAR).start();
+      await fabric.runFor('10us');
+      expect((await allNodePids()).length).toBe(5);
+      throw new Error('the user test failed');
+    };
+    await expect(body()).rejects.toThrow('the user test failed');
+    expect(await allNodePids()).toEqual([]);
+  });
+
+  it('the user-test example passes against the package, imported by name', async () => {
+    // a user installs the package; here the example's node_modules/dcemu points at this repository
+    const modules = join(ROOT, 'examples/user-test/node_modules');
+    mkdirSync(modules, { recursive: true });
+    if (!existsSync(join(modules, 'dcemu'))) symlinkSync('../../..', join(modules, 'dcemu'));
+    const r = await execa(
+      process.execPath,
+      [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--root', 'examples/user-test'],
+      { cwd: ROOT, reject: false, all: true },
+    );
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain('1 passed');
+  });
+});
