@@ -19,6 +19,7 @@ import { createRuntime } from './runtime/index.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
+import { scenarioSchemaDocument } from './scenario/schema.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
 
@@ -286,6 +287,13 @@ program
     }
     for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
     process.exitCode = 1;
+  });
+
+program
+  .command('schema')
+  .description('print the scenario JSON Schema (editors validate YAML with it; docs/scenario.schema.json)')
+  .action(() => {
+    process.stdout.write(`${JSON.stringify(scenarioSchemaDocument(), null, 2)}\n`);
   });
 
 program

@@ -227,3 +227,17 @@ export const scenarioSchema = {
     },
   },
 } as const;
+
+/**
+ * The schema as a standalone JSON Schema document (`dcemu schema`, docs/scenario.schema.json), for
+ * editors that validate YAML: `# yaml-language-server: $schema=<path>` at the top of a scenario.
+ */
+export function scenarioSchemaDocument(): Record<string, unknown> {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'dcemu scenario',
+    description:
+      'A dcemu scenario file: topology, links, scheme, clocks, workload, run settings and fault timeline.',
+    ...scenarioSchema,
+  };
+}
