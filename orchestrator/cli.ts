@@ -39,6 +39,7 @@ interface RunOptions {
   runtime?: string;
   subnet?: string;
   scenarioEnv?: string;
+  force?: boolean;
 }
 
 /** The scenario text comes from the file, or (compose) from an environment variable; `file` names it. */
@@ -99,7 +100,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   // containers of a compose file come up one after another: give them longer than processes
   const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
-  const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs }).start();
+  const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs, force: opts.force }).start();
   let lastPrint = 0;
   let failed: string | null = null;
   try {
@@ -177,6 +178,7 @@ program
     'exit 0 even when the run was not faithful (causality misses above the threshold)',
   )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
+  .option('--force', 'start even when the nodes need more memory than this machine has (~75 MB each)')
   .option('-q, --quiet', 'no progress line')
   .option(...SET_OPTION)
   .option(

@@ -6,6 +6,7 @@
  * report and tears the runtime down, leaving no process behind.
  */
 import { mkdirSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
@@ -14,7 +15,7 @@ import type { WireState } from '../core/wire.js';
 import { RuntimeError } from './errors.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
-import type { Scenario, TimelineEvent } from './scenario/resolve.js';
+import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
 
 /** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
@@ -53,6 +54,8 @@ export interface FabricOptions {
   startTimeoutMs?: number;
   /** labels every process of the run; default a fresh `dcemu-<pid>-<random>` */
   runId?: string;
+  /** start even when the nodes need more memory than this machine has */
+  force?: boolean;
 }
 
 /** Conservative mode: no barrier for this long (wall) means the fabric is stuck; the run fails naming the holder. */
@@ -75,6 +78,14 @@ export class Fabric {
     const epoch = monotonicEpoch();
     const runId = this.opts.runId ?? `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const runtime = this.opts.runtime;
+    // every node is a process of ~NODE_MEMORY_MB: a fabric the machine cannot hold is refused up front
+    const nodes = this.scenario.topology.nodes.length;
+    const needMb = nodes * NODE_MEMORY_MB;
+    const haveMb = totalmem() / 2 ** 20;
+    if (runtime.kind !== 'attached' && needMb > 0.9 * haveMb && !this.opts.force)
+      throw new RuntimeError(
+        `${this.scenario.file}: ${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB: use --force to start anyway`,
+      );
     // container faults need containers: refuse before anything starts, naming the timeline line
     const needs = this.scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
     if (needs && !runtime.containerFaults)

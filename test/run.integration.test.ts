@@ -167,6 +167,17 @@ describe('dcemu user errors', () => {
     expect(lines[0]).toMatch(/typo\.yaml:10: workload\.lod: unknown field \(did you mean 'load'\?\)/);
   });
 
+  it('refuses a fabric this machine cannot hold before starting anything, and names --force', async () => {
+    const big = ['--set', 'topology.kind=fat-tree', '--set', 'topology.k=16', '--set', 'timeline=[]'];
+    const r = await dcemu(['run', 'examples/quickstart.yaml', ...big]);
+    expect(r.exitCode).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(
+      /^dcemu: examples\/quickstart\.yaml: 1344 nodes need ~98\.4 GB of memory \(~75 MB per process\); this machine has [\d.]+ GB: use --force to start anyway$/,
+    );
+    expect(await allNodePids()).toEqual([]);
+  });
+
   it('reports a missing scenario file in one line', async () => {
     const r = await dcemu(['run', 'no/such.yaml']);
     expect(r.exitCode).toBe(2);

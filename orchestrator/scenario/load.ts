@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
-import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
+import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { ScenarioError } from '../errors.js';
 import { scenarioSchema } from './schema.js';
 
@@ -57,7 +57,7 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
       throw new ScenarioError(file, 0, o.slice(0, eq), `--set: ${(err as Error).message}`);
     }
   }
-  const data = doc.toJS() as RawScenario;
+  const data = plainData(doc, lc, file) as RawScenario;
   const lineOf = (path: Array<string | number>) => lineOfPath(doc, lc, path);
   const error = (path: Array<string | number>, problem: string) =>
     new ScenarioError(file, lineOf(path), path.join('.'), problem);
@@ -70,6 +70,33 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
     throw error(path, describe(err));
   }
   return { file, data, lineOf, error };
+}
+
+/**
+ * A scenario has no use for deep YAML aliases: past this many expanded nodes (yaml's own count of
+ * alias uses, each weighted by what it expands to) a file is an alias bomb, refused at its first alias.
+ */
+const MAX_ALIAS_COUNT = 1000;
+
+/** The document as plain data, alias expansion bounded; a bomb is a file:line error, not a crash. */
+export function plainData(doc: Document, lc: LineCounter, file: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    let line = 1;
+    visit(doc, {
+      Alias(_key, node) {
+        if (node.range) line = lc.linePos(node.range[0]).line;
+        return visit.BREAK;
+      },
+    });
+    throw new ScenarioError(
+      file,
+      line,
+      '',
+      `YAML aliases expand too far (${(err as Error).message.split('\n')[0]})`,
+    );
+  }
 }
 
 export function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | number>): number {

@@ -206,6 +206,13 @@ export function resolveScenario(
   };
   if (ports.bufferBytes < 1500)
     throw src.error(['ports', 'buffer'], `buffer must hold one 1500-byte frame, got ${ports.bufferBytes} B`);
+  if (ports.hostBufferBytes < 1500)
+    throw src.error(
+      ['ports', 'hostBuffer'],
+      `a NIC buffer must hold one 1500-byte frame, got ${ports.hostBufferBytes} B`,
+    );
+  if (!(ports.ecnBytes >= 0))
+    throw src.error(['ports', 'ecnThreshold'], `must be >= 0 B (0 disables marking), got ${ports.ecnBytes}`);
 
   const lv = d.liveness ?? {};
   const liveness: LivenessConfig = {
@@ -233,6 +240,7 @@ export function resolveScenario(
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
   if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
   if (!(run.stepNs > 0)) throw src.error(['run', 'step'], `step must be > 0, got ${run.stepNs} ns`);
+  if (!(run.sampleNs > 0)) throw src.error(['run', 'sample'], `sample must be > 0, got ${run.sampleNs} ns`);
   // a tdf given on the command line asks for dilated time, unless the mode is named there too
   const sync: SyncMode =
     overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (r.sync ?? DEFAULTS.run.sync));
@@ -409,12 +417,49 @@ function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | null {
   };
 }
 
+/**
+ * The most nodes a scenario may have: every node is a process of ~70 MB (bench: fattree8's largest
+ * peak RSS 70.4 MB), so 4096 already asks for ~280 GB; beyond it a topology is refused before it is
+ * built, so `validate` answers at once for any input.
+ */
+export const MAX_NODES = 4096;
+/** Peak memory of one node process, MB (bench/fixtures/fattree8.yaml: 70.4 MB). */
+export const NODE_MEMORY_MB = 75;
+
+/** Nodes a topology section would build, from its parameters alone. */
+function nodeCount(t: Record<string, number | string | undefined>): number {
+  const n = (k: string): number => Number(t[k] ?? 0);
+  switch (t.kind) {
+    case 'leaf-spine':
+      return n('leaves') * n('hostsPerLeaf') + n('leaves') + n('spines');
+    case 'fat-tree':
+      return n('k') ** 3 / 4 + (5 * n('k') ** 2) / 4;
+    case 'f10': {
+      const p = n('k') / 2;
+      const L = Number(t.levels ?? 3) - 1;
+      return 2 * p ** (L + 1) + (2 * L + 1) * p ** L;
+    }
+    case 'dumbbell':
+      return 2 * n('hostsPerSide') + 2;
+    default:
+      return n('hosts') + 1;
+  }
+}
+
 function buildTopology(src: ScenarioSource, links: { host: LinkParams; fabric: LinkParams }): Topology {
   const t = src.data.topology;
   const need = (field: string): number => {
     if (t[field] === undefined) throw src.error(['topology', field], `required for a ${t.kind} topology`);
     return t[field];
   };
+  const nodes = nodeCount(t);
+  if (nodes > MAX_NODES) {
+    const field = Object.keys(t).find((k) => k !== 'kind') ?? 'kind';
+    throw src.error(
+      ['topology', field],
+      `this ${t.kind} topology has ${nodes.toLocaleString('en-US')} nodes: as many processes and ~${Math.ceil((nodes * NODE_MEMORY_MB) / 1024).toLocaleString('en-US')} GB of memory; dcemu runs at most ${MAX_NODES} nodes`,
+    );
+  }
   let topo: Topology;
   switch (t.kind) {
     case 'leaf-spine':
@@ -462,6 +507,11 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     durationNs: parseDurationNs(w.duration ?? DEFAULTS.workload.duration),
     seed,
   };
+  if (!(spec.durationNs > 0))
+    throw src.error(
+      ['workload', 'duration'],
+      `must be > 0, got ${spec.durationNs} ns (flows start in [0, duration))`,
+    );
   if (w.pattern !== 'list') {
     if (w.sizes === undefined && w.fixedSize === undefined) {
       throw src.error(
@@ -478,7 +528,11 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
       }
       spec.sizes = w.sizes;
     }
-    if (w.fixedSize !== undefined) spec.fixedSize = parseBytes(w.fixedSize);
+    if (w.fixedSize !== undefined) {
+      spec.fixedSize = parseBytes(w.fixedSize);
+      if (!(spec.fixedSize > 0))
+        throw src.error(['workload', 'fixedSize'], `must be > 0 B, got ${spec.fixedSize}`);
+    }
     if (w.load === undefined) throw src.error(['workload', 'load'], 'a load fraction in (0, 1] is required');
     spec.load = w.load;
   }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { ScenarioError } from '../errors.js';
-import { lineOfPath } from '../scenario/load.js';
+import { lineOfPath, plainData } from '../scenario/load.js';
 import type { Topology } from './types.js';
 
 export function loadTopologyFile(file: string): Topology {
@@ -24,7 +24,7 @@ export function loadTopologyFile(file: string): Topology {
     const e = doc.errors[0];
     throw new ScenarioError(file, e.linePos?.[0]?.line ?? 1, '', `not JSON: ${e.message.split('\n')[0]}`);
   }
-  const data: unknown = doc.toJS();
+  const data: unknown = plainData(doc, lc, file);
   const fail = (field: string, problem: string): never => {
     const path = field
       .split(/[.[\]]+/)

@@ -1,0 +1,81 @@
+/**
+ * Bad input, as a new user writes it: every value checked for sense, a topology too big refused
+ * before it is built (so `validate` answers at once), YAML alias bombs bounded. Each is one
+ * file:line:field error, never a stack trace or a hang.
+ */
+import { describe, expect, it } from 'vitest';
+import { ScenarioError } from '../orchestrator/errors.js';
+import { parseScenario } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+
+const STAR = 'topology: { kind: star, hosts: 3 }\n';
+const WORK = 'workload: { pattern: all-to-all, fixedSize: 10KB, load: 0.2, duration: 100us }\n';
+const resolve = (text: string) => resolveScenario(parseScenario(text, 'b.yaml'));
+
+const refused: Array<[string, string, RegExp]> = [
+  [
+    'a zero sample period',
+    `${STAR}${WORK}run: { sample: 0 }\n`,
+    /^b\.yaml:3: run\.sample: sample must be > 0/,
+  ],
+  [
+    'a NIC buffer below one frame',
+    `${STAR}${WORK}ports: { hostBuffer: 0 }\n`,
+    /^b\.yaml:3: ports\.hostBuffer: /,
+  ],
+  [
+    'a negative ECN threshold',
+    `${STAR}${WORK}ports: { ecnThreshold: -1 }\n`,
+    /^b\.yaml:3: ports\.ecnThreshold: must be >= 0/,
+  ],
+  ['a negative drain', `${STAR}${WORK}run: { drain: -5us }\n`, /^b\.yaml:3: run\.drain: /],
+  [
+    'a zero flow size',
+    `${STAR}workload: { pattern: all-to-all, fixedSize: 0, load: 0.2, duration: 100us }\n`,
+    /^b\.yaml:2: workload\.fixedSize: must be > 0 B/,
+  ],
+  [
+    'a zero workload duration',
+    `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, duration: 0 }\n`,
+    /^b\.yaml:2: workload\.duration: must be > 0/,
+  ],
+  [
+    'a workload with one host',
+    `topology: { kind: star, hosts: 1 }\n${WORK}`,
+    /^b\.yaml:1: topology\.hosts: must be >= 2/,
+  ],
+];
+
+describe('bad scenarios', () => {
+  it.each(refused)('refuses %s, naming file, line and field', (_, text, message) => {
+    expect(() => resolve(text)).toThrow(ScenarioError);
+    expect(() => resolve(text)).toThrow(message);
+  });
+
+  it('refuses a topology too big before building it, saying what it would need', () => {
+    const t0 = performance.now();
+    expect(() => resolve(`topology: { kind: fat-tree, k: 48 }\n${WORK}`)).toThrow(
+      /^b\.yaml:1: topology\.k: this fat-tree topology has 30,528 nodes: as many processes and ~2,236 GB of memory; dcemu runs at most 4096 nodes$/,
+    );
+    expect(() => resolve(`topology: { kind: f10, k: 16, levels: 4 }\n${WORK}`)).toThrow(
+      /this f10 topology has 11,776 nodes/,
+    );
+    expect(performance.now() - t0).toBeLessThan(2000);
+    // the largest in reach still resolves
+    expect(resolve(`topology: { kind: fat-tree, k: 8 }\n${WORK}`).topology.nodes).toHaveLength(208);
+  });
+
+  it('bounds YAML alias expansion and names the first alias', () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    ].join('\n');
+    expect(() => resolve(`${STAR}${WORK}${bomb}\n`)).toThrow(/^b\.yaml:4: YAML aliases expand too far/);
+    // a few aliases, as people use them to share link settings, are fine
+    const shared = `${STAR}${WORK}links: { host: &l { rate: 10Gbps, delay: 1us }, fabric: *l }\n`;
+    expect(resolve(shared).links.fabric.propNs).toBe(1000);
+  });
+});
