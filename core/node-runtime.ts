@@ -72,6 +72,7 @@ export async function runNode(kind: string, factory: RoleFactory, detector?: Det
     );
     process.exit(2);
   }
+  watchParent();
   const [host, port] = splitHostPort(control);
   let client: ControlClient;
   try {
@@ -85,8 +86,24 @@ export async function runNode(kind: string, factory: RoleFactory, detector?: Det
   const node = new NodeProcess(client, factory, detector);
   // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
   client.on('close', () => node.exit(0));
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => node.exit(0));
+  process.on('SIGTERM', () => node.exit(0));
+  // Ctrl-C in a terminal reaches the whole process group: the orchestrator stops its nodes over the
+  // control channel and collects their reports, so a node leaves SIGINT to it
+  process.on('SIGINT', () => {});
   client.on('message', (m) => node.handle(m));
+}
+
+/**
+ * A node started by the process runtime also ends when its parent, the orchestrator, is gone: even
+ * before its control connection is up (an orchestrator killed during start-up), within ~250 ms.
+ */
+function watchParent(): void {
+  const parent = Number(process.env.DCEMU_PARENT_PID);
+  if (!(parent > 0)) return;
+  const check = setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 250);
+  check.unref();
 }
 
 /**

@@ -156,6 +156,40 @@ describe('dcemu run (process runtime)', () => {
     for (let i = 0; i < 50 && (await allNodePids()).length > 0; i++) await sleep(100);
     expect(await allNodePids()).toEqual([]);
   });
+
+  it('leaves no node behind when the orchestrator is killed during start-up, within 2 s', async () => {
+    const out = tempOut('startkill');
+    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    // kill it as soon as its first nodes exist, before they are all connected and configured
+    while ((await allNodePids()).length === 0) await sleep(10);
+    run.kill('SIGKILL');
+    await run;
+    const t0 = Date.now();
+    while ((await allNodePids()).length > 0 && Date.now() - t0 < 5000) await sleep(50);
+    expect(await allNodePids()).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it('keeps every node report when Ctrl-C reaches the whole process group, as in a terminal', async () => {
+    const out = tempOut('sigint-group');
+    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+      detached: true,
+    });
+    await waitFor(run, 'traffic starts');
+    await sleep(300);
+    process.kill(-run.pid!, 'SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.processes).toMatchObject({ started: 4, leftRunning: 0, missingReports: [] });
+    expect(s.flows.started).toBeGreaterThan(0);
+    expect(await allNodePids()).toEqual([]);
+  });
 });
 
 describe('dcemu user errors', () => {

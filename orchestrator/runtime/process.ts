@@ -46,7 +46,8 @@ class StartedProcesses implements StartedRuntime {
         process.execPath,
         [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
         {
-          env: l.env,
+          // the node watches this process: it ends with it, even before its control connection is up
+          env: { ...l.env, DCEMU_PARENT_PID: String(process.pid) },
           extendEnv: true,
           stdin: 'ignore',
           stdout: { file: join(l.logDir, `${l.name}.stdout`) },
