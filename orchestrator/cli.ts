@@ -4,8 +4,8 @@
  * folder; `dcemu topo <scenario>` prints its topology. User mistakes print one line and exit 2;
  * Ctrl-C stops the run, tears everything down and still writes what was collected.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { composeFile } from '../compose/compose.js';
 import { ensureImage } from '../compose/image.js';
@@ -20,6 +20,7 @@ import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { scenarioSchemaDocument } from './scenario/schema.js';
+import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
 
@@ -290,6 +291,51 @@ program
     for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
     process.exitCode = 1;
   });
+
+program
+  .command('sweep')
+  .description(
+    'run a scenario over a grid of values (--set key=v1,v2,...; repeatable) and collect the summaries into sweep.csv and sweep.md',
+  )
+  .argument('<scenario>', 'scenario YAML file')
+  .option(
+    '--set <key=values>',
+    'a swept field and its comma-separated values (repeatable)',
+    (v: string, acc: string[] = []) => [...acc, v],
+  )
+  .option(
+    '--fix <key=value>',
+    'a field changed for every point (repeatable)',
+    (v: string, acc: string[] = []) => [...acc, v],
+  )
+  .option('--out <dir>', 'results folder (default results/<name>-sweep-<time>)')
+  .option('--parallel <n>', 'runs at a time (each is a whole fabric of processes)', positive, 1)
+  .option('--runtime <kind>', 'process (default) or docker')
+  .action(
+    async (
+      file: string,
+      opts: { set?: string[]; fix?: string[]; out?: string; parallel: number; runtime?: string },
+    ) => {
+      const axes = (opts.set ?? []).map(parseAxis);
+      if (axes.length === 0) throw new RuntimeError('sweep: give at least one --set key=value1,value2,...');
+      if (opts.runtime !== undefined && opts.runtime !== 'process' && opts.runtime !== 'docker')
+        throw new RuntimeError(`sweep: --runtime must be process or docker, got '${opts.runtime}'`);
+      const name = resolveScenario(loadScenarioFile(file, opts.fix ?? [])).name;
+      const out = resolve(
+        opts.out ?? `results/${name}-sweep-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      );
+      const rows = await runSweep(file, axes, {
+        base: opts.fix,
+        out,
+        runtime: opts.runtime as 'process' | 'docker' | undefined,
+        parallel: opts.parallel,
+        log: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(
+        `${readFileSync(join(out, 'sweep.md'), 'utf8')}\n${rows.length} runs; tables in ${out}/sweep.csv and sweep.md\n`,
+      );
+    },
+  );
 
 program
   .command('schema')

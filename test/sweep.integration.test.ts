@@ -1,0 +1,63 @@
+/**
+ * `dcemu sweep` end to end: a grid of two loads on a tiny fabric runs as two fabrics, each into its
+ * own results folder, and the summaries land in one table; a bad value fails the sweep before any run.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { allNodePids, dcemu, readJson, tempOut } from './helpers.js';
+
+describe('dcemu sweep', () => {
+  it('runs every point of the grid and collects one row each', async () => {
+    const out = tempOut('sweep');
+    const r = await dcemu([
+      'sweep',
+      'test/fixtures/sweep-star.yaml',
+      '--set',
+      'workload.load=0.1,0.3',
+      '--fix',
+      'seed=9',
+      '--out',
+      out,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const csv = readFileSync(join(out, 'sweep.csv'), 'utf8').trim().split('\n');
+    expect(csv[0].split(',').slice(0, 4)).toEqual([
+      'workload.load',
+      'flows_completed',
+      'flows_planned',
+      'fct_p50_ns',
+    ]);
+    expect(csv.slice(1).map((l) => l.split(',')[0])).toEqual(['0.1', '0.3']);
+    // each point is a full results folder with the swept value and the fixed one in its scenario
+    const dirs = ['000-workload.load=0.1', '001-workload.load=0.3'].map((d) => join(out, d));
+    for (const [i, d] of dirs.entries()) {
+      expect(existsSync(join(d, 'flows.csv'))).toBe(true);
+      const s = readJson(join(d, 'summary.json'));
+      const row = csv[i + 1].split(',');
+      expect(Number(row[1])).toBe(s.flows.completed);
+      expect(Number(row[2])).toBe(s.flows.planned);
+      expect(readJson(join(d, 'scenario.json')).seed).toBe(9);
+    }
+    expect(Number(csv[2].split(',')[2])).toBeGreaterThan(Number(csv[1].split(',')[2]));
+    expect(r.stdout).toContain('| workload.load | flows_completed |');
+    expect(await allNodePids()).toEqual([]);
+  });
+
+  it('checks every point before running any', async () => {
+    const out = tempOut('sweep-bad');
+    const r = await dcemu([
+      'sweep',
+      'test/fixtures/sweep-star.yaml',
+      '--set',
+      'workload.load=0.2,7',
+      '--out',
+      out,
+    ]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim()).toMatch(
+      /^dcemu: test\/fixtures\/sweep-star\.yaml:6: workload\.load: must be <= 1, got 7$/,
+    );
+    expect(existsSync(join(out, '000-workload.load=0.2'))).toBe(false);
+  });
+});

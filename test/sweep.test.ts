@@ -1,0 +1,55 @@
+/**
+ * The sweep's grid and tables, without running fabrics: value lists split at commas outside
+ * parentheses, the grid in order (first axis slowest), and the CSV and Markdown tables.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { grid, parseAxis, writeTables } from '../orchestrator/sweep.js';
+
+describe('sweep grid', () => {
+  it('splits value lists at commas outside parentheses', () => {
+    expect(parseAxis('workload.load=0.2,0.5, 0.8')).toEqual({
+      key: 'workload.load',
+      values: ['0.2', '0.5', '0.8'],
+    });
+    expect(parseAxis('jitter.send=lognormal(200ns, 1),0')).toEqual({
+      key: 'jitter.send',
+      values: ['lognormal(200ns, 1)', '0'],
+    });
+    expect(() => parseAxis('seed')).toThrow(/expected key=value1,value2/);
+    expect(() => parseAxis('seed=1,,2')).toThrow(/empty value/);
+  });
+
+  it('walks every combination, the first axis slowest', () => {
+    const g = grid([parseAxis('a=1,2'), parseAxis('b=x,y,z')]);
+    expect(g).toEqual([
+      ['a=1', 'b=x'],
+      ['a=1', 'b=y'],
+      ['a=1', 'b=z'],
+      ['a=2', 'b=x'],
+      ['a=2', 'b=y'],
+      ['a=2', 'b=z'],
+    ]);
+  });
+
+  it('writes one row per point: swept values, then figures', () => {
+    const out = mkdtempSync(join(tmpdir(), 'dcemu-sweep-'));
+    const axes = [parseAxis('ptp.timestamping=hardware,software')];
+    const rows = [
+      { point: ['ptp.timestamping=hardware'], dir: 'a', figures: { fct_p50_ns: 100, faithful: 'yes' } },
+      { point: ['ptp.timestamping=software'], dir: 'b', figures: { fct_p50_ns: 120, faithful: 'yes' } },
+    ];
+    const md = writeTables(out, axes, rows);
+    expect(readFileSync(join(out, 'sweep.csv'), 'utf8')).toBe(
+      'ptp.timestamping,fct_p50_ns,faithful\nhardware,100,yes\nsoftware,120,yes\n',
+    );
+    expect(md.split('\n')).toEqual([
+      '| ptp.timestamping | fct_p50_ns | faithful |',
+      '| --- | --- | --- |',
+      '| hardware | 100 | yes |',
+      '| software | 120 | yes |',
+    ]);
+  });
+});
