@@ -9,9 +9,11 @@
  * start (a transmit pipeline of that depth, as in real NICs and switch ASICs): a later, higher-priority
  * frame cannot overtake a committed one, and in exchange every hop gains that much lookahead.
  */
+
 import type { Discipline } from './discipline.js';
 import { StrictPriority } from './discipline.js';
 import { Ecn, type Frame } from './frame.js';
+import { InOrderLateness } from './lateness.js';
 import type { Scheduler, Timer } from './scheduler.js';
 import { WireFilter, WireVerdict } from './wire.js';
 
@@ -69,10 +71,8 @@ export class EgressPort {
   /** latest time a frame was offered: a frame offered earlier than this arrived too late */
   private lastOffer = 0;
   private wake: Timer | null = null;
-  /** host stack lateness (jitter models): draws the delay before a frame reaches the queue */
-  private lateness: (() => number) | null = null;
-  /** frames keep their order through the stack: none enters before the one handed over before it */
-  private lateFloor = 0;
+  /** host stack lateness (jitter models): when a frame handed over reaches the queue, in order */
+  private lateness: InOrderLateness | null = null;
   private readonly enterFn = (now: number, frame: Frame): void => {
     this.enter(frame, now);
   };
@@ -129,8 +129,7 @@ export class EgressPort {
    */
   send(frame: Frame, now: number): boolean {
     if (this.lateness !== null) {
-      const t = Math.max(now + Math.max(0, this.lateness()), this.lateFloor);
-      this.lateFloor = t;
+      const t = this.lateness.next(now);
       if (t > now) {
         this.sched.at(t, this.enterFn, frame);
         return true;
@@ -145,7 +144,7 @@ export class EgressPort {
    * buffer then decides at that later time.
    */
   setLateness(draw: () => number): void {
-    this.lateness = draw;
+    this.lateness = new InOrderLateness(draw);
   }
 
   private enter(frame: Frame, now: number): boolean {

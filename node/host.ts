@@ -6,6 +6,7 @@
  * how its free clock drifts.
  */
 import { type Frame, FrameType } from '../core/frame.js';
+import { InOrderLateness } from '../core/lateness.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
@@ -28,10 +29,8 @@ export class Host implements Role {
   private readonly received: Array<[number, number, number[]]> = [];
   private readonly timers: Timer[] = [];
   private ackedCount = 0;
-  /** the software stamp delay model (`jitter.stamp`): how late PTP code gets to an arrived frame */
-  private readonly stampLate: (() => number) | null = null;
-  /** PTP frames reach the code in arrival order */
-  private ptpFloor = 0;
+  /** the software stamp delay model (`jitter.stamp`): when PTP code gets to an arrived frame, in order */
+  private readonly stampLate: InOrderLateness | null = null;
 
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config;
@@ -69,7 +68,7 @@ export class Host implements Role {
       const stamp = cfg.jitter?.stamp;
       if (stamp) {
         const rng = new Rng(cfg.seed * 139 + 3);
-        this.stampLate = () => Math.max(0, draw(stamp, rng));
+        this.stampLate = new InOrderLateness(() => draw(stamp, rng));
       }
     } else if (cfg.clock) {
       this.freeClock = newClockSeries();
@@ -113,11 +112,7 @@ export class Host implements Role {
     }
     if (frame.t === FrameType.Ptp) {
       if (this.stampLate === null) this.ptp?.onFrame(frame, now);
-      else {
-        const t = Math.max(now + this.stampLate(), this.ptpFloor);
-        this.ptpFloor = t;
-        this.ctx.sched.at(t, this.ptpLate, frame, now);
-      }
+      else this.ctx.sched.at(this.stampLate.next(now), this.ptpLate, frame, now);
     } else this.transport.onFrame(frame, this.ctx.clock.now());
   }
 

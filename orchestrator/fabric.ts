@@ -9,10 +9,11 @@ import { mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
-import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
+import type { FaultCommand, NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import type { WireState } from '../core/wire.js';
 import { RuntimeError } from './errors.js';
+import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
@@ -25,8 +26,6 @@ const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume',
  * config: time to bind and be told its peers, so it starts on time rather than catching up.
  */
 const RESTART_LEAD_MS = 300;
-
-import type { FiredFault } from './fired.js';
 
 export { concerns, type FiredFault, REPAIRS } from './fired.js';
 
@@ -60,6 +59,13 @@ export interface FabricOptions {
 
 /** Conservative mode: no barrier for this long (wall) means the fabric is stuck; the run fails naming the holder. */
 const STALL_MS = 60_000;
+
+/** The oscillator fault a `clock-step` or `clock-freq` action sets. */
+function clockFault(ev: TimelineEvent): Extract<FaultCommand, { kind: 'clock' }> {
+  return ev.action === 'clock-step'
+    ? { kind: 'clock', stepNs: ev.stepNs }
+    : { kind: 'clock', freqPpm: ev.freqPpm };
+}
 
 /** Event order in results: time, then node name; a node's own events keep their order (a stable sort). */
 function byTimeNode(x: NodeEvent, y: NodeEvent): number {
@@ -474,8 +480,7 @@ export class StartedFabric implements AsyncDisposable {
 
   /** Virtual time the fabric has reached, ns since traffic start (0 before it starts). */
   now(): number {
-    if (!this.begun) return 0;
-    return this.scenario.sync === 'conservative' ? this.barrier : Math.max(0, this.relNow());
+    return this.begun ? Math.max(0, this.relNow()) : 0;
   }
 
   /**
@@ -501,8 +506,7 @@ export class StartedFabric implements AsyncDisposable {
   private end(): void {
     if (this.ended || !this.begun) return;
     this.ended = true;
-    const t = this.scenario.sync === 'conservative' ? this.barrier : this.relNow();
-    this.record({ t, kind: 'traffic-end', node: 'orchestrator' });
+    this.record({ t: this.relNow(), kind: 'traffic-end', node: 'orchestrator' });
   }
 
   private advance(
@@ -621,10 +625,8 @@ export class StartedFabric implements AsyncDisposable {
         case 'resume':
           return;
         case 'clock-step':
-          n.conn?.send({ type: 'fault', fault: { kind: 'clock', stepNs: ev.stepNs }, at });
-          return;
         case 'clock-freq':
-          n.conn?.send({ type: 'fault', fault: { kind: 'clock', freqPpm: ev.freqPpm }, at });
+          n.conn?.send({ type: 'fault', fault: clockFault(ev), at });
           return;
       }
       throw new RuntimeError(
@@ -638,13 +640,21 @@ export class StartedFabric implements AsyncDisposable {
 
   /** Conservative mode: a timeline action's time has passed; it goes into the fault list and the event log. */
   private noteFired(ev: TimelineEvent): void {
-    const fired: FiredFault = { t: ev.at, at: ev.at, action: ev.action };
+    this.recordFired(this.firedRecord(ev, ev.at));
+  }
+
+  /** A timeline action as the fault list and event log show it, fired at `t`: its node or link and what it set. */
+  private firedRecord(ev: TimelineEvent, t: number): FiredFault {
+    const fired: FiredFault = { t, at: ev.at, action: ev.action };
     if (ev.node !== undefined) fired.node = ev.node;
     if (ev.link) {
       fired.link = ev.link;
       fired.detail = { direction: ev.direction, ...this.wireState(ev) };
-    } else if (ev.action === 'clock-step') fired.detail = { kind: 'clock', stepNs: ev.stepNs };
-    else if (ev.action === 'clock-freq') fired.detail = { kind: 'clock', freqPpm: ev.freqPpm };
+    } else if (ev.action === 'clock-step' || ev.action === 'clock-freq') fired.detail = { ...clockFault(ev) };
+    return fired;
+  }
+
+  private recordFired(fired: FiredFault): void {
     this.faults.push(fired);
     this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
   }
@@ -751,10 +761,9 @@ export class StartedFabric implements AsyncDisposable {
       this.timers.push(setTimeout(() => void this.fire(ev), early + 0.5));
       return;
     }
-    const fired: FiredFault = { t: this.relNow(), at: ev.at, action: ev.action };
+    const fired = this.firedRecord(ev, this.relNow());
     const rt = this.runtime;
     if (ev.node !== undefined) {
-      fired.node = ev.node;
       const n = this.nodes.get(ev.node)!;
       if (RUNTIME_ACTIONS.has(ev.action)) {
         const t0 = performance.now();
@@ -768,21 +777,13 @@ export class StartedFabric implements AsyncDisposable {
         // a container runtime acts through the daemon: how long that took, real ms (docs/containers.md)
         if (rt.containers) fired.detail = { runtimeMs: Math.round(performance.now() - t0) };
       } else {
-        const fault =
-          ev.action === 'clock-step'
-            ? { kind: 'clock' as const, stepNs: ev.stepNs }
-            : { kind: 'clock' as const, freqPpm: ev.freqPpm };
-        fired.detail = { ...fault };
-        n.conn?.send({ type: 'fault', fault });
+        n.conn?.send({ type: 'fault', fault: clockFault(ev) });
       }
     } else if (ev.link) {
-      fired.link = ev.link;
-      fired.detail = { direction: ev.direction, ...this.wireState(ev) };
       for (const [node, port, state] of this.wireFaults(ev))
         this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state } });
     }
-    this.faults.push(fired);
-    this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
+    this.recordFired(fired);
   }
 
   /** Node faults the runtime carries out: on the node's process, or on its container. */

@@ -12,7 +12,7 @@ import type { Frame } from '../../core/frame.js';
 import { FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
 import type { NodeContext, Role } from '../../core/node-runtime.js';
 import type { Timer } from '../../core/scheduler.js';
-import type { Topology } from '../../orchestrator/topology/types.js';
+import type { Topology, TopoNode } from '../../orchestrator/topology/types.js';
 import type { F10DetectorConfig } from '../../switch/f10/config.js';
 import { type F10Command, isF10Report } from '../../switch/f10/control.js';
 import { F10Controller } from './controller.js';
@@ -57,7 +57,7 @@ export class F10Arbiter implements Role {
   private readonly portOf = new Map<string, number>();
   private readonly torName = new Map<number, string>();
   private readonly torLoc = new Map<string, number>();
-  private readonly portCount = new Map<string, number>();
+  private readonly byName = new Map<string, TopoNode>();
   private readonly lastRoutes = new Map<string, string>();
   private epochTimer: Timer | null = null;
   private routesTimer: Timer | null = null;
@@ -78,7 +78,7 @@ export class F10Arbiter implements Role {
     });
     for (const [port, sw] of cfg.switches.entries()) this.portOf.set(sw, port);
     for (const n of cfg.topology.nodes) {
-      this.portCount.set(n.name, n.ports.length);
+      this.byName.set(n.name, n);
       if (n.f10?.level === 0) {
         this.torName.set(n.f10.location, n.name);
         this.torLoc.set(n.name, n.f10.location);
@@ -98,7 +98,11 @@ export class F10Arbiter implements Role {
   onFrame(now: number, port: number, frame: Frame): void {
     const sw = this.cfg.switches[port];
     const m = frame.x;
-    if (frame.t !== FrameType.Control || sw === undefined || !isF10Report(m, this.portCount.get(sw) ?? 0)) {
+    if (
+      frame.t !== FrameType.Control ||
+      sw === undefined ||
+      !isF10Report(m, this.byName.get(sw)?.ports.length ?? 0)
+    ) {
       this.stats.unknownFrames++;
       return;
     }
@@ -112,7 +116,7 @@ export class F10Arbiter implements Role {
       this.controller.traffic(sw, bytes, now);
       return;
     }
-    const peer = this.cfg.topology.nodes.find((n) => n.name === sw)?.ports[m.port]?.peer;
+    const peer = this.byName.get(sw)?.ports[m.port]?.peer;
     if (peer === undefined) return;
     if (m.f10 === 'down') {
       this.controller.linkDown(sw, peer, now);
@@ -179,7 +183,7 @@ export class F10Arbiter implements Role {
         [a, b],
         [b, a],
       ]) {
-        const node = this.cfg.topology.nodes.find((n) => n.name === x);
+        const node = this.byName.get(x);
         if (node?.role !== 'switch') continue;
         for (const p of node.ports) if (p.peer === y) this.send(x, { kind: 'reinstall', port: p.index }, now);
       }

@@ -30,7 +30,6 @@ export const f10Driver: SchemeDriver<F10Settings> = {
   },
 
   nodeScheme(s: F10Settings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
-    const byName = new Map(topo.nodes.map((n) => [n.name, n]));
     if (node.role === 'host') return wrap<F10LinkConfig>({ detector: s.detector });
     if (node.role === 'arbiter') {
       const cfg: F10ArbiterConfig = {
@@ -47,14 +46,14 @@ export const f10Driver: SchemeDriver<F10Settings> = {
       return wrap(cfg);
     }
     if (!node.f10 || !topo.f10) return undefined;
-    const hosts = topo.nodes.filter((n) => n.role === 'host');
+    const { byName, hostTor } = addressing(topo);
     const cfg: F10Config = {
       mode: s.kind === 'f10' ? 'f10' : 'controller',
       pushback: s.pushback,
       shape: topo.f10,
       self: node.f10,
       peers: node.ports.map((p) => byName.get(p.peer)?.f10 ?? null),
-      hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location),
+      hostTor,
       detector: s.detector,
       reportNs: s.reportNs,
     };
@@ -85,6 +84,20 @@ export const f10Driver: SchemeDriver<F10Settings> = {
     return rows;
   },
 };
+
+/** Nodes by name and every host's ToR location: the same for every switch of a run, computed once. */
+const addressings = new WeakMap<Topology, { byName: Map<string, TopoNode>; hostTor: number[] }>();
+
+function addressing(topo: Topology): { byName: Map<string, TopoNode>; hostTor: number[] } {
+  let a = addressings.get(topo);
+  if (!a) {
+    const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+    const hosts = topo.nodes.filter((n) => n.role === 'host');
+    a = { byName, hostTor: hosts.map((h) => byName.get(h.ports[0].peer)!.f10!.location) };
+    addressings.set(topo, a);
+  }
+  return a;
+}
 
 function wrap<C>(config: C): SchemeNodeConfig {
   return { kind: F10_KIND, config };
