@@ -142,7 +142,7 @@ export interface NodeConfig {
   routing?: RoutingTable;
   /** the scheme's part (F10 switches, hosts and controller, ...); absent on the ECMP baseline */
   scheme?: SchemeNodeConfig;
-  /** queue-occupancy sampling period, virtual ns (switches) */
+  /** sampling period, virtual ns: queue occupancy (switches), data bytes received (hosts) */
   sampleNs: number;
   clock?: ClockConfig;
   ptp?: PtpConfig;
@@ -240,6 +240,8 @@ export interface NodeReport {
   partial?: Array<[number, number[]]>;
   /** distinct data frames received per flow, [id, frames], delivered or not (UDP transport) */
   rxFrames?: Array<[number, number]>;
+  /** hosts: wire bytes of data frames received so far, sampled every `run.sample` (physical time) */
+  delivered?: { t: number[]; v: number[] };
 }
 
 export interface ProgressStats {

@@ -53,7 +53,10 @@ export interface Role {
   departed?(port: number, frame: Frame, txStart: number): void;
   portUp(port: number, now: number): void;
   progress(): { flowsDone: number; flowsStarted: number };
-  report(): Pick<NodeReport, 'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames'>;
+  report(): Pick<
+    NodeReport,
+    'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames' | 'delivered'
+  >;
   stop(): void;
 }
 

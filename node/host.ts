@@ -2,12 +2,14 @@
  * The host role: a NIC (port 0), a transport, and the workload's flows for this host, each started
  * at its offset from the traffic start. It keeps the per-flow records the orchestrator merges:
  * start, retransmissions and frames sent on the sending side, finish, path and (UDP) frames received
- * on the receiving side. When the scenario models clocks, the host also runs its PTP port, or records
- * how its free clock drifts.
+ * on the receiving side, and the data bytes its NIC delivered up, sampled every `run.sample` (the
+ * fabric's delivered throughput over time, around faults). When the scenario models clocks, the host
+ * also runs its PTP port, or records how its free clock drifts.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import { InOrderLateness } from '../core/lateness.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
+import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
 import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
@@ -29,6 +31,10 @@ export class Host implements Role {
   private readonly received: Array<[number, number, number[]]> = [];
   private readonly timers: Timer[] = [];
   private ackedCount = 0;
+  /** wire bytes of data frames addressed here, and their running total sampled every `sampleNs` */
+  private rxDataBytes = 0;
+  private readonly delivered = new Series();
+  private sampler: Timer | null = null;
   /** the software stamp delay model (`jitter.stamp`): when PTP code gets to an arrived frame, in order */
   private readonly stampLate: InOrderLateness | null = null;
 
@@ -89,6 +95,11 @@ export class Host implements Role {
     this.freeTimer = this.ctx.sched.at(now + FREE_CLOCK_SAMPLE_NS, this.sampleFreeClock);
   };
 
+  private readonly sampleDelivered = (now: number): void => {
+    this.delivered.push(now, this.rxDataBytes);
+    this.sampler = this.ctx.sched.at(now + this.ctx.config.sampleNs, this.sampleDelivered);
+  };
+
   /**
    * `at` is physical: the workload is laid out in true time (scheduled in physical time: reading an
    * oscillator far ahead would fix its future before faults can change it).
@@ -97,6 +108,7 @@ export class Host implements Role {
     this.ptp?.start(at);
     const sched = this.ctx.sched;
     if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
+    if (this.ctx.config.sampleNs > 0) this.sampler = sched.at(at, this.sampleDelivered);
     for (const f of this.flows) this.timers.push(sched.at(at + f.start, this.startFlow, f));
   }
 
@@ -113,7 +125,10 @@ export class Host implements Role {
     if (frame.t === FrameType.Ptp) {
       if (this.stampLate === null) this.ptp?.onFrame(frame, now);
       else this.ctx.sched.at(this.stampLate.next(now), this.ptpLate, frame, now);
-    } else this.transport.onFrame(frame, this.ctx.clock.now());
+    } else {
+      if (frame.t === FrameType.Data) this.rxDataBytes += frame.z;
+      this.transport.onFrame(frame, this.ctx.clock.now());
+    }
   }
 
   departed(_port: number, frame: Frame, txStart: number): void {
@@ -156,6 +171,7 @@ export class Host implements Role {
       ...(rxFrames && { rxFrames }),
       queues: [],
       queueHist: null,
+      delivered: this.delivered.toArrays(),
       ...(this.ptp && { clock: this.ptp.report() }),
       ...(this.freeClock && { clock: this.freeClock }),
     };
@@ -166,5 +182,6 @@ export class Host implements Role {
     this.transport.stop();
     this.ptp?.stop();
     this.ctx.sched.cancel(this.freeTimer);
+    this.ctx.sched.cancel(this.sampler);
   }
 }

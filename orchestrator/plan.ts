@@ -94,7 +94,7 @@ export function planRun(
       logLevel: sc.run.logLevel,
       ports,
       liveness: sc.liveness,
-      sampleNs: n.role === 'switch' ? sc.run.sampleNs : 0,
+      sampleNs: n.role === 'arbiter' ? 0 : sc.run.sampleNs,
       ...withClock(clockOf(n.name, n.id), ptp),
       ...(scheme && { scheme }),
       ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
