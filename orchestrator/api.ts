@@ -165,7 +165,9 @@ export class StartedFabric implements AsyncDisposable {
     this.stopped ??= (async () => {
       const result = await this.fabric.stop();
       const { summary, flows } = collect(result, this.runtime);
-      writeResults(this.out, result, summary, flows);
+      // a plot that could not be drawn is said, not thrown: the results are written
+      for (const p of await writeResults(this.out, result, summary, flows))
+        process.stderr.write(`dcemu: warning: ${p}\n`);
       return new StoppedFabric(this.out, summary, flows, result.events);
     })();
     return this.stopped;

@@ -41,14 +41,18 @@ interface RunOptions {
   subnet?: string;
   scenarioEnv?: string;
   force?: boolean;
+  /** false with --no-plots */
+  plots?: boolean;
 }
 
 /** The scenario text comes from the file, or (compose) from an environment variable; `file` names it. */
 function loadScenario(file: string, opts: RunOptions) {
-  if (!opts.scenarioEnv) return loadScenarioFile(file, opts.set ?? []);
+  // --no-plots is run.plots: false, after any --set
+  const set = [...(opts.set ?? []), ...(opts.plots === false ? ['run.plots=false'] : [])];
+  if (!opts.scenarioEnv) return loadScenarioFile(file, set);
   const text = process.env[opts.scenarioEnv];
   if (text === undefined) throw new RuntimeError(`--scenario-env ${opts.scenarioEnv}: variable not set`);
-  return parseScenario(text, file, opts.set ?? []);
+  return parseScenario(text, file, set);
 }
 
 function runtimeFor(opts: RunOptions): Promise<Runtime> {
@@ -130,7 +134,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   } finally {
     const result = await fabric.stop();
     const { summary, flows } = collect(result, runtime.kind);
-    writeResults(out, result, summary, flows);
+    for (const p of await writeResults(out, result, summary, flows)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     if (failed) say(`dcemu: error: ${failed}`);
     if (!summary.fidelity.ok) {
@@ -181,6 +185,7 @@ program
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('--force', 'start even when the nodes need more memory than this machine has (~75 MB each)')
   .option('-q, --quiet', 'no progress line')
+  .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
   .option(...SET_OPTION)
   .option(
     '--runtime <kind>',
@@ -295,7 +300,7 @@ program
 program
   .command('sweep')
   .description(
-    'run a scenario over a grid of values (--set key=v1,v2,...; repeatable) and collect the summaries into sweep.csv and sweep.md',
+    'run a scenario over a grid of values (--set key=v1,v2,...; repeatable), collect the summaries into sweep.csv and sweep.md and plot each figure against the swept values',
   )
   .argument('<scenario>', 'scenario YAML file')
   .option(
@@ -311,10 +316,21 @@ program
   .option('--out <dir>', 'results folder (default results/<name>-sweep-<time>)')
   .option('--parallel <n>', 'runs at a time (each is a whole fabric of processes)', positive, 1)
   .option('--runtime <kind>', 'process (default) or docker')
+  .option(
+    '--no-plots',
+    "draw no plots: neither the sweep's nor its runs' (--fix run.plots=false leaves out only the runs')",
+  )
   .action(
     async (
       file: string,
-      opts: { set?: string[]; fix?: string[]; out?: string; parallel: number; runtime?: string },
+      opts: {
+        set?: string[];
+        fix?: string[];
+        out?: string;
+        parallel: number;
+        runtime?: string;
+        plots: boolean;
+      },
     ) => {
       const axes = (opts.set ?? []).map(parseAxis);
       if (axes.length === 0) throw new RuntimeError('sweep: give at least one --set key=value1,value2,...');
@@ -325,7 +341,8 @@ program
         opts.out ?? `results/${name}-sweep-${new Date().toISOString().replace(/[:.]/g, '-')}`,
       );
       const rows = await runSweep(file, axes, {
-        base: opts.fix,
+        base: [...(opts.fix ?? []), ...(opts.plots ? [] : ['run.plots=false'])],
+        plots: opts.plots,
         out,
         runtime: opts.runtime as 'process' | 'docker' | undefined,
         parallel: opts.parallel,

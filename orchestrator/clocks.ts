@@ -2,13 +2,12 @@
  * Clock results: from every host's measured series (true error = node clock − physical time, sampled
  * in physical time) the run's time-synchronization figures — who locked and when, the error after
  * lock, how much software time stamps were delayed by the event loop, and how long re-locking took
- * after a grandmaster failed — plus clocks.csv and an SVG of error against time per node.
+ * after a grandmaster failed — plus clocks.csv (plots/clock-error draws it).
  */
 import { writeFileSync } from 'node:fs';
 import { Histogram } from '../core/histogram.js';
 import type { NodeEvent } from '../core/messages.js';
 import type { FabricResult } from './fabric.js';
-import { lineChart } from './plot.js';
 
 export interface ClockNodeSummary {
   node: string;
@@ -124,30 +123,15 @@ function failovers(
 
 export function writeClockFiles(out: string, r: FabricResult): void {
   const rows = ['node,t_ns,err_ns,offset_ns,state'];
-  const series: Array<{ name: string; x: number[]; y: number[] }> = [];
   for (const rep of r.reports) {
     const c = rep.clock;
     if (!c) continue;
-    const x: number[] = [];
-    const y: number[] = [];
     for (let i = 0; i < c.t.length; i++) {
       const t = c.t[i] - r.trafficStart;
       rows.push(
         `${rep.name},${t.toFixed(0)},${c.err[i].toFixed(1)},${Number.isNaN(c.offset[i]) ? '' : c.offset[i].toFixed(1)},${c.state[i]}`,
       );
-      x.push(t / 1000);
-      y.push(c.err[i]);
     }
-    series.push({ name: rep.name, x, y });
   }
   writeFileSync(`${out}/clocks.csv`, `${rows.join('\n')}\n`);
-  writeFileSync(
-    `${out}/clocks.svg`,
-    lineChart(series, {
-      title: 'true clock error per node',
-      xLabel: 'virtual time (µs)',
-      yLabel: 'node clock − physical time (ns)',
-      symlog: true,
-    }),
-  );
 }

@@ -1,7 +1,8 @@
 /**
  * Collection: turns a finished fabric's reports into the results folder (DESIGN §4) — summary.json,
- * flows.csv, queues.csv, events.jsonl, the resolved scenario and topology — and computes the summary
- * the CLI prints. Every figure here is derived from what the node processes measured.
+ * flows.csv, queues.csv, events.jsonl, the resolved scenario and topology, and the plots of plots/ —
+ * and computes the summary the CLI prints. Every figure here is derived from what the node processes
+ * measured.
  */
 import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
@@ -10,6 +11,7 @@ import type { FlowRecord } from '../core/messages.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { concerns, REPAIRS } from './fired.js';
+import { writeRunPlots } from './plots/index.js';
 import { schemeDriver } from './schemes/index.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
@@ -296,7 +298,16 @@ function summarizeFault(
 
 const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
 
-export function writeResults(out: string, r: FabricResult, summary: Summary, flows: FlowRow[]): void {
+/**
+ * Writes the results folder, the plots last (unless `run.plots` is false); returns the plots' problems
+ * (a plot that could not be drawn) as lines for the caller to show: the figures do not depend on them.
+ */
+export async function writeResults(
+  out: string,
+  r: FabricResult,
+  summary: Summary,
+  flows: FlowRow[],
+): Promise<string[]> {
   const topo = r.scenario.topology;
   const name = (id: number) => topo.nodes[id]?.name ?? String(id);
   writeFileSync(`${out}/summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
@@ -356,4 +367,6 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
   );
+  if (!r.scenario.run.plots) return [];
+  return (await writeRunPlots(out, r, summary, flows)).problems;
 }

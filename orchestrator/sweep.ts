@@ -4,12 +4,13 @@
  * each runs as its own fabric into `<out>/<point>/` (a full results folder), `parallel` at a time, and
  * the summaries are collected into one table: `sweep.csv` and `sweep.md`, one row per point with the
  * swept values and the figures a study compares (flows, FCT, slowdown, queues, drops, fidelity, clock
- * error when the scenario has clocks).
+ * error when the scenario has clocks), and each figure is plotted against the swept values (plots/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Fabric, type Summary } from './api.js';
 import { RuntimeError } from './errors.js';
+import { writeSweepPlots } from './plots/index.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 
@@ -76,6 +77,8 @@ export interface SweepOptions {
   runtime?: 'process' | 'docker';
   /** runs at a time (each is a whole fabric of processes) */
   parallel?: number;
+  /** plot the figures against the swept values (default true; a point's own plots follow its `run.plots`) */
+  plots?: boolean;
   log?: (line: string) => void;
 }
 
@@ -85,7 +88,7 @@ export interface SweepRow {
   figures: Record<string, number | string | null>;
 }
 
-/** Runs the grid; returns one row per point, in grid order, and writes sweep.csv / sweep.md. */
+/** Runs the grid; returns one row per point, in grid order, and writes sweep.csv / sweep.md and plots/. */
 export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptions): Promise<SweepRow[]> {
   const points = grid(axes);
   // every point resolves before anything starts: a bad value fails the sweep at once, by file:line
@@ -114,6 +117,8 @@ export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptio
   const n = Math.max(1, Math.min(opts.parallel ?? 1, points.length));
   await Promise.all(Array.from({ length: n }, worker));
   writeTables(opts.out, axes, rows);
+  if (opts.plots !== false)
+    for (const p of (await writeSweepPlots(opts.out, axes, rows)).problems) opts.log?.(`warning: ${p}`);
   return rows;
 }
 

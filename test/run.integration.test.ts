@@ -67,6 +67,22 @@ describe('dcemu run (process runtime)', () => {
     const logs = readdirSync(join(out, 'logs'));
     expect(logs).toContain('leaf0.log');
     expect(logs).toContain('h3.log');
+    // the plots of what it has data for (no clocks here): spec, SVG, PNG each
+    expect(readdirSync(join(out, 'plots')).sort()).toEqual(
+      ['faults', 'fct-cdf', 'queues', 'slowdown-cdf'].flatMap((p) => [
+        `${p}.png`,
+        `${p}.svg`,
+        `${p}.vl.json`,
+      ]),
+    );
+    const faults = readJson(join(out, 'plots', 'faults.vl.json'));
+    const rules = faults.vconcat[0].layer[1].data.values;
+    expect(rules[0]).toMatchObject({ kind: 'fault fired', t: kill.t / 1e6 });
+    expect(rules[1]).toMatchObject({ kind: 'first detected', t: Math.round(kill.detectedAt / 1e3) / 1e3 });
+    // hosts sampled what they received: data delivered before the kill
+    const rate = faults.vconcat[0].layer[0].data.values as Array<{ t: number; gbps: number }>;
+    expect(rate.some((p) => p.t < kill.t / 1e6 && p.gbps > 0)).toBe(true);
+    expect(readFileSync(join(out, 'plots', 'fct-cdf.svg'), 'utf8')).toContain('FCT (µs, log)');
   });
 
   it('executes every timeline action: link down/up, lossy link, pause/resume', async () => {

@@ -1,6 +1,7 @@
 /**
  * `dcemu sweep` end to end: a grid of two loads on a tiny fabric runs as two fabrics, each into its
- * own results folder, and the summaries land in one table; a bad value fails the sweep before any run.
+ * own results folder, and the summaries land in one table and in plots against the swept value; a
+ * timestamping sweep plots clock error against the mode; a bad value fails the sweep before any run.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,7 +42,49 @@ describe('dcemu sweep', () => {
     }
     expect(Number(csv[2].split(',')[2])).toBeGreaterThan(Number(csv[1].split(',')[2]));
     expect(r.stdout).toContain('| workload.load | flows_completed |');
+    // each figure against the load, a number axis; every point also has its own run's plots
+    for (const ext of ['vl.json', 'svg', 'png'])
+      expect(existsSync(join(out, 'plots', `fct_p50_ns.${ext}`)), ext).toBe(true);
+    const spec = readJson(join(out, 'plots', 'fct_p50_ns.vl.json'));
+    expect(spec.encoding.x).toMatchObject({ field: 'x', type: 'quantitative', title: 'workload.load' });
+    expect(spec.data.values.map((v: { x: number; y: number }) => [v.x, v.y])).toEqual([
+      [0.1, Number(csv[1].split(',')[3])],
+      [0.3, Number(csv[2].split(',')[3])],
+    ]);
+    for (const d of dirs) expect(existsSync(join(d, 'plots', 'fct-cdf.png'))).toBe(true);
     expect(await allNodePids()).toEqual([]);
+  });
+
+  it('plots clock error against the timestamping mode', async () => {
+    const out = tempOut('sweep-clocks');
+    const r = await dcemu([
+      'sweep',
+      'test/fixtures/clocks-asym.yaml',
+      '--set',
+      'ptp.timestamping=hardware,software',
+      '--fix',
+      'workload.duration=2ms',
+      '--fix',
+      'run.plots=false',
+      '--out',
+      out,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const ext of ['vl.json', 'svg', 'png'])
+      expect(existsSync(join(out, 'plots', `clock_err_p99_ns.${ext}`)), ext).toBe(true);
+    const spec = readJson(join(out, 'plots', 'clock_err_p99_ns.vl.json'));
+    expect(spec.encoding.x).toMatchObject({ type: 'nominal', sort: ['hardware', 'software'] });
+    const csv = readFileSync(join(out, 'sweep.csv'), 'utf8').trim().split('\n');
+    const col = csv[0].split(',').indexOf('clock_err_p99_ns');
+    expect(spec.data.values).toEqual(
+      csv.slice(1).map((l) => ({ x: l.split(',')[0], y: Number(l.split(',')[col]) })),
+    );
+    // the asymmetric grandmaster link leaves hardware-stamped slaves ~1 µs off: a bar to see
+    expect(spec.data.values[0].y).toBeGreaterThan(500);
+    expect(readFileSync(join(out, 'plots', 'clock_err_p99_ns.svg'), 'utf8')).toContain('ptp.timestamping');
+    // run.plots=false for every point: the sweep's plots only
+    expect(existsSync(join(out, '000-ptp.timestamping=hardware', 'plots'))).toBe(false);
+    expect(existsSync(join(out, '000-ptp.timestamping=hardware', 'clocks.csv'))).toBe(true);
   });
 
   it('checks every point before running any', async () => {

@@ -97,7 +97,15 @@ export interface Scenario {
   workload: WorkloadSpec;
   /** how the node processes agree on time (DESIGN §1b); `tdf` applies to dilated mode only */
   sync: SyncMode;
-  run: { drainNs: number; sampleNs: number; stepNs: number; missThreshold: number; logLevel: string };
+  run: {
+    drainNs: number;
+    sampleNs: number;
+    stepNs: number;
+    missThreshold: number;
+    logLevel: string;
+    /** draw the results folder's plots (plots/) */
+    plots: boolean;
+  };
   timeline: TimelineEvent[];
 }
 
@@ -128,6 +136,7 @@ export const DEFAULTS = {
     sample: '5us',
     missThreshold: 0.001,
     logLevel: 'info',
+    plots: true,
   },
 } as const;
 
@@ -235,6 +244,7 @@ export function resolveScenario(
     stepNs: num(['run', 'step'], r.step ?? DEFAULTS.run.step, parseDurationNs),
     missThreshold: r.missThreshold ?? DEFAULTS.run.missThreshold,
     logLevel: r.logLevel ?? DEFAULTS.run.logLevel,
+    plots: r.plots ?? DEFAULTS.run.plots,
   };
   const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;

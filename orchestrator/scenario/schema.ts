@@ -203,6 +203,7 @@ export const scenarioSchema = {
         sample: duration,
         missThreshold: probability,
         logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
+        plots: { type: 'boolean' },
       },
     },
     timeline: {
