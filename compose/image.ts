@@ -1,10 +1,11 @@
 /**
  * The dcemu container image (DESIGN §3, docker runtime). No registry is reachable, so it is built
  * `FROM scratch` offline: the Node binary the project runs on with its shared libraries and dynamic
- * loader at the paths `ldd` names, the built app (dist/, package.json), its production dependencies,
- * data/ (workload CDFs) and examples/. The tag is a hash of everything that goes in, so the image is
- * rebuilt only when the app changed; `dcemu:latest` follows the last one ensured. The entrypoint is
- * the Node binary: a runtime passes the entry script (`imageEntry`).
+ * loader at the paths `ldd` names, the built app (dist/, package.json), its production dependencies
+ * (with the libraries their native addons name), data/ (workload CDFs) and examples/. The tag is a
+ * hash of everything that goes in, so the image is rebuilt only when the app changed; `dcemu:latest`
+ * follows the last one ensured. The entrypoint is the Node binary: a runtime passes the entry script
+ * (`imageEntry`).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -118,7 +119,12 @@ function imageEntries(root: string): Entry[] {
     for (const f of walk(join(root, dir))) entries.push({ ...f, dest: app(relative(root, f.src)) });
   }
   for (const pkg of productionPackages(root)) {
-    for (const f of walk(pkg, true)) entries.push({ ...f, dest: app(relative(root, f.src)) });
+    for (const f of walk(pkg, true)) {
+      entries.push({ ...f, dest: app(relative(root, f.src)) });
+      if (f.src.endsWith('.node'))
+        for (const lib of addonLibraries(f.src))
+          entries.push({ src: realpathSync(lib), dest: lib, exec: true });
+    }
   }
   // files reached through a symlink are copied as the file they point to
   for (const e of entries) e.src = realpathSync(e.src);
@@ -157,6 +163,18 @@ function sharedLibraries(binary: string): string[] {
       throw new RuntimeError(`${binary} needs a library this machine lacks: ${line.trim()}`);
   }
   return libs;
+}
+
+/**
+ * The libraries a native addon needs beyond Node's (resvg's names librt). An addon this machine's
+ * loader cannot read (a musl build beside the glibc one) is not loaded here either: it needs none.
+ */
+function addonLibraries(addon: string): string[] {
+  try {
+    return sharedLibraries(addon);
+  } catch {
+    return [];
+  }
 }
 
 function execFileText(cmd: string, args: string[]): string {
