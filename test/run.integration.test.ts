@@ -127,7 +127,10 @@ describe('dcemu run (process runtime)', () => {
       reject: false,
     });
     await waitFor(run, 'traffic starts');
-    const pids = await execa('pgrep', ['-f', 'dcemu-node h2'], { reject: false });
+    // this run's h2 only (its run id starts with the orchestrator's pid): other fabrics may be running
+    const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node h2$`], {
+      reject: false,
+    });
     const h2 = Number(pids.stdout.split('\n')[0]);
     expect(h2).toBeGreaterThan(0);
     process.kill(h2, 'SIGKILL');
