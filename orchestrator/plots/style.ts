@@ -12,7 +12,11 @@ export const CONFIG: Config = {
 };
 
 /** The top of a spec: schema, title, size, shared config. */
-export function frame(title: string, width: number, height: number) {
+export function frame(
+  title: string,
+  width: number,
+  height: number,
+): { $schema: string; title: string; width: number; height: number; config: Config } {
   return { $schema: SCHEMA, title, width, height, config: CONFIG };
 }
 
