@@ -10,6 +10,7 @@ import type { FlowRecord } from '../core/messages.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { concerns, REPAIRS } from './fired.js';
+import { type FlowOutcome, flowOutcomes, type Outcome } from './outcomes.js';
 import { schemeDriver } from './schemes/index.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
@@ -17,6 +18,8 @@ import type { Topology } from './topology/types.js';
 export interface FlowRow extends FlowRecord {
   /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
   framesReceived?: number;
+  /** completed, failed (a fault explains it) or unexplained (see orchestrator/outcomes.ts) */
+  outcome: Outcome;
   fct: number;
   ideal: number;
   slowdown: number;
@@ -67,6 +70,10 @@ export interface Summary {
     completed: number;
     /** started but not finished when the run ended */
     unfinished: number;
+    /** planned flows that did not complete for a reason the faults give (outcomes.csv) */
+    failed: number;
+    /** planned flows that did not complete and that no fault explains (outcomes.csv) */
+    unexplained: number;
     fctP50Ns: number;
     fctP99Ns: number;
     /** FCT percentiles over every started flow, an unfinished one counting as running until the end (censored) */
@@ -104,7 +111,13 @@ export function idealFct(size: number, links: number, rateBps: number, propNs: n
   return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
 }
 
-export function collect(r: FabricResult, runtime: string): { summary: Summary; flows: FlowRow[] } {
+/** A planned flow that did not complete, and why. */
+export type FlowNotDone = FlowOutcome & { id: number };
+
+export function collect(
+  r: FabricResult,
+  runtime: string,
+): { summary: Summary; flows: FlowRow[]; outcomes: FlowNotDone[] } {
   const sc = r.scenario;
   const topo = sc.topology;
   const rate = Math.min(sc.links.host.rateBps, sc.links.fabric.rateBps);
@@ -143,6 +156,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
         fct,
         ideal,
         slowdown: fct >= 0 ? fct / ideal : -1,
+        outcome: finish >= 0 ? 'completed' : 'unexplained',
       });
     }
   }
@@ -166,6 +180,20 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   let frames = 0;
   let maxQueue = 0;
   const counters: Record<string, number> = {};
+  for (const rep of r.reports)
+    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+  const outcomes = flowOutcomes({
+    topology: topo,
+    planned: r.plan.flows,
+    flows,
+    faults: r.faults,
+    endNs,
+    stoppedEarly: endNs < r.endNs && flows.some((f) => f.finish < 0),
+    reliable: sc.transport.kind !== 'udp',
+    congestionDrops: counters.dropsCongestion ?? 0,
+  });
+  for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
+  const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');
   for (const rep of r.reports) {
     late.merge(rep.fidelity.lateness);
     arrivalLate.merge(rep.fidelity.arrivalLateness);
@@ -175,7 +203,6 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       queue.merge(rep.queueHist);
       for (const p of rep.ports) maxQueue = Math.max(maxQueue, p.maxBytes);
     }
-    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
   }
   const missRate = frames > 0 ? misses / frames : 0;
 
@@ -204,6 +231,8 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       started: flows.length,
       completed: done.length,
       unfinished: flows.length - done.length,
+      failed: notDone.filter(([, o]) => o.outcome === 'failed').length,
+      unexplained: notDone.filter(([, o]) => o.outcome === 'unexplained').length,
       fctP50Ns: fct.quantile(0.5),
       fctP99Ns: fct.quantile(0.99),
       fctP50CensoredNs: censored.quantile(0.5),
@@ -242,7 +271,7 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       frames: summary.frames,
       congestionDrops: summary.drops.congestion,
     });
-  return { summary, flows };
+  return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
 }
 
 function memoPath(topo: Topology): (src: number, dst: number) => number {
@@ -296,7 +325,13 @@ function summarizeFault(
 
 const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
 
-export function writeResults(out: string, r: FabricResult, summary: Summary, flows: FlowRow[]): void {
+export function writeResults(
+  out: string,
+  r: FabricResult,
+  summary: Summary,
+  flows: FlowRow[],
+  outcomes: FlowNotDone[] = [],
+): void {
   const topo = r.scenario.topology;
   const name = (id: number) => topo.nodes[id]?.name ?? String(id);
   writeFileSync(`${out}/summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
@@ -304,7 +339,7 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
   const fl = [
-    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received',
+    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome',
   ];
   for (const f of flows) {
     fl.push(
@@ -323,12 +358,25 @@ export function writeResults(out: string, r: FabricResult, summary: Summary, flo
         f.via.map(name),
         f.framesSent ?? '',
         f.framesReceived ?? '',
+        f.outcome,
       ]
         .map(csvCell)
         .join(','),
     );
   }
   writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
+  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
+  const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  writeFileSync(
+    `${out}/outcomes.csv`,
+    `${[
+      'id,src,dst,outcome,reason',
+      ...outcomes.map((o) => {
+        const f = planned.get(o.id);
+        return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, quote(o.reason)].join(',');
+      }),
+    ].join('\n')}\n`,
+  );
   const q = ['node,port,peer,t_ns,bytes'];
   for (const rep of r.reports) {
     for (const s of rep.queues) {

@@ -41,6 +41,14 @@ export function summaryTable(s: Summary, out: string): string {
       'flows',
       `${s.flows.completed} completed / ${s.flows.started} started / ${s.flows.planned} planned${s.flows.unfinished > 0 ? ` (${s.flows.unfinished} unfinished: FCT p99 with them ≥ ${formatNs(s.flows.fctP99CensoredNs)})` : ''}`,
     ],
+    ...(s.flows.failed + s.flows.unexplained > 0
+      ? ([
+          [
+            'not completed',
+            `${s.flows.failed} failed (a fault explains them), ${s.flows.unexplained} unexplained: see outcomes.csv`,
+          ],
+        ] as Array<[string, string]>)
+      : []),
     ['FCT p50 / p99', `${formatNs(s.flows.fctP50Ns)} / ${formatNs(s.flows.fctP99Ns)}`],
     ['slowdown p50 / p99', `${s.flows.slowdownP50.toFixed(2)} / ${s.flows.slowdownP99.toFixed(2)}`],
     ['retransmits / timeouts', `${s.flows.retransmits} / ${s.flows.timeouts}`],

@@ -5,6 +5,7 @@
  * silently ignored key.
  */
 
+import { chaosSchema } from '../chaos/schema.js';
 import { schemeSchema } from '../schemes/index.js';
 
 const duration = {
@@ -205,6 +206,7 @@ export const scenarioSchema = {
         logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
       },
     },
+    chaos: chaosSchema,
     timeline: {
       type: 'array',
       items: {
