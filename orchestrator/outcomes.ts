@@ -177,7 +177,11 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
       continue;
     }
     if (!connected(topo, spans, src, dst, endNs)) {
-      const cause = [...[...spans.nodes.values()].flat(), ...spans.links]
+      // another host's outage cuts no path but its own
+      const relays = [...spans.nodes.entries()]
+        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role !== 'host')
+        .flatMap(([, s]) => s);
+      const cause = [...relays, ...spans.links]
         .filter((s) => s.from <= endNs && s.until > endNs)
         .sort((a, b) => a.from - b.from)
         .map((s) => label(s.fault));

@@ -58,6 +58,8 @@ export interface ChaosReport {
 
 interface Prepared {
   text: string;
+  /** nodes the scenario's own timeline kills, and when */
+  killed: Map<string, number>;
   model: ChaosModel;
   endNs: number;
   file: string;
@@ -70,6 +72,7 @@ export function prepareChaos(file: string, set: string[] = []): Prepared {
   const model = resolveChaos(src, sc.topology, sc.workload.durationNs);
   return {
     text: readFileSync(file, 'utf8'),
+    killed: new Map(sc.timeline.filter((e) => e.action === 'kill').map((e) => [e.node!, e.at])),
     model,
     endNs: sc.workload.durationNs + sc.run.drainNs,
     file,
@@ -169,7 +172,7 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
       const seed = opts.seed + i;
       const dir = join(opts.out, `seed-${seed}`);
       mkdirSync(dir, { recursive: true });
-      const entries = drawFaults(prepared.model, seed, prepared.endNs);
+      const entries = drawFaults(prepared.model, seed, prepared.endNs, prepared.killed);
       const scenarioFile = join(dir, 'scenario.yaml');
       const faultCount = new Set(entries.map((e) => e.fault)).size;
       writeFileSync(

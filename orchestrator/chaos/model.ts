@@ -231,7 +231,13 @@ const componentKey = (t: Target): string[] => ('node' in t ? [t.node] : [t.link.
  * so no two faults overlap on a component. Sorted by time; repairs past `endNs` are left out (the
  * fault lasts to the end). `maxFaults` keeps the earliest.
  */
-export function drawFaults(model: ChaosModel, seed: number, endNs: number): DrawnEntry[] {
+export function drawFaults(
+  model: ChaosModel,
+  seed: number,
+  endNs: number,
+  /** nodes the scenario's own timeline kills, and when: nothing more strikes them or their links after */
+  killed: ReadonlyMap<string, number> = new Map(),
+): DrawnEntry[] {
   const rng = new Rng(seed);
   interface Candidate {
     spec: FailureSpec;
@@ -260,8 +266,12 @@ export function drawFaults(model: ChaosModel, seed: number, endNs: number): Draw
     if (faults >= model.maxFaults) break;
     const keys = componentKey(c.target);
     // a link fault needs both ends alive; a node fault needs the node free
-    const linkEndsDead = 'link' in c.target && c.target.link.some((n) => (busy.get(`dead:${n}`) ?? -1) >= 0);
-    if (linkEndsDead || (busy.get(keys[0]) ?? -1) > c.at) continue;
+    const dead = (n: string) => {
+      const k = killed.get(n);
+      return busy.has(`dead:${n}`) || (k !== undefined && k <= c.until);
+    };
+    const ends = 'link' in c.target ? c.target.link : [c.target.node];
+    if (ends.some(dead) || (busy.get(keys[0]) ?? -1) > c.at) continue;
     if ('node' in c.target && c.spec.kind === 'kill') busy.set(`dead:${c.target.node}`, 0);
     busy.set(keys[0], c.spec.kind === 'kill' ? Number.POSITIVE_INFINITY : c.until);
     const base = { fault: faults, ...c.target };
