@@ -237,7 +237,7 @@ export interface NodeReport {
   /** flows as seen by the receiving side: id -> [finish, via...] */
   received: Array<[number, number, number[]]>;
   /** flows the receiving side got some frames of, not all: [id, via] (the path they were using) */
-  partial?: Array<[number, number[]]>;
+  partial?: Array<[number, number[], number]>;
   /** distinct data frames received per flow, [id, frames], delivered or not (UDP transport) */
   rxFrames?: Array<[number, number]>;
 }

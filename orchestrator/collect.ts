@@ -18,6 +18,8 @@ import type { Topology } from './topology/types.js';
 export interface FlowRow extends FlowRecord {
   /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
   framesReceived?: number;
+  /** unfinished flows: when the receiver last got data it had not seen, virtual ns since traffic start */
+  lastProgress?: number;
   /** completed, failed (a fault explains it) or unexplained (see orchestrator/outcomes.ts) */
   outcome: Outcome;
   fct: number;
@@ -128,8 +130,9 @@ export function collect(
   for (const rep of r.reports)
     for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
   // unfinished flows: the path their delivered frames took, so a failure's in-flight flows count them
-  const partial = new Map<number, number[]>();
-  for (const rep of r.reports) for (const [id, via] of rep.partial ?? []) partial.set(id, via);
+  const partial = new Map<number, { via: number[]; lastNew: number }>();
+  for (const rep of r.reports)
+    for (const [id, via, lastNew] of rep.partial ?? []) partial.set(id, { via, lastNew: lastNew ?? -1 });
   // frames received per flow: counted by UDP receivers, for flows whether delivered or not
   const rxFrames = new Map<number, number>();
   for (const rep of r.reports) for (const [id, n] of rep.rxFrames ?? []) rxFrames.set(id, n);
@@ -151,7 +154,11 @@ export function collect(
         ...f,
         start,
         finish,
-        via: rx?.via ?? partial.get(f.id) ?? [],
+        via: rx?.via ?? partial.get(f.id)?.via ?? [],
+        ...(!rx &&
+          (partial.get(f.id)?.lastNew ?? -1) >= 0 && {
+            lastProgress: partial.get(f.id)!.lastNew - r.trafficStart,
+          }),
         ...(countsRx && { framesReceived: rxFrames.get(f.id) ?? 0 }),
         fct,
         ideal,

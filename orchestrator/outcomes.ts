@@ -30,7 +30,12 @@ export interface FlowFacts {
   timeouts: number;
   framesSent?: number;
   framesReceived?: number;
+  /** unfinished: when the receiver last got new data */
+  lastProgress?: number;
 }
+
+/** An unfinished flow that got new data this close to the end was still moving: too slow, not stuck. */
+export const PROGRESS_NS = 1_000_000;
 
 export interface OutcomeInput {
   topology: Topology;
@@ -211,6 +216,12 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
         outcome: 'running',
         reason: `still running when the run stopped at ${formatNs(endNs)}`,
       });
+      continue;
+    }
+    if (row.lastProgress !== undefined && row.lastProgress >= endNs - PROGRESS_NS) {
+      failed(
+        `still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end): too slow under the faults, not stuck`,
+      );
       continue;
     }
     out.set(spec.id, {

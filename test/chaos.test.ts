@@ -265,6 +265,20 @@ describe('flow outcomes', () => {
     expect(congested.get(1)?.reason).toBe('frames lost to congestion (the transport does not retransmit)');
     const stopped = flowOutcomes({ ...input, faults: [], stoppedEarly: true });
     expect(stopped.get(2)?.outcome).toBe('running');
+    // a reliable flow still getting new data near the end is slow, not stuck
+    const slow = flowOutcomes({
+      ...input,
+      endNs: 5_000_000,
+      reliable: true,
+      faults: [],
+      flows: [row(1, -1, { lastProgress: 4_500_000 }), row(2, -1, { lastProgress: 3_000_000 })],
+    });
+    expect(slow.get(1)).toEqual({
+      outcome: 'failed',
+      reason:
+        'still delivering when the run ended (new data 500.0 µs before the end): too slow under the faults, not stuck',
+    });
+    expect(slow.get(2)?.outcome).toBe('unexplained');
   });
 });
 
