@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
+import type { CaptureFileSummary } from './capture.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { concerns, REPAIRS } from './fired.js';
@@ -93,6 +94,8 @@ export interface Summary {
   faults: FaultSummary[];
   /** time synchronization, when the scenario runs PTP */
   clocks?: ClockSummary;
+  /** packet captures (`run.capture`): one pcapng file per captured egress port */
+  capture?: CaptureFileSummary[];
   processes: {
     started: number;
     leftRunning: number;
@@ -272,6 +275,7 @@ export function collect(
   }
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
+  if (r.capture) summary.capture = r.capture;
   const driver = schemeDriver(r.scenario.scheme.kind);
   if (driver.summaryKey && driver.summarize)
     summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {

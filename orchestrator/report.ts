@@ -104,6 +104,14 @@ export function summaryTable(s: Summary, out: string): string {
       ]);
     }
   }
+  if (s.capture) {
+    const frames = s.capture.reduce((n, c) => n + c.frames, 0);
+    const dropped = s.capture.reduce((n, c) => n + c.dropped, 0);
+    rows.push([
+      'capture',
+      `${frames} frames in ${s.capture.length} pcapng files in capture/${dropped > 0 ? `; ${dropped} past run.captureLimit not written` : ''}`,
+    ]);
+  }
   rows.push(['processes', `${s.processes.started} started, ${s.processes.leftRunning} left running`]);
   rows.push(['results', out]);
   const w = Math.max(...rows.map(([k]) => k.length));
