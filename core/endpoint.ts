@@ -290,19 +290,20 @@ export class Endpoint {
   }
 
   private inFlight = 0;
-  private drained: (() => void) | null = null;
+  /** who waits for every datagram to be out (a halt, a pause report, a close) */
+  private drained: Array<() => void> = [];
   private readonly sendDone = (err: Error | null): void => {
     if (err) this.stats.sendErrors++;
-    if (--this.inFlight === 0 && this.drained) {
+    if (--this.inFlight === 0 && this.drained.length > 0) {
       const d = this.drained;
-      this.drained = null;
-      d();
+      this.drained = [];
+      for (const f of d) f();
     }
   };
 
   /** Resolves once every datagram handed to the socket has left it. */
   async sent(): Promise<void> {
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
   }
 
   private readonly deliver = (now: number, port: number, frame: Frame): void => {

@@ -3,6 +3,7 @@
  * the node's reports. Plain data only (msgpack), shared by every runtime.
  */
 
+import type { CaptureConfig } from './capture.js';
 import type { PeerAddress } from './endpoint.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
@@ -151,6 +152,8 @@ export interface NodeConfig {
   /** hosts only */
   transport?: TransportConfig;
   flows?: FlowSpec[];
+  /** packet capture of some of the node's egress ports (`run.capture`) */
+  capture?: CaptureConfig;
 }
 
 export type FaultCommand =
@@ -237,7 +240,7 @@ export interface NodeReport {
   /** flows as seen by the receiving side: id -> [finish, via...] */
   received: Array<[number, number, number[]]>;
   /** flows the receiving side got some frames of, not all: [id, via] (the path they were using) */
-  partial?: Array<[number, number[]]>;
+  partial?: Array<[number, number[], number]>;
   /** distinct data frames received per flow, [id, frames], delivered or not (UDP transport) */
   rxFrames?: Array<[number, number]>;
   /** hosts: wire bytes of data frames received so far, sampled every `run.sample` (physical time) */
@@ -265,6 +268,11 @@ export type NodeMessage =
   | { type: 'reached'; at: number; stats: ProgressStats }
   | { type: 'halted'; at: number }
   | { type: 'paused'; at: number }
+  /**
+   * captured frames (core/capture.ts records) since the last such message, and per captured port (in
+   * the order of `NodeConfig.capture.ports`) the frames past the capture limit so far
+   */
+  | { type: 'capture'; records: Uint8Array; dropped: number[] }
   /** `fatal`: the run's results can no longer be trusted (datagrams lost between processes) */
   | { type: 'error'; message: string; fatal?: boolean };
 

@@ -4,6 +4,7 @@
  * stop/report protocol. A role (host, switch, ...) plugs in through `Role` and sees only its ports,
  * its node clock and the frames addressed to it; the fault layer stays below it.
  */
+import { CaptureRecorder } from './capture.js';
 import { IdealClock, type NodeClock } from './clock.js';
 import { ControlClient } from './control.js';
 import { EmulatedClock } from './emulated-clock.js';
@@ -164,6 +165,8 @@ class NodeProcess {
   private sync: ConservativeSync | null = null;
   /** tie keys of timeline actions, in the order the orchestrator sent them */
   private controlSeq = CONTROL_LANE;
+  /** packet capture of the ports `run.capture` names, if any */
+  private capture: CaptureRecorder | null = null;
 
   constructor(
     private readonly client: ControlClient,
@@ -202,6 +205,7 @@ class NodeProcess {
           this.sync?.pause(m.from, m.until);
           break;
         case 'snapshot':
+          this.capture?.flush();
           this.client.send({ type: 'stats', stats: this.progress() });
           break;
         case 'stop':
@@ -347,6 +351,14 @@ class NodeProcess {
         } else if (f.t === FrameType.Ptp && departed !== null) departed(i, f, txStart);
       };
     }
+    // capture at the transmission start, after the wire filter: what the port sent and what became of it
+    if (config.capture) {
+      const capture = new CaptureRecorder(config.capture, (records, dropped) =>
+        this.client.send({ type: 'capture', records, dropped }),
+      );
+      for (const i of config.capture.ports) ports[i].capture = capture.record;
+      this.capture = capture;
+    }
     const live = liveness;
     endpoint.onFrame((now, port, frame) => {
       live.heard(port, clock.now(), frame);
@@ -356,8 +368,15 @@ class NodeProcess {
     });
     if (conservative) {
       this.sync = new ConservativeSync(sched, ports, endpoint, {
-        reached: (at) => this.client.send({ type: 'reached', at, stats: this.progress() }),
-        halted: (at) => this.client.send({ type: 'halted', at }),
+        // captured frames travel before each barrier, so a node killed at its halt time loses none
+        reached: (at) => {
+          this.capture?.flush();
+          this.client.send({ type: 'reached', at, stats: this.progress() });
+        },
+        halted: (at) => {
+          this.capture?.flush();
+          this.client.send({ type: 'halted', at });
+        },
         paused: (at) => this.client.send({ type: 'paused', at }),
       });
     }
@@ -424,6 +443,7 @@ class NodeProcess {
       ...roleReport,
     };
     await ep.close();
+    this.capture?.flush();
     ctx.log.info({ maxRssKb: process.resourceUsage().maxRSS }, 'node stopped');
     flushLogger(ctx.log);
     await this.client.sendAndFlush({ type: 'report', report });

@@ -47,6 +47,12 @@ export type FrameSink = (port: number, frame: Frame) => void;
 /** Told of every frame at the moment its departure is committed, with its transmission start. */
 export type DepartureHook = (port: number, frame: Frame, txStart: number) => void;
 
+/**
+ * Told of every frame at its transmission start after the wire filter has judged it (`WireVerdict`; a
+ * corrupted frame passes with its frame check failed): packet capture (core/capture.ts).
+ */
+export type CaptureHook = (port: number, frame: Frame, txStart: number, verdict: number) => void;
+
 /** Tests that never draw (no loss, no corruption) need no generator; one that draws without a seed is a bug. */
 function unseeded(): number {
   throw new Error('EgressPort: wire loss/corruption needs a seeded random source');
@@ -59,6 +65,8 @@ export class EgressPort {
    * departure (PTP hardware stamps, transparent clocks) and loss accounting; null when unused.
    */
   onDepart: DepartureHook | null = null;
+  /** packet capture of this port's egress (`run.capture`); null when not captured */
+  capture: CaptureHook | null = null;
   readonly stats: PortStats = { txFrames: 0, txBytes: 0, dropsCongestion: 0, ecnMarks: 0, maxBytes: 0 };
   /** bytes waiting in the discipline (not yet committed) */
   private queuedBytes = 0;
@@ -197,7 +205,9 @@ export class EgressPort {
       this.stats.txBytes += f.z;
       f.a = end + this.params.propNs;
       if (this.onDepart !== null) this.onDepart(this.index, f, start);
-      if (this.wire.apply(f) === WireVerdict.Pass) this.sink(this.index, f);
+      const verdict = this.wire.apply(f);
+      if (this.capture !== null) this.capture(this.index, f, start, verdict);
+      if (verdict === WireVerdict.Pass) this.sink(this.index, f);
     }
   }
 

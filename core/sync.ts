@@ -122,8 +122,10 @@ export class ConservativeSync {
     for (let p = 0; p < this.ports.length; p++) promises[p] = this.ports[p].promise(tNext);
     this.endpoint.flush();
     if (!this.pauseReported && safe >= this.pauseAt) {
+      // the orchestrator stops the process on this report: the promises over the pause must be out first
       this.pauseReported = true;
-      this.listener.paused(this.pauseAt);
+      const at = this.pauseAt;
+      void this.endpoint.sent().then(() => this.listener.paused(at));
     }
     if (safe >= this.grant && this.grant > this.reportedGrant) {
       this.reportedGrant = this.grant;

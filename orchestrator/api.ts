@@ -17,16 +17,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
-import { collect, type FlowRow, type Summary, writeResults } from './collect.js';
+import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './collect.js';
 import { RuntimeError } from './errors.js';
 import { type Progress, Fabric as RunFabric, type StartedFabric as RunStartedFabric } from './fabric.js';
+import type { FiredFault } from './fired.js';
 import { createRuntime } from './runtime/index.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveInjected, resolveScenario, type Scenario } from './scenario/resolve.js';
 import type { ScenarioSource } from './scenario/source.js';
 
 export { RuntimeError, ScenarioError } from './errors.js';
-export type { FlowRow, NodeEvent, Progress, Scenario, Summary };
+export type { FiredFault, FlowNotDone, FlowRow, NodeEvent, Progress, Scenario, Summary };
 
 /** `--set`-style overrides: `{ 'workload.load': 0.3, seed: 5 }` (values as YAML would give them). */
 export type Overrides = Record<string, string | number | boolean>;
@@ -164,11 +165,11 @@ export class StartedFabric implements AsyncDisposable {
   stop(): Promise<StoppedFabric> {
     this.stopped ??= (async () => {
       const result = await this.fabric.stop();
-      const { summary, flows } = collect(result, this.runtime);
+      const { summary, flows, outcomes } = collect(result, this.runtime);
       // a plot that could not be drawn is said, not thrown: the results are written
-      for (const p of await writeResults(this.out, result, summary, flows))
+      for (const p of await writeResults(this.out, result, summary, flows, outcomes))
         process.stderr.write(`dcemu: warning: ${p}\n`);
-      return new StoppedFabric(this.out, summary, flows, result.events);
+      return new StoppedFabric(this.out, summary, flows, result.events, outcomes, result.faults);
     })();
     return this.stopped;
   }
@@ -187,7 +188,19 @@ export class StoppedFabric {
     private readonly s: Summary,
     private readonly f: FlowRow[],
     private readonly e: NodeEvent[],
+    private readonly o: FlowNotDone[],
+    private readonly fired: FiredFault[],
   ) {}
+
+  /** outcomes.csv: every planned flow that did not complete, failed (with the fault that explains it) or unexplained */
+  outcomes(): FlowNotDone[] {
+    return this.o;
+  }
+
+  /** the timeline actions that fired, in order (virtual ns since traffic start) */
+  faults(): FiredFault[] {
+    return this.fired;
+  }
 
   /** summary.json */
   summary(): Summary {

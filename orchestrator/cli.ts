@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { composeFile } from '../compose/compose.js';
 import { ensureImage } from '../compose/image.js';
 import type { SyncMode } from '../core/messages.js';
+import { resolveChaos } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
 import { Fabric } from './fabric.js';
@@ -23,6 +24,12 @@ import { scenarioSchemaDocument } from './scenario/schema.js';
 import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
+
+function integer(v: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number, got '${v}'`);
+  return n;
+}
 
 function positive(v: string): number {
   const n = Number(v);
@@ -133,8 +140,8 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     }
   } finally {
     const result = await fabric.stop();
-    const { summary, flows } = collect(result, runtime.kind);
-    for (const p of await writeResults(out, result, summary, flows)) say(`dcemu: warning: ${p}`);
+    const { summary, flows, outcomes } = collect(result, runtime.kind);
+    for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     if (failed) say(`dcemu: error: ${failed}`);
     if (!summary.fidelity.ok) {
@@ -355,6 +362,62 @@ program
   );
 
 program
+  .command('chaos')
+  .description(
+    'run a scenario again and again under faults drawn from its chaos: failure model (one seed per run) and check the invariants after each run; a run that breaks one leaves a reproducer scenario',
+  )
+  .argument('<scenario>', 'scenario YAML file with a chaos: section')
+  .option('--runs <n>', 'how many runs', positive, 10)
+  .option('--seed <s>', 'seed of the first run; run i draws its faults with seed + i', integer, 1)
+  .option('--out <dir>', 'results folder (default results/<name>-chaos-<time>)')
+  .option('--parallel <n>', 'runs at a time (each is a whole fabric of processes)', positive, 1)
+  .option(
+    '--minimize <runs>',
+    "extra runs allowed to reduce a failing run's faults to the fewest that still break the invariant (0: keep them all)",
+    integer,
+    8,
+  )
+  .option(...SET_OPTION)
+  .option('--runtime <kind>', 'process (default) or docker')
+  .action(
+    async (
+      file: string,
+      opts: {
+        runs: number;
+        seed: number;
+        out?: string;
+        parallel: number;
+        minimize: number;
+        set?: string[];
+        runtime?: string;
+      },
+    ) => {
+      if (opts.runtime !== undefined && opts.runtime !== 'process' && opts.runtime !== 'docker')
+        throw new RuntimeError(`chaos: --runtime must be process or docker, got '${opts.runtime}'`);
+      if (!Number.isInteger(opts.runs))
+        throw new RuntimeError(`chaos: --runs must be a whole number, got ${opts.runs}`);
+      const { prepareChaos, runChaos } = await import('./chaos/index.js');
+      prepareChaos(file, opts.set ?? []);
+      const name = resolveScenario(loadScenarioFile(file, opts.set ?? [])).name;
+      const out = resolve(
+        opts.out ?? `results/${name}-chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      );
+      const report = await runChaos(file, {
+        runs: opts.runs,
+        seed: opts.seed,
+        out,
+        set: opts.set,
+        runtime: opts.runtime as 'process' | 'docker' | undefined,
+        parallel: opts.parallel,
+        minimize: Math.max(0, opts.minimize),
+        log: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(`${readFileSync(join(out, 'chaos.md'), 'utf8')}\nresults in ${out}\n`);
+      if (report.failingSeeds.length > 0) process.exitCode = 1;
+    },
+  );
+
+program
   .command('schema')
   .description('print the scenario JSON Schema (editors validate YAML with it; docs/scenario.schema.json)')
   .action(() => {
@@ -367,9 +430,11 @@ program
   .argument('<scenario>', 'scenario YAML file')
   .option(...SET_OPTION)
   .action((file: string, opts: { set?: string[] }) => {
-    const sc = resolveScenario(loadScenarioFile(file, opts.set ?? []));
+    const src = loadScenarioFile(file, opts.set ?? []);
+    const sc = resolveScenario(src);
+    const chaos = src.data.chaos ? resolveChaos(src, sc.topology, sc.workload.durationNs) : null;
     process.stdout.write(
-      `${file}: ok (${sc.topology.nodes.length} nodes, ${sc.timeline.length} timeline events)\n`,
+      `${file}: ok (${sc.topology.nodes.length} nodes, ${sc.timeline.length} timeline events${chaos ? `, a chaos model of ${chaos.failures.length} failure kinds over ${chaos.failures.reduce((n, f) => n + f.targets.length, 0)} components` : ''})\n`,
     );
   });
 

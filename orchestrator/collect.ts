@@ -8,9 +8,11 @@ import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord } from '../core/messages.js';
+import type { CaptureFileSummary } from './capture.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { concerns, REPAIRS } from './fired.js';
+import { type FlowOutcome, flowOutcomes, type Outcome } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
 import { schemeDriver } from './schemes/index.js';
 import { hostPath } from './topology/routing.js';
@@ -19,6 +21,10 @@ import type { Topology } from './topology/types.js';
 export interface FlowRow extends FlowRecord {
   /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
   framesReceived?: number;
+  /** unfinished flows: when the receiver last got data it had not seen, virtual ns since traffic start */
+  lastProgress?: number;
+  /** completed, failed (a fault explains it) or unexplained (see orchestrator/outcomes.ts) */
+  outcome: Outcome;
   fct: number;
   ideal: number;
   slowdown: number;
@@ -69,6 +75,10 @@ export interface Summary {
     completed: number;
     /** started but not finished when the run ended */
     unfinished: number;
+    /** planned flows that did not complete for a reason the faults give (outcomes.csv) */
+    failed: number;
+    /** planned flows that did not complete and that no fault explains (outcomes.csv) */
+    unexplained: number;
     fctP50Ns: number;
     fctP99Ns: number;
     /** FCT percentiles over every started flow, an unfinished one counting as running until the end (censored) */
@@ -86,6 +96,8 @@ export interface Summary {
   faults: FaultSummary[];
   /** time synchronization, when the scenario runs PTP */
   clocks?: ClockSummary;
+  /** packet captures (`run.capture`): one pcapng file per captured egress port */
+  capture?: CaptureFileSummary[];
   processes: {
     started: number;
     leftRunning: number;
@@ -106,7 +118,13 @@ export function idealFct(size: number, links: number, rateBps: number, propNs: n
   return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
 }
 
-export function collect(r: FabricResult, runtime: string): { summary: Summary; flows: FlowRow[] } {
+/** A planned flow that did not complete, and why. */
+export type FlowNotDone = FlowOutcome & { id: number };
+
+export function collect(
+  r: FabricResult,
+  runtime: string,
+): { summary: Summary; flows: FlowRow[]; outcomes: FlowNotDone[] } {
   const sc = r.scenario;
   const topo = sc.topology;
   const rate = Math.min(sc.links.host.rateBps, sc.links.fabric.rateBps);
@@ -117,8 +135,9 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   for (const rep of r.reports)
     for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
   // unfinished flows: the path their delivered frames took, so a failure's in-flight flows count them
-  const partial = new Map<number, number[]>();
-  for (const rep of r.reports) for (const [id, via] of rep.partial ?? []) partial.set(id, via);
+  const partial = new Map<number, { via: number[]; lastNew: number }>();
+  for (const rep of r.reports)
+    for (const [id, via, lastNew] of rep.partial ?? []) partial.set(id, { via, lastNew: lastNew ?? -1 });
   // frames received per flow: counted by UDP receivers, for flows whether delivered or not
   const rxFrames = new Map<number, number>();
   for (const rep of r.reports) for (const [id, n] of rep.rxFrames ?? []) rxFrames.set(id, n);
@@ -140,11 +159,16 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
         ...f,
         start,
         finish,
-        via: rx?.via ?? partial.get(f.id) ?? [],
+        via: rx?.via ?? partial.get(f.id)?.via ?? [],
+        ...(!rx &&
+          (partial.get(f.id)?.lastNew ?? -1) >= 0 && {
+            lastProgress: partial.get(f.id)!.lastNew - r.trafficStart,
+          }),
         ...(countsRx && { framesReceived: rxFrames.get(f.id) ?? 0 }),
         fct,
         ideal,
         slowdown: fct >= 0 ? fct / ideal : -1,
+        outcome: finish >= 0 ? 'completed' : 'unexplained',
       });
     }
   }
@@ -168,6 +192,20 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   let frames = 0;
   let maxQueue = 0;
   const counters: Record<string, number> = {};
+  for (const rep of r.reports)
+    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+  const outcomes = flowOutcomes({
+    topology: topo,
+    planned: r.plan.flows,
+    flows,
+    faults: r.faults,
+    endNs,
+    stoppedEarly: endNs < r.endNs && flows.some((f) => f.finish < 0),
+    reliable: sc.transport.kind !== 'udp',
+    congestionDrops: counters.dropsCongestion ?? 0,
+  });
+  for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
+  const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');
   for (const rep of r.reports) {
     late.merge(rep.fidelity.lateness);
     arrivalLate.merge(rep.fidelity.arrivalLateness);
@@ -177,7 +215,6 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       queue.merge(rep.queueHist);
       for (const p of rep.ports) maxQueue = Math.max(maxQueue, p.maxBytes);
     }
-    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
   }
   const missRate = frames > 0 ? misses / frames : 0;
 
@@ -206,6 +243,8 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
       started: flows.length,
       completed: done.length,
       unfinished: flows.length - done.length,
+      failed: notDone.filter(([, o]) => o.outcome === 'failed').length,
+      unexplained: notDone.filter(([, o]) => o.outcome === 'unexplained').length,
       fctP50Ns: fct.quantile(0.5),
       fctP99Ns: fct.quantile(0.99),
       fctP50CensoredNs: censored.quantile(0.5),
@@ -238,13 +277,14 @@ export function collect(r: FabricResult, runtime: string): { summary: Summary; f
   }
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
+  if (r.capture) summary.capture = r.capture;
   const driver = schemeDriver(r.scenario.scheme.kind);
   if (driver.summaryKey && driver.summarize)
     summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {
       frames: summary.frames,
       congestionDrops: summary.drops.congestion,
     });
-  return { summary, flows };
+  return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
 }
 
 function memoPath(topo: Topology): (src: number, dst: number) => number {
@@ -307,6 +347,7 @@ export async function writeResults(
   r: FabricResult,
   summary: Summary,
   flows: FlowRow[],
+  outcomes: FlowNotDone[] = [],
 ): Promise<string[]> {
   const topo = r.scenario.topology;
   const name = (id: number) => topo.nodes[id]?.name ?? String(id);
@@ -315,7 +356,7 @@ export async function writeResults(
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
   const fl = [
-    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received',
+    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome',
   ];
   for (const f of flows) {
     fl.push(
@@ -334,12 +375,25 @@ export async function writeResults(
         f.via.map(name),
         f.framesSent ?? '',
         f.framesReceived ?? '',
+        f.outcome,
       ]
         .map(csvCell)
         .join(','),
     );
   }
   writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
+  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
+  const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  writeFileSync(
+    `${out}/outcomes.csv`,
+    `${[
+      'id,src,dst,outcome,reason',
+      ...outcomes.map((o) => {
+        const f = planned.get(o.id);
+        return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, quote(o.reason)].join(',');
+      }),
+    ].join('\n')}\n`,
+  );
   const q = ['node,port,peer,t_ns,bytes'];
   for (const rep of r.reports) {
     for (const s of rep.queues) {

@@ -12,6 +12,7 @@ import type { PeerAddress } from '../core/endpoint.js';
 import type { FaultCommand, NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import type { WireState } from '../core/wire.js';
+import { type CaptureFileSummary, CaptureFiles } from './capture.js';
 import { RuntimeError } from './errors.js';
 import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
@@ -109,20 +110,31 @@ export class Fabric {
     const plan = planRun(this.scenario, { epoch, bindHost: site.nodeHost, logDir });
     if (site.nodePort !== undefined) for (const c of plan.nodes) c.bindPort = site.nodePort;
     const server = new ControlServer();
+    let capture: CaptureFiles | null = null;
     let controlPort: number;
     try {
       controlPort = await server.listen(site.controlHost, site.controlPort);
+      if (this.scenario.run.capture.length > 0)
+        capture = new CaptureFiles(
+          `${this.opts.out}/capture`,
+          this.scenario.topology,
+          plan.nodes,
+          (message) => started.captureFailed(message),
+          `dcemu scenario ${this.scenario.name}: fabric time, virtual ns since traffic start`,
+        );
     } catch (err) {
+      await server.close();
       await site.release();
       throw err;
     }
-    const started = new StartedFabric(
+    const started: StartedFabric = new StartedFabric(
       this.scenario,
       plan,
       new PhysClock(epoch, this.scenario.tdf),
       server,
       runId,
       site,
+      capture,
     );
     try {
       const runtime = await this.opts.runtime.start(
@@ -180,6 +192,8 @@ export interface FabricResult {
   processes: StoppedRuntime;
   /** nodes whose report is missing, with why */
   missing: Array<{ node: string; reason: string }>;
+  /** the pcapng files written (`run.capture`), if any */
+  capture?: CaptureFileSummary[];
 }
 
 export class StartedFabric implements AsyncDisposable {
@@ -203,6 +217,7 @@ export class StartedFabric implements AsyncDisposable {
     private readonly server: ControlServer,
     readonly runId: string,
     private readonly site: RuntimeSite,
+    private readonly capture: CaptureFiles | null = null,
   ) {
     // nodes may connect while the runtime is still starting others (containers start over seconds):
     // keep them until `attach` takes over
@@ -301,6 +316,9 @@ export class StartedFabric implements AsyncDisposable {
               break;
             case 'report':
               n.report = m.report;
+              break;
+            case 'capture':
+              this.capture?.write(n.config.name, m.records, m.dropped, this.trafficStart);
               break;
             case 'error':
               if (m.fatal) this.fail(`${n.config.name}: ${m.message}`);
@@ -409,6 +427,11 @@ export class StartedFabric implements AsyncDisposable {
 
   private record(e: NodeEvent): void {
     this.events.push(e);
+  }
+
+  /** Writing a capture failed (a full disk): the run goes on without it, and says so. */
+  captureFailed(message: string): void {
+    this.record({ t: this.relNow(), kind: 'capture-failed', node: 'orchestrator', message });
   }
 
   get endNs(): number {
@@ -848,6 +871,7 @@ export class StartedFabric implements AsyncDisposable {
     const processes = rt ? await rt.stop() : { started: 0, leftRunning: 0 };
     await this.site.release();
     await this.server.close();
+    const capture = this.capture?.close(this.now());
     const missing: FabricResult['missing'] = [];
     for (const n of this.nodes.values()) {
       if (n.report) continue;
@@ -875,6 +899,7 @@ export class StartedFabric implements AsyncDisposable {
       faults: this.faults,
       processes,
       missing,
+      ...(capture && { capture }),
     };
   }
 }

@@ -61,8 +61,12 @@ export function planRun(
   };
   // the scheme's part of each node's config (F10 addresses, its controller's settings, ...)
   const driver = schemeDriver(sc.scheme.kind);
+  // captured egress ports, by node
+  const captured = new Map<string, number[]>();
+  for (const c of sc.run.capture) captured.set(c.node, [...(captured.get(c.node) ?? []), c.port]);
   const nodes = topo.nodes.map((n): NodeConfig => {
     const isHost = n.role === 'host';
+    const capture = captured.get(n.name);
     const scheme = driver.nodeScheme?.(sc.scheme, topo, n);
     const ports = n.ports.map((p): PortConfig => {
       const link = topo.links[p.link];
@@ -100,6 +104,7 @@ export function planRun(
       ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
       ...(isHost && hostJitter(sc)),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
+      ...(capture && { capture: { ports: capture, limit: sc.run.captureLimit } }),
     };
   });
   return { nodes, flows };

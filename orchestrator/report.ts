@@ -41,6 +41,14 @@ export function summaryTable(s: Summary, out: string): string {
       'flows',
       `${s.flows.completed} completed / ${s.flows.started} started / ${s.flows.planned} planned${s.flows.unfinished > 0 ? ` (${s.flows.unfinished} unfinished: FCT p99 with them ≥ ${formatNs(s.flows.fctP99CensoredNs)})` : ''}`,
     ],
+    ...(s.flows.failed + s.flows.unexplained > 0
+      ? ([
+          [
+            'not completed',
+            `${s.flows.failed} failed (a fault explains them), ${s.flows.unexplained} unexplained: see outcomes.csv`,
+          ],
+        ] as Array<[string, string]>)
+      : []),
     ['FCT p50 / p99', `${formatNs(s.flows.fctP50Ns)} / ${formatNs(s.flows.fctP99Ns)}`],
     ['slowdown p50 / p99', `${s.flows.slowdownP50.toFixed(2)} / ${s.flows.slowdownP99.toFixed(2)}`],
     ['retransmits / timeouts', `${s.flows.retransmits} / ${s.flows.timeouts}`],
@@ -95,6 +103,14 @@ export function summaryTable(s: Summary, out: string): string {
         `${f.killed} killed at ${formatNs(f.t)}: ${f.grandmaster ?? 'nobody'} took over, all slaves locked again ${f.relockNs !== null ? `after ${formatNs(f.relockNs)}` : 'never'}`,
       ]);
     }
+  }
+  if (s.capture) {
+    const frames = s.capture.reduce((n, c) => n + c.frames, 0);
+    const dropped = s.capture.reduce((n, c) => n + c.dropped, 0);
+    rows.push([
+      'capture',
+      `${frames} frames in ${s.capture.length} pcapng files in capture/${dropped > 0 ? `; ${dropped} past run.captureLimit not written` : ''}`,
+    ]);
   }
   rows.push(['processes', `${s.processes.started} started, ${s.processes.leftRunning} left running`]);
   rows.push(['results', out]);

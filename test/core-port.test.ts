@@ -362,4 +362,26 @@ describe('EgressPort wire filter', () => {
     expect(port.wire.droppedLoss).toBe(1);
     expect(port.wire.apply(frame(1))).toBe(WireVerdict.Lost);
   });
+
+  it('hands every frame to the capture at its transmission start, with the wire’s verdict', () => {
+    const draws = [0.1, 0.9];
+    let i = 0;
+    const { sched, port, out, offer } = setup({}, () => draws[i++ % draws.length]);
+    const seen: Array<[number, number, number, number]> = [];
+    port.capture = (p, f, txStart, verdict) => seen.push([p, f.f, txStart, verdict]);
+    port.wire.set({ loss: 0.5 });
+    offer(10, frame(100, { f: 1 }));
+    offer(10, frame(100, { f: 2 }));
+    sched.runDue(1e9);
+    port.wire.set({ down: true });
+    offer(500, frame(100, { f: 3 }));
+    sched.runDue(1e9);
+    // 8 Gbit/s: the second frame starts when the first is serialized, 100 ns later
+    expect(seen).toEqual([
+      [3, 1, 10, WireVerdict.Lost],
+      [3, 2, 110, WireVerdict.Pass],
+      [3, 3, 500, WireVerdict.Down],
+    ]);
+    expect(out.map((o) => o.frame.f)).toEqual([2]);
+  });
 });

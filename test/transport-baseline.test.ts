@@ -504,7 +504,7 @@ describe('BaselineTransport receiver', () => {
     ];
     // before the hole is filled the flow is partial, and says which way its frames came
     rx.onFrame({ ...data(0), v: 9 }, 5);
-    expect(rx.partialPaths()).toEqual([[77, [9]]]);
+    expect(rx.partialPaths()).toEqual([[77, [9], 5]]);
     sent.length = 0;
     order.forEach(([q, e], i) => {
       rx.onFrame(data(q, e), 10 * (i + 1));

@@ -82,6 +82,8 @@ class RecvFlow {
   cum = 0;
   count = 0;
   done = false;
+  /** physical time a segment not seen before last arrived */
+  lastNew = -1;
   readonly via: number[] = [];
 
   constructor(
@@ -117,9 +119,9 @@ export class BaselineTransport implements Transport {
     return this.senders.get(id);
   }
 
-  partialPaths(): Array<[number, number[]]> {
-    const out: Array<[number, number[]]> = [];
-    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice()]);
+  partialPaths(): Array<[number, number[], number]> {
+    const out: Array<[number, number[], number]> = [];
+    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice(), r.lastNew]);
     return out;
   }
 
@@ -145,6 +147,7 @@ export class BaselineTransport implements Transport {
     if (seq >= 0 && seq < r.nSeg && r.got[seq] === 0) {
       r.got[seq] = 1;
       r.count++;
+      r.lastNew = now;
       while (r.cum < r.nSeg && r.got[r.cum] === 1) r.cum++;
     }
     if (f.v !== 0 && !r.via.includes(f.v)) r.via.push(f.v);

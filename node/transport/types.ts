@@ -56,8 +56,11 @@ export interface Transport {
   senderStats(id: number): SenderStats | undefined;
   /** distinct data frames received per flow, [id, frames], for transports that count them (UDP) */
   receivedFrames?(): Array<[number, number]>;
-  /** flows with frames received but not every byte: [id, switch ids where their frames turned down] */
-  partialPaths(): Array<[number, number[]]>;
+  /**
+   * flows with frames received but not every byte: [id, switch ids where their frames turned down,
+   * physical time new data last arrived]
+   */
+  partialPaths(): Array<[number, number[], number]>;
   stop(): void;
 }
 

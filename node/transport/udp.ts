@@ -61,6 +61,8 @@ class RecvFlow {
   readonly got: Uint8Array;
   frames = 0;
   done = false;
+  /** physical time a frame not seen before last arrived */
+  lastNew = -1;
   readonly via: number[] = [];
 
   constructor(readonly nSeg: number) {
@@ -114,9 +116,9 @@ export class UdpTransport implements Transport {
     return Array.from(this.receivers, ([id, r]): [number, number] => [id, r.frames]);
   }
 
-  partialPaths(): Array<[number, number[]]> {
-    const out: Array<[number, number[]]> = [];
-    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice()]);
+  partialPaths(): Array<[number, number[], number]> {
+    const out: Array<[number, number[], number]> = [];
+    for (const [id, r] of this.receivers) if (!r.done) out.push([id, r.via.slice(), r.lastNew]);
     return out;
   }
 
@@ -132,6 +134,7 @@ export class UdpTransport implements Transport {
     if (seq >= 0 && seq < r.nSeg && r.got[seq] === 0) {
       r.got[seq] = 1;
       r.frames++;
+      r.lastNew = now;
     }
     if (f.v !== 0 && !r.via.includes(f.v)) r.via.push(f.v);
     if (!r.done && r.got[r.nSeg - 1] === 1) {

@@ -43,6 +43,24 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
     const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
     throw new ScenarioError(file, line, '', `YAML syntax: ${e.message.split('\n')[0]}`);
   }
+  applyOverrides(doc, overrides, file);
+  const data = plainData(doc, lc, file) as RawScenario;
+  const lineOf = (path: Array<string | number>) => lineOfPath(doc, lc, path);
+  const error = (path: Array<string | number>, problem: string) =>
+    new ScenarioError(file, lineOf(path), path.join('.'), problem);
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
+  }
+  if (!validate(data)) {
+    const err = pickError(validate.errors ?? []);
+    const path = pathOf(err);
+    throw error(path, describe(err));
+  }
+  return { file, data, lineOf, error };
+}
+
+/** `key.path=value` overrides, set into the document (values parse as YAML). */
+export function applyOverrides(doc: Document, overrides: Overrides, file: string): void {
   for (const o of overrides) {
     const eq = o.indexOf('=');
     if (eq <= 0) throw new ScenarioError(file, 0, '', `--set '${o}': expected key.path=value`);
@@ -57,19 +75,6 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
       throw new ScenarioError(file, 0, o.slice(0, eq), `--set: ${(err as Error).message}`);
     }
   }
-  const data = plainData(doc, lc, file) as RawScenario;
-  const lineOf = (path: Array<string | number>) => lineOfPath(doc, lc, path);
-  const error = (path: Array<string | number>, problem: string) =>
-    new ScenarioError(file, lineOf(path), path.join('.'), problem);
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
-  }
-  if (!validate(data)) {
-    const err = pickError(validate.errors ?? []);
-    const path = pathOf(err);
-    throw error(path, describe(err));
-  }
-  return { file, data, lineOf, error };
 }
 
 /**

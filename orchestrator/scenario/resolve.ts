@@ -76,6 +76,13 @@ export interface TimelineEvent {
   line: number;
 }
 
+/** One captured egress port (`run.capture`): `node`'s port `port`, toward `peer`. */
+export interface CapturePort {
+  node: string;
+  port: number;
+  peer: string;
+}
+
 export interface Scenario {
   file: string;
   name: string;
@@ -105,6 +112,10 @@ export interface Scenario {
     logLevel: string;
     /** draw the results folder's plots (plots/) */
     plots: boolean;
+    /** egress ports whose frames are written as pcapng, in topology order */
+    capture: CapturePort[];
+    /** frames written per captured port at most */
+    captureLimit: number;
   };
   timeline: TimelineEvent[];
 }
@@ -121,6 +132,9 @@ export interface Scenario {
  *   to spare for a ~12 µs fabric RTT at 10 Gbit/s (the paper's 65 frames assumed ~100 µs host RTTs).
  * - commit-ahead 2 µs: a transmit pipeline of about two MTU times; it also gives every hop lookahead.
  * - liveness 10 µs x 3: F10-style fast detection (F10 §5.4 reaches tens of microseconds).
+ * - captureLimit 100000 frames per port: at most ~18 MB of pcapng per port (176 bytes per 1500-byte
+ *   frame snapped at 128 bytes), 120 ms of a busy 10 Gbit/s link: a capture is for looking at a
+ *   run, not for archiving it, and the limit keeps a forgotten `capture: [spine0]` from filling a disk.
  */
 export const DEFAULTS = {
   tdf: 2000,
@@ -137,6 +151,7 @@ export const DEFAULTS = {
     missThreshold: 0.001,
     logLevel: 'info',
     plots: true,
+    captureLimit: 100_000,
   },
 } as const;
 
@@ -245,6 +260,8 @@ export function resolveScenario(
     missThreshold: r.missThreshold ?? DEFAULTS.run.missThreshold,
     logLevel: r.logLevel ?? DEFAULTS.run.logLevel,
     plots: r.plots ?? DEFAULTS.run.plots,
+    capture: resolveCapture(src, topology),
+    captureLimit: r.captureLimit ?? DEFAULTS.run.captureLimit,
   };
   const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
@@ -604,6 +621,46 @@ export function resolveInjected(
       );
   }
   return resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
+}
+
+/**
+ * `run.capture`: a node stands for every link of it, `[a, b]` for the link(s) between a and b; either
+ * way both directions, each direction being one egress port (a's toward b, b's toward a).
+ */
+function resolveCapture(src: ScenarioSource, topo: Topology): CapturePort[] {
+  const raw: unknown[] = src.data.run?.capture ?? [];
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const picked = new Set<string>();
+  const pick = (node: string, port: number): void => {
+    picked.add(`${node}:${port}`);
+  };
+  for (const [i, item] of raw.entries()) {
+    const path = ['run', 'capture', i];
+    if (typeof item === 'string') {
+      const n = byName.get(item);
+      if (!n) throw src.error(path, `no node named '${item}' in the topology`);
+      for (const p of n.ports) {
+        pick(n.name, p.index);
+        pick(p.peer, p.peerPort);
+      }
+      continue;
+    }
+    const [a, b] = item as [string, string];
+    const na = byName.get(a);
+    if (!na) throw src.error([...path, 0], `no node named '${a}' in the topology`);
+    if (!byName.has(b)) throw src.error([...path, 1], `no node named '${b}' in the topology`);
+    const toward = na.ports.filter((p) => p.peer === b);
+    if (toward.length === 0) throw src.error(path, `no link between '${a}' and '${b}'`);
+    for (const p of toward) {
+      pick(a, p.index);
+      pick(b, p.peerPort);
+    }
+  }
+  const out: CapturePort[] = [];
+  for (const n of topo.nodes)
+    for (const p of n.ports)
+      if (picked.has(`${n.name}:${p.index}`)) out.push({ node: n.name, port: p.index, peer: p.peer });
+  return out;
 }
 
 function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): TimelineEvent[] {

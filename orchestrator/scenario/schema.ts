@@ -5,6 +5,7 @@
  * silently ignored key.
  */
 
+import { chaosSchema } from '../chaos/schema.js';
 import { schemeSchema } from '../schemes/index.js';
 
 const duration = {
@@ -41,6 +42,17 @@ const linkRef = {
   minItems: 2,
   maxItems: 2,
   description: 'the two node names at the ends of the link, e.g. [leaf0, spine1]',
+};
+
+/** what `run.capture` takes: a node (all its links) or a link [a, b]; both directions either way */
+const captureRef = {
+  type: ['string', 'array'],
+  minLength: 1,
+  items: nodeName,
+  minItems: 2,
+  maxItems: 2,
+  description:
+    'a node name (every link of the node) or the two node names at the ends of a link, e.g. [leaf0, spine1]; both directions are captured',
 };
 
 export const TIMELINE_ACTIONS = [
@@ -204,8 +216,20 @@ export const scenarioSchema = {
         missThreshold: probability,
         logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
         plots: { type: 'boolean' },
+        capture: {
+          type: 'array',
+          items: captureRef,
+          description:
+            'links and nodes whose frames are written to <out>/capture/ as pcapng, one file per egress port',
+        },
+        captureLimit: {
+          type: 'integer',
+          minimum: 1,
+          description: 'frames written per captured port at most; the rest are counted (default 100000)',
+        },
       },
     },
+    chaos: chaosSchema,
     timeline: {
       type: 'array',
       items: {

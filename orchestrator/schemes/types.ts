@@ -45,6 +45,14 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   readonly summaryKey?: string;
   /** the run's summary section */
   summarize?(s: S, r: RunRecord, totals: SummaryTotals): unknown;
+  /**
+   * What the scheme promises under any faults, checked after every chaos run from its summary section
+   * (`summary` is the whole summary): one entry per broken promise.
+   */
+  invariants?(
+    section: unknown,
+    summary: Record<string, unknown>,
+  ): Array<{ invariant: string; detail: string }>;
   /** lines for the printed summary table, from its own section */
   reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
 }

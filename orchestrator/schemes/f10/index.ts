@@ -63,6 +63,21 @@ export const f10Driver: SchemeDriver<F10Settings> = {
   summaryKey: 'f10',
   summarize: summarizeF10,
 
+  /**
+   * F10 (§5): once a switch has declared a port dead it sends nothing more into it. (The PortLand-style
+   * baseline makes no such promise: its switches wait for the controller.)
+   */
+  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
+    const f10 = section as F10Summary;
+    if (f10.scheme !== 'f10') return [];
+    return f10.failures
+      .filter((f) => f.lostAfterDetection > 0)
+      .map((f) => ({
+        invariant: 'f10-no-frame-into-dead-port',
+        detail: `${f.action} ${f.target} at ${formatNs(f.t)}: ${f.lostAfterDetection} frames sent into a port known dead`,
+      }));
+  },
+
   reportRows(section: unknown, summary: Record<string, unknown>): Array<[string, string]> {
     const f10 = section as F10Summary;
     const rows: Array<[string, string]> = [];

@@ -1,0 +1,324 @@
+/**
+ * `dcemu chaos <scenario> --runs N --seed S`: N runs of a scenario, each under faults drawn from its
+ * `chaos:` failure model with its own seed (S, S+1, ...), every run checked against the invariants
+ * (invariants.ts). A run is executed from a scenario file holding its faults as a plain timeline
+ * (`<out>/seed-<s>/scenario.yaml`), so the file that ran is the reproducer: in conservative mode
+ * `dcemu run` on it gives the same run, frame for frame. A run that breaks an invariant is reduced
+ * (faults are dropped while the same invariant still breaks, a bounded number of extra runs) and its
+ * smallest failing scenario is written to `<out>/repro-seed-<s>.yaml`. `chaos.json` and `chaos.md`
+ * hold the runs, the faults drawn and the violations.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { execa } from 'execa';
+import { type Document, isMap, isSeq, parseDocument, type YAMLMap } from 'yaml';
+import { Fabric, type Summary } from '../api.js';
+import { isUserError } from '../errors.js';
+import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
+import { resolveScenario } from '../scenario/resolve.js';
+import { checkInvariants, type Violation } from './invariants.js';
+import { type ChaosModel, type DrawnEntry, drawFaults, resolveChaos } from './model.js';
+
+export type { Violation } from './invariants.js';
+
+export interface ChaosOptions {
+  runs: number;
+  /** the first run's seed; run i draws with seed + i */
+  seed: number;
+  out: string;
+  /** `key.path=value` changes for every run (and its reproducer) */
+  set?: string[];
+  runtime?: 'process' | 'docker';
+  /** runs at a time */
+  parallel?: number;
+  /** extra runs allowed to reduce a failing run's faults (0: write the run's own faults) */
+  minimize?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosRun {
+  seed: number;
+  dir: string;
+  /** faults drawn (a fault and its repair count once) */
+  faults: number;
+  byKind: Record<string, number>;
+  flows: { planned: number; completed: number; failed: number; unexplained: number };
+  violations: Violation[];
+  /** the reduced reproducer, when the run broke an invariant */
+  repro?: { file: string; faults: number; runs: number };
+}
+
+export interface ChaosReport {
+  scenario: string;
+  runs: ChaosRun[];
+  /** broken invariants: how many runs broke each */
+  violations: Record<string, number>;
+  failingSeeds: number[];
+}
+
+interface Prepared {
+  text: string;
+  /** nodes the scenario's own timeline kills, and when */
+  killed: Map<string, number>;
+  model: ChaosModel;
+  endNs: number;
+  file: string;
+}
+
+/** Checks the scenario and its failure model; a mistake is a file:line:field error before anything runs. */
+export function prepareChaos(file: string, set: string[] = []): Prepared {
+  const src = loadScenarioFile(file, set);
+  const sc = resolveScenario(src);
+  const model = resolveChaos(src, sc.topology, sc.workload.durationNs);
+  return {
+    text: readFileSync(file, 'utf8'),
+    killed: new Map(sc.timeline.filter((e) => e.action === 'kill').map((e) => [e.node!, e.at])),
+    model,
+    endNs: sc.workload.durationNs + sc.run.drainNs,
+    file,
+  };
+}
+
+/** The scenario with `entries` added to its timeline and no `chaos:`: what a chaos run executes. */
+export function timelineScenario(p: Prepared, set: string[], entries: DrawnEntry[], header: string): string {
+  const doc: Document = parseDocument(p.text);
+  applyOverrides(doc, set, p.file);
+  doc.delete('chaos');
+  const base = doc.get('timeline');
+  const existing: Array<Record<string, unknown>> = isSeq(base)
+    ? (base.toJSON() as Array<Record<string, unknown>>)
+    : [];
+  const atNs = (v: unknown) => (typeof v === 'number' ? v : parseAtNs(String(v)));
+  const drawn = entries.map(({ fault: _fault, at, ...e }) => ({ at: `${at}ns`, ...e }));
+  const merged = [...existing, ...drawn].sort((a, b) => atNs(a.at) - atNs(b.at));
+  if (merged.length > 0) {
+    const seq = doc.createNode(merged, { aliasDuplicateObjects: false });
+    for (const item of seq.items) if (isMap(item)) (item as YAMLMap).flow = true;
+    doc.set('timeline', seq);
+  } else doc.delete('timeline');
+  doc.commentBefore = header;
+  return doc.toString({ lineWidth: 0 });
+}
+
+function parseAtNs(v: string): number {
+  const m = /^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$/.exec(v);
+  if (!m) return 0;
+  const scale = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 }[m[2] ?? 'ns'] ?? 1;
+  return Number(m[1]) * scale;
+}
+
+interface Attempt {
+  summary: Summary | null;
+  violations: Violation[];
+}
+
+/** Runs one scenario file into `dir` and checks it; a run that cannot start is itself a violation. */
+async function attempt(
+  scenarioFile: string,
+  dir: string,
+  model: ChaosModel,
+  runtime: 'process' | 'docker',
+): Promise<Attempt> {
+  let error: string | null = null;
+  let fabric: Awaited<ReturnType<ReturnType<typeof Fabric.fromScenario>['start']>>;
+  try {
+    fabric = await Fabric.fromScenario(scenarioFile).withRuntime(runtime).withOutput(dir).start();
+  } catch (err) {
+    if (!isUserError(err)) throw err;
+    return {
+      summary: null,
+      violations: [{ invariant: 'run-ends', detail: `the run did not start: ${(err as Error).message}` }],
+    };
+  }
+  try {
+    await fabric.run();
+  } catch (err) {
+    if (!isUserError(err)) throw err;
+    error = (err as Error).message;
+  }
+  const done = await fabric.stop();
+  const summary = done.summary();
+  const survivors = runtime === 'process' ? await alive(summary.runId) : 0;
+  const violations = checkInvariants(
+    { summary, outcomes: done.outcomes(), faults: done.faults(), error, survivors },
+    { lossless: model.lossless, asserts: model.asserts },
+  );
+  writeFileSync(join(dir, 'invariants.json'), `${JSON.stringify(violations, null, 2)}\n`);
+  return { summary, violations };
+}
+
+async function alive(runId: string): Promise<number> {
+  const r = await execa('pgrep', ['-f', runId], { reject: false });
+  return r.stdout.split('\n').filter((l) => l && Number(l) !== process.pid).length;
+}
+
+const header = (file: string, seed: number, what: string): string =>
+  [
+    ` dcemu chaos: run of seed ${seed} of ${file}: ${what}`,
+    ' the faults drawn from its chaos: section are the timeline below (times in virtual ns from traffic start).',
+    ' In conservative mode `dcemu run <this file>` reproduces the run exactly.',
+  ].join('\n');
+
+export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosReport> {
+  const set = opts.set ?? [];
+  const prepared = prepareChaos(file, set);
+  const runtime = opts.runtime ?? 'process';
+  const say = opts.log ?? (() => {});
+  mkdirSync(opts.out, { recursive: true });
+  const runs: ChaosRun[] = new Array(opts.runs);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < opts.runs; i = next++) {
+      const seed = opts.seed + i;
+      const dir = join(opts.out, `seed-${seed}`);
+      mkdirSync(dir, { recursive: true });
+      const entries = drawFaults(prepared.model, seed, prepared.endNs, prepared.killed);
+      const scenarioFile = join(dir, 'scenario.yaml');
+      const faultCount = new Set(entries.map((e) => e.fault)).size;
+      writeFileSync(
+        scenarioFile,
+        timelineScenario(prepared, set, entries, header(file, seed, `${faultCount} faults`)),
+      );
+      say(`chaos run ${i + 1}/${opts.runs}: seed ${seed}, ${faultCount} faults`);
+      const a = await attempt(scenarioFile, dir, prepared.model, runtime);
+      const byKind: Record<string, number> = {};
+      for (const e of entries)
+        if (e.action !== 'resume' && e.action !== 'link-up') byKind[e.action] = (byKind[e.action] ?? 0) + 1;
+      const s = a.summary;
+      const run: ChaosRun = {
+        seed,
+        dir,
+        faults: faultCount,
+        byKind,
+        flows: {
+          planned: s?.flows.planned ?? 0,
+          completed: s?.flows.completed ?? 0,
+          failed: s?.flows.failed ?? 0,
+          unexplained: s?.flows.unexplained ?? 0,
+        },
+        violations: a.violations,
+      };
+      if (a.violations.length > 0) {
+        say(`chaos: seed ${seed} broke ${[...new Set(a.violations.map((v) => v.invariant))].join(', ')}`);
+        for (const v of a.violations) say(`  ${v.invariant}: ${v.detail}`);
+        run.repro = await reduce(
+          prepared,
+          set,
+          file,
+          seed,
+          entries,
+          a.violations,
+          dir,
+          runtime,
+          opts.minimize ?? 8,
+          say,
+        );
+        say(`chaos: seed ${seed}: reproduce with dcemu run ${relative(process.cwd(), run.repro.file)}`);
+      }
+      runs[i] = run;
+    }
+  };
+  const n = Math.max(1, Math.min(opts.parallel ?? 1, opts.runs));
+  await Promise.all(Array.from({ length: n }, worker));
+  const report: ChaosReport = {
+    scenario: file,
+    runs,
+    violations: {},
+    failingSeeds: runs.filter((r) => r.violations.length > 0).map((r) => r.seed),
+  };
+  for (const r of runs)
+    for (const inv of new Set(r.violations.map((v) => v.invariant)))
+      report.violations[inv] = (report.violations[inv] ?? 0) + 1;
+  writeFileSync(join(opts.out, 'chaos.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'chaos.md'), chaosTable(report, opts.out));
+  return report;
+}
+
+/**
+ * The smallest set of the run's faults (a fault and its repair go together) that still breaks one of
+ * the invariants it broke, by delta debugging (drop a chunk, keep the drop if it still breaks; halve
+ * the chunks when nothing can go), within `budget` extra runs. Writes the reproducer and returns it.
+ */
+async function reduce(
+  p: Prepared,
+  set: string[],
+  file: string,
+  seed: number,
+  entries: DrawnEntry[],
+  broke: Violation[],
+  dir: string,
+  runtime: 'process' | 'docker',
+  budget: number,
+  say: (line: string) => void,
+): Promise<{ file: string; faults: number; runs: number }> {
+  const wanted = new Set(broke.map((v) => v.invariant));
+  let keep = [...new Set(entries.map((e) => e.fault))];
+  let best = { entries, violations: broke };
+  let runs = 0;
+  let chunks = 2;
+  while (runs < budget && keep.length > 0) {
+    const size = Math.ceil(keep.length / chunks);
+    let dropped = false;
+    for (let c = 0; c < keep.length && runs < budget; c += size) {
+      const candidate = keep.filter((_, i) => i < c || i >= c + size);
+      const tryEntries = entries.filter((e) => candidate.includes(e.fault));
+      const tryDir = join(dir, 'reduce', String(runs));
+      mkdirSync(tryDir, { recursive: true });
+      const tryFile = join(tryDir, 'scenario.yaml');
+      writeFileSync(tryFile, timelineScenario(p, set, tryEntries, header(file, seed, 'reducing')));
+      runs++;
+      const a = await attempt(tryFile, tryDir, p.model, runtime);
+      const same = a.violations.filter((v) => wanted.has(v.invariant));
+      say(
+        `chaos: seed ${seed}: ${candidate.length} of ${keep.length} faults ${same.length > 0 ? 'still break it' : 'do not'}`,
+      );
+      rmSync(tryDir, { recursive: true, force: true });
+      if (same.length > 0) {
+        keep = candidate;
+        best = { entries: tryEntries, violations: same };
+        chunks = Math.max(2, chunks - 1);
+        dropped = true;
+        break;
+      }
+    }
+    if (!dropped) {
+      if (size <= 1) break;
+      chunks = Math.min(keep.length, chunks * 2);
+    }
+  }
+  rmSync(join(dir, 'reduce'), { recursive: true, force: true });
+  const out = resolve(dir, '..', `repro-seed-${seed}.yaml`);
+  const faults = new Set(best.entries.map((e) => e.fault)).size;
+  const what = [
+    `breaks ${[...new Set(best.violations.map((v) => v.invariant))].join(', ')} with ${faults} of the run's ${new Set(entries.map((e) => e.fault)).size} faults`,
+    ...best.violations.slice(0, 5).map((v) => `   ${v.invariant}: ${v.detail}`),
+  ].join('\n');
+  writeFileSync(out, timelineScenario(p, set, best.entries, header(file, seed, what)));
+  return { file: out, faults, runs };
+}
+
+function chaosTable(r: ChaosReport, out: string): string {
+  const lines = [
+    `# dcemu chaos: ${r.scenario}`,
+    '',
+    `${r.runs.length} runs, ${r.runs.reduce((s, x) => s + x.faults, 0)} faults, ${r.failingSeeds.length} runs breaking an invariant${r.failingSeeds.length ? ` (seeds ${r.failingSeeds.join(', ')})` : ''}.`,
+    '',
+    '| seed | faults | flows completed / failed / unexplained of planned | violations | reproducer |',
+    '| --- | --- | --- | --- | --- |',
+    ...r.runs.map(
+      (x) =>
+        `| ${x.seed} | ${x.faults}${
+          x.faults
+            ? ` (${Object.entries(x.byKind)
+                .map(([k, n]) => `${n} ${k}`)
+                .join(', ')})`
+            : ''
+        } | ${x.flows.completed} / ${x.flows.failed} / ${x.flows.unexplained} of ${x.flows.planned} | ${[...new Set(x.violations.map((v) => v.invariant))].join(', ') || '-'} | ${x.repro ? `${relative(out, x.repro.file)} (${x.repro.faults} faults)` : '-'} |`,
+    ),
+  ];
+  if (Object.keys(r.violations).length > 0) {
+    lines.push('', '| invariant | runs breaking it |', '| --- | --- |');
+    for (const [k, n] of Object.entries(r.violations)) lines.push(`| ${k} | ${n} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,291 @@
+/**
+ * The failure model of a chaos run (the scenario's `chaos:` section): which components fail, how
+ * often and for how long. As in Gill et al. (SIGCOMM'11), which the F10 paper's evaluation draws on,
+ * each component fails and is repaired in turn: the time between failures and the time to repair are
+ * log-normal (any distribution the scenario can write is accepted). A run's draw is a plain list of
+ * timeline entries, so a run is reproduced by the scenario with that timeline and no `chaos:`.
+ */
+import { draw, Rng } from '../../core/random.js';
+import { parseDurationNs } from '../../core/time.js';
+import { parseDist } from '../scenario/resolve.js';
+import type { ScenarioSource } from '../scenario/source.js';
+import type { Topology, TopoNode } from '../topology/types.js';
+import type { FailureKind } from './schema.js';
+
+export { chaosSchema, FAILURE_KINDS, type FailureKind } from './schema.js';
+
+const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq']);
+/** kinds that end by themselves after `repair` (the others are one-shot: a kill stays, a clock fault is the servo's to repair) */
+const REPAIRED: Record<string, string> = { pause: 'resume', 'link-down': 'link-up', 'link-lossy': 'link-up' };
+
+type Target = { node: string } | { link: [string, string] };
+
+export interface FailureSpec {
+  kind: FailureKind;
+  /** the components it strikes, in topology order */
+  targets: Target[];
+  between: ReturnType<typeof parseDist>;
+  repair: ReturnType<typeof parseDist> | null;
+  loss: number;
+  corrupt: number;
+  step: ReturnType<typeof parseDist> | null;
+  freq: ReturnType<typeof parseDist> | null;
+  /** line of the entry, for the timeline entries it draws */
+  line: number;
+}
+
+export interface ChaosModel {
+  fromNs: number;
+  toNs: number;
+  maxFaults: number;
+  failures: FailureSpec[];
+  lossless: boolean;
+  asserts: Assertion[];
+}
+
+export interface Assertion {
+  text: string;
+  path: string[];
+  op: '<' | '<=' | '==' | '!=' | '>=' | '>';
+  value: number;
+}
+
+/** A drawn timeline entry, in the scenario's own form (durations in ns), and the failure it belongs to. */
+export interface DrawnEntry {
+  at: number;
+  action: string;
+  node?: string;
+  link?: [string, string];
+  loss?: number;
+  corrupt?: number;
+  step?: string;
+  freq?: number;
+  /** index of the failure (its repair shares it): faults are dropped in pairs when a reproducer is minimized */
+  fault: number;
+}
+
+const glob = (pattern: string) =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+
+const ROLES: Record<string, (n: TopoNode) => boolean> = {
+  switches: (n) => n.role === 'switch',
+  hosts: (n) => n.role === 'host',
+  arbiters: (n) => n.role === 'arbiter',
+  nodes: () => true,
+};
+const LINK_CLASSES: Record<string, (a: TopoNode, b: TopoNode) => boolean> = {
+  fabric: (a, b) => a.role === 'switch' && b.role === 'switch',
+  host: (a, b) => a.role === 'host' || b.role === 'host',
+  links: () => true,
+};
+
+function resolveTargets(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  raw: unknown,
+  kind: FailureKind,
+  topo: Topology,
+): Target[] {
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const matchNodes = (p: string): TopoNode[] => {
+    const re = glob(p);
+    return topo.nodes.filter((n) => re.test(n.name));
+  };
+  const items = Array.isArray(raw) ? raw : [raw];
+  const out: Target[] = [];
+  const seen = new Set<string>();
+  const add = (t: Target) => {
+    const key = 'node' in t ? t.node : [...t.link].sort().join('\n');
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(t);
+    }
+  };
+  items.forEach((item, i) => {
+    const at = Array.isArray(raw) ? [...path, i] : path;
+    if (NODE_KINDS.has(kind)) {
+      if (typeof item !== 'string')
+        throw src.error(at, `${kind} strikes nodes: give node names or switches, hosts, arbiters, nodes`);
+      const ns = ROLES[item] ? topo.nodes.filter(ROLES[item]) : matchNodes(item);
+      if (ns.length === 0) throw src.error(at, `'${item}' names no node of the topology`);
+      for (const n of ns) add({ node: n.name });
+      return;
+    }
+    if (typeof item === 'string') {
+      const cls = LINK_CLASSES[item];
+      if (!cls) throw src.error(at, `${kind} strikes links: give fabric, host, links or [a, b] pairs`);
+      for (const l of topo.links) {
+        const a = byName.get(l.a.node)!;
+        const b = byName.get(l.b.node)!;
+        if (a.role !== 'arbiter' && b.role !== 'arbiter' && cls(a, b)) add({ link: [a.name, b.name] });
+      }
+      return;
+    }
+    const [pa, pb] = (item as string[]).map(glob);
+    let any = false;
+    for (const l of topo.links) {
+      const [a, b] = [l.a.node, l.b.node];
+      if ((pa.test(a) && pb.test(b)) || (pa.test(b) && pb.test(a))) {
+        any = true;
+        add({ link: pa.test(a) && pb.test(b) ? [a, b] : [b, a] });
+      }
+    }
+    if (!any) throw src.error(at, `[${(item as string[]).join(', ')}] names no link of the topology`);
+  });
+  return out;
+}
+
+const ASSERTION = /^\s*([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\s*(<=|>=|==|!=|<|>)\s*(-?[0-9.eE+-]+)\s*$/;
+
+/** Resolves the `chaos:` section against the topology; errors name the file, line and field. */
+export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: number): ChaosModel {
+  const raw = src.data.chaos;
+  if (!raw) throw src.error([], 'no chaos: section (the failure model of a chaos run; see docs/chaos.md)');
+  const d = (path: Array<string | number>, v: unknown, unit: (s: string) => number) => {
+    try {
+      return parseDist(v as string | number, unit);
+    } catch (err) {
+      throw src.error(path, (err as Error).message);
+    }
+  };
+  const ns = (path: Array<string | number>, v: unknown) => {
+    try {
+      return parseDurationNs(v as string);
+    } catch (err) {
+      throw src.error(path, (err as Error).message);
+    }
+  };
+  const fromNs = raw.window?.from !== undefined ? ns(['chaos', 'window', 'from'], raw.window.from) : 0;
+  const toNs = raw.window?.to !== undefined ? ns(['chaos', 'window', 'to'], raw.window.to) : durationNs;
+  if (!(toNs > fromNs)) throw src.error(['chaos', 'window'], 'the window ends before it starts');
+  const failures = (raw.failures as Array<Record<string, unknown>>).map((f, i): FailureSpec => {
+    const path = ['chaos', 'failures', i];
+    const kind = f.kind as FailureKind;
+    const positive = (key: string) => {
+      const v = d([...path, key], f[key], parseDurationNs);
+      if ((v.kind === 'fixed' && !(v.v > 0)) || (v.kind === 'uniform' && !(v.lo > 0)))
+        throw src.error([...path, key], 'must be above zero');
+      if (v.kind === 'normal')
+        throw src.error(
+          [...path, key],
+          'a time between failures or to repair cannot be normal (it may be negative); use lognormal',
+        );
+      return v;
+    };
+    const repaired = kind in REPAIRED;
+    if (repaired && f.repair === undefined)
+      throw src.error(
+        [...path, 'repair'],
+        `${kind} needs repair: the time to repair (e.g. lognormal(200us, 1))`,
+      );
+    if (!repaired && f.repair !== undefined)
+      throw src.error(
+        [...path, 'repair'],
+        `${kind} is not repaired (${kind === 'kill' ? 'a killed node stays dead' : 'the clock servo repairs it'})`,
+      );
+    if ((kind === 'clock-step' || kind === 'clock-freq') && !src.data.clocks)
+      throw src.error([...path, 'kind'], `'${kind}' needs a clocks: section (emulated oscillators)`);
+    if (kind === 'clock-step' && f.step === undefined)
+      throw src.error([...path, 'step'], 'clock-step needs step');
+    if (kind === 'clock-freq' && f.freq === undefined)
+      throw src.error([...path, 'freq'], 'clock-freq needs freq');
+    if (kind === 'link-lossy' && f.loss === undefined && f.corrupt === undefined)
+      throw src.error([...path, 'loss'], 'link-lossy needs loss (and/or corrupt)');
+    const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
+    return {
+      kind,
+      targets: resolveTargets(src, [...path, 'targets'], f.targets, kind, topo),
+      between: positive('between'),
+      repair: repaired ? positive('repair') : null,
+      loss: (f.loss as number) ?? 0,
+      corrupt: (f.corrupt as number) ?? 0,
+      step: f.step !== undefined ? d([...path, 'step'], f.step, signed) : null,
+      freq: f.freq !== undefined ? d([...path, 'freq'], f.freq, Number) : null,
+      line: src.lineOf(path),
+    };
+  });
+  const asserts = ((raw.invariants?.assert ?? []) as string[]).map((text, i): Assertion => {
+    const m = ASSERTION.exec(text);
+    if (!m || !Number.isFinite(Number(m[3])))
+      throw src.error(
+        ['chaos', 'invariants', 'assert', i],
+        `'${text}': expected <summary field> <op> <number>, e.g. 'flows.slowdownP99 <= 50' (ops < <= == != >= >)`,
+      );
+    return { text: text.trim(), path: m[1].split('.'), op: m[2] as Assertion['op'], value: Number(m[3]) };
+  });
+  return {
+    fromNs,
+    toNs,
+    maxFaults: (raw.maxFaults as number) ?? 200,
+    failures,
+    lossless: raw.invariants?.lossless === true,
+    asserts,
+  };
+}
+
+const componentKey = (t: Target): string[] => ('node' in t ? [t.node] : [t.link.join('\n'), ...t.link]);
+
+/**
+ * One run's faults, drawn from `seed`: each failure's components fail and recover in turn within the
+ * window; a failure that would strike a component already out (or a link of a dead node) is left out,
+ * so no two faults overlap on a component. Sorted by time; repairs past `endNs` are left out (the
+ * fault lasts to the end). `maxFaults` keeps the earliest.
+ */
+export function drawFaults(
+  model: ChaosModel,
+  seed: number,
+  endNs: number,
+  /** nodes the scenario's own timeline kills, and when: nothing more strikes them or their links after */
+  killed: ReadonlyMap<string, number> = new Map(),
+): DrawnEntry[] {
+  const rng = new Rng(seed);
+  interface Candidate {
+    spec: FailureSpec;
+    target: Target;
+    at: number;
+    until: number;
+  }
+  const candidates: Candidate[] = [];
+  for (const spec of model.failures) {
+    for (const target of spec.targets) {
+      let t = model.fromNs + draw(spec.between, rng);
+      while (t < model.toNs) {
+        const until = spec.repair ? t + Math.max(1, draw(spec.repair, rng)) : Number.POSITIVE_INFINITY;
+        candidates.push({ spec, target, at: Math.round(t), until: Math.round(until) });
+        if (!Number.isFinite(until)) break;
+        t = until + draw(spec.between, rng);
+      }
+    }
+  }
+  candidates.sort((a, b) => a.at - b.at);
+  // when each component (node, link) is busy until; a killed node is busy forever, and so are its links
+  const busy = new Map<string, number>();
+  const entries: DrawnEntry[] = [];
+  let faults = 0;
+  for (const c of candidates) {
+    if (faults >= model.maxFaults) break;
+    const keys = componentKey(c.target);
+    // a link fault needs both ends alive; a node fault needs the node free
+    const dead = (n: string) => {
+      const k = killed.get(n);
+      return busy.has(`dead:${n}`) || (k !== undefined && k <= c.until);
+    };
+    const ends = 'link' in c.target ? c.target.link : [c.target.node];
+    if (ends.some(dead) || (busy.get(keys[0]) ?? -1) > c.at) continue;
+    if ('node' in c.target && c.spec.kind === 'kill') busy.set(`dead:${c.target.node}`, 0);
+    busy.set(keys[0], c.spec.kind === 'kill' ? Number.POSITIVE_INFINITY : c.until);
+    const base = { fault: faults, ...c.target };
+    const e: DrawnEntry = { at: c.at, action: c.spec.kind, ...base };
+    if (c.spec.kind === 'link-lossy') {
+      if (c.spec.loss > 0) e.loss = c.spec.loss;
+      if (c.spec.corrupt > 0) e.corrupt = c.spec.corrupt;
+    }
+    if (c.spec.step) e.step = `${Math.round(draw(c.spec.step, rng))}ns`;
+    if (c.spec.freq) e.freq = Math.round(draw(c.spec.freq, rng) * 1000) / 1000;
+    entries.push(e);
+    const repair = REPAIRED[c.spec.kind];
+    if (repair && c.until <= endNs) entries.push({ at: c.until, action: repair, ...base });
+    faults++;
+  }
+  return entries.sort((a, b) => a.at - b.at || a.fault - b.fault);
+}

@@ -1,0 +1,233 @@
+/**
+ * What became of every planned flow: completed, failed for a reason the run's faults give, or
+ * unexplained. A flow fails with a reason when an endpoint was killed, paused or cut off, when no
+ * path joined its ends once the faults had struck, or (a transport that does not retransmit) when it
+ * lost frames while a fault that drops frames was in force, or to congestion. Anything else left
+ * unfinished is unexplained: the transport or the fabric did not recover although it could have. Chaos
+ * runs hold every flow to this (orchestrator/chaos/); every run writes it into flows.csv.
+ */
+
+import type { FlowSpec } from '../core/messages.js';
+import { formatNs } from '../core/time.js';
+import type { FiredFault } from './fired.js';
+import type { Topology } from './topology/types.js';
+
+/** `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`) */
+export type Outcome = 'completed' | 'failed' | 'unexplained' | 'running';
+
+export interface FlowOutcome {
+  outcome: Outcome;
+  /** why it failed, or why it is unexplained; '' when completed */
+  reason: string;
+}
+
+/** A flow as the collector merged it (times in virtual ns since traffic start; finish −1 when unfinished). */
+export interface FlowFacts {
+  id: number;
+  start: number;
+  finish: number;
+  retransmits: number;
+  timeouts: number;
+  framesSent?: number;
+  framesReceived?: number;
+  /** unfinished: when the receiver last got new data */
+  lastProgress?: number;
+}
+
+/** An unfinished flow that got new data this close to the end was still moving: too slow, not stuck. */
+export const PROGRESS_NS = 1_000_000;
+
+export interface OutcomeInput {
+  topology: Topology;
+  /** every planned flow; those missing from `flows` never reported a start */
+  planned: FlowSpec[];
+  flows: FlowFacts[];
+  faults: FiredFault[];
+  /** when the run ended, virtual ns since traffic start */
+  endNs: number;
+  /** whether it ended before the scenario's end (workload duration + drain): a stopped run */
+  stoppedEarly: boolean;
+  /** whether the transport repairs losses (false: UDP) */
+  reliable: boolean;
+  /** frames dropped by full buffers, the whole fabric */
+  congestionDrops: number;
+}
+
+/** Node outages: a node is out from `from` until `until` (Infinity: never back). */
+const NODE_OUT: Record<string, string | null> = {
+  kill: null,
+  stop: 'start',
+  pause: 'resume',
+  disconnect: 'connect',
+};
+/** Link faults that drop frames while in force; `link-up` ends each. */
+const LINK_DROPS: ReadonlySet<string> = new Set(['link-down', 'link-lossy']);
+
+interface Span {
+  fault: FiredFault;
+  from: number;
+  until: number;
+}
+
+const label = (f: FiredFault): string => `${f.action} ${f.node ?? f.link!.join('–')} at ${formatNs(f.t)}`;
+
+/** When each node and each link fault was in force. */
+export function faultSpans(faults: FiredFault[]): { nodes: Map<string, Span[]>; links: Span[] } {
+  const sorted = [...faults].sort((a, b) => a.t - b.t);
+  const nodes = new Map<string, Span[]>();
+  const links: Span[] = [];
+  sorted.forEach((f, i) => {
+    if (f.node !== undefined && f.action in NODE_OUT) {
+      const back = NODE_OUT[f.action];
+      const end = back ? sorted.slice(i + 1).find((g) => g.action === back && g.node === f.node) : undefined;
+      const spans = nodes.get(f.node) ?? [];
+      spans.push({ fault: f, from: f.t, until: end ? end.t : Number.POSITIVE_INFINITY });
+      nodes.set(f.node, spans);
+    }
+    if (f.link && LINK_DROPS.has(f.action)) {
+      const lossy = f.action === 'link-lossy';
+      const detail = f.detail ?? {};
+      if (lossy && !((detail.loss as number) > 0 || (detail.corrupt as number) > 0)) return;
+      const same = (g: FiredFault) => g.link?.includes(f.link![0]) === true && g.link.includes(f.link![1]);
+      const end = sorted
+        .slice(i + 1)
+        .find((g) => same(g) && (g.action === 'link-up' || g.action === 'link-lossy'));
+      links.push({ fault: f, from: f.t, until: end ? end.t : Number.POSITIVE_INFINITY });
+    }
+  });
+  return { nodes, links };
+}
+
+/** Whether `src` and `dst` are joined by live nodes and links once every outage in force at `t` is counted. */
+function connected(
+  topo: Topology,
+  spans: ReturnType<typeof faultSpans>,
+  src: string,
+  dst: string,
+  t: number,
+): boolean {
+  const out = (name: string) => (spans.nodes.get(name) ?? []).some((s) => s.from <= t && s.until > t);
+  const cut = new Set<string>();
+  for (const s of spans.links)
+    if (s.from <= t && s.until > t && s.fault.action === 'link-down') {
+      const [a, b] = s.fault.link!;
+      cut.add(`${a}\n${b}`);
+      cut.add(`${b}\n${a}`);
+    }
+  if (out(src) || out(dst)) return false;
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const seen = new Set([src]);
+  const queue = [src];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (name === dst) return true;
+    for (const p of byName.get(name)!.ports) {
+      if (p.dir === 'control' || seen.has(p.peer) || cut.has(`${name}\n${p.peer}`) || out(p.peer)) continue;
+      // a host is an end, never a relay
+      if (byName.get(p.peer)!.role === 'host' && p.peer !== dst) continue;
+      seen.add(p.peer);
+      queue.push(p.peer);
+    }
+  }
+  return false;
+}
+
+/** Every planned flow's outcome, by flow id. */
+export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
+  const { topology: topo, endNs } = input;
+  const spans = faultSpans(input.faults);
+  const rows = new Map(input.flows.map((f) => [f.id, f]));
+  const out = new Map<number, FlowOutcome>();
+  const name = (id: number) => topo.nodes[id]?.name ?? String(id);
+  for (const spec of input.planned) {
+    if (spec.start > endNs) continue;
+    const row = rows.get(spec.id);
+    if (row && row.finish >= 0) {
+      out.set(spec.id, { outcome: 'completed', reason: '' });
+      continue;
+    }
+    const src = name(spec.src);
+    const dst = name(spec.dst);
+    const from = row ? row.start : spec.start;
+    const failed = (reason: string) => out.set(spec.id, { outcome: 'failed', reason });
+    // an endpoint out of action at some point of the flow's life
+    const endpoint = [
+      ['sender', src],
+      ['receiver', dst],
+    ]
+      .flatMap(([role, node]) =>
+        (spans.nodes.get(node) ?? [])
+          .filter((s) => s.until > from && s.from <= endNs)
+          .map((s) => ({ role, s })),
+      )
+      .sort((a, b) => a.s.from - b.s.from)[0];
+    if (endpoint) {
+      failed(
+        `${endpoint.role} ${label(endpoint.s.fault)}${Number.isFinite(endpoint.s.until) ? ` (back at ${formatNs(endpoint.s.until)})` : ''}`,
+      );
+      continue;
+    }
+    if (!row && !input.stoppedEarly) {
+      out.set(spec.id, {
+        outcome: 'unexplained',
+        reason: `never started (planned at ${formatNs(spec.start)})`,
+      });
+      continue;
+    }
+    if (!row) {
+      out.set(spec.id, {
+        outcome: 'running',
+        reason: `not started when the run stopped at ${formatNs(endNs)}`,
+      });
+      continue;
+    }
+    if (!connected(topo, spans, src, dst, endNs)) {
+      // another host's outage cuts no path but its own
+      const relays = [...spans.nodes.entries()]
+        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role !== 'host')
+        .flatMap(([, s]) => s);
+      const cause = [...relays, ...spans.links]
+        .filter((s) => s.from <= endNs && s.until > endNs)
+        .sort((a, b) => a.from - b.from)
+        .map((s) => label(s.fault));
+      failed(`no path from ${src} to ${dst} at the end: ${cause.join(', ')}`);
+      continue;
+    }
+    if (!input.reliable && (row.framesReceived ?? 0) < (row.framesSent ?? 0)) {
+      const switchOutages = [...spans.nodes.entries()]
+        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch')
+        .flatMap(([, s]) => s);
+      const dropping = [...switchOutages, ...spans.links]
+        .filter((s) => s.until > from && s.from <= endNs)
+        .sort((a, b) => a.from - b.from);
+      if (dropping.length > 0) {
+        failed(
+          `frames lost while ${label(dropping[0].fault)} was in force (the transport does not retransmit)`,
+        );
+        continue;
+      }
+      if (input.congestionDrops > 0) {
+        failed('frames lost to congestion (the transport does not retransmit)');
+        continue;
+      }
+    }
+    if (input.stoppedEarly) {
+      out.set(spec.id, {
+        outcome: 'running',
+        reason: `still running when the run stopped at ${formatNs(endNs)}`,
+      });
+      continue;
+    }
+    if (row.lastProgress !== undefined && row.lastProgress >= endNs - PROGRESS_NS) {
+      failed(
+        `still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end): too slow under the faults, not stuck`,
+      );
+      continue;
+    }
+    out.set(spec.id, {
+      outcome: 'unexplained',
+      reason: `unfinished though ${src} and ${dst} stayed joined (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+/**
+ * `dcemu chaos` end to end: real runs under drawn faults, a planted violation found, reduced and
+ * written as a reproducer, and a run reproduced exactly from the scenario file it ran.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dcemu, readJson, tempOut } from './helpers.js';
+
+// a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
+const SCENARIO = `name: chaos-it
+seed: 5
+topology: { kind: leaf-spine, leaves: 2, spines: 2, hostsPerLeaf: 2 }
+links:
+  host: { rate: 10Gbps, delay: 1us }
+  fabric: { rate: 10Gbps, delay: 1us }
+liveness: { interval: 10us, multiplier: 3 }
+workload: { pattern: all-to-all, fixedSize: 30KB, load: 0.3, duration: 1ms }
+run: { drain: 2ms }
+chaos:
+  failures:
+    - kind: link-down
+      targets: [[leaf1, spine*]]
+      between: lognormal(600us, 1)
+      repair: lognormal(100us, 1)
+    - kind: pause
+      targets: spine*
+      between: lognormal(2ms, 1)
+      repair: lognormal(50us, 0.5)
+    - kind: link-lossy
+      targets: [[leaf0, spine*]]
+      loss: 0.2
+      between: lognormal(600us, 0.5)
+      repair: 300us
+  invariants:
+    assert: ['drops.fault == 0']
+`;
+
+describe('dcemu chaos', () => {
+  it('finds the planted violation, reduces it to a reproducer, and a run reproduces exactly', async () => {
+    const dir = tempOut('chaos');
+    const file = join(dir, 'chaos-it.yaml');
+    writeFileSync(file, SCENARIO);
+    const out = join(dir, 'out');
+    const r = await dcemu(['chaos', file, '--runs', '2', '--seed', '1', '--out', out, '--minimize', '4']);
+    expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+    const report = readJson(join(out, 'chaos.json'));
+    expect(report.runs).toHaveLength(2);
+    expect(r.stdout).toContain('| seed | faults |');
+    const failing = report.failingSeeds as number[];
+    expect(failing.length).toBeGreaterThan(0);
+    expect(r.exitCode).toBe(1);
+    const bad = report.runs.find((x: { seed: number }) => x.seed === failing[0]);
+    expect(bad.violations.map((v: { invariant: string }) => v.invariant)).toContain('assert');
+    // every planned flow of every run completed or failed for a reason
+    for (const run of report.runs) {
+      expect(run.flows.unexplained).toBe(0);
+      expect(run.flows.completed + run.flows.failed).toBe(run.flows.planned);
+      expect(run.flows.planned).toBeGreaterThan(0);
+    }
+    // the reproducer: the failing run's faults, fewer after reduction, still breaking the assertion
+    // exact: conservative runs are reproducible, so the draw and the reduction are too
+    expect(failing).toEqual([1, 2]);
+    expect(bad.faults).toBe(5);
+    expect(bad.repro.faults).toBe(1);
+    const repro = readFileSync(bad.repro.file, 'utf8');
+    expect(repro).toMatch(
+      /^# dcemu chaos: run of seed \d+ of .*: breaks assert with \d+ of the run's \d+ faults/,
+    );
+    expect(repro).not.toMatch(/^chaos:/m);
+    expect(repro).toMatch(/action: link-(down|lossy)/);
+    const rerun = await dcemu(['run', bad.repro.file, '--out', join(dir, 'repro'), '-q']);
+    expect(rerun.exitCode).toBe(0);
+    expect(readJson(join(dir, 'repro/summary.json')).drops.fault).toBeGreaterThan(0);
+
+    // the scenario a run executed gives the same run again, frame for frame
+    const ran = join(out, `seed-${failing[0]}`);
+    const again = await dcemu(['run', join(ran, 'scenario.yaml'), '--out', join(dir, 'again'), '-q']);
+    expect(again.exitCode).toBe(0);
+    expect(readFileSync(join(dir, 'again/flows.csv'), 'utf8')).toBe(
+      readFileSync(join(ran, 'flows.csv'), 'utf8'),
+    );
+    const a = readJson(join(dir, 'again/summary.json'));
+    const b = readJson(join(ran, 'summary.json'));
+    expect(a.drops).toEqual(b.drops);
+    expect(a.fidelity.framesHandled).toBe(b.fidelity.framesHandled);
+    expect(a.faults).toEqual(b.faults);
+    expect(existsSync(join(ran, 'invariants.json'))).toBe(true);
+  }, 240_000);
+
+  it('refuses a scenario without a failure model, by file and line', async () => {
+    const r = await dcemu(['chaos', 'examples/clocks.yaml', '--runs', '1']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^dcemu: examples\/clocks\.yaml:11: no chaos: section/);
+  });
+});

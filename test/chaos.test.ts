@@ -1,0 +1,370 @@
+/**
+ * Chaos runs without processes: the failure model's checks and draws, the reproducer scenario, the
+ * invariants and the flow outcomes they read.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { timelineScenario } from '../orchestrator/chaos/index.js';
+import { checkInvariants } from '../orchestrator/chaos/invariants.js';
+import { type DrawnEntry, drawFaults, resolveChaos } from '../orchestrator/chaos/model.js';
+import type { Summary } from '../orchestrator/collect.js';
+import type { FiredFault } from '../orchestrator/fired.js';
+import { flowOutcomes } from '../orchestrator/outcomes.js';
+import { parseScenario } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+
+const BASE = `name: c
+seed: 1
+topology: { kind: leaf-spine, leaves: 2, spines: 2, hostsPerLeaf: 2 }
+workload: { pattern: all-to-all, fixedSize: 20KB, load: 0.3, duration: 2ms }
+run: { drain: 2ms }
+`;
+
+function model(chaos: string, extra = '') {
+  const src = parseScenario(`${BASE}${extra}${chaos}`, 'c.yaml');
+  const sc = resolveScenario(src);
+  return resolveChaos(src, sc.topology, sc.workload.durationNs);
+}
+
+const LINKS = `chaos:
+  failures:
+    - kind: link-down
+      targets: fabric
+      between: lognormal(500us, 1)
+      repair: lognormal(100us, 1)
+    - kind: pause
+      targets: spine*
+      between: lognormal(800us, 1)
+      repair: lognormal(50us, 0.5)
+`;
+
+describe('the failure model', () => {
+  it('resolves targets by class, glob and pair', () => {
+    const m = model(LINKS);
+    expect(m.failures[0].targets).toEqual([
+      { link: ['leaf0', 'spine0'] },
+      { link: ['leaf0', 'spine1'] },
+      { link: ['leaf1', 'spine0'] },
+      { link: ['leaf1', 'spine1'] },
+    ]);
+    expect(m.failures[1].targets).toEqual([{ node: 'spine0' }, { node: 'spine1' }]);
+    const pair = model(`chaos:
+  failures:
+    - { kind: link-down, targets: [[spine1, leaf*]], between: 1ms, repair: 10us }
+`);
+    expect(pair.failures[0].targets).toEqual([{ link: ['spine1', 'leaf0'] }, { link: ['spine1', 'leaf1'] }]);
+    expect(pair.fromNs).toBe(0);
+    expect(pair.toNs).toBe(2_000_000);
+  });
+
+  it('names the file, line and field of every mistake', () => {
+    const bad = (chaos: string) => () => model(chaos);
+    expect(
+      bad(`chaos:
+  failures:
+    - kind: kill
+      targets: core*
+      between: 1ms
+`),
+    ).toThrow(/c\.yaml:9: chaos\.failures\.0\.targets: 'core\*' names no node/);
+    expect(
+      bad(`chaos:
+  failures:
+    - kind: pause
+      targets: switches
+      between: 1ms
+`),
+    ).toThrow(/c\.yaml:8: chaos\.failures\.0\.repair: pause needs repair/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: kill, targets: hosts, between: 1ms, repair: 1ms }
+`),
+    ).toThrow(/chaos\.failures\.0\.repair: kill is not repaired/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: clock-step, targets: hosts, between: 1ms, step: 1us }
+`),
+    ).toThrow(/needs a clocks: section/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: link-down, targets: spine0, between: 1ms, repair: 1ms }
+`),
+    ).toThrow(/link-down strikes links/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: link-down, targets: fabric, between: 0ms, repair: 1ms }
+`),
+    ).toThrow(/between: must be above zero/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: link-down, targets: fabric, between: 1ms, repair: 1ms }
+  invariants: { assert: ['flows.completed = 3'] }
+`),
+    ).toThrow(/chaos\.invariants\.assert\.0: 'flows\.completed = 3': expected <summary field> <op> <number>/);
+    expect(
+      bad(`chaos:
+  window: { from: 3ms, to: 1ms }
+  failures:
+    - { kind: link-down, targets: fabric, between: 1ms, repair: 1ms }
+`),
+    ).toThrow(/chaos\.window: the window ends before it starts/);
+  });
+
+  it('draws the same faults from the same seed, never two at once on a component', () => {
+    const m = model(LINKS);
+    const a = drawFaults(m, 7, 4_000_000);
+    expect(drawFaults(m, 7, 4_000_000)).toEqual(a);
+    expect(drawFaults(m, 8, 4_000_000)).not.toEqual(a);
+    expect(a.length).toBeGreaterThan(4);
+    // every failure is followed by its repair on the same component, and nothing strikes it between
+    const open = new Map<string, DrawnEntry>();
+    for (const e of a) {
+      const key = e.node ?? e.link!.join('-');
+      if (e.action === 'resume' || e.action === 'link-up') {
+        expect(open.get(key)?.fault).toBe(e.fault);
+        open.delete(key);
+      } else {
+        expect(open.has(key)).toBe(false);
+        expect(e.at).toBeLessThan(m.toNs);
+        open.set(key, e);
+      }
+    }
+    for (let i = 1; i < a.length; i++) expect(a[i].at).toBeGreaterThanOrEqual(a[i - 1].at);
+  });
+
+  it('strikes nothing on a killed node or its links, and keeps maxFaults', () => {
+    const m = model(`chaos:
+  maxFaults: 3
+  failures:
+    - { kind: kill, targets: [spine0], between: 50us }
+    - kind: link-down
+      targets: [[leaf*, spine*]]
+      between: lognormal(300us, 0.2)
+      repair: 20us
+`);
+    const drawn = drawFaults(m, 3, 4_000_000);
+    expect(new Set(drawn.map((e) => e.fault)).size).toBe(3);
+    const kill = drawn.find((e) => e.action === 'kill');
+    expect(kill?.node).toBe('spine0');
+    for (const e of drawn)
+      if (e.link?.includes('spine0') && e.action === 'link-down') expect(e.at).toBeLessThan(kill!.at);
+    // the scenario's own kill of spine1 at 0: nothing strikes spine1's links
+    const spared = drawFaults({ ...m, maxFaults: 200 }, 3, 4_000_000, new Map([['spine1', 0]]));
+    expect(spared.some((e) => e.link?.includes('spine1'))).toBe(false);
+  });
+});
+
+describe('the reproducer scenario', () => {
+  it('is the scenario with the drawn faults as its timeline and no chaos section', () => {
+    const text = `${BASE}timeline:\n  - { at: 1ms, action: kill, node: spine1 }\n${LINKS}`;
+    const m = model(LINKS, 'timeline:\n  - { at: 1ms, action: kill, node: spine1 }\n');
+    const entries = drawFaults(m, 5, 4_000_000);
+    const yaml = timelineScenario(
+      { text, model: m, endNs: 4_000_000, file: 'c.yaml', killed: new Map() },
+      ['seed=9'],
+      entries,
+      ' a header',
+    );
+    expect(yaml.startsWith('# a header\n')).toBe(true);
+    const doc = parseDocument(yaml).toJS();
+    expect(doc.chaos).toBeUndefined();
+    expect(doc.seed).toBe(9);
+    expect(doc.timeline).toHaveLength(entries.length + 1);
+    expect(doc.timeline).toContainEqual({ at: '1ms', action: 'kill', node: 'spine1' });
+    // and it is a valid scenario whose timeline is the draw, in order
+    const sc = resolveScenario(parseScenario(yaml, 'r.yaml'));
+    expect(sc.timeline.map((e) => e.at)).toEqual(
+      [...entries.map((e) => e.at), 1_000_000].sort((x, y) => x - y),
+    );
+  });
+});
+
+const topo = resolveScenario(parseScenario(BASE, 'c.yaml')).topology;
+const flow = (id: number, src: number, dst: number, start = 0) => ({ id, src, dst, size: 1000, start });
+const row = (id: number, finish: number, extra: Record<string, number> = {}) => ({
+  id,
+  start: 0,
+  finish,
+  retransmits: 0,
+  timeouts: 2,
+  ...extra,
+});
+const fault = (
+  t: number,
+  action: string,
+  target: string | [string, string],
+  detail?: object,
+): FiredFault => ({
+  t,
+  at: t,
+  action,
+  ...(typeof target === 'string' ? { node: target } : { link: target }),
+  ...(detail && { detail: detail as Record<string, unknown> }),
+});
+
+describe('flow outcomes', () => {
+  it('gives every unfinished flow the fault that explains it, or none', () => {
+    // hosts h0 h1 on leaf0, h2 h3 on leaf1
+    const out = flowOutcomes({
+      topology: topo,
+      planned: [flow(1, 0, 2), flow(2, 1, 3), flow(3, 0, 1), flow(4, 2, 0), flow(5, 3, 2, 3_000_000)],
+      flows: [row(1, 500), row(2, -1), row(3, -1), row(4, -1)],
+      faults: [
+        fault(100, 'kill', 'h3'),
+        fault(200, 'link-down', ['leaf0', 'spine0']),
+        fault(300, 'kill', 'spine1'),
+      ],
+      endNs: 4_000_000,
+      stoppedEarly: false,
+      reliable: true,
+      congestionDrops: 0,
+    });
+    expect(out.get(1)).toEqual({ outcome: 'completed', reason: '' });
+    expect(out.get(2)).toEqual({ outcome: 'failed', reason: 'receiver kill h3 at 100 ns' });
+    // h0 → h1 stay joined through leaf0: nothing explains it
+    expect(out.get(3)).toEqual({
+      outcome: 'unexplained',
+      reason: 'unfinished though h0 and h1 stayed joined (0 retransmits, 2 timeouts)',
+    });
+    expect(out.get(4)?.outcome).toBe('failed');
+    expect(out.get(4)?.reason).toMatch(
+      /^no path from h2 to h0 at the end: link-down leaf0–spine0 at 200 ns, kill spine1 at 300 ns$/,
+    );
+    // planned after h3 died: never started, because of it
+    expect(out.get(5)).toEqual({ outcome: 'failed', reason: 'sender kill h3 at 100 ns' });
+  });
+
+  it('explains lost frames of a transport that does not repair by the fault in force, or congestion', () => {
+    const input = {
+      topology: topo,
+      planned: [flow(1, 0, 2), flow(2, 1, 3)],
+      flows: [
+        row(1, -1, { framesSent: 10, framesReceived: 9 }),
+        row(2, -1, { framesSent: 5, framesReceived: 5 }),
+      ],
+      faults: [
+        fault(100, 'link-lossy', ['leaf0', 'spine0'], { loss: 0.1 }),
+        fault(900, 'link-up', ['leaf0', 'spine0']),
+      ],
+      endNs: 1000,
+      stoppedEarly: false,
+      reliable: false,
+      congestionDrops: 0,
+    };
+    const out = flowOutcomes(input);
+    expect(out.get(1)?.reason).toBe(
+      'frames lost while link-lossy leaf0–spine0 at 100 ns was in force (the transport does not retransmit)',
+    );
+    expect(out.get(2)?.outcome).toBe('unexplained');
+    const congested = flowOutcomes({ ...input, faults: [], congestionDrops: 3 });
+    expect(congested.get(1)?.reason).toBe('frames lost to congestion (the transport does not retransmit)');
+    const stopped = flowOutcomes({ ...input, faults: [], stoppedEarly: true });
+    expect(stopped.get(2)?.outcome).toBe('running');
+    // a reliable flow still getting new data near the end is slow, not stuck
+    const slow = flowOutcomes({
+      ...input,
+      endNs: 5_000_000,
+      reliable: true,
+      faults: [],
+      flows: [row(1, -1, { lastProgress: 4_500_000 }), row(2, -1, { lastProgress: 3_000_000 })],
+    });
+    expect(slow.get(1)).toEqual({
+      outcome: 'failed',
+      reason:
+        'still delivering when the run ended (new data 500.0 µs before the end): too slow under the faults, not stuck',
+    });
+    expect(slow.get(2)?.outcome).toBe('unexplained');
+  });
+});
+
+function summary(patch: Record<string, unknown> = {}): Summary {
+  const s = {
+    scheme: 'ecmp',
+    fidelity: { ok: true, causalityMisses: 0, framesHandled: 100 },
+    flows: { planned: 3, completed: 3, slowdownP99: 4 },
+    drops: { congestion: 0, fault: 0, malformed: 0, noRoute: 0 },
+    processes: { started: 8, leftRunning: 0, missingReports: [] },
+    ...patch,
+  };
+  return s as unknown as Summary;
+}
+
+describe('invariants', () => {
+  const none = { lossless: false, asserts: [] };
+  it('hold for a clean run', () => {
+    expect(
+      checkInvariants({ summary: summary(), outcomes: [], faults: [], error: null, survivors: 0 }, none),
+    ).toEqual([]);
+  });
+
+  it('name each broken promise', () => {
+    const v = checkInvariants(
+      {
+        summary: summary({
+          drops: { congestion: 2, fault: 3, malformed: 1, noRoute: 0 },
+          processes: { started: 8, leftRunning: 1, missingReports: [{ node: 'leaf1', reason: 'crashed' }] },
+          fidelity: { ok: false, causalityMisses: 9, framesHandled: 100 },
+        }),
+        outcomes: [
+          { id: 4, outcome: 'unexplained', reason: 'unfinished though h0 and h1 stayed joined' },
+          { id: 5, outcome: 'failed', reason: 'receiver kill h3 at 100 ns' },
+        ],
+        faults: [],
+        error: 'the fabric made no progress',
+        survivors: 2,
+      },
+      {
+        lossless: true,
+        asserts: [
+          { text: 'flows.slowdownP99 <= 3', path: ['flows', 'slowdownP99'], op: '<=', value: 3 },
+          { text: 'flows.completed == 3', path: ['flows', 'completed'], op: '==', value: 3 },
+          { text: 'f10.lost.total == 0', path: ['f10', 'lost', 'total'], op: '==', value: 0 },
+        ],
+      },
+    );
+    expect(v).toEqual([
+      { invariant: 'run-ends', detail: 'the run failed: the fabric made no progress' },
+      { invariant: 'flows-accounted', detail: 'flow 4: unfinished though h0 and h1 stayed joined' },
+      { invariant: 'processes', detail: "1 node processes survived the run's teardown" },
+      { invariant: 'processes', detail: '2 node processes of the run still alive after it stopped' },
+      { invariant: 'processes', detail: 'leaf1: crashed' },
+      { invariant: 'no-loss-outside-faults', detail: '1 malformed datagrams inside the fabric' },
+      {
+        invariant: 'no-loss-outside-faults',
+        detail: '3 frames dropped by the fault layer, yet no link fault fired',
+      },
+      {
+        invariant: 'no-loss-outside-faults',
+        detail: '2 frames dropped by full buffers in a fabric that must not drop',
+      },
+      { invariant: 'faithful', detail: 'causality misses 9 of 100 frames handled exceed the threshold' },
+      { invariant: 'assert', detail: "'flows.slowdownP99 <= 3': flows.slowdownP99 is 4" },
+      { invariant: 'assert', detail: "'f10.lost.total == 0': summary.f10.lost.total is not in the summary" },
+    ]);
+  });
+
+  it('take F10 at its word: no frame into a port known dead', () => {
+    const f10 = (scheme: string) =>
+      summary({
+        scheme: 'f10',
+        f10: {
+          scheme,
+          failures: [{ action: 'kill', target: 'agg2', t: 2_000_000, lostAfterDetection: 4 }],
+        },
+      });
+    const run = (s: Summary) =>
+      checkInvariants({ summary: s, outcomes: [], faults: [], error: null, survivors: 0 }, none);
+    expect(run(f10('f10'))).toEqual([
+      {
+        invariant: 'f10-no-frame-into-dead-port',
+        detail: 'kill agg2 at 2.00 ms: 4 frames sent into a port known dead',
+      },
+    ]);
+    expect(run(f10('portland'))).toEqual([]);
+  });
+});
