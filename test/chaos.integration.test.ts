@@ -89,8 +89,12 @@ describe('dcemu chaos', () => {
   }, 240_000);
 
   it('refuses a scenario without a failure model, by file and line', async () => {
-    const r = await dcemu(['chaos', 'examples/clocks.yaml', '--runs', '1']);
+    const file = join(tempOut('chaos-none'), 'plain.yaml');
+    writeFileSync(file, `# no failure model\n${SCENARIO.slice(0, SCENARIO.indexOf('chaos:'))}`);
+    const r = await dcemu(['chaos', file, '--runs', '1']);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/^dcemu: examples\/clocks\.yaml:11: no chaos: section/);
+    expect(r.stderr).toBe(
+      `dcemu: ${file}:2: no chaos: section (the failure model of a chaos run; see docs/chaos.md)`,
+    );
   });
 });
