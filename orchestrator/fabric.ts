@@ -205,6 +205,8 @@ export class StartedFabric implements AsyncDisposable {
   private readonly wallStart = Date.now();
   private stopping: Promise<FabricResult> | null = null;
   private timers: NodeJS.Timeout[] = [];
+  /** conservative mode: the last grant sent (absolute virtual ns) */
+  private granted = 0;
   /** conservative mode: called when a node reports reaching a grant, halting or pausing */
   private onBarrier: (() => void) | null = null;
   /** why the run failed (lost datagrams, a stalled fabric), if it did */
@@ -304,13 +306,18 @@ export class StartedFabric implements AsyncDisposable {
               }
               this.onBarrier?.();
               break;
-            case 'paused':
-              if (this.runtime && n.pausedUntil < 0) {
-                n.pausedUntil = this.pauseEnd(n.config.name, m.at);
+            case 'paused': {
+              // stopped for real only while its pause outlasts the time granted: a pause that ends
+              // inside the grant must run on to it, and nothing would wake the process before the
+              // next barrier, which waits on its promises
+              const end = this.pauseEnd(n.config.name, m.at);
+              if (this.runtime && n.pausedUntil < 0 && end >= this.granted) {
+                n.pausedUntil = end;
                 void this.runtime.pause(n.config.name).catch(() => {});
               }
               this.onBarrier?.();
               break;
+            }
             case 'stats':
               n.stats = m.stats;
               break;
@@ -586,6 +593,7 @@ export class StartedFabric implements AsyncDisposable {
     const nextGrant = (): number => Math.min(this.barrier + sc.run.stepNs, target);
     const sendGrant = (until: number): void => {
       grant = until;
+      this.granted = until;
       for (const n of this.nodes.values()) {
         // a node stopped for its pause wakes when the fabric is about to pass the pause's end
         if (n.pausedUntil >= 0 && until > n.pausedUntil) {

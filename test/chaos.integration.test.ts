@@ -97,4 +97,27 @@ describe('dcemu chaos', () => {
       `dcemu: ${file}:2: no chaos: section (the failure model of a chaos run; see docs/chaos.md)`,
     );
   });
+
+  // found by chaos on the quickstart (seed 11): a pause that starts and ends between two barriers
+  // (steps of 100 µs) was stopped for real after the grant past its end had gone out, and nothing
+  // woke it: a 60 s stall
+  it('runs through a pause that ends inside one barrier step', async () => {
+    const dir = tempOut('chaos-pause');
+    const file = join(dir, 'pause.yaml');
+    writeFileSync(
+      file,
+      `${SCENARIO.slice(0, SCENARIO.indexOf('chaos:'))}timeline:
+  - { at: 540us, action: pause, node: leaf0 }
+  - { at: 590us, action: resume, node: leaf0 }
+`,
+    );
+    const r = await dcemu(['run', file, '--out', join(dir, 'out'), '-q', '--no-plots']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(dir, 'out/summary.json'));
+    expect(s.flows.completed).toBe(s.flows.planned);
+    expect(s.faults.map((f: { action: string; t: number }) => [f.action, f.t])).toEqual([
+      ['pause', 540_000],
+      ['resume', 590_000],
+    ]);
+  }, 120_000);
 });
