@@ -414,4 +414,28 @@ describe('controller-only baseline', () => {
       true,
     );
   });
+
+  it('prunes a dead uplink from its ECMP group as any switch does; what goes down waits', () => {
+    const f = new Fabric(tree(4, 3, 'standard'), 'controller');
+    f.killNode('agg0');
+    f.settle();
+    const podOf = (h: number) => f.byName.get(f.topo.nodes[h].ports[0].peer)!.pod;
+    const out = f.pairs().filter(([s, d]) => podOf(s) === 0 && podOf(d) !== 0);
+    const into = f.pairs().filter(([s, d]) => podOf(s) !== 0 && podOf(d) === 0);
+    // from pod 0 every flow leaves by the live aggregation switch
+    for (const [s, d] of out) {
+      const w = f.walk(s, d, s * 31 + d);
+      expect(w.hops, w.path.join(' ')).toBeGreaterThan(0);
+      expect(w.path).not.toContain('agg0');
+    }
+    // into pod 0, a core that reached it through agg0 keeps sending there until the controller's routes
+    expect(into.some(([s, d]) => f.walk(s, d, s * 31 + d).hops < 0)).toBe(true);
+    // reinstalled, the uplink carries traffic again
+    const tor = f.mods.get('tor0')!;
+    const port = f.portOf('tor0', 'agg0');
+    f.dead.delete('agg0');
+    tor.router.reinstall(port);
+    const used = out.some(([s, d]) => f.walk(s, d, s * 31 + d).path.includes('agg0'));
+    expect(used).toBe(true);
+  });
 });

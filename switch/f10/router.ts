@@ -77,6 +77,8 @@ export class F10Router {
   private readonly b: number;
   private readonly p: number;
   private readonly up: number[];
+  /** the baseline's ECMP group upward: the up ports not detected down (or reinstalled since) */
+  private liveUp: number[] = [];
   private readonly childByPrefix = new Map<number, number>();
   private readonly hostPort = new Map<number, number>();
   /** per port: whether a host is at the other end */
@@ -118,6 +120,7 @@ export class F10Router {
       else if (peer) this.childByPrefix.set(prefix(peer.location, level - 1, this.b), i);
       else hostPorts.push(i);
     }
+    this.liveUp = this.up.slice();
     this.isHostPort = dirs.map((_, i) => hostPorts.includes(i));
     if (level === 0) {
       const mine = [...cfg.hostTor.entries()].filter(([, tor]) => tor === this.self.location);
@@ -191,7 +194,7 @@ export class F10Router {
     const ov = this.overrides.get(dl);
     if (ov !== undefined) return this.pick(frame, ov);
     if (this.up.length === 0) return this.drop();
-    if (this.cfg.mode === 'controller') return this.pick(frame, this.up);
+    if (this.cfg.mode === 'controller') return this.pick(frame, this.liveUp);
     const src = this.torOf(frame.s);
     const sched = this.scheduled.get(src * 2 ** 31 + dl);
     if (sched !== undefined && this.valid(sched, dl)) return sched;
@@ -341,10 +344,19 @@ export class F10Router {
 
   // ---- state changes -------------------------------------------------------------------------
 
-  /** the detector declared `port` down: stop using it (F10 mode only; the baseline waits) */
+  /**
+   * the detector declared `port` down: stop using it. The baseline, like any ECMP switch, prunes a
+   * dead uplink from its group; what lies below waits for the controller's routes.
+   */
   portDown(port: number): void {
     this.detectedDown[port] = true;
-    if (this.cfg.mode === 'controller') return;
+    if (this.cfg.mode === 'controller') {
+      if (this.up.includes(port)) {
+        this.usable[port] = false;
+        this.liveUp = this.up.filter((p) => this.usable[p]);
+      }
+      return;
+    }
     this.usable[port] = false;
     this.awaitingReroute[port] = true;
   }
@@ -360,6 +372,7 @@ export class F10Router {
   reinstall(port: number): void {
     this.usable[port] = true;
     this.awaitingReroute[port] = false;
+    if (this.up.includes(port)) this.liveUp = this.up.filter((p) => this.usable[p]);
   }
 
   /** installs a block on an up port; false when the same block was already there */
