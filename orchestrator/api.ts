@@ -146,9 +146,12 @@ export class StartedFabric implements AsyncDisposable {
     await this.fabric.runFor(parseDurationNs(duration), onProgress);
   }
 
-  /** Runs until the workload is done or the scenario's end (workload duration + drain). */
-  async run(onProgress?: (p: Progress) => void): Promise<void> {
-    await this.fabric.run(onProgress);
+  /**
+   * Runs until the workload is done or the scenario's end (workload duration + drain), or until
+   * `signal` aborts (the fabric stays up: `stop()` collects what ran).
+   */
+  async run(onProgress?: (p: Progress) => void, signal?: AbortSignal): Promise<void> {
+    await this.fabric.run(onProgress, signal);
   }
 
   /**

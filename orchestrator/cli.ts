@@ -402,7 +402,17 @@ program
       const out = resolve(
         opts.out ?? `results/${name}-chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`,
       );
+      // Ctrl-C: the current run stops and is collected, no other starts, the tables cover the runs done
+      const abort = new AbortController();
+      const onSignal = () => {
+        if (abort.signal.aborted) return;
+        process.stderr.write('\ndcemu: interrupted, stopping the current run ...\n');
+        abort.abort();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
       const report = await runChaos(file, {
+        signal: abort.signal,
         runs: opts.runs,
         seed: opts.seed,
         out,
@@ -413,7 +423,7 @@ program
         log: (line) => process.stderr.write(`dcemu: ${line}\n`),
       });
       process.stdout.write(`${readFileSync(join(out, 'chaos.md'), 'utf8')}\nresults in ${out}\n`);
-      if (report.failingSeeds.length > 0) process.exitCode = 1;
+      process.exitCode = abort.signal.aborted ? 130 : report.failingSeeds.length > 0 ? 1 : 0;
     },
   );
 

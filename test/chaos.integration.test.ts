@@ -4,8 +4,9 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut } from './helpers.js';
 
 // a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
 const SCENARIO = `name: chaos-it
@@ -119,5 +120,31 @@ describe('dcemu chaos', () => {
       ['pause', 540_000],
       ['resume', 590_000],
     ]);
+  }, 120_000);
+
+  it('stops on Ctrl-C: the current run is collected, no other starts, nothing is left', async () => {
+    const dir = tempOut('chaos-sigint');
+    const file = join(dir, 'chaos-it.yaml');
+    writeFileSync(file, SCENARIO);
+    const out = join(dir, 'out');
+    const run = execa(process.execPath, [CLI, 'chaos', file, '--runs', '5', '--out', out], {
+      cwd: ROOT,
+      reject: false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      let buf = '';
+      run.stderr?.on('data', (d: Buffer) => {
+        buf += d.toString();
+        if (buf.includes('chaos run 2/5')) resolve();
+      });
+      run.then(() => reject(new Error(`chaos ended first: ${buf}`)));
+    });
+    run.kill('SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain('interrupted');
+    const report = readJson(join(out, 'chaos.json'));
+    expect(report.runs.map((x: { seed: number }) => x.seed)).toEqual([1]);
+    expect(await allNodePids()).toEqual([]);
   }, 120_000);
 });

@@ -33,6 +33,8 @@ export interface ChaosOptions {
   parallel?: number;
   /** extra runs allowed to reduce a failing run's faults (0: write the run's own faults) */
   minimize?: number;
+  /** Ctrl-C: the current run stops and is collected, no other starts; the tables cover the runs done */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -118,6 +120,7 @@ async function attempt(
   dir: string,
   model: ChaosModel,
   runtime: 'process' | 'docker',
+  signal?: AbortSignal,
 ): Promise<Attempt> {
   let error: string | null = null;
   let fabric: Awaited<ReturnType<ReturnType<typeof Fabric.fromScenario>['start']>>;
@@ -131,13 +134,14 @@ async function attempt(
     };
   }
   try {
-    await fabric.run();
+    if (!signal?.aborted) await fabric.run(undefined, signal);
   } catch (err) {
     if (!isUserError(err)) throw err;
     error = (err as Error).message;
   }
   const done = await fabric.stop();
   const summary = done.summary();
+  if (signal?.aborted) return { summary, violations: [] };
   const survivors = runtime === 'process' ? await alive(summary.runId) : 0;
   const violations = checkInvariants(
     { summary, outcomes: done.outcomes(), faults: done.faults(), error, survivors },
@@ -168,7 +172,7 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
   const runs: ChaosRun[] = new Array(opts.runs);
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < opts.runs; i = next++) {
+    for (let i = next++; i < opts.runs && !opts.signal?.aborted; i = next++) {
       const seed = opts.seed + i;
       const dir = join(opts.out, `seed-${seed}`);
       mkdirSync(dir, { recursive: true });
@@ -180,7 +184,8 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
         timelineScenario(prepared, set, entries, header(file, seed, `${faultCount} faults`)),
       );
       say(`chaos run ${i + 1}/${opts.runs}: seed ${seed}, ${faultCount} faults`);
-      const a = await attempt(scenarioFile, dir, prepared.model, runtime);
+      const a = await attempt(scenarioFile, dir, prepared.model, runtime, opts.signal);
+      if (opts.signal?.aborted) break;
       const byKind: Record<string, number> = {};
       for (const e of entries)
         if (e.action !== 'resume' && e.action !== 'link-up') byKind[e.action] = (byKind[e.action] ?? 0) + 1;
@@ -198,7 +203,7 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
         },
         violations: a.violations,
       };
-      if (a.violations.length > 0) {
+      if (a.violations.length > 0 && !opts.signal?.aborted) {
         say(`chaos: seed ${seed} broke ${[...new Set(a.violations.map((v) => v.invariant))].join(', ')}`);
         for (const v of a.violations) say(`  ${v.invariant}: ${v.detail}`);
         run.repro = await reduce(
@@ -220,13 +225,14 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
   };
   const n = Math.max(1, Math.min(opts.parallel ?? 1, opts.runs));
   await Promise.all(Array.from({ length: n }, worker));
+  const done = runs.filter((r) => r !== undefined);
   const report: ChaosReport = {
     scenario: file,
-    runs,
+    runs: done,
     violations: {},
-    failingSeeds: runs.filter((r) => r.violations.length > 0).map((r) => r.seed),
+    failingSeeds: done.filter((r) => r.violations.length > 0).map((r) => r.seed),
   };
-  for (const r of runs)
+  for (const r of done)
     for (const inv of new Set(r.violations.map((v) => v.invariant)))
       report.violations[inv] = (report.violations[inv] ?? 0) + 1;
   writeFileSync(join(opts.out, 'chaos.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -250,13 +256,14 @@ async function reduce(
   runtime: 'process' | 'docker',
   budget: number,
   say: (line: string) => void,
+  signal?: AbortSignal,
 ): Promise<{ file: string; faults: number; runs: number }> {
   const wanted = new Set(broke.map((v) => v.invariant));
   let keep = [...new Set(entries.map((e) => e.fault))];
   let best = { entries, violations: broke };
   let runs = 0;
   let chunks = 2;
-  while (runs < budget && keep.length > 0) {
+  while (runs < budget && keep.length > 0 && !signal?.aborted) {
     const size = Math.ceil(keep.length / chunks);
     let dropped = false;
     for (let c = 0; c < keep.length && runs < budget; c += size) {
@@ -267,7 +274,8 @@ async function reduce(
       const tryFile = join(tryDir, 'scenario.yaml');
       writeFileSync(tryFile, timelineScenario(p, set, tryEntries, header(file, seed, 'reducing')));
       runs++;
-      const a = await attempt(tryFile, tryDir, p.model, runtime);
+      const a = await attempt(tryFile, tryDir, p.model, runtime, signal);
+      if (signal?.aborted) break;
       const same = a.violations.filter((v) => wanted.has(v.invariant));
       say(
         `chaos: seed ${seed}: ${candidate.length} of ${keep.length} faults ${same.length > 0 ? 'still break it' : 'do not'}`,
