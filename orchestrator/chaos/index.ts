@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { execa } from 'execa';
 import { type Document, isMap, isSeq, parseDocument, type YAMLMap } from 'yaml';
+import { parseDurationNs } from '../../core/time.js';
 import { Fabric, type Summary } from '../api.js';
 import { isUserError } from '../errors.js';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
@@ -90,7 +91,7 @@ export function timelineScenario(p: Prepared, set: string[], entries: DrawnEntry
   const existing: Array<Record<string, unknown>> = isSeq(base)
     ? (base.toJSON() as Array<Record<string, unknown>>)
     : [];
-  const atNs = (v: unknown) => (typeof v === 'number' ? v : parseAtNs(String(v)));
+  const atNs = (v: unknown) => parseDurationNs(v as string | number);
   const drawn = entries.map(({ fault: _fault, at, ...e }) => ({ at: `${at}ns`, ...e }));
   const merged = [...existing, ...drawn].sort((a, b) => atNs(a.at) - atNs(b.at));
   if (merged.length > 0) {
@@ -100,13 +101,6 @@ export function timelineScenario(p: Prepared, set: string[], entries: DrawnEntry
   } else doc.delete('timeline');
   doc.commentBefore = header;
   return doc.toString({ lineWidth: 0 });
-}
-
-function parseAtNs(v: string): number {
-  const m = /^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$/.exec(v);
-  if (!m) return 0;
-  const scale = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 }[m[2] ?? 'ns'] ?? 1;
-  return Number(m[1]) * scale;
 }
 
 interface Attempt {
