@@ -202,7 +202,9 @@ export function collect(
     endNs,
     stoppedEarly: endNs < r.endNs && flows.some((f) => f.finish < 0),
     reliable: sc.transport.kind !== 'udp',
-    congestionDrops: counters.dropsCongestion ?? 0,
+    congested: new Set(
+      r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
+    ),
   });
   for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
   const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');

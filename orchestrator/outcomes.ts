@@ -2,8 +2,9 @@
  * What became of every planned flow: completed, failed for a reason the run's faults give, or
  * unexplained. A flow fails with a reason when an endpoint was killed, paused or cut off, when no
  * path joined its ends once the faults had struck, or (a transport that does not retransmit) when it
- * lost frames while a fault that drops frames was in force, or to congestion. Anything else left
- * unfinished is unexplained: the transport or the fabric did not recover although it could have. Chaos
+ * lost frames while a fault that drops frames was in force on one of its paths, or to a full buffer on
+ * one. Anything else left unfinished is unexplained: the transport or the fabric did not recover
+ * although it could have, or frames vanished where no fault and no full buffer was. Chaos
  * runs hold every flow to this (orchestrator/chaos/); every run writes it into flows.csv.
  */
 
@@ -49,8 +50,8 @@ export interface OutcomeInput {
   stoppedEarly: boolean;
   /** whether the transport repairs losses (false: UDP) */
   reliable: boolean;
-  /** frames dropped by full buffers, the whole fabric */
-  congestionDrops: number;
+  /** egress ports that dropped frames on full buffers, as `node>peer` */
+  congested: ReadonlySet<string>;
 }
 
 /** Node outages: a node is out from `from` until `until` (Infinity: never back). */
@@ -132,10 +133,44 @@ function connected(
   return false;
 }
 
+/**
+ * Hop distances from every host over the data plane (hosts are ends, never relays): what says whether
+ * a node or a link lies on some shortest path of a flow, where its frames go (up/down routing takes
+ * shortest paths; a detour starts at a failure on one).
+ */
+function hostDistances(topo: Topology): Map<string, Map<string, number>> {
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const out = new Map<string, Map<string, number>>();
+  for (const h of topo.nodes) {
+    if (h.role !== 'host') continue;
+    const d = new Map([[h.name, 0]]);
+    const queue = [h.name];
+    for (let i = 0; i < queue.length; i++) {
+      const name = queue[i];
+      const n = byName.get(name)!;
+      if (n.role === 'host' && name !== h.name) continue;
+      for (const p of n.ports) {
+        if (p.dir === 'control' || d.has(p.peer)) continue;
+        d.set(p.peer, d.get(name)! + 1);
+        queue.push(p.peer);
+      }
+    }
+    out.set(h.name, d);
+  }
+  return out;
+}
+
 /** Every planned flow's outcome, by flow id. */
 export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
   const { topology: topo, endNs } = input;
   const spans = faultSpans(input.faults);
+  const dist = hostDistances(topo);
+  const hop = (from: string, to: string) => dist.get(from)?.get(to) ?? Number.POSITIVE_INFINITY;
+  /** whether frames from `src` to `dst` may cross `a` then `b` (a shortest path takes that hop) */
+  const crosses = (src: string, dst: string, a: string, b: string) =>
+    hop(src, a) + 1 + hop(dst, b) === hop(src, dst);
+  const through = (src: string, dst: string, node: string) =>
+    hop(src, node) + hop(dst, node) === hop(src, dst);
   const rows = new Map(input.flows.map((f) => [f.id, f]));
   const out = new Map<number, FlowOutcome>();
   const name = (id: number) => topo.nodes[id]?.name ?? String(id);
@@ -194,10 +229,15 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
       continue;
     }
     if (!input.reliable && (row.framesReceived ?? 0) < (row.framesSent ?? 0)) {
+      // only a fault its frames may have met: a switch on one of its shortest paths, or a link of one
       const switchOutages = [...spans.nodes.entries()]
-        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch')
+        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch' && through(src, dst, n))
         .flatMap(([, s]) => s);
-      const dropping = [...switchOutages, ...spans.links]
+      const links = spans.links.filter((s) => {
+        const [a, b] = s.fault.link!;
+        return crosses(src, dst, a, b) || crosses(src, dst, b, a);
+      });
+      const dropping = [...switchOutages, ...links]
         .filter((s) => s.until > from && s.from <= endNs)
         .sort((a, b) => a.from - b.from);
       if (dropping.length > 0) {
@@ -206,8 +246,12 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
         );
         continue;
       }
-      if (input.congestionDrops > 0) {
-        failed('frames lost to congestion (the transport does not retransmit)');
+      const full = [...input.congested].find((k) => {
+        const [a, b] = k.split('>');
+        return crosses(src, dst, a, b);
+      });
+      if (full !== undefined) {
+        failed(`frames lost to congestion at ${full.replace('>', '→')} (the transport does not retransmit)`);
         continue;
       }
     }

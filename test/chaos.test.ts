@@ -222,7 +222,7 @@ describe('flow outcomes', () => {
       endNs: 4_000_000,
       stoppedEarly: false,
       reliable: true,
-      congestionDrops: 0,
+      congested: new Set<string>(),
     });
     expect(out.get(1)).toEqual({ outcome: 'completed', reason: '' });
     expect(out.get(2)).toEqual({ outcome: 'failed', reason: 'receiver kill h3 at 100 ns' });
@@ -254,15 +254,24 @@ describe('flow outcomes', () => {
       endNs: 1000,
       stoppedEarly: false,
       reliable: false,
-      congestionDrops: 0,
+      congested: new Set<string>(),
     };
     const out = flowOutcomes(input);
     expect(out.get(1)?.reason).toBe(
       'frames lost while link-lossy leaf0–spine0 at 100 ns was in force (the transport does not retransmit)',
     );
     expect(out.get(2)?.outcome).toBe('unexplained');
-    const congested = flowOutcomes({ ...input, faults: [], congestionDrops: 3 });
-    expect(congested.get(1)?.reason).toBe('frames lost to congestion (the transport does not retransmit)');
+    const congested = flowOutcomes({ ...input, faults: [], congested: new Set(['spine1>leaf1']) });
+    expect(congested.get(1)?.reason).toBe(
+      'frames lost to congestion at spine1→leaf1 (the transport does not retransmit)',
+    );
+    // a full buffer or a fault off its paths explains nothing: h0 → h2 never crosses leaf1 → spine0
+    const elsewhere = flowOutcomes({
+      ...input,
+      faults: [fault(100, 'link-lossy', ['h3', 'leaf1'], { loss: 0.1 })],
+      congested: new Set(['leaf1>spine0']),
+    });
+    expect(elsewhere.get(1)?.outcome).toBe('unexplained');
     const stopped = flowOutcomes({ ...input, faults: [], stoppedEarly: true });
     expect(stopped.get(2)?.outcome).toBe('running');
     // a reliable flow still getting new data near the end is slow, not stuck
