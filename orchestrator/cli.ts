@@ -25,6 +25,22 @@ import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
 
+/**
+ * Ctrl-C (or SIGTERM) for commands that run many fabrics (sweep, chaos): the running ones stop and
+ * are collected, no other starts, and the command writes what it has.
+ */
+function interruptible(): AbortController {
+  const abort = new AbortController();
+  const onSignal = () => {
+    if (abort.signal.aborted) return;
+    process.stderr.write('\ndcemu: interrupted, stopping the current run ...\n');
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return abort;
+}
+
 function integer(v: string): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number, got '${v}'`);
@@ -347,7 +363,9 @@ program
       const out = resolve(
         opts.out ?? `results/${name}-sweep-${new Date().toISOString().replace(/[:.]/g, '-')}`,
       );
+      const abort = interruptible();
       const rows = await runSweep(file, axes, {
+        signal: abort.signal,
         base: [...(opts.fix ?? []), ...(opts.plots ? [] : ['run.plots=false'])],
         plots: opts.plots,
         out,
@@ -358,6 +376,7 @@ program
       process.stdout.write(
         `${readFileSync(join(out, 'sweep.md'), 'utf8')}\n${rows.length} runs; tables in ${out}/sweep.csv and sweep.md\n`,
       );
+      if (abort.signal.aborted) process.exitCode = 130;
     },
   );
 
@@ -402,15 +421,7 @@ program
       const out = resolve(
         opts.out ?? `results/${name}-chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`,
       );
-      // Ctrl-C: the current run stops and is collected, no other starts, the tables cover the runs done
-      const abort = new AbortController();
-      const onSignal = () => {
-        if (abort.signal.aborted) return;
-        process.stderr.write('\ndcemu: interrupted, stopping the current run ...\n');
-        abort.abort();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      const abort = interruptible();
       const report = await runChaos(file, {
         signal: abort.signal,
         runs: opts.runs,

@@ -80,6 +80,8 @@ export interface SweepOptions {
   /** plot the figures against the swept values (default true; a point's own plots follow its `run.plots`) */
   plots?: boolean;
   log?: (line: string) => void;
+  /** Ctrl-C: the running points stop, no other starts; the tables and plots cover the points done */
+  signal?: AbortSignal;
 }
 
 export interface SweepRow {
@@ -97,7 +99,7 @@ export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptio
   const rows: SweepRow[] = new Array(points.length);
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < points.length; i = next++) {
+    for (let i = next++; i < points.length && !opts.signal?.aborted; i = next++) {
       const point = points[i];
       const dir = join(
         opts.out,
@@ -109,17 +111,19 @@ export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptio
         .withRuntime(opts.runtime ?? 'process')
         .withOutput(dir)
         .start();
-      await fabric.run();
+      if (!opts.signal?.aborted) await fabric.run(undefined, opts.signal);
       const done = await fabric.stop();
-      rows[i] = { point, dir, figures: sweepFigures(done.summary()) };
+      // a point cut short by Ctrl-C keeps its results folder but no row: its figures are not the point's
+      if (!opts.signal?.aborted) rows[i] = { point, dir, figures: sweepFigures(done.summary()) };
     }
   };
   const n = Math.max(1, Math.min(opts.parallel ?? 1, points.length));
   await Promise.all(Array.from({ length: n }, worker));
-  writeTables(opts.out, axes, rows);
+  const done = rows.filter((r) => r !== undefined);
+  writeTables(opts.out, axes, done);
   if (opts.plots !== false)
-    for (const p of (await writeSweepPlots(opts.out, axes, rows)).problems) opts.log?.(`warning: ${p}`);
-  return rows;
+    for (const p of (await writeSweepPlots(opts.out, axes, done)).problems) opts.log?.(`warning: ${p}`);
+  return done;
 }
 
 function splitSet(s: string): [string, string] {

@@ -5,8 +5,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, dcemu, readJson, tempOut } from './helpers.js';
+import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut } from './helpers.js';
 
 describe('dcemu sweep', () => {
   it('runs every point of the grid and collects one row each', async () => {
@@ -102,5 +103,36 @@ describe('dcemu sweep', () => {
       /^dcemu: test\/fixtures\/sweep-star\.yaml:6: workload\.load: must be <= 1, got 7$/,
     );
     expect(existsSync(join(out, '000-workload.load=0.2'))).toBe(false);
+  });
+
+  it('stops on Ctrl-C: the points done are tabled, no other starts, nothing is left', async () => {
+    const out = tempOut('sweep-sigint');
+    // the second point is long (1 s of traffic, minutes of wall): Ctrl-C always lands inside it
+    const args = [
+      'sweep',
+      'test/fixtures/sweep-star.yaml',
+      '--set',
+      'workload.duration=100us,1s,100us',
+      '--out',
+      out,
+      '--no-plots',
+    ];
+    const run = execa(process.execPath, [CLI, ...args], { cwd: ROOT, reject: false });
+    await new Promise<void>((resolve, reject) => {
+      let buf = '';
+      run.stderr?.on('data', (d: Buffer) => {
+        buf += d.toString();
+        if (buf.includes('sweep 2/3')) resolve();
+      });
+      run.then(() => reject(new Error(`sweep ended first: ${buf}`)));
+    });
+    run.kill('SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    const csv = readFileSync(join(out, 'sweep.csv'), 'utf8').trim().split('\n');
+    expect(csv.slice(1).map((l) => l.split(',')[0])).toEqual(['100us']);
+    expect(existsSync(join(out, '001-workload.duration=1s', 'summary.json'))).toBe(true);
+    expect(existsSync(join(out, '002-workload.duration=100us'))).toBe(false);
+    expect(await allNodePids()).toEqual([]);
   });
 });
