@@ -137,6 +137,28 @@ describe('the failure model', () => {
     for (let i = 1; i < a.length; i++) expect(a[i].at).toBeGreaterThanOrEqual(a[i - 1].at);
   });
 
+  it('never overlaps two failures on one link, however its ends are named', () => {
+    const m = model(`chaos:
+  failures:
+    - kind: link-down
+      targets: [[leaf0, spine0]]
+      between: lognormal(100us, 1)
+      repair: lognormal(80us, 1)
+    - kind: link-lossy
+      targets: [[spine0, leaf0]]
+      loss: 0.1
+      between: lognormal(100us, 1)
+      repair: lognormal(80us, 1)
+`);
+    const drawn = drawFaults(m, 11, 4_000_000);
+    expect(new Set(drawn.map((e) => e.action))).toEqual(new Set(['link-down', 'link-lossy', 'link-up']));
+    let open = 0;
+    for (const e of drawn) {
+      open += e.action === 'link-up' ? -1 : 1;
+      expect(open).toBeLessThanOrEqual(1);
+    }
+  });
+
   it('strikes nothing on a killed node or its links, and keeps maxFaults', () => {
     const m = model(`chaos:
   maxFaults: 3

@@ -223,7 +223,9 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
   };
 }
 
-const componentKey = (t: Target): string[] => ('node' in t ? [t.node] : [t.link.join('\n'), ...t.link]);
+/** a node by its name, a link by its two ends in either order: two failures on one link never overlap */
+const componentKey = (t: Target): string[] =>
+  'node' in t ? [t.node] : [[...t.link].sort().join('\n'), ...t.link];
 
 /**
  * One run's faults, drawn from `seed`: each failure's components fail and recover in turn within the
