@@ -134,30 +134,31 @@ function connected(
 }
 
 /**
- * Hop distances from every host over the data plane (hosts are ends, never relays): what says whether
- * a node or a link lies on some shortest path of a flow, where its frames go (up/down routing takes
- * shortest paths; a detour starts at a failure on one).
+ * Hop distances from a host over the data plane (hosts are ends, never relays), computed on first use
+ * and kept: what says whether a node or a link lies on some shortest path of a flow, where its frames
+ * go (up/down routing takes shortest paths; a detour starts at a failure on one).
  */
-function hostDistances(topo: Topology): Map<string, Map<string, number>> {
+function hostDistances(topo: Topology): (host: string) => Map<string, number> {
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
-  const out = new Map<string, Map<string, number>>();
-  for (const h of topo.nodes) {
-    if (h.role !== 'host') continue;
-    const d = new Map([[h.name, 0]]);
-    const queue = [h.name];
+  const memo = new Map<string, Map<string, number>>();
+  return (host) => {
+    let d = memo.get(host);
+    if (d) return d;
+    d = new Map([[host, 0]]);
+    const queue = [host];
     for (let i = 0; i < queue.length; i++) {
       const name = queue[i];
       const n = byName.get(name)!;
-      if (n.role === 'host' && name !== h.name) continue;
+      if (n.role === 'host' && name !== host) continue;
       for (const p of n.ports) {
         if (p.dir === 'control' || d.has(p.peer)) continue;
         d.set(p.peer, d.get(name)! + 1);
         queue.push(p.peer);
       }
     }
-    out.set(h.name, d);
-  }
-  return out;
+    memo.set(host, d);
+    return d;
+  };
 }
 
 /** Every planned flow's outcome, by flow id. */
@@ -165,7 +166,7 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
   const { topology: topo, endNs } = input;
   const spans = faultSpans(input.faults);
   const dist = hostDistances(topo);
-  const hop = (from: string, to: string) => dist.get(from)?.get(to) ?? Number.POSITIVE_INFINITY;
+  const hop = (from: string, to: string) => dist(from).get(to) ?? Number.POSITIVE_INFINITY;
   /** whether frames from `src` to `dst` may cross `a` then `b` (a shortest path takes that hop) */
   const crosses = (src: string, dst: string, a: string, b: string) =>
     hop(src, a) + 1 + hop(dst, b) === hop(src, dst);
