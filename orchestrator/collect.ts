@@ -11,7 +11,7 @@ import type { FlowRecord } from '../core/messages.js';
 import type { CaptureFileSummary } from './capture.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
-import { concerns, REPAIRS } from './fired.js';
+import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes, type Outcome } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
 import { schemeDriver } from './schemes/index.js';
@@ -303,9 +303,6 @@ function memoPath(topo: Topology): (src: number, dst: number) => number {
   };
 }
 
-/** timeline actions that take a switch out: in-flight flows through it are counted */
-const OUTAGES = new Set(['kill', 'pause', 'stop', 'disconnect']);
-
 function summarizeFault(
   f: FabricResult['faults'][number],
   r: FabricResult,
@@ -339,6 +336,9 @@ function summarizeFault(
 }
 
 const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
+
+/** A CSV field, quoted when it holds a quote, a comma or a newline. */
+export const csvField = (v: string): string => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
 /**
  * Writes the results folder, the plots last (unless `run.plots` is false); returns the plots' problems
@@ -385,14 +385,13 @@ export async function writeResults(
   }
   writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
   const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
-  const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   writeFileSync(
     `${out}/outcomes.csv`,
     `${[
       'id,src,dst,outcome,reason',
       ...outcomes.map((o) => {
         const f = planned.get(o.id);
-        return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, quote(o.reason)].join(',');
+        return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, csvField(o.reason)].join(',');
       }),
     ].join('\n')}\n`,
   );

@@ -15,6 +15,18 @@ export interface FiredFault {
   detail?: Record<string, unknown>;
 }
 
+/** Timeline actions that take a node out, each with the action that brings it back (none: a kill). */
+export const OUTAGE_ENDS: Readonly<Record<string, string | null>> = {
+  kill: null,
+  stop: 'start',
+  pause: 'resume',
+  disconnect: 'connect',
+};
+export const OUTAGES: ReadonlySet<string> = new Set(Object.keys(OUTAGE_ENDS));
+
+/** Link faults that drop frames while in force; `link-up` ends each. */
+export const LINK_DROPS: ReadonlySet<string> = new Set(['link-down', 'link-lossy']);
+
 /** Timeline actions that repair: neighbours notice them as a port coming back up, not going down. */
 export const REPAIRS: ReadonlySet<string> = new Set(['resume', 'start', 'connect', 'link-up']);
 

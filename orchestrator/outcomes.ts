@@ -10,7 +10,7 @@
 
 import type { FlowSpec } from '../core/messages.js';
 import { formatNs } from '../core/time.js';
-import type { FiredFault } from './fired.js';
+import { type FiredFault, LINK_DROPS, OUTAGE_ENDS, OUTAGES } from './fired.js';
 import type { Topology } from './topology/types.js';
 
 /** `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`) */
@@ -54,16 +54,6 @@ export interface OutcomeInput {
   congested: ReadonlySet<string>;
 }
 
-/** Node outages: a node is out from `from` until `until` (Infinity: never back). */
-const NODE_OUT: Record<string, string | null> = {
-  kill: null,
-  stop: 'start',
-  pause: 'resume',
-  disconnect: 'connect',
-};
-/** Link faults that drop frames while in force; `link-up` ends each. */
-const LINK_DROPS: ReadonlySet<string> = new Set(['link-down', 'link-lossy']);
-
 interface Span {
   fault: FiredFault;
   from: number;
@@ -78,8 +68,8 @@ export function faultSpans(faults: FiredFault[]): { nodes: Map<string, Span[]>; 
   const nodes = new Map<string, Span[]>();
   const links: Span[] = [];
   sorted.forEach((f, i) => {
-    if (f.node !== undefined && f.action in NODE_OUT) {
-      const back = NODE_OUT[f.action];
+    if (f.node !== undefined && OUTAGES.has(f.action)) {
+      const back = OUTAGE_ENDS[f.action];
       const end = back ? sorted.slice(i + 1).find((g) => g.action === back && g.node === f.node) : undefined;
       const spans = nodes.get(f.node) ?? [];
       spans.push({ fault: f, from: f.t, until: end ? end.t : Number.POSITIVE_INFINITY });

@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Fabric, type Summary } from './api.js';
+import { csvField } from './collect.js';
 import { RuntimeError } from './errors.js';
 import { writeSweepPlots } from './plots/index.js';
 import { loadScenarioFile } from './scenario/load.js';
@@ -139,10 +140,9 @@ export function writeTables(out: string, axes: SweepAxis[], rows: SweepRow[]): s
     ...r.point.map((p) => p.slice(p.indexOf('=') + 1)),
     ...figureCols.map((c) => String(r.figures[c] ?? '')),
   ]);
-  const csvCell = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   writeFileSync(
     join(out, 'sweep.csv'),
-    `${[header, ...cells].map((r) => r.map(csvCell).join(',')).join('\n')}\n`,
+    `${[header, ...cells].map((r) => r.map(csvField).join(',')).join('\n')}\n`,
   );
   const md = [
     `| ${header.join(' | ')} |`,

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut } from './helpers.js';
+import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 // a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
 const SCENARIO = `name: chaos-it
@@ -131,14 +131,7 @@ describe('dcemu chaos', () => {
       cwd: ROOT,
       reject: false,
     });
-    await new Promise<void>((resolve, reject) => {
-      let buf = '';
-      run.stderr?.on('data', (d: Buffer) => {
-        buf += d.toString();
-        if (buf.includes('chaos run 2/5')) resolve();
-      });
-      run.then(() => reject(new Error(`chaos ended first: ${buf}`)));
-    });
+    await waitForStderr(run, 'chaos run 2/5');
     run.kill('SIGINT');
     const r = await run;
     expect(r.exitCode).toBe(130);

@@ -42,6 +42,18 @@ export function allNodePids(): Promise<number[]> {
   return nodePids(`${ROOT}/dist/(node|switch)/main.js`);
 }
 
+/** Resolves once the process has printed `text` on stderr; rejects if it ends first. */
+export function waitForStderr(proc: ReturnType<typeof execa>, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes(text)) resolve();
+    });
+    proc.then(() => reject(new Error(`process ended before printing '${text}': ${buf}`)));
+  });
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

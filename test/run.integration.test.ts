@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, sleep, tempOut } from './helpers.js';
+import { allNodePids, CLI, dcemu, ROOT, readJson, sleep, tempOut, waitForStderr } from './helpers.js';
 
 afterEach(async () => {
   // a failed test must not leave processes behind for the next one
@@ -126,7 +126,7 @@ describe('dcemu run (process runtime)', () => {
       cwd: ROOT,
       reject: false,
     });
-    await waitFor(run, 'traffic starts');
+    await waitForStderr(run, 'traffic starts');
     // this run's h2 only (its run id starts with the orchestrator's pid): other fabrics may be running
     const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node h2$`], {
       reject: false,
@@ -151,7 +151,7 @@ describe('dcemu run (process runtime)', () => {
       cwd: ROOT,
       reject: false,
     });
-    await waitFor(run, 'traffic starts');
+    await waitForStderr(run, 'traffic starts');
     expect((await allNodePids()).length).toBe(4);
     run.kill('SIGINT');
     const r = await run;
@@ -167,7 +167,7 @@ describe('dcemu run (process runtime)', () => {
       cwd: ROOT,
       reject: false,
     });
-    await waitFor(run, 'traffic starts');
+    await waitForStderr(run, 'traffic starts');
     expect((await allNodePids()).length).toBe(4);
     run.kill('SIGKILL');
     await run;
@@ -199,7 +199,7 @@ describe('dcemu run (process runtime)', () => {
       reject: false,
       detached: true,
     });
-    await waitFor(run, 'traffic starts');
+    await waitForStderr(run, 'traffic starts');
     await sleep(300);
     process.kill(-run.pid!, 'SIGINT');
     const r = await run;
@@ -274,15 +274,3 @@ describe('dcemu topo', () => {
     expect(r.stderr).not.toContain('    at ');
   });
 });
-
-/** Resolves once the process has written `text` to stderr. */
-function waitFor(proc: ReturnType<typeof execa>, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    proc.stderr?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      if (buf.includes(text)) resolve();
-    });
-    proc.then(() => reject(new Error(`process ended before printing '${text}': ${buf}`)));
-  });
-}

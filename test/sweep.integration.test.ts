@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut } from './helpers.js';
+import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 describe('dcemu sweep', () => {
   it('runs every point of the grid and collects one row each', async () => {
@@ -118,14 +118,7 @@ describe('dcemu sweep', () => {
       '--no-plots',
     ];
     const run = execa(process.execPath, [CLI, ...args], { cwd: ROOT, reject: false });
-    await new Promise<void>((resolve, reject) => {
-      let buf = '';
-      run.stderr?.on('data', (d: Buffer) => {
-        buf += d.toString();
-        if (buf.includes('sweep 2/3')) resolve();
-      });
-      run.then(() => reject(new Error(`sweep ended first: ${buf}`)));
-    });
+    await waitForStderr(run, 'sweep 2/3');
     run.kill('SIGINT');
     const r = await run;
     expect(r.exitCode).toBe(130);

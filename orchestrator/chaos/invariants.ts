@@ -6,7 +6,7 @@
  * invariants (each scheme driver's `invariants`); and the scenario's own `assert` lines.
  */
 import type { FlowNotDone, Summary } from '../collect.js';
-import type { FiredFault } from '../fired.js';
+import { type FiredFault, LINK_DROPS, OUTAGES } from '../fired.js';
 import { schemeDriver } from '../schemes/index.js';
 import type { Assertion } from './model.js';
 
@@ -24,9 +24,6 @@ export interface RunFacts {
   /** node processes of the run found alive after it stopped (a check beyond the run's own count) */
   survivors: number;
 }
-
-const LINK_FAULTS: ReadonlySet<string> = new Set(['link-down', 'link-lossy']);
-const NODE_OUTAGES: ReadonlySet<string> = new Set(['kill', 'pause', 'stop', 'disconnect']);
 
 /** At most this many detail lines per invariant; the rest are counted. */
 const MAX_DETAILS = 10;
@@ -60,8 +57,8 @@ export function checkInvariants(
   add('processes', processes);
 
   const loss: string[] = [];
-  const linkFaults = run.faults.some((f) => LINK_FAULTS.has(f.action));
-  const topologyFaults = run.faults.some((f) => LINK_FAULTS.has(f.action) || NODE_OUTAGES.has(f.action));
+  const linkFaults = run.faults.some((f) => LINK_DROPS.has(f.action));
+  const topologyFaults = run.faults.some((f) => LINK_DROPS.has(f.action) || OUTAGES.has(f.action));
   if (s.drops.malformed > 0) loss.push(`${s.drops.malformed} malformed datagrams inside the fabric`);
   if (s.drops.fault > 0 && !linkFaults)
     loss.push(`${s.drops.fault} frames dropped by the fault layer, yet no link fault fired`);
