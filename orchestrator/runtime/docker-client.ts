@@ -43,37 +43,63 @@ export async function docker(): Promise<Docker> {
   return (await dockerClient()).container.dockerode;
 }
 
+/** how often removal is checked and repeated before dcemu gives up on a daemon that keeps something */
+const REMOVE_ROUNDS = 20;
+const REMOVE_PAUSE_MS = 250;
+
 /**
  * Removes every container and network labelled `dcemu=<runId>` (or every one labelled `dcemu` when
- * `runId` is null); returns how many of each it removed. Idempotent.
+ * `runId` is null); returns how many of each it removed. Idempotent. The daemon may still list a
+ * network for a moment after its last endpoint went (or refuse to remove it while one is being torn
+ * down): removal is repeated until a listing shows nothing of the run, and what the daemon still
+ * keeps after that is an error naming it, never a silent leftover.
  */
 async function removeLabelled(runId: string | null): Promise<{ containers: number; networks: number }> {
   const d = await docker();
   const label = runId === null ? RUN_LABEL : `${RUN_LABEL}=${runId}`;
-  const containers = await d.listContainers({ all: true, filters: { label: [label] } });
-  await Promise.all(
-    containers.map((c) =>
-      d
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch((err: { statusCode?: number }) => {
-          // already gone, or being removed by a concurrent teardown
-          if (err.statusCode !== 404 && err.statusCode !== 409) throw err;
-        }),
-    ),
+  const removed = { containers: new Set<string>(), networks: new Set<string>() };
+  let left: string[] = [];
+  for (let round = 0; round < REMOVE_ROUNDS; round++) {
+    // the first re-listing comes at once: it nearly always shows nothing
+    if (round > 1) await new Promise((r) => setTimeout(r, REMOVE_PAUSE_MS));
+    const containers = await d.listContainers({ all: true, filters: { label: [label] } });
+    await Promise.all(
+      containers.map((c) =>
+        d
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .then(() => removed.containers.add(c.Id))
+          .catch((err: { statusCode?: number }) => {
+            // already gone, or being removed by a concurrent teardown: the next listing tells
+            if (err.statusCode !== 404 && err.statusCode !== 409) throw err;
+          }),
+      ),
+    );
+    const networks = await d.listNetworks({ filters: { label: [label] } });
+    const refused: string[] = [];
+    await Promise.all(
+      networks.map((n) =>
+        d
+          .getNetwork(n.Id)
+          .remove()
+          .then(() => removed.networks.add(n.Id))
+          .catch((err: { statusCode?: number; message?: string }) => {
+            // 403/409: an endpoint is still being released; try again in the next round
+            if (err.statusCode === 403 || err.statusCode === 409) refused.push(`${n.Name} (${err.message})`);
+            else if (err.statusCode !== 404) throw err;
+          }),
+      ),
+    );
+    if (containers.length === 0 && networks.length === 0)
+      return { containers: removed.containers.size, networks: removed.networks.size };
+    left = [
+      ...containers.map((c) => c.Names?.[0] ?? c.Id),
+      ...(refused.length ? refused : networks.map((n) => n.Name)),
+    ];
+  }
+  throw new RuntimeError(
+    `the Docker daemon still keeps ${left.join(', ')} after ${REMOVE_ROUNDS} removals; remove them with 'dcemu clean'`,
   );
-  const networks = await d.listNetworks({ filters: { label: [label] } });
-  await Promise.all(
-    networks.map((n) =>
-      d
-        .getNetwork(n.Id)
-        .remove()
-        .catch((err: { statusCode?: number }) => {
-          if (err.statusCode !== 404) throw err;
-        }),
-    ),
-  );
-  return { containers: containers.length, networks: networks.length };
 }
 
 /** Removes one run's containers and network (teardown, and after a failed start). */
