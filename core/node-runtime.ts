@@ -50,8 +50,13 @@ export interface Role {
   /** traffic starts; `at` is the physical time workload offsets count from */
   start(at: number): void;
   portDown(port: number, now: number): void;
-  /** a PTP frame sent by this node starts transmission on `port` at physical `txStart` */
+  /**
+   * a frame sent by this node starts transmission on `port` at physical `txStart`: PTP frames when
+   * the run has PTP (departure stamps), every frame when `watchesDepartures` is set
+   */
   departed?(port: number, frame: Frame, txStart: number): void;
+  /** `departed` wants every frame (a scheme's queue accounting), not only PTP ones */
+  readonly watchesDepartures?: boolean;
   portUp(port: number, now: number): void;
   progress(): { flowsDone: number; flowsStarted: number };
   report(): Pick<
@@ -342,13 +347,16 @@ class NodeProcess {
     // At departure, before the wire filter (a frame a cut wire drops was still sent): data frames are
     // counted for loss accounting; PTP frames get their departure stamps (hardware stamps, transparent
     // clocks) when the run has PTP.
-    const departed = config.ptp && role.departed ? role.departed.bind(role) : null;
+    const departed =
+      (config.ptp || role.watchesDepartures) && role.departed ? role.departed.bind(role) : null;
+    const every = role.watchesDepartures === true;
     for (const p of ports) {
       p.onDepart = (i, f, txStart) => {
         if (f.t === FrameType.Data) {
           txSinceHeard[i]++;
           if (!liveness!.up[i]) sentWhileDown[i]++;
-        } else if (f.t === FrameType.Ptp && departed !== null) departed(i, f, txStart);
+        }
+        if (departed !== null && (every || f.t === FrameType.Ptp)) departed(i, f, txStart);
       };
     }
     // capture at the transmission start, after the wire filter: what the port sent and what became of it

@@ -14,7 +14,9 @@ import type { NodeContext, Role } from '../core/node-runtime.js';
 import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
+import { hostTransport } from './schemes.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
+import type { TransportComponents } from './transport/types.js';
 
 /** How often a free-running clock's true error is recorded (PTP runs use `ptp.sample`). */
 const FREE_CLOCK_SAMPLE_NS = 10_000;
@@ -49,15 +51,27 @@ export class Host implements Role {
       rateBps: port.params.rateBps,
       backlog: () => port.occupancy(sched.current),
     };
-    this.transport = createTransport(cfg.transport ?? BASELINE_DEFAULTS, {
+    const delivered = new Set<number>();
+    const components: TransportComponents = {
       hostId: cfg.id,
       clock: ctx.clock,
       nic,
       metrics: ctx.metrics,
-      // flow records are measurements: physical time, not the host's clock
-      delivered: (id, _now, via) => this.received.push([id, sched.current, via.slice()]),
+      // flow records are measurements: physical time, not the host's clock; a flow a scheme handed to
+      // its best-effort transport after part of it arrived is delivered once
+      delivered: (id, _now, via) => {
+        if (delivered.has(id)) return;
+        delivered.add(id);
+        this.received.push([id, sched.current, via.slice()]);
+      },
       acked: () => this.ackedCount++,
-    });
+      physNow: () => sched.current,
+    };
+    this.transport = hostTransport(
+      cfg,
+      components,
+      createTransport(cfg.transport ?? BASELINE_DEFAULTS, components),
+    );
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
     if (cfg.ptp) {
       const clock = ctx.clock as SteerableClock;
@@ -163,6 +177,7 @@ export class Host implements Role {
     }
     this.ctx.metrics.inc('flowsAcked', this.ackedCount);
     const rxFrames = this.transport.receivedFrames?.();
+    const section = this.transport.report?.();
     const partial = this.transport.partialPaths();
     return {
       flows,
@@ -174,6 +189,7 @@ export class Host implements Role {
       delivered: this.delivered.toArrays(),
       ...(this.ptp && { clock: this.ptp.report() }),
       ...(this.freeClock && { clock: this.freeClock }),
+      ...(section !== undefined && { scheme: section }),
     };
   }
 

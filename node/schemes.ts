@@ -3,22 +3,46 @@
  * to speak its link failure detector, so both ends of a host link agree on liveness.
  */
 import type { DetectorFactory } from '../core/liveness.js';
+import type { NodeConfig } from '../core/messages.js';
 import { F10_KIND } from '../switch/f10/config.js';
 import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
+import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
+import { HarmonyTransport } from './transport/harmony/transport.js';
+import type { Transport, TransportComponents } from './transport/types.js';
 
 interface HostSchemeEntry {
   detector?: DetectorFactory;
+  /** the scheme's transport, over the run's transport (its best-effort delivery) */
+  transport?: (config: unknown, components: TransportComponents, bestEffort: Transport) => Transport;
 }
 
 const SCHEMES: Record<string, HostSchemeEntry> = {
   [F10_KIND]: { detector: f10DetectorFactory },
+  [HARMONY_KIND]: {
+    transport: (config, components, bestEffort) =>
+      new HarmonyTransport(config as HarmonyHostConfig, components, bestEffort),
+  },
 };
+
+function entry(kind: string): HostSchemeEntry {
+  const e = SCHEMES[kind];
+  if (!e) throw new Error(`this host runs no scheme '${kind}' (known: ${Object.keys(SCHEMES).join(', ')})`);
+  return e;
+}
+
+/** The host's transport: the scheme's over the run's, or the run's alone. */
+export function hostTransport(
+  config: NodeConfig,
+  components: TransportComponents,
+  base: Transport,
+): Transport {
+  const scheme = config.scheme;
+  const make = scheme === undefined ? undefined : entry(scheme.kind).transport;
+  return make === undefined ? base : make(scheme!.config, components, base);
+}
 
 export const hostDetector: DetectorFactory = (config, ...rest) => {
   const kind = config.scheme?.kind;
   if (kind === undefined) return null;
-  const entry = SCHEMES[kind];
-  if (!entry)
-    throw new Error(`this host runs no scheme '${kind}' (known: ${Object.keys(SCHEMES).join(', ')})`);
-  return entry.detector?.(config, ...rest) ?? null;
+  return entry(kind).detector?.(config, ...rest) ?? null;
 };

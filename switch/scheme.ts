@@ -14,6 +14,10 @@ export interface SwitchScheme {
   onControl?(now: number, ingress: number, frame: Frame): boolean;
   /** a frame was routed from `ingress` to `egress` (before it is queued) */
   forwarded?(frame: Frame, ingress: number, egress: number): void;
+  /** a frame routed to `egress` found its buffer full */
+  dropped?(frame: Frame, egress: number): void;
+  /** a frame was committed for transmission on `port`, starting at `txStart` (physical) */
+  departed?(port: number, frame: Frame, txStart: number): void;
   start?(at: number): void;
   stop?(): void;
   /** adds the scheme's counters to the node's metrics and returns its report section */

@@ -6,6 +6,8 @@ import type { DetectorFactory } from '../core/liveness.js';
 import { F10_KIND } from './f10/config.js';
 import { f10DetectorFactory } from './f10/detector-factory.js';
 import { F10Module } from './f10/module.js';
+import { HarmonyModule } from './harmony/module.js';
+import { HARMONY_KIND } from './harmony/wire.js';
 import type { SwitchSchemeFactory } from './scheme.js';
 
 interface SwitchSchemeEntry {
@@ -16,6 +18,7 @@ interface SwitchSchemeEntry {
 
 const SCHEMES: Record<string, SwitchSchemeEntry> = {
   [F10_KIND]: { create: (ctx) => new F10Module(ctx), detector: f10DetectorFactory },
+  [HARMONY_KIND]: { create: (ctx) => new HarmonyModule(ctx) },
 };
 
 export function switchScheme(kind: string): SwitchSchemeEntry {

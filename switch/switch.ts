@@ -26,6 +26,7 @@ export class Switch implements Role {
   private forwarded = 0;
   /** the scheme running on this switch, if any (F10 routing, pushback and controller exchange, ...) */
   private readonly scheme: SwitchScheme | null;
+  readonly watchesDepartures: boolean;
 
   constructor(
     private readonly ctx: NodeContext,
@@ -33,6 +34,7 @@ export class Switch implements Role {
   ) {
     const cfg = ctx.config;
     this.scheme = schemeFactory?.(ctx) ?? null;
+    this.watchesDepartures = this.scheme?.departed !== undefined;
     if (this.scheme?.routing) {
       this.routing = this.scheme.routing;
     } else {
@@ -54,7 +56,8 @@ export class Switch implements Role {
    * the start of its transmission, measured on this switch's own clock, is added to its correction
    * field, so queueing here does not look like path delay to the slave.
    */
-  departed(_port: number, frame: Frame, txStart: number): void {
+  departed(port: number, frame: Frame, txStart: number): void {
+    this.scheme?.departed?.(port, frame, txStart);
     const tc = this.tcIngress;
     if (tc === null) return;
     const t0 = tc.get(frame);
@@ -81,7 +84,10 @@ export class Switch implements Role {
     if (this.isDown[ingress] && this.isDown[egress] && frame.v === 0) frame.v = this.ctx.config.id;
     this.scheme?.forwarded?.(frame, ingress, egress);
     this.forwarded++;
-    if (!this.ctx.ports[egress].send(frame, now)) this.tcIngress?.delete(frame);
+    if (!this.ctx.ports[egress].send(frame, now)) {
+      this.tcIngress?.delete(frame);
+      this.scheme?.dropped?.(frame, egress);
+    }
   }
 
   start(at: number): void {

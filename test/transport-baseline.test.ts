@@ -94,6 +94,7 @@ class Net {
         metrics: new Metrics(),
         delivered: (fid, now) => host.delivered.push({ id: fid, at: now }),
         acked: (fid, now) => host.acked.push({ id: fid, at: now }),
+        physNow: () => this.sched.current,
       };
       (host as { transport: BaselineTransport }).transport = new BaselineTransport(cfg, components);
       this.hosts.push(host);
@@ -488,6 +489,7 @@ describe('BaselineTransport receiver', () => {
       acked: () => {
         throw new Error('receiver must not report acked');
       },
+      physNow: () => sched.current,
     });
     const size = 3 * WireSize.Mss; // three segments
     const data = (q: number, e: number = Ecn.Ect): Frame =>

@@ -54,6 +54,7 @@ const components = (hostId: number, clock: IdealClock, nic: Nic): TransportCompo
   acked: () => {
     throw new Error('udp never reports acked');
   },
+  physNow: () => 0,
 });
 
 /** A never-used NIC for a receiving host: UDP receivers send nothing. */

@@ -29,6 +29,8 @@ export interface TransportComponents {
   delivered(id: number, now: number, via: number[]): void;
   /** the sending side has every byte of flow `id` acknowledged */
   acked(id: number, now: number): void;
+  /** physical time of the event being handled: for measurements in reports, never for protocol logic */
+  physNow(): number;
 }
 
 /** Data frames a flow of `size` bytes is cut into: full MSS payloads, the last one shorter (at least one). */
@@ -61,6 +63,8 @@ export interface Transport {
    * physical time new data last arrived]
    */
   partialPaths(): Array<[number, number[], number]>;
+  /** a scheme transport's own report section (`scheme` in the host report) */
+  report?(): unknown;
   stop(): void;
 }
 

@@ -6,6 +6,7 @@
 import type { ScenarioSource } from '../scenario/source.js';
 import type { LinkParams, Topology } from '../topology/types.js';
 import { f10Driver } from './f10/index.js';
+import { harmonyDriver } from './harmony/index.js';
 import type { SchemeDriver, SchemeSettings } from './types.js';
 
 export type { SchemeDriver, SchemeSettings, SummaryTotals } from './types.js';
@@ -16,7 +17,11 @@ const ecmp: SchemeDriver = {
   resolve: () => ({ kind: 'ecmp' }),
 };
 
-const DRIVERS: readonly SchemeDriver[] = [ecmp, f10Driver as unknown as SchemeDriver];
+const DRIVERS: readonly SchemeDriver[] = [
+  ecmp,
+  f10Driver as unknown as SchemeDriver,
+  harmonyDriver as unknown as SchemeDriver,
+];
 
 const byKind = new Map<string, SchemeDriver>();
 for (const d of DRIVERS) for (const k of d.kinds) byKind.set(k, d);

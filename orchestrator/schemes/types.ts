@@ -18,6 +18,8 @@ export interface SchemeSettings {
 
 /** What a run left that a scheme's summary reads (times in virtual ns since traffic start). */
 export interface RunRecord {
+  /** physical time traffic started: report times minus this are virtual ns since traffic start */
+  trafficStart: number;
   reports: NodeReport[];
   events: NodeEvent[];
   faults: FiredFault[];
