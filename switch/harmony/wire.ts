@@ -103,8 +103,13 @@ export interface HarmonyHostConfig {
   bdpBytes: number;
   /** bound on one frame's network delay between any two hosts (propagation, serialization, Theorem 3.1 queueing) */
   oneWayNs: number;
-  /** a rejected or failed message: asked again (`retry`), sent best effort, or reported and dropped */
-  onReject: 'retry' | 'best-effort' | 'give-up';
-  /** asks of a message through Harmony beyond the first, with `retry` (then it is sent best effort) */
+  /**
+   * bound on how much two frames of one slot can differ in network delay: Theorem 3.1 queueing, one
+   * best-effort frame per switch, the other K-1 slots' frames in the sender's NIC
+   */
+  jitterNs: number;
+  /** a rejected or failed message, once its retries are spent: sent best effort, or reported and dropped */
+  onReject: 'best-effort' | 'give-up';
+  /** asks of a rejected or failed message through Harmony beyond the first */
   retries: number;
 }

@@ -62,8 +62,11 @@ export interface HarmonyHostSection {
   rejectedBySender: number;
   /** extra grants of multi-slot allocation */
   extraGrants: number;
-  /** [physical time, flow, FailureWhy] of every failure this host inferred */
-  failures: Array<[number, number, number]>;
+  /**
+   * [physical time, flow, FailureWhy, physical time the first missing arrival was due (-1: not a
+   * data stream's silence)] of every failure this host inferred
+   */
+  failures: Array<[number, number, number, number]>;
   /** sender side: [flow, Outcome, Harmony attempts, physical time of the outcome, switches on its path] */
   outcomes: Array<[number, number, number, number, number]>;
   /** receiver side: the worst network queueing (ns) any data frame of a message met, [flow, ns] */
@@ -141,6 +144,8 @@ class InMsg {
 class RecvGrant {
   watchdog: Timer | null = null;
   closed = false;
+  /** physical time the next data frame was due (-1: before the first) */
+  due = -1;
   constructor(
     readonly key: number,
     readonly msg: InMsg,
@@ -367,22 +372,14 @@ export class HarmonyTransport implements Transport {
 
   /** Harmony could not admit the message: ask again when a slot is free, or as the scenario says */
   private rejected(m: OutMsg): void {
-    if (this.cfg.onReject === 'retry' && m.attempt <= this.cfg.retries) {
-      this.s.retried++;
-      if (this.sendUsed < this.cfg.K) this.ask(m);
-      else if (!m.waiting) {
-        m.waiting = true;
-        this.waitingSlot.push(m);
-      }
-      return;
-    }
+    if (this.retry(m)) return;
     this.s.rejected++;
     this.giveUp(m, Outcome.Rejected);
   }
 
   /** a failure of the current attempt: its grants are given back along their paths, then as `rejected` */
   private fail(m: OutMsg, why: number): void {
-    this.s.failures.push([this.c.physNow(), m.spec.id, why]);
+    this.s.failures.push([this.c.physNow(), m.spec.id, why, -1]);
     for (const g of m.grants) {
       this.sendGrants.delete(g.key);
       this.clock.cancel(g.back);
@@ -400,17 +397,21 @@ export class HarmonyTransport implements Transport {
     m.grants.clear();
     this.clock.cancel(m.answer);
     m.answer = null;
-    if (this.cfg.onReject === 'retry' && m.attempt <= this.cfg.retries) {
-      this.s.retried++;
-      if (this.sendUsed < this.cfg.K) this.ask(m);
-      else if (!m.waiting) {
-        m.waiting = true;
-        this.waitingSlot.push(m);
-      }
-      return;
-    }
+    if (this.retry(m)) return;
     this.s.failed++;
     this.giveUp(m, Outcome.Failed);
+  }
+
+  /** asks again (now, or when a send slot frees) while the message has retries left */
+  private retry(m: OutMsg): boolean {
+    if (m.attempt > this.cfg.retries) return false;
+    this.s.retried++;
+    if (this.sendUsed < this.cfg.K) this.ask(m);
+    else if (!m.waiting) {
+      m.waiting = true;
+      this.waitingSlot.push(m);
+    }
+    return true;
   }
 
   private giveUp(m: OutMsg, outcome: number): void {
@@ -486,7 +487,7 @@ export class HarmonyTransport implements Transport {
     const g = grant as RecvGrant;
     g.watchdog = null;
     if (g.closed) return;
-    this.s.failures.push([this.c.physNow(), g.msg.id, FailureWhy.Silent]);
+    this.s.failures.push([this.c.physNow(), g.msg.id, FailureWhy.Silent, g.due]);
     this.closeGrant(g);
     this.control(g.msg.src, g.msg.id, HarmonyClass.Second, {
       h: Ctl.Failure,
@@ -515,7 +516,10 @@ export class HarmonyTransport implements Transport {
     if (g !== undefined && !g.closed) {
       this.clock.cancel(g.watchdog);
       // the next byte of a slot comes one pacing gap later, give or take the queueing bound
-      g.watchdog = this.clock.after(f.z * this.slotNsPerByte + 2 * this.cfg.oneWayNs, this.silent, g);
+      // the next byte of a slot is due one pacing gap later, give or take the delay jitter bound
+      const gap = f.z * this.slotNsPerByte;
+      g.due = this.c.physNow() + gap;
+      g.watchdog = this.clock.after(gap + this.cfg.jitterNs, this.silent, g);
     }
   }
 
@@ -556,7 +560,7 @@ export class HarmonyTransport implements Transport {
 
   /** every grant closed and bytes are missing: lost on the way, a failure */
   private incomplete(m: InMsg): void {
-    this.s.failures.push([this.c.physNow(), m.id, FailureWhy.Incomplete]);
+    this.s.failures.push([this.c.physNow(), m.id, FailureWhy.Incomplete, -1]);
     this.control(m.src, m.id, HarmonyClass.Second, {
       h: Ctl.Failure,
       g: 0,

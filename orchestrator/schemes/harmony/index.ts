@@ -41,6 +41,7 @@ export const harmonyDriver: SchemeDriver<HarmonySettings> = {
         slotRateBps: (b.hostRateBps * (1 - s.controlShare)) / s.K,
         bdpBytes: b.bdpBytes,
         oneWayNs: Math.ceil(b.oneWayNs),
+        jitterNs: Math.ceil(b.delayBoundNs + (b.switchesOnPath + s.K) * mtuNs),
         onReject: s.onReject,
         retries: s.retries,
       };

@@ -2,7 +2,8 @@
  * Harmony's `scheme:` settings and the bounds the topology gives them (NSDI'24 §3.3): Theorem 3.1's
  * queue bound #H·(K−1)·p and queueing-delay bound #H(#H+1)(K−1)/2 · p/B, where #H is the number of
  * switches on the longest host-to-host shortest path, B the slowest link and p the MTU. δadmission
- * defaults to 5× the delay bound, as in the paper's evaluation (§5). Hosts derive their failure timers
+ * defaults to 5× the delay bound, as in the paper's evaluation (§5), and to at least one unloaded
+ * round trip (at K = 1 the bound is 0). Hosts derive their failure timers
  * from a one-way bound: propagation and serialization of an MTU on every link of the longest path,
  * the Theorem 3.1 queueing, and one best-effort frame in transmission at every switch (switches do not
  * preempt, §3.2).
@@ -23,7 +24,7 @@ export const harmonyProperties = {
   deltaAdmission: duration,
   multiSlot: { type: 'boolean' },
   controlShare: { type: 'number', minimum: 0, exclusiveMaximum: 0.5 },
-  onReject: { enum: ['retry', 'best-effort', 'give-up'] },
+  onReject: { enum: ['best-effort', 'give-up'] },
   retries: { type: 'integer', minimum: 0 },
 };
 
@@ -53,7 +54,7 @@ export interface HarmonySettings {
   deltaAdmissionNs: number;
   multiSlot: boolean;
   controlShare: number;
-  onReject: 'retry' | 'best-effort' | 'give-up';
+  onReject: 'best-effort' | 'give-up';
   retries: number;
   bounds: HarmonyBounds;
   [setting: string]: unknown;
@@ -68,7 +69,7 @@ export const HARMONY_DEFAULTS = {
   K: 8,
   multiSlot: true,
   controlShare: 0.02,
-  onReject: 'retry',
+  onReject: 'best-effort',
   retries: 3,
 } as const;
 
@@ -81,7 +82,8 @@ export function resolveHarmony(src: ScenarioSource, topo: Topology): HarmonySett
       ['scheme', 'kind'],
       'harmony needs hosts joined through switches (no host pair has a switch between)',
     );
-  let deltaAdmissionNs = 5 * bounds.delayBoundNs;
+  // 5x the delay bound, as the paper's evaluation; at K = 1 the bound is 0: one unloaded round trip
+  let deltaAdmissionNs = Math.max(5 * bounds.delayBoundNs, bounds.baseRttNs);
   if (sc.deltaAdmission !== undefined) {
     deltaAdmissionNs = parseDurationNs(sc.deltaAdmission);
     if (!(deltaAdmissionNs > 0))

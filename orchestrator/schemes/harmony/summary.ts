@@ -66,6 +66,8 @@ export interface HarmonySummary {
   };
   /** failures inferred by hosts, by why */
   inferred: { silent: number; incomplete: number; noAnswer: number; noComplete: number };
+  /** longest a receiver took to infer a failure after the first data frame that did not come was due, ns */
+  maxInferenceNs: number;
   faults: HarmonyFaultSummary[];
 }
 
@@ -182,6 +184,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
       noAnswer: why(FailureWhy.NoAnswer),
       noComplete: why(FailureWhy.NoComplete),
     },
+    maxInferenceNs: Math.max(0, ...failures.filter((f) => f[3] >= 0).map((f) => f[0] - f[3])),
     faults,
   };
 }
@@ -204,10 +207,16 @@ export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
       `${a.rsvpSent} rsvps (${a.extraGrants} extra), ${a.rejectedInNetwork} rejected in network (${(100 * a.notRejectedInNetwork).toFixed(1)}% through), ${a.rejectedAtHost} at δadmission ${formatNs(h.deltaAdmissionNs)}, ${a.rejectedBySender} by senders, ${a.reclaimed} VLs reclaimed`,
     ],
   ];
+  const i = h.inferred;
+  if (i.silent + i.incomplete + i.noAnswer + i.noComplete > 0)
+    rows.push([
+      'harmony failures inferred',
+      `${i.silent} data silent (at most ${formatNs(h.maxInferenceNs)} after due), ${i.incomplete} incomplete, ${i.noAnswer} requests unanswered, ${i.noComplete} completes unanswered`,
+    ]);
   for (const f of h.faults)
     rows.push([
       `harmony ${f.action} ${f.target}`,
-      `${f.messages} messages failed after it; first inferred +${f.firstFailureNs === null ? '-' : formatNs(f.firstFailureNs)}, all done +${f.recoveredNs === null ? '-' : formatNs(f.recoveredNs)}${f.unresolved > 0 ? `, ${f.unresolved} unresolved` : ''}`,
+      `${f.messages} messages failed after it; first failure inferred +${f.firstFailureNs === null ? '-' : formatNs(f.firstFailureNs)}, all done +${f.recoveredNs === null ? '-' : formatNs(f.recoveredNs)}${f.unresolved > 0 ? `, ${f.unresolved} unresolved` : ''}`,
     ]);
   return rows;
 }
