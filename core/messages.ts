@@ -83,6 +83,8 @@ export interface FlowSpec {
   size: number;
   /** start, virtual ns after traffic start */
   start: number;
+  /** background traffic: sent best effort beside a scheme's own transport */
+  bestEffort?: true;
 }
 
 /** The node's oscillator (DESIGN §1); absent: an ideal clock (node time = physical time). */

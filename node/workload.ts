@@ -27,6 +27,11 @@ export interface WorkloadSpec {
   };
   /** pattern 'list': exactly these flows */
   flows?: Array<{ src: number; dst: number; size: number; start: number }>;
+  /**
+   * best-effort traffic beside the main workload (a scheme with its own transport, Harmony, sends it
+   * through the run's baseline transport in the lowest class); same duration, its own seed
+   */
+  background?: WorkloadSpec;
   seed: number;
 }
 
@@ -170,6 +175,15 @@ function listed(spec: WorkloadSpec, hosts: number[]): Draft[] {
  */
 export function generateFlows(spec: WorkloadSpec, hostIds: number[], hostRateBps: number): FlowSpec[] {
   const hosts = sortedHosts(hostIds);
+  const all = generateDrafts(spec, hosts, hostRateBps);
+  if (spec.background)
+    for (const d of generateDrafts(spec.background, hosts, hostRateBps)) all.push({ ...d, bestEffort: true });
+  // Array.prototype.sort is stable, so equal starts keep their deterministic generation order.
+  all.sort((a, b) => a.start - b.start);
+  return all.map((d, i) => ({ id: i + 1, ...d }));
+}
+
+function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number): Draft[] {
   let drafts: Draft[];
   if (spec.pattern === 'list') {
     drafts = listed(spec, hosts);
@@ -215,7 +229,5 @@ export function generateFlows(spec: WorkloadSpec, hostIds: number[], hostRateBps
         throw new Error(`unknown workload pattern '${(spec as { pattern: string }).pattern}'`);
     }
   }
-  // Array.prototype.sort is stable, so equal starts keep their deterministic generation order.
-  drafts.sort((a, b) => a.start - b.start);
-  return drafts.map((d, i) => ({ id: i + 1, src: d.src, dst: d.dst, size: d.size, start: d.start }));
+  return drafts.map((d) => ({ src: d.src, dst: d.dst, size: d.size, start: d.start }));
 }

@@ -189,6 +189,36 @@ describe('generateFlows', () => {
     expect(dsts.size).toBe(15);
   });
 
+  it('adds best-effort background flows beside the main ones, merged by start and numbered together', () => {
+    const main: WorkloadSpec = {
+      pattern: 'all-to-all',
+      fixedSize: 128_000,
+      load: 0.4,
+      durationNs: 20e6,
+      seed: 3,
+    };
+    const alone = generateFlows(main, hostRange(8), RATE);
+    const mixed = generateFlows(
+      {
+        ...main,
+        background: { pattern: 'all-to-all', sizes: 'websearch', load: 0.2, durationNs: 20e6, seed: 5 },
+      },
+      hostRange(8),
+      RATE,
+    );
+    const bg = mixed.filter((f) => f.bestEffort);
+    const fg = mixed.filter((f) => !f.bestEffort);
+    expect(bg.length).toBeGreaterThan(10);
+    // the main flows are the same ones, only renumbered around the background
+    expect(fg.map(({ id: _, ...f }) => f)).toEqual(alone.map(({ id: _, ...f }) => f));
+    expect(fg.every((f) => f.size === 128_000)).toBe(true);
+    mixed.forEach((f, i) => {
+      expect(f.id).toBe(i + 1);
+      if (i > 0) expect(f.start).toBeGreaterThanOrEqual(mixed[i - 1].start);
+    });
+    expect('bestEffort' in alone[0]).toBe(false);
+  });
+
   it('sorts by start and numbers flows 1..N', () => {
     const flows = generateFlows(base, hostRange(8), RATE);
     flows.forEach((f, i) => {

@@ -539,29 +539,11 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
       ['workload', 'duration'],
       `must be > 0, got ${spec.durationNs} ns (flows start in [0, duration))`,
     );
-  if (w.pattern !== 'list') {
-    if (w.sizes === undefined && w.fixedSize === undefined) {
-      throw src.error(
-        ['workload', 'sizes'],
-        `a size distribution is required (one of ${SizeCdf.names().join(', ')}) or fixedSize`,
-      );
-    }
-    if (w.sizes !== undefined) {
-      if (!SizeCdf.names().includes(w.sizes)) {
-        throw src.error(
-          ['workload', 'sizes'],
-          `unknown size distribution '${w.sizes}'; available: ${SizeCdf.names().join(', ')}`,
-        );
-      }
-      spec.sizes = w.sizes;
-    }
-    if (w.fixedSize !== undefined) {
-      spec.fixedSize = parseBytes(w.fixedSize);
-      if (!(spec.fixedSize > 0))
-        throw src.error(['workload', 'fixedSize'], `must be > 0 B, got ${spec.fixedSize}`);
-    }
-    if (w.load === undefined) throw src.error(['workload', 'load'], 'a load fraction in (0, 1] is required');
-    spec.load = w.load;
+  if (w.pattern !== 'list') sizesAndLoad(src, w, ['workload'], spec);
+  if (w.background !== undefined && w.background !== null) {
+    const bg: WorkloadSpec = { pattern: w.background.pattern, durationNs: spec.durationNs, seed: seed * 31 + 7 };
+    sizesAndLoad(src, w.background, ['workload', 'background'], bg);
+    spec.background = bg;
   }
   if (w.pattern === 'incast') {
     const hosts = countHosts(topo);
@@ -584,6 +566,36 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     });
   }
   return spec;
+}
+
+/** A generated pattern's flow sizes (a distribution or one size) and load, checked into `spec`. */
+function sizesAndLoad(
+  src: ScenarioSource,
+  w: { sizes?: string; fixedSize?: string | number; load?: number },
+  at: string[],
+  spec: WorkloadSpec,
+): void {
+  if (w.sizes === undefined && w.fixedSize === undefined) {
+    throw src.error(
+      [...at, 'sizes'],
+      `a size distribution is required (one of ${SizeCdf.names().join(', ')}) or fixedSize`,
+    );
+  }
+  if (w.sizes !== undefined) {
+    if (!SizeCdf.names().includes(w.sizes)) {
+      throw src.error(
+        [...at, 'sizes'],
+        `unknown size distribution '${w.sizes}'; available: ${SizeCdf.names().join(', ')}`,
+      );
+    }
+    spec.sizes = w.sizes;
+  }
+  if (w.fixedSize !== undefined) {
+    spec.fixedSize = parseBytes(w.fixedSize);
+    if (!(spec.fixedSize > 0)) throw src.error([...at, 'fixedSize'], `must be > 0 B, got ${spec.fixedSize}`);
+  }
+  if (w.load === undefined) throw src.error([...at, 'load'], 'a load fraction in (0, 1] is required');
+  spec.load = w.load;
 }
 
 function countHosts(topo: Topology): number {

@@ -194,6 +194,18 @@ export const scenarioSchema = {
         duration,
         fanIn: { type: 'integer', minimum: 1 },
         target: nodeName,
+        // best-effort traffic beside the main workload (Harmony: the third class); null: none
+        background: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          required: ['pattern'],
+          properties: {
+            pattern: { enum: ['all-to-all', 'permutation'] },
+            sizes: { type: 'string' },
+            fixedSize: bytes,
+            load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+          },
+        },
         flows: {
           type: 'array',
           items: {

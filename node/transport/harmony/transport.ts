@@ -204,7 +204,12 @@ export class HarmonyTransport implements Transport {
 
   // ---- sender ----
 
-  startFlow(flow: FlowSpec): void {
+  startFlow(flow: FlowSpec, now: number): void {
+    // background traffic is not Harmony's: the best-effort transport, in the lowest class
+    if (flow.bestEffort) {
+      this.bestEffort.startFlow(flow, now);
+      return;
+    }
     const m = new OutMsg(flow);
     this.out.set(flow.id, m);
     this.s.submitted++;
