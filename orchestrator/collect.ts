@@ -194,7 +194,9 @@ export function collect(
   const counters: Record<string, number> = {};
   for (const rep of r.reports)
     for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+  const scheme = schemeDriver(r.scenario.scheme.kind);
   const outcomes = flowOutcomes({
+    reported: scheme.failedFlows?.(r.scenario.scheme, r),
     topology: topo,
     planned: r.plan.flows,
     flows,
@@ -280,7 +282,7 @@ export function collect(
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
   if (r.capture) summary.capture = r.capture;
-  const driver = schemeDriver(r.scenario.scheme.kind);
+  const driver = scheme;
   if (driver.summaryKey && driver.summarize)
     summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {
       frames: summary.frames,

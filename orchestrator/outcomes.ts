@@ -3,7 +3,8 @@
  * unexplained. A flow fails with a reason when an endpoint was killed, paused or cut off, when no
  * path joined its ends once the faults had struck, or (a transport that does not retransmit) when it
  * lost frames while a fault that drops frames was in force on one of its paths, or to a full buffer on
- * one. Anything else left unfinished is unexplained: the transport or the fabric did not recover
+ * one, or when the scheme itself reported it ended undelivered (its own reason). Anything else left
+ * unfinished is unexplained: the transport or the fabric did not recover
  * although it could have, or frames vanished where no fault and no full buffer was. Chaos
  * runs hold every flow to this (orchestrator/chaos/); every run writes it into flows.csv.
  */
@@ -52,6 +53,8 @@ export interface OutcomeInput {
   reliable: boolean;
   /** egress ports that dropped frames on full buffers, as `node>peer` */
   congested: ReadonlySet<string>;
+  /** flows the scheme itself ended undelivered, with its reason (a Harmony message failed or rejected) */
+  reported?: ReadonlyMap<number, string>;
 }
 
 interface Span {
@@ -245,6 +248,11 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
         failed(`frames lost to congestion at ${full.replace('>', '→')} (the transport does not retransmit)`);
         continue;
       }
+    }
+    const reported = input.reported?.get(spec.id);
+    if (reported !== undefined) {
+      failed(reported);
+      continue;
     }
     if (input.stoppedEarly) {
       out.set(spec.id, {

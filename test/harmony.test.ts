@@ -172,6 +172,7 @@ describe('Harmony leaf switch', () => {
       d: l.host('h0'),
       f: 9,
       z: 64,
+      r: [hop1[1]],
       x: { h: Ctl.Complete, g: 1, a: 1, hops: [hop1] } satisfies HarmonyControl,
     });
     expect(l.m.onControl(10, hop1[2], complete)).toBe(false);

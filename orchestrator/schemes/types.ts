@@ -43,6 +43,11 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   arbiters?(s: S, topo: Topology): ArbiterSpec[];
   /** the scheme's part of one node's config; `topo` includes the arbiters */
   nodeScheme?(s: S, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined;
+  /**
+   * Flows the scheme itself ended undelivered, with its reason (flows.csv, outcomes.csv and the chaos
+   * invariants then count them failed, not unexplained)
+   */
+  failedFlows?(s: S, r: RunRecord): Map<number, string>;
   /** where its summary section goes (`summary.f10`) */
   readonly summaryKey?: string;
   /** the run's summary section */

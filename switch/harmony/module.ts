@@ -19,7 +19,7 @@
 import { type Frame, FrameType, makeFrame, WireSize } from '../../core/frame.js';
 import type { NodeContext } from '../../core/node-runtime.js';
 import { Rng } from '../../core/random.js';
-import { EcmpUpDown, type Routing } from '../routing.js';
+import { EcmpUpDown, flowHash, type Routing } from '../routing.js';
 import type { SwitchScheme } from '../scheme.js';
 import {
   Ctl,
@@ -132,8 +132,26 @@ export class HarmonyModule implements SwitchScheme {
       this.rsvp(now, ingress, frame, x);
       return true;
     }
-    if ((x.h === Ctl.Reject || x.h === Ctl.Complete) && Array.isArray(x.hops)) this.release(x.g, x.hops);
-    return false;
+    if ((x.h === Ctl.Reject || x.h === Ctl.Complete) && Array.isArray(x.hops)) {
+      this.release(x.g, x.hops);
+      // on its source route when it has one
+      if (frame.r !== null && frame.r.length > 0) return false;
+    }
+    return this.tableRouted(now, frame, x);
+  }
+
+  /**
+   * Requests, failures, completes back, rejects toward a sender: along a shortest live path chosen by
+   * hashing the message and its attempt, so a message asked again does not take the path its last ask
+   * was lost on (the switch behind it may have no way on, which its neighbours cannot know).
+   */
+  private tableRouted(now: number, frame: Frame, x: HarmonyControl): boolean {
+    const ports = this.paths.candidates(frame.d);
+    if (ports.length === 0) return false;
+    const a = typeof x.a === 'number' ? x.a : 0;
+    const port = ports[flowHash(frame.s, frame.d, frame.f * 64 + a, this.self * 2654435761) % ports.length];
+    this.send(port, frame, now);
+    return true;
   }
 
   private rsvp(now: number, ingress: number, frame: Frame, x: HarmonyControl): void {

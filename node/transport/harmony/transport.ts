@@ -679,7 +679,8 @@ export class HarmonyTransport implements Transport {
   }
 
   senderStats(id: number): SenderStats | undefined {
-    return this.out.get(id) ?? this.bestEffort.senderStats(id);
+    // a message handed to best effort: the best-effort transport's retransmissions tell how it went
+    return this.bestEffort.senderStats(id) ?? this.out.get(id);
   }
 
   partialPaths(): Array<[number, number[], number]> {

@@ -13,7 +13,7 @@ import {
 import type { Topology, TopoNode } from '../../topology/types.js';
 import type { SchemeDriver } from '../types.js';
 import { type HarmonySettings, harmonyProperties, resolveHarmony } from './settings.js';
-import { type HarmonySummary, harmonyRows, summarizeHarmony } from './summary.js';
+import { type HarmonySummary, harmonyFailedFlows, harmonyRows, summarizeHarmony } from './summary.js';
 
 export const harmonyDriver: SchemeDriver<HarmonySettings> = {
   kinds: [HARMONY_KIND],
@@ -49,6 +49,8 @@ export const harmonyDriver: SchemeDriver<HarmonySettings> = {
     }
     return undefined;
   },
+
+  failedFlows: (_s, r) => harmonyFailedFlows(r),
 
   summaryKey: 'harmony',
   summarize: (s, r) => summarizeHarmony(s, r),

@@ -189,6 +189,30 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   };
 }
 
+/** Messages Harmony itself ended (given up after their asks), with the reason, for the flow outcomes. */
+export function harmonyFailedFlows(r: RunRecord): Map<number, string> {
+  const failed = new Map<number, string>();
+  for (const rep of r.reports) {
+    if (!isHost(rep.scheme)) continue;
+    const last = new Map<number, number>();
+    for (const [, id, why] of rep.scheme.failures) last.set(id, why);
+    for (const [id, outcome, attempts] of rep.scheme.outcomes) {
+      const asks = `${attempts} ask${attempts === 1 ? '' : 's'}`;
+      if (outcome === Outcome.Rejected) failed.set(id, `harmony rejected it (${asks}: no slot or virtual link)`);
+      else if (outcome === Outcome.Failed)
+        failed.set(id, `harmony failed it (${asks}, the last: ${WHY[last.get(id) ?? 0] ?? 'failure'})`);
+    }
+  }
+  return failed;
+}
+
+const WHY: Record<number, string> = {
+  [FailureWhy.Silent]: 'its data stopped coming',
+  [FailureWhy.Incomplete]: 'bytes missing at its complete',
+  [FailureWhy.NoAnswer]: 'its request went unanswered',
+  [FailureWhy.NoComplete]: 'its complete went unanswered',
+};
+
 /** Lines for the printed summary table. */
 export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
   const m = h.messages;
