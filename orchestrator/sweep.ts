@@ -14,6 +14,7 @@ import { RuntimeError } from './errors.js';
 import { writeSweepPlots } from './plots/index.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
+import { schemeDriver } from './schemes/index.js';
 
 /** One swept field and its values, as given (`ptp.timestamping=hardware,software`). */
 export interface SweepAxis {
@@ -66,7 +67,15 @@ export function sweepFigures(s: Summary): Record<string, number | string | null>
     clock_err_p99_ns: clocks ? clocks.errP99Ns : null,
     causality_misses: s.fidelity.causalityMisses,
     faithful: s.fidelity.ok ? 'yes' : 'no',
+    ...schemeFigures(s),
   };
+}
+
+/** The scheme's own figures (`harmony_rejected`, ...), from its summary section. */
+function schemeFigures(s: Summary): Record<string, number | string | null> {
+  const driver = schemeDriver(s.scheme);
+  const section = driver.summaryKey === undefined ? undefined : s[driver.summaryKey];
+  return section === undefined || !driver.sweepFigures ? {} : driver.sweepFigures(section);
 }
 
 const round = (x: number): number => Math.round(x * 1000) / 1000;
@@ -134,7 +143,8 @@ function splitSet(s: string): [string, string] {
 
 /** sweep.csv and sweep.md: the swept values, then the figures, one row per point. */
 export function writeTables(out: string, axes: SweepAxis[], rows: SweepRow[]): string {
-  const figureCols = Object.keys(rows[0]?.figures ?? {});
+  // every point's columns: points of different schemes bring different scheme figures
+  const figureCols = [...new Set(rows.flatMap((r) => Object.keys(r.figures)))];
   const header = [...axes.map((a) => a.key), ...figureCols];
   const cells = rows.map((r) => [
     ...r.point.map((p) => p.slice(p.indexOf('=') + 1)),

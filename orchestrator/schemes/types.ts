@@ -60,6 +60,8 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
     section: unknown,
     summary: Record<string, unknown>,
   ): Array<{ invariant: string; detail: string }>;
+  /** its columns in a sweep's table (and plots), from its own section: `<scheme>_<figure>` */
+  sweepFigures?(section: unknown): Record<string, number | string | null>;
   /** lines for the printed summary table, from its own section */
   reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
 }

@@ -72,4 +72,19 @@ export const harmonyDriver: SchemeDriver<HarmonySettings> = {
   },
 
   reportRows: (section) => harmonyRows(section as HarmonySummary),
+
+  /** what a load sweep reads: the maximum sustainable load is the highest with no message rejected */
+  sweepFigures(section: unknown) {
+    const h = section as HarmonySummary;
+    return {
+      harmony_rejected: h.messages.rejected,
+      harmony_failed: h.messages.failed,
+      harmony_retried: h.messages.retried,
+      harmony_rejected_at_host: h.allocation.rejectedAtHost,
+      harmony_through_network: Math.round(h.allocation.notRejectedInNetwork * 1000) / 1000,
+      harmony_max_queue_bytes: h.maxQueueBytes,
+      harmony_bound_violations: h.boundViolations,
+      harmony_slowdown_p99: Math.round(h.slowdown.p99 * 1000) / 1000,
+    };
+  },
 };
