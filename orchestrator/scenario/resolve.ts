@@ -541,7 +541,11 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     );
   if (w.pattern !== 'list') sizesAndLoad(src, w, ['workload'], spec);
   if (w.background !== undefined && w.background !== null) {
-    const bg: WorkloadSpec = { pattern: w.background.pattern, durationNs: spec.durationNs, seed: seed * 31 + 7 };
+    const bg: WorkloadSpec = {
+      pattern: w.background.pattern,
+      durationNs: spec.durationNs,
+      seed: seed * 31 + 7,
+    };
     sizesAndLoad(src, w.background, ['workload', 'background'], bg);
     spec.background = bg;
   }

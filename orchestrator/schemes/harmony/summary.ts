@@ -198,7 +198,8 @@ export function harmonyFailedFlows(r: RunRecord): Map<number, string> {
     for (const [, id, why] of rep.scheme.failures) last.set(id, why);
     for (const [id, outcome, attempts] of rep.scheme.outcomes) {
       const asks = `${attempts} ask${attempts === 1 ? '' : 's'}`;
-      if (outcome === Outcome.Rejected) failed.set(id, `harmony rejected it (${asks}: no slot or virtual link)`);
+      if (outcome === Outcome.Rejected)
+        failed.set(id, `harmony rejected it (${asks}: no slot or virtual link)`);
       else if (outcome === Outcome.Failed)
         failed.set(id, `harmony failed it (${asks}, the last: ${WHY[last.get(id) ?? 0] ?? 'failure'})`);
     }
