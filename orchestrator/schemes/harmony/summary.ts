@@ -42,14 +42,11 @@ export interface HarmonySummary {
   congestionDrops: number;
   delayBoundNs: number;
   maxQueueingDelayNs: number;
-  messages: {
-    submitted: number;
-    completed: number;
-    rejected: number;
-    failed: number;
-    retried: number;
-    bestEffort: number;
-    /** still in progress when the run ended */
+  /** the hosts' message counts, summed, and those still in progress when the run ended */
+  messages: Pick<
+    HarmonyHostSection,
+    'submitted' | 'completed' | 'rejected' | 'failed' | 'retried' | 'bestEffort'
+  > & {
     open: number;
   };
   slowdown: { p50: number; p99: number; p999: number; max: number };
