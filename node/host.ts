@@ -66,6 +66,7 @@ export class Host implements Role {
       },
       acked: () => this.ackedCount++,
       physNow: () => sched.current,
+      emit: (kind, fields) => ctx.emit(kind, sched.current, fields),
     };
     this.transport = hostTransport(
       cfg,

@@ -137,33 +137,48 @@ run: { drain: 100us }
     const given = readFileSync(join(out, 'outcomes.csv'), 'utf8').trim().split('\n').slice(1);
     expect(given.length).toBe(h.messages.rejected + h.messages.failed);
     for (const line of given) expect(line).toMatch(/,failed,"?harmony (rejected|failed) it \(4 asks/);
-    const [kill, lossy] = h.faults;
-    expect(kill).toMatchObject({ action: 'kill', target: 'spine1', unresolved: 0 });
-    expect(kill.messages).toBeGreaterThan(0);
-    expect(lossy).toMatchObject({ action: 'link-lossy', unresolved: 0 });
-    expect(lossy.messages).toBeGreaterThan(0);
+    const fault = (action: string) => h.faults.find((f: { action: string }) => f.action === action);
+    const kill = fault('kill');
+    expect(h.faults.map((f: { action: string }) => f.action)).toEqual(['kill', 'link-down', 'link-lossy']);
+    for (const f of h.faults) {
+      expect(f.unresolved, f.action).toBe(0);
+      expect(f.messages, f.action).toBeGreaterThan(0);
+    }
+    expect(kill.target).toBe('spine1');
     // §3.2: a receiver infers the failure within 2× the delay bound after the data that did not come was due
     expect(h.inferred.silent).toBeGreaterThan(0);
     expect(h.maxInferenceNs).toBeGreaterThan(0);
     expect(h.maxInferenceNs).toBeLessThanOrEqual(2 * h.delayBoundNs);
     expect(kill.firstFailureNs).toBeLessThan(2 * h.delayBoundNs + 20_000);
+    // the same failures, independently, as events: one per inference, with how late after due
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.kind === 'harmony-failure');
+    const inferred = h.inferred as Record<string, number>;
+    expect(events.length).toBe(Object.values(inferred).reduce((a, b) => a + b, 0));
+    expect(events.filter((e) => e.why === 'silent').length).toBe(h.inferred.silent);
+    expect(Math.max(...events.map((e) => e.afterDueNs ?? 0))).toBeCloseTo(h.maxInferenceNs, 3);
+    expect(events.every((e) => e.t >= kill.t)).toBe(true);
     // lost frames show up as messages complete with bytes missing
     expect(h.inferred.incomplete).toBeGreaterThan(0);
     expect(h.messages.retried).toBeGreaterThan(0);
   });
 
-  it('reports every message to a receiver killed mid-message as failed, and no other', async () => {
+  it('reports every message to a receiver killed mid-message, or to or from a dead leaf, as failed, and no other', async () => {
     const { out, s } = await run('harmony-hostkill', 'examples/harmony.yaml', [
       ...SHORT,
       '--set',
       'workload.background=null',
-      // asked again often enough that only the dead receiver's messages run out of asks
+      // asked again often enough that only the cut-off hosts' messages run out of asks
       '--set',
       'scheme={kind: harmony, onReject: give-up, retries: 8, deltaAdmission: 60us}',
       '--set',
-      'timeline=[{at: 1ms, action: kill, node: h5}]',
+      'timeline=[{at: 1ms, action: kill, node: h5}, {at: 1ms, action: kill, node: leaf3}]',
     ]);
     const h = s.harmony;
+    const cutOff = new Set(['h5', 'h12', 'h13', 'h14', 'h15']);
     const flows = readFileSync(join(out, 'flows.csv'), 'utf8')
       .trim()
       .split('\n')
@@ -171,14 +186,20 @@ run: { drain: 100us }
       .map((l) => l.split(','));
     // the senders' view (h5's own messages died with it and are not Harmony's to report)
     const sent = flows.filter((c) => c[1] !== 'h5');
-    const toDead = sent.filter((c) => c[2] === 'h5' && c[14] !== 'completed');
-    expect(toDead.length).toBeGreaterThan(0);
-    // every message to the dead receiver ends as a failure, every other one completes: none hangs
-    expect(h.messages).toMatchObject({ failed: toDead.length, rejected: 0, open: 0, bestEffort: 0 });
-    expect(h.messages.completed).toBe(sent.length - toDead.length);
+    const hit = sent.filter((c) => (cutOff.has(c[1]) || cutOff.has(c[2])) && c[14] !== 'completed');
+    expect(hit.length).toBeGreaterThan(0);
+    // every message to or from a cut-off host ends as a failure or a reject, every other one completes
+    expect(h.messages).toMatchObject({ open: 0, bestEffort: 0 });
+    expect(h.messages.failed).toBeGreaterThan(0);
+    expect(h.messages.failed + h.messages.rejected).toBe(hit.length);
+    expect(h.messages.completed).toBe(sent.length - hit.length);
     expect(h.messages.submitted).toBe(sent.length);
     expect(h.inferred.noAnswer + h.inferred.noComplete).toBeGreaterThan(0);
     expect(h.boundViolations).toBe(0);
+    // each with a reason: the dead endpoint, or Harmony's own
+    const given = readFileSync(join(out, 'outcomes.csv'), 'utf8').trim().split('\n').slice(1);
+    expect(given.every((l) => /,failed,/.test(l))).toBe(true);
+    expect(s.flows.unexplained).toBe(0);
   });
 
   it('rides out a 2 µs clock step and 10 ppm on a host; a 300 µs step fires its timers early', async () => {

@@ -31,6 +31,8 @@ export interface TransportComponents {
   acked(id: number, now: number): void;
   /** physical time of the event being handled: for measurements in reports, never for protocol logic */
   physNow(): number;
+  /** an event for events.jsonl, at the physical time of the event being handled */
+  emit?(kind: string, fields: Record<string, unknown>): void;
 }
 
 /** Data frames a flow of `size` bytes is cut into: full MSS payloads, the last one shorter (at least one). */

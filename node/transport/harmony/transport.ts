@@ -159,6 +159,13 @@ interface Pending {
   timer: Timer;
 }
 
+const FAILURE_NAMES: Record<number, string> = {
+  [FailureWhy.Silent]: 'silent',
+  [FailureWhy.Incomplete]: 'incomplete',
+  [FailureWhy.NoAnswer]: 'no-answer',
+  [FailureWhy.NoComplete]: 'no-complete',
+};
+
 /** Grant keys are unique in the fabric: the receiver's id in the high part. */
 const KEY_SPACE = 1 << 24;
 
@@ -384,7 +391,7 @@ export class HarmonyTransport implements Transport {
 
   /** a failure of the current attempt: its grants are given back along their paths, then as `rejected` */
   private fail(m: OutMsg, why: number): void {
-    this.s.failures.push([this.c.physNow(), m.spec.id, why, -1]);
+    this.inferred(m.spec.id, why, -1);
     for (const g of m.grants) {
       this.sendGrants.delete(g.key);
       this.clock.cancel(g.back);
@@ -417,6 +424,18 @@ export class HarmonyTransport implements Transport {
       this.waitingSlot.push(m);
     }
     return true;
+  }
+
+  /** a failure this host inferred: in its report, and as a `harmony-failure` event */
+  private inferred(flow: number, why: number, due: number): void {
+    const now = this.c.physNow();
+    this.s.failures.push([now, flow, why, due]);
+    // afterDueNs: how long after the first missing data frame was due (a receiver's silence only)
+    this.c.emit?.('harmony-failure', {
+      flow,
+      why: FAILURE_NAMES[why],
+      ...(due >= 0 && { afterDueNs: now - due }),
+    });
   }
 
   private giveUp(m: OutMsg, outcome: number): void {
@@ -492,7 +511,7 @@ export class HarmonyTransport implements Transport {
     const g = grant as RecvGrant;
     g.watchdog = null;
     if (g.closed) return;
-    this.s.failures.push([this.c.physNow(), g.msg.id, FailureWhy.Silent, g.due]);
+    this.inferred(g.msg.id, FailureWhy.Silent, g.due);
     this.closeGrant(g);
     this.control(g.msg.src, g.msg.id, HarmonyClass.Second, {
       h: Ctl.Failure,
@@ -565,7 +584,7 @@ export class HarmonyTransport implements Transport {
 
   /** every grant closed and bytes are missing: lost on the way, a failure */
   private incomplete(m: InMsg): void {
-    this.s.failures.push([this.c.physNow(), m.id, FailureWhy.Incomplete, -1]);
+    this.inferred(m.id, FailureWhy.Incomplete, -1);
     this.control(m.src, m.id, HarmonyClass.Second, {
       h: Ctl.Failure,
       g: 0,
