@@ -6,7 +6,8 @@
 import { type Frame, PRIORITIES } from './frame.js';
 
 export interface Discipline {
-  enqueue(frame: Frame): void;
+  /** takes `frame`; false when the discipline's own limit refuses it (a credit queue's length cap) */
+  enqueue(frame: Frame): boolean;
   /** Next frame to start transmitting at `start`, or null if none is eligible then. */
   dequeue(start: number): Frame | null;
   /** Earliest time a frame becomes eligible when `dequeue` returned null while frames wait. */
@@ -46,15 +47,16 @@ export class FrameFifo {
 }
 
 export class StrictPriority implements Discipline {
-  private readonly queues: FrameFifo[] = Array.from({ length: PRIORITIES }, () => new FrameFifo());
+  protected readonly queues: FrameFifo[] = Array.from({ length: PRIORITIES }, () => new FrameFifo());
   length = 0;
 
-  enqueue(frame: Frame): void {
+  enqueue(frame: Frame): boolean {
     this.queues[frame.p].push(frame);
     this.length++;
+    return true;
   }
 
-  dequeue(): Frame | null {
+  dequeue(_start?: number): Frame | null {
     for (let p = PRIORITIES - 1; p >= 0; p--) {
       const q = this.queues[p];
       if (q.length > 0) {

@@ -7,6 +7,7 @@
 import { CaptureRecorder } from './capture.js';
 import { IdealClock, type NodeClock } from './clock.js';
 import { ControlClient } from './control.js';
+import type { Discipline } from './discipline.js';
 import { EmulatedClock } from './emulated-clock.js';
 import { Endpoint, type EndpointStats } from './endpoint.js';
 import type { Frame } from './frame.js';
@@ -72,7 +73,15 @@ export type RoleFactory = (ctx: NodeContext) => Role;
  * Entry point of a node process: connects to the orchestrator named in the environment and runs.
  * `detector` may supply a scheme's own link failure detector (else the BFD-like one).
  */
-export async function runNode(kind: string, factory: RoleFactory, detector?: DetectorFactory): Promise<void> {
+/** A scheme's queue discipline for one egress port of a node (null: strict priority). */
+export type DisciplineFactory = (config: NodeConfig, port: number) => Discipline | null;
+
+export async function runNode(
+  kind: string,
+  factory: RoleFactory,
+  detector?: DetectorFactory,
+  disciplines?: DisciplineFactory,
+): Promise<void> {
   const control = process.env.DCEMU_CONTROL;
   const name = process.env.DCEMU_NODE;
   if (!control || !name) {
@@ -92,7 +101,7 @@ export async function runNode(kind: string, factory: RoleFactory, detector?: Det
     );
     process.exit(2);
   }
-  const node = new NodeProcess(client, factory, detector);
+  const node = new NodeProcess(client, factory, detector, disciplines);
   // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
   client.on('close', () => node.exit(0));
   process.on('SIGTERM', () => node.exit(0));
@@ -177,6 +186,7 @@ class NodeProcess {
     private readonly client: ControlClient,
     private readonly factory: RoleFactory,
     private readonly detectorFactory: DetectorFactory | undefined,
+    private readonly disciplineFactory: DisciplineFactory | undefined = undefined,
   ) {}
 
   async handle(m: ControlMessage): Promise<void> {
@@ -293,7 +303,8 @@ class NodeProcess {
     // loss and corruption draws: one seeded stream per port, so a run repeats
     const ports = config.ports.map((p) => {
       const rng = new Rng(config.seed * 131 + p.index);
-      return new EgressPort(p.index, p, sched, sink, undefined, () => rng.next());
+      const discipline = this.disciplineFactory?.(config, p.index) ?? undefined;
+      return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next());
     });
     // a host's send jitter model: its own seeded stream, so a run repeats
     const send = config.jitter?.send;

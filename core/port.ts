@@ -170,7 +170,8 @@ export class EgressPort {
       frame.e = Ecn.Ce;
       this.stats.ecnMarks++;
     }
-    this.discipline.enqueue(frame);
+    // the discipline's own limit (not the buffer): the scheme behind it counts what it refused
+    if (!this.discipline.enqueue(frame)) return false;
     this.queuedBytes += frame.z;
     if (occ + frame.z > this.stats.maxBytes) this.stats.maxBytes = occ + frame.z;
     this.pump(now);
@@ -182,15 +183,24 @@ export class EgressPort {
     const d = this.discipline;
     const ahead = this.params.commitAheadNs;
     while (d.length > 0) {
-      const start = Math.max(this.busyUntil, now);
+      let start = Math.max(this.busyUntil, now);
       if (start > now + ahead) {
         this.armWake(start - ahead);
         return;
       }
-      const f = d.dequeue(start);
+      let f = d.dequeue(start);
       if (f === null) {
-        this.armWake(Math.max(now, d.nextEligible(start) - ahead));
-        return;
+        // nothing eligible at the earliest start (a rate-limited class): when something is within the
+        // commit window, it is committed to start then, with the link idle until; else wake for it
+        const eligible = d.nextEligible(start);
+        if (eligible > now + ahead) {
+          this.armWake(eligible - ahead);
+          return;
+        }
+        start = eligible;
+        f = d.dequeue(start);
+        if (f === null)
+          throw new Error(`port ${this.index}: the discipline promised a frame at ${start} and had none`);
       }
       this.queuedBytes -= f.z;
       // Ethernet's minimum frame: nothing is shorter on the wire, which is what bounds the lookahead

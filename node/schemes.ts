@@ -4,14 +4,20 @@
  */
 import type { DetectorFactory } from '../core/liveness.js';
 import type { NodeConfig } from '../core/messages.js';
+import type { DisciplineFactory } from '../core/node-runtime.js';
+import { CreditLimited } from '../switch/expresspass/discipline.js';
+import { CREDIT_BYTES, EXPRESSPASS_KIND, type XpHostConfig } from '../switch/expresspass/wire.js';
 import { F10_KIND } from '../switch/f10/config.js';
 import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
+import { ExpressPassTransport } from './transport/expresspass/transport.js';
 import { HarmonyTransport } from './transport/harmony/transport.js';
 import type { Transport, TransportComponents } from './transport/types.js';
 
 interface HostSchemeEntry {
   detector?: DetectorFactory;
+  /** the NIC's queue discipline (else strict priority) */
+  discipline?: DisciplineFactory;
   /** the scheme's transport, over the run's transport (its best-effort delivery) */
   transport?: (config: unknown, components: TransportComponents, bestEffort: Transport) => Transport;
 }
@@ -22,6 +28,25 @@ const SCHEMES: Record<string, HostSchemeEntry> = {
     transport: (config, components, bestEffort) =>
       new HarmonyTransport(config as HarmonyHostConfig, components, bestEffort),
   },
+  [EXPRESSPASS_KIND]: {
+    transport: (config, components, bestEffort) =>
+      new ExpressPassTransport(config as XpHostConfig, components, bestEffort),
+    discipline: (config, port) => {
+      const c = (config.scheme!.config as XpHostConfig).nic;
+      return new CreditLimited(
+        config.ports[port].rateBps,
+        c.creditShare,
+        c.queueCredits,
+        c.burstCredits * CREDIT_BYTES,
+      );
+    },
+  },
+};
+
+/** The NIC's queue discipline of the configured scheme, for the node runtime. */
+export const hostDiscipline: DisciplineFactory = (config, port) => {
+  const kind = config.scheme?.kind;
+  return kind === undefined ? null : (entry(kind).discipline?.(config, port) ?? null);
 };
 
 function entry(kind: string): HostSchemeEntry {

@@ -1,6 +1,6 @@
 /** Switch process entry: wiring only (STYLE §6). The scheme (and its failure detector) comes from the registry. */
 import { runNode } from '../core/node-runtime.js';
-import { switchDetector, switchScheme } from './schemes.js';
+import { switchDetector, switchDiscipline, switchScheme } from './schemes.js';
 import { Switch } from './switch.js';
 
 await runNode(
@@ -10,4 +10,5 @@ await runNode(
     return new Switch(ctx, kind === undefined ? null : switchScheme(kind).create);
   },
   switchDetector,
+  switchDiscipline,
 );

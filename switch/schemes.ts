@@ -3,6 +3,10 @@
  * one line here (and one in node/schemes.ts, arbiter/schemes.ts where it has host or arbiter parts).
  */
 import type { DetectorFactory } from '../core/liveness.js';
+import type { DisciplineFactory } from '../core/node-runtime.js';
+import { CreditLimited } from './expresspass/discipline.js';
+import { ExpressPassModule } from './expresspass/module.js';
+import { CREDIT_BYTES, EXPRESSPASS_KIND, type XpSwitchConfig } from './expresspass/wire.js';
 import { F10_KIND } from './f10/config.js';
 import { f10DetectorFactory } from './f10/detector-factory.js';
 import { F10Module } from './f10/module.js';
@@ -14,11 +18,25 @@ interface SwitchSchemeEntry {
   create: SwitchSchemeFactory;
   /** the scheme's own link failure detector (else the BFD-like one) */
   detector?: DetectorFactory;
+  /** the scheme's queue discipline for each egress port (else strict priority) */
+  discipline?: DisciplineFactory;
 }
 
 const SCHEMES: Record<string, SwitchSchemeEntry> = {
   [F10_KIND]: { create: (ctx) => new F10Module(ctx), detector: f10DetectorFactory },
   [HARMONY_KIND]: { create: (ctx) => new HarmonyModule(ctx) },
+  [EXPRESSPASS_KIND]: {
+    create: (ctx) => new ExpressPassModule(ctx),
+    discipline: (config, port) => {
+      const c = config.scheme!.config as XpSwitchConfig;
+      return new CreditLimited(
+        config.ports[port].rateBps,
+        c.creditShare,
+        c.queueCredits,
+        c.burstCredits * CREDIT_BYTES,
+      );
+    },
+  },
 };
 
 export function switchScheme(kind: string): SwitchSchemeEntry {
@@ -27,6 +45,12 @@ export function switchScheme(kind: string): SwitchSchemeEntry {
     throw new Error(`this switch runs no scheme '${kind}' (known: ${Object.keys(SCHEMES).join(', ')})`);
   return entry;
 }
+
+/** The queue discipline of the configured scheme, for the node runtime. */
+export const switchDiscipline: DisciplineFactory = (config, port) => {
+  const kind = config.scheme?.kind;
+  return kind === undefined ? null : (switchScheme(kind).discipline?.(config, port) ?? null);
+};
 
 /** The detector of the configured scheme, for the node runtime. */
 export const switchDetector: DetectorFactory = (config, ...rest) => {

@@ -5,6 +5,7 @@
  */
 import type { ScenarioSource } from '../scenario/source.js';
 import type { LinkParams, Topology } from '../topology/types.js';
+import { expressPassDriver } from './expresspass/index.js';
 import { f10Driver } from './f10/index.js';
 import { harmonyDriver } from './harmony/index.js';
 import type { SchemeDriver, SchemeSettings } from './types.js';
@@ -21,6 +22,7 @@ const DRIVERS: readonly SchemeDriver[] = [
   ecmp,
   f10Driver as unknown as SchemeDriver,
   harmonyDriver as unknown as SchemeDriver,
+  expressPassDriver as unknown as SchemeDriver,
 ];
 
 const byKind = new Map<string, SchemeDriver>();

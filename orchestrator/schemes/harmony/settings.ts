@@ -11,6 +11,7 @@
 import { WireSize } from '../../../core/frame.js';
 import { parseDurationNs } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
+import { hostDiameter } from '../../topology/diameter.js';
 import type { Topology } from '../../topology/types.js';
 
 const duration = {
@@ -110,10 +111,9 @@ export function harmonyBounds(topo: Topology, K: number): HarmonyBounds {
   const minRateBps = Math.min(...data.map((l) => l.rateBps));
   const maxPropNs = Math.max(...data.map((l) => l.propNs));
   const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   const hostLinks = hosts.map((h) => data.find((l) => l.a.node === h.name || l.b.node === h.name)!);
   const hostRateBps = Math.min(...hostLinks.map((l) => l.rateBps));
-  const switchesOnPath = longestShortestPath(hosts, byName) - 1;
+  const switchesOnPath = hostDiameter(topo) - 1;
   const p = WireSize.Mtu;
   const mtuNs = (8e9 * p) / minRateBps;
   const H = Math.max(0, switchesOnPath);
@@ -132,30 +132,4 @@ export function harmonyBounds(topo: Topology, K: number): HarmonyBounds {
     baseRttNs,
     bdpBytes: Math.ceil((hostRateBps * baseRttNs) / 8e9),
   };
-}
-
-/** Links on the longest shortest path between two hosts (BFS from every host; hosts never forward). */
-function longestShortestPath(
-  hosts: Topology['nodes'],
-  byName: Map<string, Topology['nodes'][number]>,
-): number {
-  let longest = 0;
-  for (const h of hosts) {
-    const dist = new Map<string, number>([[h.name, 0]]);
-    const queue = [h.name];
-    for (let i = 0; i < queue.length; i++) {
-      const n = byName.get(queue[i])!;
-      const d = dist.get(n.name)!;
-      if (n.role === 'host' && n !== h) {
-        if (d > longest) longest = d;
-        continue;
-      }
-      for (const port of n.ports) {
-        if (port.dir === 'control' || dist.has(port.peer)) continue;
-        dist.set(port.peer, d + 1);
-        queue.push(port.peer);
-      }
-    }
-  }
-  return longest;
 }

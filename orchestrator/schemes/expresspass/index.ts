@@ -1,0 +1,263 @@
+/**
+ * ExpressPass (Cho et al., SIGCOMM'17) as the orchestrator sees it: settings (the feedback constants
+ * of the public ns-2 code), each switch's credit limiter and each host's feedback control, and
+ * `summary.expresspass`: credits sent, dropped at switches, wasted at senders; data sent, received and
+ * lost (zero without faults is the promise, checked by chaos runs); the largest port queue; FCT by
+ * size bucket and slowdown.
+ */
+import { WireSize } from '../../../core/frame.js';
+import type { SchemeNodeConfig } from '../../../core/messages.js';
+import { formatNs, parseDurationNs } from '../../../core/time.js';
+import type { XpHostSection } from '../../../node/transport/expresspass/transport.js';
+import type { XpSwitchSection } from '../../../switch/expresspass/module.js';
+import {
+  CREDIT_BYTES,
+  EXPRESSPASS_KIND,
+  type XpHostConfig,
+  type XpSwitchConfig,
+} from '../../../switch/expresspass/wire.js';
+import { idealFct } from '../../collect.js';
+import type { ScenarioSource } from '../../scenario/source.js';
+import { hostDiameter } from '../../topology/diameter.js';
+import type { Topology, TopoNode } from '../../topology/types.js';
+import type { RunRecord, SchemeDriver } from '../types.js';
+
+const duration = {
+  type: ['string', 'number'],
+  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
+};
+const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
+
+export const expressPassProperties = {
+  creditShare: fraction,
+  queueCredits: { type: 'integer', minimum: 1 },
+  burstCredits: { type: 'integer', minimum: 1 },
+  alpha: fraction,
+  wInit: fraction,
+  wMin: fraction,
+  wMax: fraction,
+  targetLossScaling: fraction,
+  jitter: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+  timeout: duration,
+};
+
+export interface XpSettings {
+  kind: 'expresspass';
+  switch: XpSwitchConfig;
+  host: Omit<XpHostConfig, 'maxCreditsPerS' | 'nic'>;
+  /** for slowdowns: host link rate, longest propagation, links on the longest host path */
+  hostRateBps: number;
+  propNs: number;
+  links: number;
+  [setting: string]: unknown;
+}
+
+/**
+ * Defaults and why: a credit is 84 B and answers a 1500 B frame, so credits get 84/1584 of a link
+ * and the data they return fills the rest; 8 credits per queue and a 2-credit burst, initial rate
+ * 1/16 of the maximum, w from 1/16 in [0.01, 0.5], target loss scaling 1/8 and ±10% pacing jitter as
+ * the ns-2 code; a 200 µs silence (tens of RTTs here) restarts a credit stream.
+ */
+export const XP_DEFAULTS = {
+  creditShare: CREDIT_BYTES / (CREDIT_BYTES + WireSize.Mtu),
+  queueCredits: 8,
+  burstCredits: 2,
+  alpha: 1 / 16,
+  wInit: 1 / 16,
+  wMin: 0.01,
+  wMax: 0.5,
+  targetLossScaling: 0.125,
+  jitter: 0.1,
+  timeoutNs: 200_000,
+};
+
+function resolveXp(src: ScenarioSource, topo: Topology): XpSettings {
+  const sc = src.data.scheme ?? {};
+  const d = XP_DEFAULTS;
+  const timeoutNs = sc.timeout === undefined ? d.timeoutNs : parseDurationNs(sc.timeout);
+  if (!(timeoutNs > 0)) throw src.error(['scheme', 'timeout'], `must be > 0, got ${sc.timeout}`);
+  const wMin = sc.wMin ?? d.wMin;
+  const wMax = sc.wMax ?? d.wMax;
+  if (wMin > wMax) throw src.error(['scheme', 'wMin'], `must not exceed wMax (${wMax})`);
+  const data = topo.links.filter((l) => {
+    const a = topo.nodes.find((n) => n.name === l.a.node);
+    return a?.ports[l.a.port]?.dir !== 'control';
+  });
+  const hostLinks = data.filter((l) =>
+    [l.a.node, l.b.node].some((n) => topo.nodes.find((x) => x.name === n)?.role === 'host'),
+  );
+  return {
+    kind: 'expresspass',
+    switch: {
+      creditShare: sc.creditShare ?? d.creditShare,
+      queueCredits: sc.queueCredits ?? d.queueCredits,
+      burstCredits: sc.burstCredits ?? d.burstCredits,
+    },
+    host: {
+      alpha: sc.alpha ?? d.alpha,
+      wInit: sc.wInit ?? d.wInit,
+      wMin,
+      wMax,
+      targetLossScaling: sc.targetLossScaling ?? d.targetLossScaling,
+      jitter: sc.jitter ?? d.jitter,
+      timeoutNs,
+    },
+    hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
+    propNs: Math.max(...data.map((l) => l.propNs)),
+    links: hostDiameter(topo),
+  };
+}
+
+export interface XpSummary {
+  credits: { sent: number; forwarded: number; droppedAtSwitches: number; received: number; wasted: number };
+  /**
+   * data frames: sent by senders, received (duplicates included), dropped by a full switch buffer
+   * (the promise: none), and retransmitted (after fault losses, or a segment slower than 4 round trips)
+   */
+  data: { sent: number; received: number; droppedCongestion: number; retransmits: number };
+  /** credit loss over each flow's life, as its receiver counted it: mean and max */
+  creditLoss: { mean: number; max: number };
+  maxCreditQueue: number;
+  /** largest occupancy (bytes, every class) of any switch port */
+  maxQueueBytes: number;
+  stalledStreams: number;
+  rateUpdates: number;
+  fct: {
+    avgNs: number;
+    p99Ns: number;
+    small: { count: number; avgNs: number; p99Ns: number };
+    large: { count: number; avgNs: number; p99Ns: number };
+  };
+  slowdown: { avg: number; p99: number };
+}
+
+const isHost = (x: unknown): x is XpHostSection => typeof x === 'object' && x !== null && 'creditsSent' in x;
+const isSwitch = (x: unknown): x is XpSwitchSection =>
+  typeof x === 'object' && x !== null && 'creditsForwarded' in x;
+
+function stats(xs: number[]): { count: number; avgNs: number; p99Ns: number } {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const avg = sorted.length === 0 ? 0 : sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  const p99 = sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))];
+  return { count: sorted.length, avgNs: Math.round(avg), p99Ns: Math.round(p99) };
+}
+
+export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
+  const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
+  const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
+  const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
+  const start = new Map<number, { start: number; size: number }>();
+  const fcts: Array<{ size: number; fct: number }> = [];
+  for (const rep of r.reports) for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
+  for (const rep of r.reports)
+    for (const [id, t] of rep.received) {
+      const st = start.get(id);
+      if (st) fcts.push({ size: st.size, fct: t - st.start });
+    }
+  const slow = fcts
+    .map((f) => f.fct / idealFct(f.size, s.links, s.hostRateBps, s.propNs))
+    .sort((a, b) => a - b);
+  const losses = hosts.flatMap((h) => h.creditLoss.map((c) => c[1]));
+  const sent = sum(hosts, (h) => h.dataSent);
+  const received = sum(hosts, (h) => h.dataReceived);
+  return {
+    credits: {
+      sent: sum(hosts, (h) => h.creditsSent),
+      forwarded: sum(switches, (x) => x.creditsForwarded),
+      droppedAtSwitches: sum(switches, (x) => x.creditsDropped),
+      received: sum(hosts, (h) => h.creditsReceived),
+      wasted: sum(hosts, (h) => h.creditsWasted),
+    },
+    data: {
+      sent,
+      received,
+      droppedCongestion: sum(switches, (x) => x.dataDropped),
+      retransmits: sum(hosts, (h) => h.retransmits),
+    },
+    creditLoss: {
+      mean: losses.length === 0 ? 0 : losses.reduce((a, b) => a + b, 0) / losses.length,
+      max: Math.max(0, ...losses),
+    },
+    maxCreditQueue: Math.max(0, ...switches.map((x) => x.maxCreditQueue)),
+    maxQueueBytes: Math.max(
+      0,
+      ...r.reports.filter((rep) => isSwitch(rep.scheme)).flatMap((rep) => rep.ports.map((p) => p.maxBytes)),
+    ),
+    stalledStreams: sum(hosts, (h) => h.stalled),
+    rateUpdates: sum(hosts, (h) => h.rateUpdates),
+    fct: {
+      ...(({ avgNs, p99Ns }) => ({ avgNs, p99Ns }))(stats(fcts.map((f) => f.fct))),
+      small: stats(fcts.filter((f) => f.size < 100_000).map((f) => f.fct)),
+      large: stats(fcts.filter((f) => f.size > 10_000_000).map((f) => f.fct)),
+    },
+    slowdown: {
+      avg: slow.length === 0 ? 0 : Math.round((slow.reduce((a, b) => a + b, 0) / slow.length) * 1000) / 1000,
+      p99:
+        slow.length === 0
+          ? 0
+          : Math.round(slow[Math.min(slow.length - 1, Math.floor(0.99 * slow.length))] * 1000) / 1000,
+    },
+  };
+}
+
+export const expressPassDriver: SchemeDriver<XpSettings> = {
+  kinds: [EXPRESSPASS_KIND],
+  properties: expressPassProperties,
+  resolve: (src, topo) => resolveXp(src, topo),
+
+  nodeScheme(s: XpSettings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
+    if (node.role === 'switch') return { kind: EXPRESSPASS_KIND, config: s.switch };
+    if (node.role !== 'host') return undefined;
+    const link = topo.links[node.ports[0].link];
+    const config: XpHostConfig = {
+      ...s.host,
+      nic: s.switch,
+      maxCreditsPerS: (link.rateBps * s.switch.creditShare) / (8 * CREDIT_BYTES),
+    };
+    return { kind: EXPRESSPASS_KIND, config };
+  },
+
+  summaryKey: 'expresspass',
+  summarize: (s, r) => summarizeXp(s, r),
+
+  /** ExpressPass's promise: no data frame dropped by a full buffer, whatever fails (credits are dropped instead) */
+  invariants(section: unknown) {
+    const x = section as XpSummary;
+    return x.data.droppedCongestion > 0
+      ? [
+          {
+            invariant: 'expresspass-no-congestion-loss',
+            detail: `${x.data.droppedCongestion} data frames dropped by a full buffer`,
+          },
+        ]
+      : [];
+  },
+
+  reportRows(section: unknown): Array<[string, string]> {
+    const x = section as XpSummary;
+    return [
+      [
+        'expresspass credits',
+        `${x.credits.sent} sent, ${x.credits.droppedAtSwitches} dropped at switches (queue max ${x.maxCreditQueue}), ${x.credits.wasted} wasted; loss per flow mean ${(100 * x.creditLoss.mean).toFixed(1)}%, ${x.rateUpdates} rate updates`,
+      ],
+      [
+        'expresspass data',
+        `${x.data.sent} sent, ${x.data.received} received, ${x.data.droppedCongestion} dropped by full buffers, ${x.data.retransmits} retransmitted; largest switch queue ${x.maxQueueBytes} B`,
+      ],
+      [
+        'expresspass FCT',
+        `avg ${formatNs(x.fct.avgNs)} p99 ${formatNs(x.fct.p99Ns)}; < 100 KB avg ${formatNs(x.fct.small.avgNs)} (${x.fct.small.count}); slowdown avg ${x.slowdown.avg} p99 ${x.slowdown.p99}`,
+      ],
+    ];
+  },
+
+  sweepFigures(section: unknown) {
+    const x = section as XpSummary;
+    return {
+      expresspass_data_dropped: x.data.droppedCongestion,
+      expresspass_credits_dropped: x.credits.droppedAtSwitches,
+      expresspass_fct_avg_ns: x.fct.avgNs,
+      expresspass_slowdown_avg: x.slowdown.avg,
+    };
+  },
+};

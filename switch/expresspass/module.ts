@@ -1,0 +1,98 @@
+/**
+ * ExpressPass on a switch: the credit limiter is the ports' discipline (discipline.ts); this module
+ * routes symmetrically, so a flow's data takes the reverse of its credits' path (ExpressPass §3: the
+ * credit a switch passed on a link reserves the data that comes back over it), and reports what the
+ * limiters did. Symmetric ECMP: the hash is of the unordered host pair and the flow, with the same
+ * salt on every switch of a tier, so the two leaves (edges, aggregations) of a flow pick the same
+ * index among their equally ordered uplinks; ports the liveness detector declared down are skipped as
+ * in the baseline.
+ */
+import { type Frame, FrameType } from '../../core/frame.js';
+import type { NodeContext } from '../../core/node-runtime.js';
+import { flowHash, type Routing } from '../routing.js';
+import type { SwitchScheme } from '../scheme.js';
+import { CreditLimited } from './discipline.js';
+
+/** `scheme` section of a switch report, read by orchestrator/schemes/expresspass. */
+export interface XpSwitchSection {
+  creditsForwarded: number;
+  /** credits a full credit queue refused */
+  creditsDropped: number;
+  /** most credits one port's queue held */
+  maxCreditQueue: number;
+  /** data frames a full buffer dropped here (ExpressPass promises none) */
+  dataDropped: number;
+}
+
+class SymmetricEcmp implements Routing {
+  private readonly alive: boolean[];
+  private readonly down: Map<number, number[]>;
+  private readonly up: number[];
+
+  constructor(
+    table: NonNullable<NodeContext['config']['routing']>,
+    portCount: number,
+    private readonly salt: number,
+  ) {
+    this.alive = new Array(portCount).fill(true);
+    this.down = new Map(Object.entries(table.down).map(([k, v]) => [Number(k), v]));
+    this.up = table.up;
+  }
+
+  route(frame: Frame): number {
+    const all = this.down.get(frame.d) ?? this.up;
+    if (all.length === 0) return -1;
+    const lo = Math.min(frame.s, frame.d);
+    const hi = Math.max(frame.s, frame.d);
+    const h = flowHash(lo, hi, frame.f, this.salt);
+    const first = all[h % all.length];
+    if (this.alive[first]) return first;
+    const live = all.filter((p) => this.alive[p]);
+    return live.length === 0 ? -1 : live[(h >>> 8) % live.length];
+  }
+
+  portDown(port: number): void {
+    this.alive[port] = false;
+  }
+
+  portUp(port: number): void {
+    this.alive[port] = true;
+  }
+}
+
+export class ExpressPassModule implements SwitchScheme {
+  readonly routing: Routing;
+  private dataDropped = 0;
+
+  constructor(private readonly ctx: NodeContext) {
+    const config = ctx.config;
+    if (!config.routing)
+      throw new Error(`switch ${config.name}: expresspass needs the up/down routing table`);
+    this.routing = new SymmetricEcmp(
+      config.routing,
+      config.ports.length,
+      0x5bd1e995 + config.tier * 0x27d4eb2d,
+    );
+  }
+
+  dropped(frame: Frame): void {
+    if (frame.t === FrameType.Data) this.dataDropped++;
+  }
+
+  report(): XpSwitchSection {
+    const s: XpSwitchSection = {
+      creditsForwarded: 0,
+      creditsDropped: 0,
+      maxCreditQueue: 0,
+      dataDropped: this.dataDropped,
+    };
+    for (const p of this.ctx.ports) {
+      const d = p.discipline;
+      if (!(d instanceof CreditLimited)) continue;
+      s.creditsForwarded += d.sent;
+      s.creditsDropped += d.refused;
+      s.maxCreditQueue = Math.max(s.maxCreditQueue, d.maxQueued);
+    }
+    return s;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * ExpressPass's packets and configs (Cho et al., SIGCOMM'17, as the TOP paper §2 describes it), shared
+ * by the switch module (switch/expresspass/) and the host transport (node/transport/expresspass/).
+ * Credits are `FrameType.Control` frames in their own class, which every switch port rate-limits to
+ * the share of its link that makes the data they return fill the rest; requests are control frames in
+ * the top class; data frames answer one credit each and carry its sequence number and send time.
+ */
+
+export const EXPRESSPASS_KIND = 'expresspass';
+
+/** Control packet kinds (`x.xp`). */
+export const XpCtl = {
+  /** sender → receiver: a flow of `b` bytes wants credits */
+  Request: 1,
+  /** receiver → sender: one full data frame may go */
+  Credit: 2,
+} as const;
+
+/** Classes: requests highest, credits (rate-limited) next, data lowest. */
+export const XpClass = { Request: 7, Credit: 6, Data: 0 } as const;
+
+/** ExpressPass's credit on the wire: 84 bytes (a minimum Ethernet frame with preamble and gap). */
+export const CREDIT_BYTES = 84;
+
+export interface XpControl {
+  xp: number;
+  /** request: flow size, bytes */
+  b?: number;
+  /** credit: its sequence number in the flow's credit stream */
+  c?: number;
+  /** credit: the receiver's clock when it was sent */
+  ts?: number;
+  /** credit: the lowest segment the receiver still misses (the sender retransmits from there) */
+  ack?: number;
+}
+
+export interface XpData {
+  /** the credit this frame answers */
+  c: number;
+  /** that credit's send time, receiver's clock: the receiver's RTT sample */
+  ts: number;
+}
+
+/** A switch's ExpressPass config. */
+export interface XpSwitchConfig {
+  /** share of each port's rate credits may use: credit / (credit + full data frame) */
+  creditShare: number;
+  /** credits a port's credit queue holds; more are dropped (the sender then gets fewer credits) */
+  queueCredits: number;
+  /** credits the limiter may send back to back after idling */
+  burstCredits: number;
+}
+
+/** A host's ExpressPass config: the receiver's credit feedback control (ExpressPass Algorithm 1). */
+export interface XpHostConfig {
+  /** the NIC limits credits as a switch port does: the last hop's data is bounded by them */
+  nic: XpSwitchConfig;
+  /** the highest credit rate, credits/s: the host link's rate times `creditShare`, in credits */
+  maxCreditsPerS: number;
+  /** initial credit rate as a fraction of the highest */
+  alpha: number;
+  /** initial aggressiveness w, its floor and ceiling */
+  wInit: number;
+  wMin: number;
+  wMax: number;
+  /** target credit loss = (1 − rate/max) × this */
+  targetLossScaling: number;
+  /** credit pacing jitter: each gap times (1 + uniform(−jitter, jitter)) */
+  jitter: number;
+  /** a request no credit answered for this long is sent again; credits no data answered for this long stop */
+  timeoutNs: number;
+}
