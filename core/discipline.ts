@@ -12,6 +12,8 @@ export interface Discipline {
   dequeue(start: number): Frame | null;
   /** Earliest time a frame becomes eligible when `dequeue` returned null while frames wait. */
   nextEligible(start: number): number;
+  /** bytes of frames it discarded itself since the last call (expired while waiting), for the port's books */
+  discarded?(): number;
   readonly length: number;
 }
 

@@ -189,7 +189,9 @@ export class EgressPort {
         return;
       }
       let f = d.dequeue(start);
+      if (d.discarded !== undefined) this.queuedBytes -= d.discarded();
       if (f === null) {
+        if (d.length === 0) return;
         // nothing eligible at the earliest start (a rate-limited class): when something is within the
         // commit window, it is committed to start then, with the link idle until; else wake for it
         const eligible = d.nextEligible(start);
@@ -199,6 +201,8 @@ export class EgressPort {
         }
         start = eligible;
         f = d.dequeue(start);
+        if (d.discarded !== undefined) this.queuedBytes -= d.discarded();
+        if (f === null && d.length === 0) return;
         if (f === null)
           throw new Error(`port ${this.index}: the discipline promised a frame at ${start} and had none`);
       }

@@ -5,8 +5,8 @@
 import type { DetectorFactory } from '../core/liveness.js';
 import type { NodeConfig } from '../core/messages.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
-import { CreditLimited } from '../switch/expresspass/discipline.js';
-import { CREDIT_BYTES, EXPRESSPASS_KIND, type XpHostConfig } from '../switch/expresspass/wire.js';
+import { creditPort } from '../switch/expresspass/discipline.js';
+import { EXPRESSPASS_KIND, TOP_KIND, type XpHostConfig } from '../switch/expresspass/wire.js';
 import { F10_KIND } from '../switch/f10/config.js';
 import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
@@ -22,25 +22,24 @@ interface HostSchemeEntry {
   transport?: (config: unknown, components: TransportComponents, bestEffort: Transport) => Transport;
 }
 
+/** ExpressPass and TOP: the credit transport, and a NIC that limits credits as a switch port does */
+function creditTransport(): HostSchemeEntry {
+  return {
+    transport: (config, components, bestEffort) =>
+      new ExpressPassTransport(config as XpHostConfig, components, bestEffort),
+    discipline: (config, port) =>
+      creditPort((config.scheme!.config as XpHostConfig).nic, config.ports[port].rateBps),
+  };
+}
+
 const SCHEMES: Record<string, HostSchemeEntry> = {
   [F10_KIND]: { detector: f10DetectorFactory },
   [HARMONY_KIND]: {
     transport: (config, components, bestEffort) =>
       new HarmonyTransport(config as HarmonyHostConfig, components, bestEffort),
   },
-  [EXPRESSPASS_KIND]: {
-    transport: (config, components, bestEffort) =>
-      new ExpressPassTransport(config as XpHostConfig, components, bestEffort),
-    discipline: (config, port) => {
-      const c = (config.scheme!.config as XpHostConfig).nic;
-      return new CreditLimited(
-        config.ports[port].rateBps,
-        c.creditShare,
-        c.queueCredits,
-        c.burstCredits * CREDIT_BYTES,
-      );
-    },
-  },
+  [EXPRESSPASS_KIND]: creditTransport(),
+  [TOP_KIND]: creditTransport(),
 };
 
 /** The NIC's queue discipline of the configured scheme, for the node runtime. */

@@ -4,9 +4,9 @@
  */
 import type { DetectorFactory } from '../core/liveness.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
-import { CreditLimited } from './expresspass/discipline.js';
+import { creditPort } from './expresspass/discipline.js';
 import { ExpressPassModule } from './expresspass/module.js';
-import { CREDIT_BYTES, EXPRESSPASS_KIND, type XpSwitchConfig } from './expresspass/wire.js';
+import { EXPRESSPASS_KIND, TOP_KIND, type XpSwitchConfig } from './expresspass/wire.js';
 import { F10_KIND } from './f10/config.js';
 import { f10DetectorFactory } from './f10/detector-factory.js';
 import { F10Module } from './f10/module.js';
@@ -22,21 +22,15 @@ interface SwitchSchemeEntry {
   discipline?: DisciplineFactory;
 }
 
+/** ExpressPass's and TOP's ports: the credit (token) classes under one limiter */
+const creditLimited: DisciplineFactory = (config, port) =>
+  creditPort(config.scheme!.config as XpSwitchConfig, config.ports[port].rateBps);
+
 const SCHEMES: Record<string, SwitchSchemeEntry> = {
   [F10_KIND]: { create: (ctx) => new F10Module(ctx), detector: f10DetectorFactory },
   [HARMONY_KIND]: { create: (ctx) => new HarmonyModule(ctx) },
-  [EXPRESSPASS_KIND]: {
-    create: (ctx) => new ExpressPassModule(ctx),
-    discipline: (config, port) => {
-      const c = config.scheme!.config as XpSwitchConfig;
-      return new CreditLimited(
-        config.ports[port].rateBps,
-        c.creditShare,
-        c.queueCredits,
-        c.burstCredits * CREDIT_BYTES,
-      );
-    },
-  },
+  [EXPRESSPASS_KIND]: { create: (ctx) => new ExpressPassModule(ctx), discipline: creditLimited },
+  [TOP_KIND]: { create: (ctx) => new ExpressPassModule(ctx), discipline: creditLimited },
 };
 
 export function switchScheme(kind: string): SwitchSchemeEntry {

@@ -1,8 +1,10 @@
 /**
- * ExpressPass end to end, as real processes in conservative mode (exact figures): credits paced by the
- * receivers and limited at every port (NICs included) keep every data frame out of a full buffer, so
- * data sent equals data received; with a spine killed and a lossy link, data is lost only to those
- * faults, and the lost segments are sent again on later credits until every flow completes.
+ * ExpressPass and TOP end to end, as real processes in conservative mode (exact figures): credits
+ * paced by the receivers and limited at every port (NICs included) keep every data frame out of a full
+ * buffer, so data sent equals data received; with a spine killed and a lossy link, data is lost only
+ * to those faults, and the lost segments are sent again on later credits until every flow completes.
+ * TOP's prioritized tokens keep that promise; its sender-side expiry judges token age by node clocks,
+ * so a clock jump drops valid tokens; its hypothetical switch drops old tokens itself.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,5 +52,49 @@ describe('ExpressPass', () => {
     expect(x.data.retransmits).toBeGreaterThan(0);
     expect(s.flows.completed).toBe(s.flows.planned);
     expect(s.flows.unexplained).toBe(0);
+  });
+});
+
+describe('TOP', () => {
+  it('prioritizes tokens under one limiter and still loses no data frame', async () => {
+    const s = await run('top', ['--set', 'scheme.kind=top']);
+    const x = s.expresspass;
+    expect(x.scheme).toBe('top');
+    expect(s.flows.completed).toBe(s.flows.planned);
+    expect(x.data.droppedCongestion).toBe(0);
+    expect(x.data.received).toBe(x.data.sent);
+    // §4.3 expiry at the senders, on ideal clocks: what is judged old is old
+    expect(x.tokens.expiryChecks).toBeGreaterThan(0);
+    expect(x.tokens).toMatchObject({ expiredValid: 0, staleUsed: 0, maxClockErrNs: 0, expiredAtSwitches: 0 });
+  });
+
+  it('drops valid tokens as expired when a sender’s clock jumps ahead (examples/top-ptp.yaml)', async () => {
+    const out = tempOut('top-ptp');
+    const r = await dcemu([
+      'run',
+      'examples/top-ptp.yaml',
+      '--out',
+      out,
+      '-q',
+      '--set',
+      'workload.duration=3ms',
+      '--set',
+      'run.drain=2ms',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    const t = s.expresspass.tokens;
+    expect(t.expiredValid).toBeGreaterThan(0);
+    expect(t.maxClockErrNs).toBeGreaterThan(20_000);
+    expect(s.expresspass.data.droppedCongestion).toBe(0);
+  });
+
+  it('the hypothetical switch (R2) drops tokens that waited too long instead', async () => {
+    const s = await run('top-switch', ['--set', 'scheme={kind: top, tokenExpiry: switch}']);
+    const x = s.expresspass;
+    expect(x.tokens.expiryChecks).toBe(0);
+    expect(x.tokens.expiredAtSwitches).toBeGreaterThan(0);
+    expect(x.data.droppedCongestion).toBe(0);
+    expect(s.flows.completed).toBe(s.flows.planned);
   });
 });

@@ -1,12 +1,31 @@
 /**
- * An ExpressPass egress port: strict priority, with the credit class behind a token bucket at
- * `creditShare` of the link (so the data the credits return fills at most the rest of the reverse
- * link) and a credit queue capped at `queueCredits`: a credit over the cap is refused and counted,
- * which is how ExpressPass signals congestion to the receivers' feedback control.
+ * An ExpressPass / TOP egress port: strict priority, with the credit (token) classes behind one token
+ * bucket at `creditShare` of the link, so the data the credits return fills at most the rest of the
+ * reverse link, and each credit queue capped at `queueCredits`: a credit over the cap is refused and
+ * counted, which is how the receivers' feedback control learns of congestion.
+ *
+ * ExpressPass has one credit class. TOP (§3.1) has a group of them sharing the one limiter (R1): the
+ * highest waiting token goes first whenever the bucket allows. With `maxSojournNs` the port is TOP's
+ * hypothetical switch (R2): a token that waited longer (since it arrived here, `frame.a`) is dropped
+ * when it comes up, so no token is older than that when it leaves.
  */
 import { StrictPriority } from '../../core/discipline.js';
 import type { Frame } from '../../core/frame.js';
-import { XpClass } from './wire.js';
+import { CREDIT_BYTES, XpClass, type XpSwitchConfig } from './wire.js';
+
+/** The credit-limited discipline of one port of `rateBps` under config `c` (switch ports and NICs alike). */
+export function creditPort(c: XpSwitchConfig, rateBps: number): CreditLimited {
+  const [lo, hi] = c.tokenClasses ?? [XpClass.Credit, XpClass.Credit];
+  return new CreditLimited(
+    rateBps,
+    c.creditShare,
+    c.queueCredits,
+    c.burstCredits * CREDIT_BYTES,
+    lo,
+    hi,
+    c.maxSojournNs ?? 0,
+  );
+}
 
 export class CreditLimited extends StrictPriority {
   /** bucket level in bytes at `at` */
@@ -15,6 +34,8 @@ export class CreditLimited extends StrictPriority {
   private readonly bytesPerNs: number;
   private readonly bucket: number;
   refused = 0;
+  expired = 0;
+  private discardedBytes = 0;
   sent = 0;
   maxQueued = 0;
 
@@ -23,6 +44,11 @@ export class CreditLimited extends StrictPriority {
     creditShare: number,
     private readonly queueCredits: number,
     burstBytes: number,
+    /** the credit classes: lowest and highest (ExpressPass: one) */
+    private readonly lo: number = XpClass.Credit,
+    private readonly hi: number = XpClass.Credit,
+    /** TOP's hypothetical switch: a token that waited longer is dropped (0: never) */
+    private readonly maxSojournNs = 0,
   ) {
     super();
     this.bytesPerNs = (rateBps * creditShare) / 8e9;
@@ -30,9 +56,13 @@ export class CreditLimited extends StrictPriority {
     this.tokens = burstBytes;
   }
 
+  private isCredit(p: number): boolean {
+    return p >= this.lo && p <= this.hi;
+  }
+
   override enqueue(frame: Frame): boolean {
-    if (frame.p === XpClass.Credit) {
-      const waiting = this.depth(XpClass.Credit);
+    if (this.isCredit(frame.p)) {
+      const waiting = this.depth(frame.p);
       if (waiting >= this.queueCredits) {
         this.refused++;
         return false;
@@ -49,14 +79,30 @@ export class CreditLimited extends StrictPriority {
     }
   }
 
+  /** the highest credit class with a live head at `start`, dropping heads that waited too long */
+  private headClass(start: number): number {
+    for (let p = this.hi; p >= this.lo; p--) {
+      const q = this.queues[p];
+      while (this.maxSojournNs > 0 && q.length > 0 && start - q.peek()!.a > this.maxSojournNs) {
+        this.discardedBytes += q.shift()!.z;
+        this.length--;
+        this.expired++;
+      }
+      if (q.length > 0) return p;
+    }
+    return -1;
+  }
+
   override dequeue(start: number): Frame | null {
     this.refill(start);
+    const credit = this.headClass(start);
     for (let p = this.queues.length - 1; p >= 0; p--) {
       const q = this.queues[p];
       if (q.length === 0) continue;
-      if (p === XpClass.Credit) {
+      if (this.isCredit(p)) {
+        // the group goes as one: its highest head, when the bucket pays for it; else a lower class
+        if (p !== credit) continue;
         const head = q.peek()!;
-        // not yet: a lower class may go meanwhile
         if (this.tokens < head.z) continue;
         this.tokens -= head.z;
         this.sent++;
@@ -67,11 +113,17 @@ export class CreditLimited extends StrictPriority {
     return null;
   }
 
+  discarded(): number {
+    const b = this.discardedBytes;
+    this.discardedBytes = 0;
+    return b;
+  }
+
   override nextEligible(start: number): number {
-    const head = this.queues[XpClass.Credit].peek();
-    if (head === undefined) return start;
+    const p = this.headClass(start);
+    if (p < 0) return start;
     this.refill(start);
     // whole ns, rounded up: the bucket then holds the credit for sure
-    return start + Math.ceil(Math.max(0, head.z - this.tokens) / this.bytesPerNs);
+    return start + Math.ceil(Math.max(0, this.queues[p].peek()!.z - this.tokens) / this.bytesPerNs);
   }
 }

@@ -22,6 +22,8 @@ export interface XpSwitchSection {
   maxCreditQueue: number;
   /** data frames a full buffer dropped here (ExpressPass promises none) */
   dataDropped: number;
+  /** TOP's hypothetical switch: tokens dropped for waiting too long */
+  tokensExpired: number;
 }
 
 class SymmetricEcmp implements Routing {
@@ -85,12 +87,14 @@ export class ExpressPassModule implements SwitchScheme {
       creditsDropped: 0,
       maxCreditQueue: 0,
       dataDropped: this.dataDropped,
+      tokensExpired: 0,
     };
     for (const p of this.ctx.ports) {
       const d = p.discipline;
       if (!(d instanceof CreditLimited)) continue;
       s.creditsForwarded += d.sent;
       s.creditsDropped += d.refused;
+      s.tokensExpired += d.expired;
       s.maxCreditQueue = Math.max(s.maxCreditQueue, d.maxQueued);
     }
     return s;

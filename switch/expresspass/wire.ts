@@ -7,6 +7,8 @@
  */
 
 export const EXPRESSPASS_KIND = 'expresspass';
+/** TOP (Token-Oriented in-network Prioritization, TPDS'20): ExpressPass with prioritized tokens */
+export const TOP_KIND = 'top';
 
 /** Control packet kinds (`x.xp`). */
 export const XpCtl = {
@@ -16,8 +18,12 @@ export const XpCtl = {
   Credit: 2,
 } as const;
 
-/** Classes: requests highest, credits (rate-limited) next, data lowest. */
+/**
+ * Classes: requests (TOP's signal packets) highest, credits (rate-limited) next, data lowest. TOP's
+ * tokens use classes 1..6 (`TopClasses`), 6 the most urgent.
+ */
 export const XpClass = { Request: 7, Credit: 6, Data: 0 } as const;
+export const TopClasses = { lo: 1, hi: 6 } as const;
 
 /** ExpressPass's credit on the wire: 84 bytes (a minimum Ethernet frame with preamble and gap). */
 export const CREDIT_BYTES = 84;
@@ -32,6 +38,8 @@ export interface XpControl {
   ts?: number;
   /** credit: the lowest segment the receiver still misses (the sender retransmits from there) */
   ack?: number;
+  /** measurement only, never read by protocol code: the physical time the credit was sent */
+  pt?: number;
 }
 
 export interface XpData {
@@ -49,6 +57,22 @@ export interface XpSwitchConfig {
   queueCredits: number;
   /** credits the limiter may send back to back after idling */
   burstCredits: number;
+  /** TOP: the token classes sharing the limiter (ExpressPass: the one credit class) */
+  tokenClasses?: [number, number];
+  /** TOP's hypothetical switch (R2): tokens waiting longer than this are dropped (0: never) */
+  maxSojournNs?: number;
+}
+
+/** TOP's receiver and sender rules (§3.1, §4.3). */
+export interface TopHostConfig {
+  /** token classes used (K), highest first from TopClasses.hi */
+  classes: number;
+  /** largest flow, in packets (p): a flow with x packets left gets class floor(K log_p x) from the top */
+  maxPackets: number;
+  /** §4.3 remedy: a sender drops a token older than this by its own clock against the token's stamp (0: off) */
+  expiryNs: number;
+  /** TOP's fixed target token loss (ExpressPass scales it with the rate) */
+  targetLoss: number;
 }
 
 /** A host's ExpressPass config: the receiver's credit feedback control (ExpressPass Algorithm 1). */
@@ -69,4 +93,6 @@ export interface XpHostConfig {
   jitter: number;
   /** a request no credit answered for this long is sent again; credits no data answered for this long stop */
   timeoutNs: number;
+  /** TOP: token priorities and expiry */
+  top?: TopHostConfig;
 }

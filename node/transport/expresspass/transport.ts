@@ -22,6 +22,7 @@ import { Rng } from '../../../core/random.js';
 import type { Timer } from '../../../core/scheduler.js';
 import {
   CREDIT_BYTES,
+  TopClasses,
   XpClass,
   type XpControl,
   XpCtl,
@@ -53,6 +54,15 @@ export interface XpHostSection {
   rateUpdates: number;
   /** receiver side: [flow, credits lost / credits sent over the flow] */
   creditLoss: Array<[number, number]>;
+  /** TOP §4.3, sender side: tokens judged by their age (own clock minus the receiver's stamp) */
+  expiryChecks: number;
+  tokensExpired: number;
+  /** expired by the clocks but younger than the threshold in truth (clock error made them invalid) */
+  expiredValid: number;
+  /** used though older than the threshold in truth */
+  staleUsed: number;
+  /** the largest |judged age − true age| seen at an expiry check, ns */
+  maxTokenClockErrNs: number;
 }
 
 class XpSend implements SenderStats {
@@ -136,6 +146,11 @@ export class ExpressPassTransport implements Transport {
     stalled: 0,
     rateUpdates: 0,
     creditLoss: [],
+    expiryChecks: 0,
+    tokensExpired: 0,
+    expiredValid: 0,
+    staleUsed: 0,
+    maxTokenClockErrNs: 0,
   };
 
   constructor(
@@ -177,6 +192,7 @@ export class ExpressPassTransport implements Transport {
       this.s.creditsWasted++;
       return;
     }
+    if (this.expired(x)) return;
     // the first credit: the round trip a segment takes to show up in the receiver's ack
     if (m.rtt < 0) m.rtt = Math.max(1000, this.clock.now() - m.askedAt);
     // credits silent for a while (the receiver stopped, a path died): ask again
@@ -229,6 +245,29 @@ export class ExpressPassTransport implements Transport {
     );
   }
 
+  /**
+   * TOP §4.3: a token older than the threshold by this sender's clock against the receiver's stamp is
+   * dropped (it may have sat in a low-priority queue while data the threshold did not allow for came
+   * back). Both clocks are node clocks, so their error decides what is judged old; the true age (from
+   * a measurement-only field) tells how often the judgement was wrong.
+   */
+  private expired(x: XpControl): boolean {
+    const limit = this.cfg.top?.expiryNs ?? 0;
+    if (limit <= 0 || typeof x.ts !== 'number') return false;
+    const judged = this.clock.now() - x.ts;
+    const truth = typeof x.pt === 'number' ? this.c.physNow() - x.pt : judged;
+    this.s.expiryChecks++;
+    const err = Math.abs(judged - truth);
+    if (err > this.s.maxTokenClockErrNs) this.s.maxTokenClockErrNs = err;
+    if (judged > limit) {
+      this.s.tokensExpired++;
+      if (truth <= limit) this.s.expiredValid++;
+      return true;
+    }
+    if (truth > limit) this.s.staleUsed++;
+    return false;
+  }
+
   // ---- receiver ----
 
   private onRequest(f: Frame, x: XpControl): void {
@@ -260,15 +299,29 @@ export class ExpressPassTransport implements Transport {
     }
     this.feedback(r, now);
     this.s.creditsSent++;
-    this.control(r.src, r.id, XpClass.Credit, CREDIT_BYTES, {
+    this.control(r.src, r.id, this.tokenClass(r), CREDIT_BYTES, {
       xp: XpCtl.Credit,
       c: r.nextCredit++,
       ts: now,
       ack: r.low,
+      pt: this.c.physNow(),
     });
     const jitter = 1 + (2 * this.rng.next() - 1) * this.cfg.jitter;
     r.pace = this.clock.after((1e9 / r.rate) * jitter, this.credit, r);
   };
+
+  /**
+   * ExpressPass: the one credit class. TOP (§3.2, SRPT): a flow with x packets left gets class
+   * floor(K log_p x) below the top, p the largest flow in packets, so the K classes carry equal shares of
+   * a heavy-tailed load.
+   */
+  private tokenClass(r: XpRecv): number {
+    const top = this.cfg.top;
+    if (top === undefined) return XpClass.Credit;
+    const left = Math.max(1, r.nSeg - r.count);
+    const c = Math.floor((top.classes * Math.log(left)) / Math.log(Math.max(2, top.maxPackets)));
+    return TopClasses.hi - Math.max(0, Math.min(top.classes - 1, c));
+  }
 
   /** ExpressPass Algorithm 1, once per RTT */
   private feedback(r: XpRecv, now: number): void {
@@ -276,7 +329,7 @@ export class ExpressPassTransport implements Transport {
     const cfg = this.cfg;
     const old = r.rate;
     const loss = r.dropped / r.total;
-    const target = (1 - r.rate / cfg.maxCreditsPerS) * cfg.targetLossScaling;
+    const target = cfg.top?.targetLoss ?? (1 - r.rate / cfg.maxCreditsPerS) * cfg.targetLossScaling;
     const minRate = 1e9 / r.rtt;
     if (loss > target) {
       r.rate = loss >= 1 ? minRate : ((r.total - r.dropped) * 1e9 * (1 + target)) / (now - r.lastUpdate);

@@ -7,12 +7,14 @@
  */
 import { WireSize } from '../../../core/frame.js';
 import type { SchemeNodeConfig } from '../../../core/messages.js';
-import { formatNs, parseDurationNs } from '../../../core/time.js';
+import { formatNs, parseBytes, parseDurationNs } from '../../../core/time.js';
 import type { XpHostSection } from '../../../node/transport/expresspass/transport.js';
 import type { XpSwitchSection } from '../../../switch/expresspass/module.js';
 import {
   CREDIT_BYTES,
   EXPRESSPASS_KIND,
+  TOP_KIND,
+  TopClasses,
   type XpHostConfig,
   type XpSwitchConfig,
 } from '../../../switch/expresspass/wire.js';
@@ -39,12 +41,18 @@ export const expressPassProperties = {
   targetLossScaling: fraction,
   jitter: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
   timeout: duration,
+  // top only
+  tokenExpiry: { enum: ['sender', 'switch', 'none'] },
+  classes: { type: 'integer', minimum: 1, maximum: 6 },
+  maxFlowSize: { type: ['string', 'number'] },
 };
 
 export interface XpSettings {
-  kind: 'expresspass';
+  kind: 'expresspass' | 'top';
   switch: XpSwitchConfig;
   host: Omit<XpHostConfig, 'maxCreditsPerS' | 'nic'>;
+  /** top: how token age is bounded (§3.1 R2 at the switches, §4.3 at the senders by PTP clocks) */
+  tokenExpiry?: 'sender' | 'switch' | 'none';
   /** for slowdowns: host link rate, longest propagation, links on the longest host path */
   hostRateBps: number;
   propNs: number;
@@ -71,8 +79,11 @@ export const XP_DEFAULTS = {
   timeoutNs: 200_000,
 };
 
-function resolveXp(src: ScenarioSource, topo: Topology): XpSettings {
+function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSettings {
   const sc = src.data.scheme ?? {};
+  if (kind !== 'top')
+    for (const key of ['tokenExpiry', 'classes', 'maxFlowSize'])
+      if (key in sc) throw src.error(['scheme', key], `a top setting; scheme expresspass has none`);
   const d = XP_DEFAULTS;
   const timeoutNs = sc.timeout === undefined ? d.timeoutNs : parseDurationNs(sc.timeout);
   if (!(timeoutNs > 0)) throw src.error(['scheme', 'timeout'], `must be > 0, got ${sc.timeout}`);
@@ -86,12 +97,34 @@ function resolveXp(src: ScenarioSource, topo: Topology): XpSettings {
   const hostLinks = data.filter((l) =>
     [l.a.node, l.b.node].some((n) => topo.nodes.find((x) => x.name === n)?.role === 'host'),
   );
+  const creditShare: number = sc.creditShare ?? d.creditShare;
+  const links = hostDiameter(topo);
+  // one token's pacing time at the full credit rate of the slowest link
+  const pacingNs = (8e9 * CREDIT_BYTES) / (creditShare * Math.min(...data.map((l) => l.rateBps)));
+  const tokenExpiry: 'sender' | 'switch' | 'none' = sc.tokenExpiry ?? 'sender';
+  let top: XpHostConfig['top'];
+  if (kind === 'top') {
+    const maxFlow = sc.maxFlowSize === undefined ? TOP_MAX_FLOW_BYTES : parseBytes(sc.maxFlowSize);
+    if (!(maxFlow > 0)) throw src.error(['scheme', 'maxFlowSize'], `must be > 0 B, got ${sc.maxFlowSize}`);
+    top = {
+      classes: sc.classes ?? TopClasses.hi - TopClasses.lo + 1,
+      maxPackets: Math.ceil(maxFlow / WireSize.Mss),
+      // §4.3: hops × 8 token pacing times, the age ExpressPass's 8-credit queues allow
+      expiryNs: tokenExpiry === 'sender' ? Math.round(links * 8 * pacingNs) : 0,
+      targetLoss: 0.1,
+    };
+  }
   return {
-    kind: 'expresspass',
+    kind: kind === 'top' ? 'top' : 'expresspass',
+    ...(kind === 'top' && { tokenExpiry }),
     switch: {
-      creditShare: sc.creditShare ?? d.creditShare,
+      creditShare,
       queueCredits: sc.queueCredits ?? d.queueCredits,
       burstCredits: sc.burstCredits ?? d.burstCredits,
+      ...(kind === 'top' && {
+        tokenClasses: [TopClasses.lo, TopClasses.hi] as [number, number],
+        maxSojournNs: tokenExpiry === 'switch' ? Math.round(8 * pacingNs) : 0,
+      }),
     },
     host: {
       alpha: sc.alpha ?? d.alpha,
@@ -101,14 +134,20 @@ function resolveXp(src: ScenarioSource, topo: Topology): XpSettings {
       targetLossScaling: sc.targetLossScaling ?? d.targetLossScaling,
       jitter: sc.jitter ?? d.jitter,
       timeoutNs,
+      ...(top && { top }),
     },
     hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
     propNs: Math.max(...data.map((l) => l.propNs)),
-    links: hostDiameter(topo),
+    links,
   };
 }
 
+/** TOP's p: the largest flow of the web-search and data-mining traces is about 30 MB */
+const TOP_MAX_FLOW_BYTES = 30_000_000;
+
 export interface XpSummary {
+  /** expresspass or top */
+  scheme: string;
   credits: { sent: number; forwarded: number; droppedAtSwitches: number; received: number; wasted: number };
   /**
    * data frames: sent by senders, received (duplicates included), dropped by a full switch buffer
@@ -122,6 +161,17 @@ export interface XpSummary {
   maxQueueBytes: number;
   stalledStreams: number;
   rateUpdates: number;
+  /** TOP: token expiry at senders (§4.3) or switches (R2), and how the clocks judged */
+  tokens?: {
+    expiredAtSenders: number;
+    expiredAtSwitches: number;
+    expiryChecks: number;
+    /** valid in truth, dropped because of clock error */
+    expiredValid: number;
+    /** stale in truth, used because of clock error */
+    staleUsed: number;
+    maxClockErrNs: number;
+  };
   fct: {
     avgNs: number;
     p99Ns: number;
@@ -161,6 +211,7 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
   const sent = sum(hosts, (h) => h.dataSent);
   const received = sum(hosts, (h) => h.dataReceived);
   return {
+    scheme: s.kind,
     credits: {
       sent: sum(hosts, (h) => h.creditsSent),
       forwarded: sum(switches, (x) => x.creditsForwarded),
@@ -185,6 +236,16 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
     ),
     stalledStreams: sum(hosts, (h) => h.stalled),
     rateUpdates: sum(hosts, (h) => h.rateUpdates),
+    ...(s.kind === 'top' && {
+      tokens: {
+        expiredAtSenders: sum(hosts, (h) => h.tokensExpired),
+        expiredAtSwitches: sum(switches, (x) => x.tokensExpired),
+        expiryChecks: sum(hosts, (h) => h.expiryChecks),
+        expiredValid: sum(hosts, (h) => h.expiredValid),
+        staleUsed: sum(hosts, (h) => h.staleUsed),
+        maxClockErrNs: Math.max(0, ...hosts.map((h) => h.maxTokenClockErrNs)),
+      },
+    }),
     fct: {
       ...(({ avgNs, p99Ns }) => ({ avgNs, p99Ns }))(stats(fcts.map((f) => f.fct))),
       small: stats(fcts.filter((f) => f.size < 100_000).map((f) => f.fct)),
@@ -201,20 +262,21 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
 }
 
 export const expressPassDriver: SchemeDriver<XpSettings> = {
-  kinds: [EXPRESSPASS_KIND],
+  kinds: [EXPRESSPASS_KIND, TOP_KIND],
   properties: expressPassProperties,
-  resolve: (src, topo) => resolveXp(src, topo),
+  resolve: (src, topo, kind) => resolveXp(src, topo, kind),
 
   nodeScheme(s: XpSettings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
-    if (node.role === 'switch') return { kind: EXPRESSPASS_KIND, config: s.switch };
+    if (node.role === 'switch') return { kind: s.kind, config: s.switch };
     if (node.role !== 'host') return undefined;
     const link = topo.links[node.ports[0].link];
     const config: XpHostConfig = {
       ...s.host,
-      nic: s.switch,
+      // a NIC limits its credits as a switch port does; tokens are born there, nothing expires
+      nic: { ...s.switch, maxSojournNs: 0 },
       maxCreditsPerS: (link.rateBps * s.switch.creditShare) / (8 * CREDIT_BYTES),
     };
-    return { kind: EXPRESSPASS_KIND, config };
+    return { kind: s.kind, config };
   },
 
   summaryKey: 'expresspass',
@@ -235,17 +297,26 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
 
   reportRows(section: unknown): Array<[string, string]> {
     const x = section as XpSummary;
+    const t = x.tokens;
     return [
+      ...(t
+        ? ([
+            [
+              'top tokens',
+              `${t.expiredAtSenders} expired at senders (${t.expiredValid} of them valid, ${t.staleUsed} stale ones used; clock error up to ${formatNs(t.maxClockErrNs)}), ${t.expiredAtSwitches} at switches`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
       [
-        'expresspass credits',
+        `${x.scheme} credits`,
         `${x.credits.sent} sent, ${x.credits.droppedAtSwitches} dropped at switches (queue max ${x.maxCreditQueue}), ${x.credits.wasted} wasted; loss per flow mean ${(100 * x.creditLoss.mean).toFixed(1)}%, ${x.rateUpdates} rate updates`,
       ],
       [
-        'expresspass data',
+        `${x.scheme} data`,
         `${x.data.sent} sent, ${x.data.received} received, ${x.data.droppedCongestion} dropped by full buffers, ${x.data.retransmits} retransmitted; largest switch queue ${x.maxQueueBytes} B`,
       ],
       [
-        'expresspass FCT',
+        `${x.scheme} FCT`,
         `avg ${formatNs(x.fct.avgNs)} p99 ${formatNs(x.fct.p99Ns)}; < 100 KB avg ${formatNs(x.fct.small.avgNs)} (${x.fct.small.count}); slowdown avg ${x.slowdown.avg} p99 ${x.slowdown.p99}`,
       ],
     ];
