@@ -69,13 +69,14 @@ export interface Role {
 
 export type RoleFactory = (ctx: NodeContext) => Role;
 
-/**
- * Entry point of a node process: connects to the orchestrator named in the environment and runs.
- * `detector` may supply a scheme's own link failure detector (else the BFD-like one).
- */
 /** A scheme's queue discipline for one egress port of a node (null: strict priority). */
 export type DisciplineFactory = (config: NodeConfig, port: number) => Discipline | null;
 
+/**
+ * Entry point of a node process: connects to the orchestrator named in the environment and runs.
+ * `detector` may supply a scheme's own link failure detector (else the BFD-like one), `disciplines`
+ * its ports' queue disciplines (else strict priority).
+ */
 export async function runNode(
   kind: string,
   factory: RoleFactory,
