@@ -5,7 +5,9 @@
  * limiters did. Symmetric ECMP: the hash is of the unordered host pair and the flow, with the same
  * salt on every switch of a tier, so the two leaves (edges, aggregations) of a flow pick the same
  * index among their equally ordered uplinks; ports the liveness detector declared down are skipped as
- * in the baseline.
+ * in the baseline. The hash also takes the credit stream's path epoch, which a receiver bumps when it
+ * restarts a stream that went silent: a spine that lost its way to a leaf (the baseline routing has no
+ * withdrawal) black-holes one epoch's path, not the flow.
  */
 import { type Frame, FrameType } from '../../core/frame.js';
 import type { NodeContext } from '../../core/node-runtime.js';
@@ -46,7 +48,10 @@ class SymmetricEcmp implements Routing {
     if (all.length === 0) return -1;
     const lo = Math.min(frame.s, frame.d);
     const hi = Math.max(frame.s, frame.d);
-    const h = flowHash(lo, hi, frame.f, this.salt);
+    // a credit stream restarted after its path went silent carries a new epoch: a new path, both ways
+    const x = frame.x as { e?: unknown } | null;
+    const epoch = x !== null && typeof x === 'object' && typeof x.e === 'number' ? x.e : 0;
+    const h = flowHash(lo, hi, frame.f + epoch * 0x100000, this.salt);
     const first = all[h % all.length];
     if (this.alive[first]) return first;
     const live = all.filter((p) => this.alive[p]);

@@ -40,6 +40,8 @@ export interface XpControl {
   ack?: number;
   /** measurement only, never read by protocol code: the physical time the credit was sent */
   pt?: number;
+  /** credit: the flow's path epoch, which the switches hash with the flow (a restarted stream takes another path) */
+  e?: number;
 }
 
 export interface XpData {
@@ -47,6 +49,8 @@ export interface XpData {
   c: number;
   /** that credit's send time, receiver's clock: the receiver's RTT sample */
   ts: number;
+  /** that credit's path epoch: the data goes back the way the credit came */
+  e?: number;
 }
 
 /** A switch's ExpressPass config. */

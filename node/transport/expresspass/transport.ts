@@ -73,6 +73,8 @@ class XpSend implements SenderStats {
   /** node clock each segment last went at */
   readonly sentAt: Float64Array;
   askedAt = 0;
+  /** requests sent so far */
+  asks = 0;
   /** request to first credit, node clock (-1: none yet) */
   rtt = -1;
   done = false;
@@ -95,6 +97,8 @@ class XpRecv {
   delivered = false;
   readonly via: number[] = [];
   lastNew = -1;
+  /** path epoch: bumped when a silent stream restarts */
+  epoch = 0;
   /** credits/s */
   rate: number;
   w: number;
@@ -181,7 +185,13 @@ export class ExpressPassTransport implements Transport {
     if (m.done) return;
     this.s.requestsSent++;
     m.askedAt = this.clock.now();
-    this.control(m.spec.dst, m.spec.id, XpClass.Request, CREDIT_BYTES, { xp: XpCtl.Request, b: m.spec.size });
+    // each ask hashes to its own path: a request lost on one (a black hole) is not lost again on it
+    this.control(m.spec.dst, m.spec.id, XpClass.Request, CREDIT_BYTES, {
+      xp: XpCtl.Request,
+      b: m.spec.size,
+      ...(m.asks > 0 && { e: m.asks }),
+    });
+    m.asks++;
     m.request = this.clock.after(this.cfg.timeoutNs, this.request, m);
   };
 
@@ -240,7 +250,7 @@ export class ExpressPassTransport implements Transport {
         q: seq,
         z: segmentBytes(m.spec.size, seq),
         p: XpClass.Data,
-        x: { c: x.c ?? 0, ts: x.ts ?? 0 } satisfies XpData,
+        x: { c: x.c ?? 0, ts: x.ts ?? 0, ...(x.e !== undefined && { e: x.e }) } satisfies XpData,
       }),
     );
   }
@@ -279,6 +289,8 @@ export class ExpressPassTransport implements Transport {
       return;
     }
     if (r !== undefined && r.pace !== null) return; // crediting already
+    // a stream that went silent starts again on another path (its last one may lead nowhere)
+    if (r !== undefined) r.epoch++;
     if (r === undefined) {
       r = new XpRecv(f.f, f.s, typeof x.b === 'number' ? x.b : 1, this.cfg, now);
       this.in.set(f.f, r);
@@ -305,6 +317,7 @@ export class ExpressPassTransport implements Transport {
       ts: now,
       ack: r.low,
       pt: this.c.physNow(),
+      ...(r.epoch > 0 && { e: r.epoch }),
     });
     const jitter = 1 + (2 * this.rng.next() - 1) * this.cfg.jitter;
     r.pace = this.clock.after((1e9 / r.rate) * jitter, this.credit, r);
