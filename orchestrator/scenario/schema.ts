@@ -7,16 +7,8 @@
 
 import { chaosSchema } from '../chaos/schema.js';
 import { schemeSchema } from '../schemes/index.js';
+import { bytes, duration, rate } from './units.js';
 
-const duration = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
-};
-const rate = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*[kKmMgGtT]?(bps|bit/s|b/s)?\\s*$',
-};
-const bytes = { type: ['string', 'number'], pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*([kKmMgG]i?)?[bB]?\\s*$' };
 const nodeName = { type: 'string', minLength: 1 };
 const signedDuration = {
   type: ['string', 'number'],

@@ -20,14 +20,11 @@ import {
 } from '../../../switch/expresspass/wire.js';
 import { idealFct } from '../../collect.js';
 import type { ScenarioSource } from '../../scenario/source.js';
+import { bytes, duration } from '../../scenario/units.js';
 import { hostDiameter } from '../../topology/diameter.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
 import type { RunRecord, SchemeDriver } from '../types.js';
 
-const duration = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
-};
 const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
 
 export const expressPassProperties = {
@@ -44,7 +41,7 @@ export const expressPassProperties = {
   // top only
   tokenExpiry: { enum: ['sender', 'switch', 'none'] },
   classes: { type: 'integer', minimum: 1, maximum: 6 },
-  maxFlowSize: { type: ['string', 'number'] },
+  maxFlowSize: bytes,
 };
 
 export interface XpSettings {

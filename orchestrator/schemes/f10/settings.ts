@@ -9,18 +9,10 @@ import type { F10ControllerTiming } from '../../../arbiter/f10/role.js';
 import { parseDurationNs, parseRateBps } from '../../../core/time.js';
 import type { F10DetectorConfig } from '../../../switch/f10/config.js';
 import type { ScenarioSource } from '../../scenario/source.js';
+import { duration, rate } from '../../scenario/units.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
 
-const duration = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
-};
 const count = { type: 'integer', minimum: 1 };
-
-const rate = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+\\s*[kKmMgGtT]?(bps|bit/s|b/s)?\\s*$',
-};
 
 /** The `scheme:` properties F10 reads (besides kind). */
 export const f10Properties = {

@@ -11,13 +11,9 @@
 import { WireSize } from '../../../core/frame.js';
 import { parseDurationNs } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
+import { duration } from '../../scenario/units.js';
 import { hostDiameter } from '../../topology/diameter.js';
 import type { Topology } from '../../topology/types.js';
-
-const duration = {
-  type: ['string', 'number'],
-  pattern: '^\\s*[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
-};
 
 /** The `scheme:` properties Harmony reads (besides kind). */
 export const harmonyProperties = {
