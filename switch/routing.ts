@@ -53,7 +53,7 @@ export class EcmpUpDown implements Routing {
   constructor(
     table: RoutingTable,
     portCount: number,
-    private readonly salt: number,
+    protected readonly salt: number,
   ) {
     this.alive = new Array(portCount).fill(true);
     this.down = new Map(Object.entries(table.down).map(([k, v]) => [Number(k), v]));
@@ -71,12 +71,22 @@ export class EcmpUpDown implements Routing {
     const all = this.down.get(d) ?? this.up;
     const n = all.length;
     if (n === 0) return -1;
-    const h = flowHash(frame.s, d, frame.f, this.salt);
+    const h = this.hash(frame);
     const first = all[h % n];
     if (this.alive[first]) return first;
-    const live = this.down.has(d) ? this.liveDown.get(d)! : this.liveUp;
+    const live = this.live(d);
     if (live.length === 0) return -1;
     return live[(h >>> 8) % live.length];
+  }
+
+  /** the per-flow hash ECMP picks a port by (a scheme may hash other fields: symmetric ECMP) */
+  protected hash(frame: Frame): number {
+    return flowHash(frame.s, frame.d, frame.f, this.salt);
+  }
+
+  /** the live ports on a shortest path toward host `dst` */
+  live(dst: number): number[] {
+    return this.down.has(dst) ? this.liveDown.get(dst)! : this.liveUp;
   }
 
   portDown(port: number): void {

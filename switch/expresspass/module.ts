@@ -11,7 +11,7 @@
  */
 import { type Frame, FrameType } from '../../core/frame.js';
 import type { NodeContext } from '../../core/node-runtime.js';
-import { flowHash, type Routing } from '../routing.js';
+import { EcmpUpDown, flowHash, type Routing } from '../routing.js';
 import type { SwitchScheme } from '../scheme.js';
 import { CreditLimited } from './discipline.js';
 
@@ -28,42 +28,18 @@ export interface XpSwitchSection {
   tokensExpired: number;
 }
 
-class SymmetricEcmp implements Routing {
-  private readonly alive: boolean[];
-  private readonly down: Map<number, number[]>;
-  private readonly up: number[];
-
-  constructor(
-    table: NonNullable<NodeContext['config']['routing']>,
-    portCount: number,
-    private readonly salt: number,
-  ) {
-    this.alive = new Array(portCount).fill(true);
-    this.down = new Map(Object.entries(table.down).map(([k, v]) => [Number(k), v]));
-    this.up = table.up;
-  }
-
-  route(frame: Frame): number {
-    const all = this.down.get(frame.d) ?? this.up;
-    if (all.length === 0) return -1;
-    const lo = Math.min(frame.s, frame.d);
-    const hi = Math.max(frame.s, frame.d);
+/** ECMP whose hash is the same both ways: the unordered host pair, the flow and its path epoch */
+class SymmetricEcmp extends EcmpUpDown {
+  protected override hash(frame: Frame): number {
     // a credit stream restarted after its path went silent carries a new epoch: a new path, both ways
     const x = frame.x as { e?: unknown } | null;
     const epoch = x !== null && typeof x === 'object' && typeof x.e === 'number' ? x.e : 0;
-    const h = flowHash(lo, hi, frame.f + epoch * 0x100000, this.salt);
-    const first = all[h % all.length];
-    if (this.alive[first]) return first;
-    const live = all.filter((p) => this.alive[p]);
-    return live.length === 0 ? -1 : live[(h >>> 8) % live.length];
-  }
-
-  portDown(port: number): void {
-    this.alive[port] = false;
-  }
-
-  portUp(port: number): void {
-    this.alive[port] = true;
+    return flowHash(
+      Math.min(frame.s, frame.d),
+      Math.max(frame.s, frame.d),
+      frame.f + epoch * 0x100000,
+      this.salt,
+    );
   }
 }
 

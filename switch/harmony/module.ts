@@ -19,7 +19,7 @@
 import { type Frame, FrameType, makeFrame, WireSize } from '../../core/frame.js';
 import type { NodeContext } from '../../core/node-runtime.js';
 import { Rng } from '../../core/random.js';
-import { EcmpUpDown, flowHash, type Routing } from '../routing.js';
+import { EcmpUpDown, flowHash } from '../routing.js';
 import type { SwitchScheme } from '../scheme.js';
 import {
   Ctl,
@@ -55,38 +55,9 @@ export interface HarmonySwitchSection {
   maxWaitNs: number;
 }
 
-/** The shortest-path candidates toward each host, with liveness: ECMP's up/down table. */
-class HarmonyRouting extends EcmpUpDown {
-  private readonly live: boolean[];
-  constructor(
-    private readonly table: NonNullable<NodeContext['config']['routing']>,
-    portCount: number,
-    salt: number,
-  ) {
-    super(table, portCount, salt);
-    this.live = new Array(portCount).fill(true);
-  }
-
-  /** live ports on a shortest path toward host `dst` */
-  candidates(dst: number): number[] {
-    const all = this.table.down[dst] ?? this.table.up;
-    return all.filter((p) => this.live[p]);
-  }
-
-  override portDown(port: number): void {
-    this.live[port] = false;
-    super.portDown(port);
-  }
-
-  override portUp(port: number): void {
-    this.live[port] = true;
-    super.portUp(port);
-  }
-}
-
 export class HarmonyModule implements SwitchScheme {
-  readonly routing: Routing;
-  private readonly paths: HarmonyRouting;
+  /** ECMP for everything else; its live candidates are where an rsvp may reserve */
+  readonly routing: EcmpUpDown;
   private readonly cfg: HarmonySwitchConfig;
   private readonly self: number;
   private readonly rng: Rng;
@@ -118,8 +89,7 @@ export class HarmonyModule implements SwitchScheme {
     this.self = config.id;
     this.rng = new Rng(config.seed * 7919 + 11);
     const n = config.ports.length;
-    this.paths = new HarmonyRouting(config.routing, n, config.id * 2654435761);
-    this.routing = this.paths;
+    this.routing = new EcmpUpDown(config.routing, n, config.id * 2654435761);
     this.free = Array.from({ length: n }, () => Array.from({ length: this.cfg.K }, (_, i) => i));
     this.held = Array.from({ length: n }, () => new Set<number>());
     this.hiBytes = new Array(n).fill(0);
@@ -146,7 +116,7 @@ export class HarmonyModule implements SwitchScheme {
    * was lost on (the switch behind it may have no way on, which its neighbours cannot know).
    */
   private tableRouted(now: number, frame: Frame, x: HarmonyControl): boolean {
-    const ports = this.paths.candidates(frame.d);
+    const ports = this.routing.live(frame.d);
     if (ports.length === 0) return false;
     const a = typeof x.a === 'number' ? x.a : 0;
     const port = ports[flowHash(frame.s, frame.d, frame.f * 64 + a, this.self * 2654435761) % ports.length];
@@ -156,7 +126,7 @@ export class HarmonyModule implements SwitchScheme {
 
   private rsvp(now: number, ingress: number, frame: Frame, x: HarmonyControl): void {
     const hops = Array.isArray(x.hops) ? x.hops : [];
-    const ports = this.paths.candidates(frame.d);
+    const ports = this.routing.live(frame.d);
     const clock = this.ctx.clock.now();
     let total = 0;
     for (const p of ports) {
