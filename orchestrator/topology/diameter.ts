@@ -1,8 +1,35 @@
-/** The longest of the shortest paths between two hosts, in links: what bounds a scheme's one-way delay. */
+/**
+ * What bounds a scheme's delays on a topology's data plane: the longest of the shortest paths between
+ * two hosts, in links, and the slowest and longest links.
+ */
+import { dataPlane } from './arbiter.js';
 import type { Topology } from './types.js';
 
+export interface PathFigures {
+  /** links on the longest host-to-host shortest path */
+  diameter: number;
+  /** slowest data link, bit/s */
+  minRateBps: number;
+  /** slowest host link, bit/s */
+  hostRateBps: number;
+  /** longest propagation delay of a data link, ns */
+  maxPropNs: number;
+}
+
+export function pathFigures(topo: Topology): PathFigures {
+  const data = dataPlane(topo);
+  const hosts = new Set(data.nodes.filter((n) => n.role === 'host').map((n) => n.name));
+  const hostLinks = data.links.filter((l) => hosts.has(l.a.node) || hosts.has(l.b.node));
+  return {
+    diameter: hostDiameter(data),
+    minRateBps: Math.min(...data.links.map((l) => l.rateBps)),
+    hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
+    maxPropNs: Math.max(...data.links.map((l) => l.propNs)),
+  };
+}
+
 /** Links on the longest shortest path between two hosts (BFS from every host; hosts never forward). */
-export function hostDiameter(topo: Topology): number {
+function hostDiameter(topo: Topology): number {
   const hosts = topo.nodes.filter((n) => n.role === 'host');
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   let longest = 0;

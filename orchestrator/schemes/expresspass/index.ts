@@ -21,8 +21,9 @@ import {
 import { idealFct } from '../../collect.js';
 import type { ScenarioSource } from '../../scenario/source.js';
 import { bytes, duration } from '../../scenario/units.js';
-import { hostDiameter } from '../../topology/diameter.js';
+import { pathFigures } from '../../topology/diameter.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
+import { mean, quantile, sum } from '../stats.js';
 import type { RunRecord, SchemeDriver } from '../types.js';
 
 const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
@@ -87,17 +88,11 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   const wMin = sc.wMin ?? d.wMin;
   const wMax = sc.wMax ?? d.wMax;
   if (wMin > wMax) throw src.error(['scheme', 'wMin'], `must not exceed wMax (${wMax})`);
-  const data = topo.links.filter((l) => {
-    const a = topo.nodes.find((n) => n.name === l.a.node);
-    return a?.ports[l.a.port]?.dir !== 'control';
-  });
-  const hostLinks = data.filter((l) =>
-    [l.a.node, l.b.node].some((n) => topo.nodes.find((x) => x.name === n)?.role === 'host'),
-  );
   const creditShare: number = sc.creditShare ?? d.creditShare;
-  const links = hostDiameter(topo);
+  const paths = pathFigures(topo);
+  const links = paths.diameter;
   // one token's pacing time at the full credit rate of the slowest link
-  const pacingNs = (8e9 * CREDIT_BYTES) / (creditShare * Math.min(...data.map((l) => l.rateBps)));
+  const pacingNs = (8e9 * CREDIT_BYTES) / (creditShare * paths.minRateBps);
   const tokenExpiry: 'sender' | 'switch' | 'none' = sc.tokenExpiry ?? 'sender';
   let top: XpHostConfig['top'];
   if (kind === 'top') {
@@ -133,8 +128,8 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
       timeoutNs,
       ...(top && { top }),
     },
-    hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
-    propNs: Math.max(...data.map((l) => l.propNs)),
+    hostRateBps: paths.hostRateBps,
+    propNs: paths.maxPropNs,
     links,
   };
 }
@@ -184,15 +179,12 @@ const isSwitch = (x: unknown): x is XpSwitchSection =>
 
 function stats(xs: number[]): { count: number; avgNs: number; p99Ns: number } {
   const sorted = [...xs].sort((a, b) => a - b);
-  const avg = sorted.length === 0 ? 0 : sorted.reduce((a, b) => a + b, 0) / sorted.length;
-  const p99 = sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))];
-  return { count: sorted.length, avgNs: Math.round(avg), p99Ns: Math.round(p99) };
+  return { count: sorted.length, avgNs: Math.round(mean(sorted)), p99Ns: Math.round(quantile(sorted, 0.99)) };
 }
 
 export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
   const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
   const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
-  const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
   const start = new Map<number, { start: number; size: number }>();
   const fcts: Array<{ size: number; fct: number }> = [];
   for (const rep of r.reports) for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
@@ -223,7 +215,7 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
       retransmits: sum(hosts, (h) => h.retransmits),
     },
     creditLoss: {
-      mean: losses.length === 0 ? 0 : losses.reduce((a, b) => a + b, 0) / losses.length,
+      mean: mean(losses),
       max: Math.max(0, ...losses),
     },
     maxCreditQueue: Math.max(0, ...switches.map((x) => x.maxCreditQueue)),
@@ -249,11 +241,8 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
       large: stats(fcts.filter((f) => f.size > 10_000_000).map((f) => f.fct)),
     },
     slowdown: {
-      avg: slow.length === 0 ? 0 : Math.round((slow.reduce((a, b) => a + b, 0) / slow.length) * 1000) / 1000,
-      p99:
-        slow.length === 0
-          ? 0
-          : Math.round(slow[Math.min(slow.length - 1, Math.floor(0.99 * slow.length))] * 1000) / 1000,
+      avg: Math.round(mean(slow) * 1000) / 1000,
+      p99: Math.round(quantile(slow, 0.99) * 1000) / 1000,
     },
   };
 }

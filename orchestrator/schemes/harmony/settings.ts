@@ -12,7 +12,7 @@ import { WireSize } from '../../../core/frame.js';
 import { parseDurationNs } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
 import { duration } from '../../scenario/units.js';
-import { hostDiameter } from '../../topology/diameter.js';
+import { pathFigures } from '../../topology/diameter.js';
 import type { Topology } from '../../topology/types.js';
 
 /** The `scheme:` properties Harmony reads (besides kind). */
@@ -100,16 +100,8 @@ export function resolveHarmony(src: ScenarioSource, topo: Topology): HarmonySett
 
 /** Theorem 3.1's figures and the hosts' timer bounds for a topology at K virtual links per link. */
 export function harmonyBounds(topo: Topology, K: number): HarmonyBounds {
-  const data = topo.links.filter((l) => {
-    const a = topo.nodes.find((n) => n.name === l.a.node);
-    return a?.ports[l.a.port]?.dir !== 'control';
-  });
-  const minRateBps = Math.min(...data.map((l) => l.rateBps));
-  const maxPropNs = Math.max(...data.map((l) => l.propNs));
-  const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const hostLinks = hosts.map((h) => data.find((l) => l.a.node === h.name || l.b.node === h.name)!);
-  const hostRateBps = Math.min(...hostLinks.map((l) => l.rateBps));
-  const switchesOnPath = hostDiameter(topo) - 1;
+  const { diameter, minRateBps, hostRateBps, maxPropNs } = pathFigures(topo);
+  const switchesOnPath = diameter - 1;
   const p = WireSize.Mtu;
   const mtuNs = (8e9 * p) / minRateBps;
   const H = Math.max(0, switchesOnPath);

@@ -14,6 +14,7 @@ import { Outcome } from '../../../node/transport/harmony/transport.js';
 import type { HarmonySwitchSection } from '../../../switch/harmony/module.js';
 import { FailureWhy } from '../../../switch/harmony/wire.js';
 import { idealFct } from '../../collect.js';
+import { quantile, sum } from '../stats.js';
 import type { RunRecord } from '../types.js';
 import type { HarmonySettings } from './settings.js';
 
@@ -76,15 +77,9 @@ function isSwitch(x: unknown): x is HarmonySwitchSection {
   return typeof x === 'object' && x !== null && 'rsvpForwarded' in x;
 }
 
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySummary {
   const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
   const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
-  const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
   const b = s.bounds;
 
   // sender starts and sizes, receiver finishes: FCT of every message that completed through Harmony
