@@ -130,6 +130,8 @@ class InMsg {
   noExtra = false;
   maxQueueingNs = 0;
   readonly via: number[] = [];
+  /** physical time a segment not seen before last arrived */
+  lastNew = -1;
 
   constructor(
     readonly id: number,
@@ -530,6 +532,7 @@ export class HarmonyTransport implements Transport {
     if (f.q >= 0 && f.q < m.nSeg && m.got[f.q] === 0) {
       m.got[f.q] = 1;
       m.count++;
+      m.lastNew = this.c.physNow();
       if (f.v !== 0 && !m.via.includes(f.v)) m.via.push(f.v);
       if (m.count === m.nSeg && !m.delivered) {
         m.delivered = true;
@@ -704,7 +707,7 @@ export class HarmonyTransport implements Transport {
 
   partialPaths(): Array<[number, number[], number]> {
     const harmony: Array<[number, number[], number]> = [];
-    for (const m of this.in.values()) if (!m.delivered && m.count > 0) harmony.push([m.id, m.via, -1]);
+    for (const m of this.in.values()) if (!m.delivered && m.count > 0) harmony.push([m.id, m.via, m.lastNew]);
     return [...harmony, ...this.bestEffort.partialPaths()];
   }
 
