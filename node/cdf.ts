@@ -105,4 +105,32 @@ export class SizeCdf {
     for (let i = 1; i < sizes.length; i++) m += ((probs[i] - probs[i - 1]) * (sizes[i - 1] + sizes[i])) / 2;
     return m;
   }
+
+  /** The bytes carried by flows of at most `x` bytes, per flow on average (mean() at x = the largest size). */
+  bytesUpTo(x: number): number {
+    const { sizes, probs } = this;
+    if (x < sizes[0]) return 0;
+    let m = probs[0] * sizes[0];
+    for (let i = 1; i < sizes.length; i++) {
+      const s0 = sizes[i - 1];
+      const s1 = Math.min(sizes[i], x);
+      if (s1 <= s0) break;
+      // the segment's mass is uniform over [s0, sizes[i]]: the part up to s1, times its midpoint
+      m += (((probs[i] - probs[i - 1]) * (s1 - s0)) / (sizes[i] - s0)) * ((s0 + s1) / 2);
+    }
+    return m;
+  }
+
+  /** The size below which flows carry the fraction `q` of all bytes (bisection to a byte). */
+  byteQuantile(q: number): number {
+    const target = q * this.mean();
+    let lo = 0;
+    let hi = this.sizes[this.sizes.length - 1];
+    while (hi - lo > 1) {
+      const mid = (lo + hi) / 2;
+      if (this.bytesUpTo(mid) < target) lo = mid;
+      else hi = mid;
+    }
+    return Math.round(hi);
+  }
 }

@@ -14,7 +14,10 @@ import { formatNs } from '../core/time.js';
 import { type FiredFault, LINK_DROPS, OUTAGE_ENDS, OUTAGES } from './fired.js';
 import type { Topology } from './topology/types.js';
 
-/** `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`) */
+/**
+ * `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`),
+ * or still getting new data at the end of a run no fault struck (the run was too short for it)
+ */
 export type Outcome = 'completed' | 'failed' | 'unexplained' | 'running';
 
 export interface FlowOutcome {
@@ -262,9 +265,9 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
       continue;
     }
     if (row.lastProgress !== undefined && row.lastProgress >= endNs - PROGRESS_NS) {
-      failed(
-        `still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end): too slow under the faults, not stuck`,
-      );
+      const moving = `still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end)`;
+      if (input.faults.length > 0) failed(`${moving}: too slow under the faults, not stuck`);
+      else out.set(spec.id, { outcome: 'running', reason: `${moving}: a longer run.drain lets it finish` });
       continue;
     }
     out.set(spec.id, {

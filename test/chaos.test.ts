@@ -305,11 +305,23 @@ describe('flow outcomes', () => {
       flows: [row(1, -1, { lastProgress: 4_500_000 }), row(2, -1, { lastProgress: 3_000_000 })],
     });
     expect(slow.get(1)).toEqual({
+      outcome: 'running',
+      reason:
+        'still delivering when the run ended (new data 500.0 µs before the end): a longer run.drain lets it finish',
+    });
+    expect(slow.get(2)?.outcome).toBe('unexplained');
+    // under faults it failed: too slow under them
+    const slowFaults = flowOutcomes({
+      ...input,
+      endNs: 5_000_000,
+      reliable: true,
+      flows: [row(1, -1, { lastProgress: 4_500_000 })],
+    });
+    expect(slowFaults.get(1)).toEqual({
       outcome: 'failed',
       reason:
         'still delivering when the run ended (new data 500.0 µs before the end): too slow under the faults, not stuck',
     });
-    expect(slow.get(2)?.outcome).toBe('unexplained');
   });
 });
 

@@ -103,6 +103,25 @@ describe('TOP', () => {
     expect(s.expresspass.data.droppedCongestion).toBe(0);
   });
 
+  it('sends short flows unscheduled in the lowest class (§4.4): what a one-packet queue drops, tokens recover', async () => {
+    const s = await run('top-unscheduled', [
+      '--set',
+      'scheme={kind: top, unscheduled: 6}',
+      '--set',
+      'workload.fixedSize=6KB',
+      '--set',
+      'workload.duration=500us',
+    ]);
+    const x = s.expresspass;
+    expect(s.flows.completed).toBe(s.flows.planned);
+    // every flow is 5 packets: all of them went unscheduled, and scheduled data still lost nothing
+    expect(x.unscheduled.sent).toBe(5 * s.flows.planned);
+    expect(x.data.droppedCongestion).toBe(0);
+    // a dropped one goes again on a token; so does one the receiver gave up waiting for
+    expect(x.data.retransmits).toBeGreaterThanOrEqual(x.unscheduled.dropped);
+    expect([s.flows.planned, x.unscheduled.dropped, x.data.retransmits]).toEqual([985, 1952, 3626]);
+  });
+
   it('the hypothetical switch (R2) drops tokens that waited too long instead', async () => {
     const s = await run('top-switch', ['--set', 'scheme={kind: top, tokenExpiry: switch}']);
     const x = s.expresspass;

@@ -7,7 +7,8 @@
  * ExpressPass has one credit class. TOP (§3.1) has a group of them sharing the one limiter (R1): the
  * highest waiting token goes first whenever the bucket allows. With `maxSojournNs` the port is TOP's
  * hypothetical switch (R2): a token that waited longer (since it arrived here, `frame.a`) is dropped
- * when it comes up, so no token is older than that when it leaves.
+ * when it comes up, so no token is older than that when it leaves. With `unscheduledClass` (TOP's
+ * optional unscheduled packets, §4.4) that class holds one packet: another arriving is dropped.
  */
 import { StrictPriority } from '../../core/discipline.js';
 import type { Frame } from '../../core/frame.js';
@@ -24,6 +25,7 @@ export function creditPort(c: XpSwitchConfig, rateBps: number): CreditLimited {
     lo,
     hi,
     c.maxSojournNs ?? 0,
+    c.unscheduledClass ?? -1,
   );
 }
 
@@ -49,6 +51,8 @@ export class CreditLimited extends StrictPriority {
     private readonly hi: number = XpClass.Credit,
     /** TOP's hypothetical switch: a token that waited longer is dropped (0: never) */
     private readonly maxSojournNs = 0,
+    /** TOP's unscheduled packets' class: its queue holds one full-length packet (-1: none) */
+    private readonly unscheduled = -1,
   ) {
     super();
     this.bytesPerNs = (rateBps * creditShare) / 8e9;
@@ -68,7 +72,7 @@ export class CreditLimited extends StrictPriority {
         return false;
       }
       if (waiting + 1 > this.maxQueued) this.maxQueued = waiting + 1;
-    }
+    } else if (frame.p === this.unscheduled && this.depth(frame.p) >= 1) return false;
     return super.enqueue(frame);
   }
 

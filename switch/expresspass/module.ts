@@ -14,6 +14,7 @@ import type { NodeContext } from '../../core/node-runtime.js';
 import { EcmpUpDown, flowHash, type Routing } from '../routing.js';
 import type { SwitchScheme } from '../scheme.js';
 import { CreditLimited } from './discipline.js';
+import type { XpSwitchConfig } from './wire.js';
 
 /** `scheme` section of a switch report, read by orchestrator/schemes/expresspass. */
 export interface XpSwitchSection {
@@ -22,8 +23,10 @@ export interface XpSwitchSection {
   creditsDropped: number;
   /** most credits one port's queue held */
   maxCreditQueue: number;
-  /** data frames a full buffer dropped here (ExpressPass promises none) */
+  /** scheduled data frames a full buffer dropped here (ExpressPass promises none) */
   dataDropped: number;
+  /** TOP's unscheduled packets dropped here (their queue holds one; they promise nothing) */
+  unscheduledDropped: number;
   /** TOP's hypothetical switch: tokens dropped for waiting too long */
   tokensExpired: number;
 }
@@ -46,9 +49,12 @@ class SymmetricEcmp extends EcmpUpDown {
 export class ExpressPassModule implements SwitchScheme {
   readonly routing: Routing;
   private dataDropped = 0;
+  private unscheduledDropped = 0;
+  private readonly unscheduledClass: number;
 
   constructor(private readonly ctx: NodeContext) {
     const config = ctx.config;
+    this.unscheduledClass = (config.scheme?.config as XpSwitchConfig | undefined)?.unscheduledClass ?? -1;
     if (!config.routing)
       throw new Error(`switch ${config.name}: expresspass needs the up/down routing table`);
     this.routing = new SymmetricEcmp(
@@ -59,7 +65,9 @@ export class ExpressPassModule implements SwitchScheme {
   }
 
   dropped(frame: Frame): void {
-    if (frame.t === FrameType.Data) this.dataDropped++;
+    if (frame.t !== FrameType.Data) return;
+    if (frame.p === this.unscheduledClass) this.unscheduledDropped++;
+    else this.dataDropped++;
   }
 
   report(): XpSwitchSection {
@@ -68,6 +76,7 @@ export class ExpressPassModule implements SwitchScheme {
       creditsDropped: 0,
       maxCreditQueue: 0,
       dataDropped: this.dataDropped,
+      unscheduledDropped: this.unscheduledDropped,
       tokensExpired: 0,
     };
     for (const p of this.ctx.ports) {

@@ -24,6 +24,12 @@ export const XpCtl = {
  */
 export const XpClass = { Request: 7, Credit: 6, Data: 0 } as const;
 export const TopClasses = { lo: 1, hi: 6 } as const;
+/**
+ * TOP with low-priority unscheduled packets (§4.4, optional): they take Q0, whose queue holds one
+ * full-length packet (so they are sent opportunistically and never queue), scheduled data moves to Q1
+ * and the tokens to Q2..Q6.
+ */
+export const TopUnscheduled = { unscheduled: 0, data: 1, lo: 2 } as const;
 
 /** ExpressPass's credit on the wire: 84 bytes (a minimum Ethernet frame with preamble and gap). */
 export const CREDIT_BYTES = 84;
@@ -32,6 +38,8 @@ export interface XpControl {
   xp: number;
   /** request: flow size, bytes */
   b?: number;
+  /** request (TOP): packets the sender sent unscheduled right behind it */
+  u?: number;
   /** credit: its sequence number in the flow's credit stream */
   c?: number;
   /** credit: the receiver's clock when it was sent */
@@ -45,7 +53,7 @@ export interface XpControl {
 }
 
 export interface XpData {
-  /** the credit this frame answers */
+  /** the credit this frame answers (0: an unscheduled packet, which answers none) */
   c: number;
   /** that credit's send time, receiver's clock: the receiver's RTT sample */
   ts: number;
@@ -65,18 +73,23 @@ export interface XpSwitchConfig {
   tokenClasses?: [number, number];
   /** TOP's hypothetical switch (R2): tokens waiting longer than this are dropped (0: never) */
   maxSojournNs?: number;
+  /** TOP's unscheduled packets: their class, whose queue holds one full-length packet (switch ports only) */
+  unscheduledClass?: number;
 }
 
 /** TOP's receiver and sender rules (§3.1, §4.3). */
 export interface TopHostConfig {
-  /** token classes used (K), highest first from TopClasses.hi */
-  classes: number;
-  /** largest flow, in packets (p): a flow with x packets left gets class floor(K log_p x) from the top */
-  maxPackets: number;
+  /**
+   * the K−1 class boundaries, packets left, ascending: a flow with x packets left gets the class
+   * (number of boundaries ≤ x) below the top, so K classes from TopClasses.hi down
+   */
+  thresholds: number[];
   /** §4.3 remedy: a sender drops a token older than this by its own clock against the token's stamp (0: off) */
   expiryNs: number;
   /** TOP's fixed target token loss (ExpressPass scales it with the rate) */
   targetLoss: number;
+  /** §4.4: a flow of at most this many packets sends them all unscheduled at its start (0: off) */
+  unscheduled: number;
 }
 
 /** A host's ExpressPass config: the receiver's credit feedback control (ExpressPass Algorithm 1). */

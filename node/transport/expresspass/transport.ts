@@ -23,6 +23,7 @@ import type { Timer } from '../../../core/scheduler.js';
 import {
   CREDIT_BYTES,
   TopClasses,
+  TopUnscheduled,
   XpClass,
   type XpControl,
   XpCtl,
@@ -63,6 +64,8 @@ export interface XpHostSection {
   staleUsed: number;
   /** the largest |judged age − true age| seen at an expiry check, ns */
   maxTokenClockErrNs: number;
+  /** TOP §4.4: data frames sent unscheduled at a short flow's start */
+  unscheduledSent: number;
 }
 
 class XpSend implements SenderStats {
@@ -73,6 +76,8 @@ class XpSend implements SenderStats {
   /** node clock each segment last went at */
   readonly sentAt: Float64Array;
   askedAt = 0;
+  /** TOP: node clock its segments went unscheduled at (-1: they did not) */
+  unscheduledAt = -1;
   /** requests sent so far */
   asks = 0;
   /** request to first credit, node clock (-1: none yet) */
@@ -114,6 +119,13 @@ class XpRecv {
   /** node clock of the last data frame (or of the request) */
   lastData: number;
   pace: Timer | null = null;
+  /** TOP: node clock before which the flow's own rate allows no token */
+  nextAt = 0;
+  /** TOP: [credit number, node clock] of tokens sent and not yet answered, oldest first */
+  readonly outstanding: Array<[number, number]> = [];
+  /** TOP: unscheduled packets announced and not yet here, and until when they count as on their way */
+  unscheduled = 0;
+  unscheduledUntil = 0;
 
   constructor(
     readonly id: number,
@@ -133,10 +145,18 @@ class XpRecv {
 
 /** a segment younger than this (or 4 first round trips) may still be on its way: not sent again */
 const RETX_AGE_NS = 50_000;
+/** TOP: packet times beyond its unscheduled packets' own after which a receiver tokens for them */
+const UNSCHEDULED_SLACK = 8;
 
 export class ExpressPassTransport implements Transport {
   private readonly out = new Map<number, XpSend>();
   private readonly in = new Map<number, XpRecv>();
+  /** TOP: flows this receiver is crediting, one pacer choosing among them */
+  private readonly active = new Set<XpRecv>();
+  private slotTimer: Timer | null = null;
+  private slotAt = 0;
+  /** TOP: node clock before which the receiver's own link allows no token */
+  private nextSlot = 0;
   private readonly clock: NodeClock;
   private readonly rng: Rng;
   private readonly s: XpHostSection = {
@@ -155,7 +175,10 @@ export class ExpressPassTransport implements Transport {
     expiredValid: 0,
     staleUsed: 0,
     maxTokenClockErrNs: 0,
+    unscheduledSent: 0,
   };
+  /** scheduled data's class (Q1 when Q0 is for TOP's unscheduled packets) */
+  private readonly dataClass: number;
 
   constructor(
     private readonly cfg: XpHostConfig,
@@ -165,6 +188,7 @@ export class ExpressPassTransport implements Transport {
   ) {
     this.clock = c.clock;
     this.rng = new Rng(c.hostId * 7331 + 17);
+    this.dataClass = (cfg.top?.unscheduled ?? 0) > 0 ? TopUnscheduled.data : XpClass.Data;
   }
 
   // ---- sender ----
@@ -177,6 +201,32 @@ export class ExpressPassTransport implements Transport {
     const m = new XpSend(flow);
     this.out.set(flow.id, m);
     this.request(0, m);
+    // TOP §4.4: a short flow sends everything at once in the lowest class, behind the request
+    if (m.nSeg <= (this.cfg.top?.unscheduled ?? 0)) {
+      m.unscheduledAt = this.clock.now();
+      for (let seq = 0; seq < m.nSeg; seq++)
+        this.sendData(m, seq, TopUnscheduled.unscheduled, { c: 0, ts: 0 });
+      m.next = m.nSeg;
+      this.s.unscheduledSent += m.nSeg;
+    }
+  }
+
+  private sendData(m: XpSend, seq: number, p: number, x: XpData): void {
+    m.sentAt[seq] = this.clock.now();
+    m.framesSent++;
+    this.s.dataSent++;
+    this.c.nic.send(
+      makeFrame({
+        t: FrameType.Data,
+        s: this.c.hostId,
+        d: m.spec.dst,
+        f: m.spec.id,
+        q: seq,
+        z: segmentBytes(m.spec.size, seq),
+        p,
+        x,
+      }),
+    );
   }
 
   private readonly request = (_now: number, msg: unknown): void => {
@@ -189,6 +239,7 @@ export class ExpressPassTransport implements Transport {
     this.control(m.spec.dst, m.spec.id, XpClass.Request, CREDIT_BYTES, {
       xp: XpCtl.Request,
       b: m.spec.size,
+      ...(m.nSeg <= (this.cfg.top?.unscheduled ?? 0) && { u: m.nSeg }),
       ...(m.asks > 0 && { e: m.asks }),
     });
     m.asks++;
@@ -222,12 +273,13 @@ export class ExpressPassTransport implements Transport {
         return;
       }
       // every segment went once: again, from the lowest one the receiver misses, but only segments
-      // sent long enough ago to have arrived (the rest are on their way)
+      // sent long enough ago to have arrived (the rest are on their way); an unscheduled one at once (the
+      // receiver waited for it before sending this token)
       const old = this.clock.now() - Math.max(4 * m.rtt, RETX_AGE_NS);
       let found = -1;
       for (let i = 0; i < m.nSeg - ack && found < 0; i++) {
         const s = ack + ((Math.max(m.retx, ack) - ack + i) % (m.nSeg - ack));
-        if (m.sentAt[s] <= old) found = s;
+        if (m.sentAt[s] <= old || m.sentAt[s] === m.unscheduledAt) found = s;
       }
       if (found < 0) {
         this.s.creditsWasted++;
@@ -238,21 +290,11 @@ export class ExpressPassTransport implements Transport {
       m.retransmits++;
       this.s.retransmits++;
     }
-    m.sentAt[seq] = this.clock.now();
-    m.framesSent++;
-    this.s.dataSent++;
-    this.c.nic.send(
-      makeFrame({
-        t: FrameType.Data,
-        s: this.c.hostId,
-        d: m.spec.dst,
-        f: m.spec.id,
-        q: seq,
-        z: segmentBytes(m.spec.size, seq),
-        p: XpClass.Data,
-        x: { c: x.c ?? 0, ts: x.ts ?? 0, ...(x.e !== undefined && { e: x.e }) } satisfies XpData,
-      }),
-    );
+    this.sendData(m, seq, this.dataClass, {
+      c: x.c ?? 0,
+      ts: x.ts ?? 0,
+      ...(x.e !== undefined && { e: x.e }),
+    });
   }
 
   /**
@@ -288,7 +330,7 @@ export class ExpressPassTransport implements Transport {
       this.control(f.s, f.f, XpClass.Credit, CREDIT_BYTES, { xp: XpCtl.Credit, c: 0, ts: now, ack: r.nSeg });
       return;
     }
-    if (r !== undefined && r.pace !== null) return; // crediting already
+    if (r !== undefined && (r.pace !== null || this.active.has(r))) return; // crediting already
     // a stream that went silent starts again on another path (its last one may lead nowhere)
     if (r !== undefined) r.epoch++;
     if (r === undefined) {
@@ -296,7 +338,17 @@ export class ExpressPassTransport implements Transport {
       this.in.set(f.f, r);
     }
     r.lastData = now;
-    this.credit(0, r);
+    if (this.cfg.top === undefined) this.credit(0, r);
+    else {
+      r.outstanding.length = 0;
+      if (typeof x.u === 'number' && r.count === 0) {
+        // unscheduled packets follow the request at line rate: no tokens for them unless overdue
+        r.unscheduled = x.u;
+        r.unscheduledUntil = now + ((x.u + UNSCHEDULED_SLACK) * 1e9) / this.cfg.maxCreditsPerS;
+      }
+      this.active.add(r);
+      this.kick();
+    }
   }
 
   private readonly credit = (_now: number, flow: unknown): void => {
@@ -309,31 +361,112 @@ export class ExpressPassTransport implements Transport {
       this.s.stalled++;
       return;
     }
+    this.sendCredit(r, now);
+    r.pace = this.clock.after((1e9 / r.rate) * this.jitter(), this.credit, r);
+  };
+
+  private jitter(): number {
+    return 1 + (2 * this.rng.next() - 1) * this.cfg.jitter;
+  }
+
+  private sendCredit(r: XpRecv, now: number): void {
     this.feedback(r, now);
     this.s.creditsSent++;
+    const c = r.nextCredit++;
+    if (this.cfg.top !== undefined) r.outstanding.push([c, now]);
     this.control(r.src, r.id, this.tokenClass(r), CREDIT_BYTES, {
       xp: XpCtl.Credit,
-      c: r.nextCredit++,
+      c,
       ts: now,
       ack: r.low,
       pt: this.c.physNow(),
       ...(r.epoch > 0 && { e: r.epoch }),
     });
-    const jitter = 1 + (2 * this.rng.next() - 1) * this.cfg.jitter;
-    r.pace = this.clock.after((1e9 / r.rate) * jitter, this.credit, r);
-  };
+  }
 
   /**
-   * ExpressPass: the one credit class. TOP (§3.2, SRPT): a flow with x packets left gets class
-   * floor(K log_p x) below the top, p the largest flow in packets, so the K classes carry equal shares of
-   * a heavy-tailed load.
+   * TOP §4.4: "in each pacing slot, the receiver chooses a flow's token". One pacer per receiver at its
+   * link's full token rate picks, among the flows whose own feedback rate allows a token now, the most
+   * urgent (fewest packets left; the lower flow id on a tie), so the receiver's link serves its flows
+   * shortest first and gives a slot another flow cannot use to the next. A flow whose unanswered
+   * tokens already cover its packets left (plus the target loss) waits: a token beyond that is wasted.
+   * Tokens unanswered for two round trips count as lost.
+   */
+  private readonly slot = (): void => {
+    this.slotTimer = null;
+    const now = this.clock.now();
+    const top = this.cfg.top!;
+    let best: XpRecv | null = null;
+    let bestLeft = 0;
+    let wake = Number.POSITIVE_INFINITY;
+    for (const r of this.active) {
+      if (r.delivered) {
+        this.active.delete(r);
+        continue;
+      }
+      if (now - r.lastData > this.cfg.timeoutNs) {
+        // nothing came back for a while: the sender is gone or cut off; a new request restarts us
+        this.s.stalled++;
+        this.active.delete(r);
+        continue;
+      }
+      const left = r.nSeg - r.count;
+      const lostAfter = 2 * (r.rtt > 0 ? r.rtt : RETX_AGE_NS);
+      const q = r.outstanding;
+      while (q.length > 0 && (q[0][0] < r.expected || q[0][1] + lostAfter <= now)) q.shift();
+      if (r.unscheduled > 0 && now < r.unscheduledUntil && q.length + r.unscheduled >= left) {
+        wake = Math.min(wake, r.unscheduledUntil);
+        continue;
+      }
+      if (q.length >= left + Math.ceil(left * top.targetLoss)) {
+        wake = Math.min(wake, q[0][1] + lostAfter);
+        continue;
+      }
+      // (1 ns of slack: float times; a flow at the full rate is due exactly at the next slot)
+      if (r.nextAt > now + 1) {
+        wake = Math.min(wake, r.nextAt);
+        continue;
+      }
+      if (best === null || left < bestLeft || (left === bestLeft && r.id < best.id)) {
+        best = r;
+        bestLeft = left;
+      }
+    }
+    if (best !== null) {
+      this.sendCredit(best, now);
+      // the slot's jitter on the flow's own gap too: a flow at the full rate loses no slot to it
+      const j = this.jitter();
+      best.nextAt = now + (1e9 / best.rate) * j;
+      this.nextSlot = now + (1e9 / this.cfg.maxCreditsPerS) * j;
+      wake = this.nextSlot;
+    }
+    // a slot that sent nothing never comes again at the same time (float times: no spinning)
+    if (this.active.size > 0) this.armSlot(Math.max(wake, this.nextSlot, best === null ? now + 1 : now), now);
+  };
+
+  private armSlot(at: number, now: number): void {
+    this.slotAt = Math.max(at, now);
+    this.slotTimer = this.clock.after(this.slotAt - now, this.slot);
+  }
+
+  /** a flow may have become eligible: bring the pacer's next slot forward to what the link allows */
+  private kick(): void {
+    if (this.slotTimer !== null && this.slotAt <= this.nextSlot) return;
+    this.clock.cancel(this.slotTimer);
+    this.armSlot(this.nextSlot, this.clock.now());
+  }
+
+  /**
+   * ExpressPass: the one credit class. TOP (§3.2, SRPT): the flow's packets left against the class
+   * boundaries, the fewest left in the top class.
    */
   private tokenClass(r: XpRecv): number {
     const top = this.cfg.top;
     if (top === undefined) return XpClass.Credit;
-    const left = Math.max(1, r.nSeg - r.count);
-    const c = Math.floor((top.classes * Math.log(left)) / Math.log(Math.max(2, top.maxPackets)));
-    return TopClasses.hi - Math.max(0, Math.min(top.classes - 1, c));
+    const left = r.nSeg - r.count;
+    let c = 0;
+    while (c < top.thresholds.length && top.thresholds[c] <= left) c++;
+    return TopClasses.hi - c;
   }
 
   /** ExpressPass Algorithm 1, once per RTT */
@@ -376,8 +509,12 @@ export class ExpressPassTransport implements Transport {
       r.allDropped += gap;
       r.expected = x.c + 1;
     }
-    const sample = now - x.ts;
-    if (sample > 0) r.rtt = r.rtt < 0 ? sample : 0.8 * r.rtt + 0.2 * sample;
+    if (x.c > 0) {
+      const sample = now - x.ts;
+      if (sample > 0) r.rtt = r.rtt < 0 ? sample : 0.8 * r.rtt + 0.2 * sample;
+    } else if (r.unscheduled > 0 && f.q >= 0 && f.q < r.nSeg && r.got[f.q] === 0) r.unscheduled--;
+    if (this.cfg.top !== undefined && r.outstanding.length > 0 && r.outstanding[0][0] < r.expected)
+      this.kick();
     if (f.q < 0 || f.q >= r.nSeg || r.got[f.q] === 1) return;
     r.got[f.q] = 1;
     r.count++;
@@ -427,6 +564,7 @@ export class ExpressPassTransport implements Transport {
   stop(): void {
     for (const m of this.out.values()) this.clock.cancel(m.request);
     for (const r of this.in.values()) this.clock.cancel(r.pace);
+    this.clock.cancel(this.slotTimer);
     this.bestEffort.stop();
   }
 }

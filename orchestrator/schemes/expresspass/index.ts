@@ -8,6 +8,7 @@
 import { WireSize } from '../../../core/frame.js';
 import type { SchemeNodeConfig } from '../../../core/messages.js';
 import { formatNs, parseBytes, parseDurationNs } from '../../../core/time.js';
+import { SizeCdf } from '../../../node/cdf.js';
 import type { XpHostSection } from '../../../node/transport/expresspass/transport.js';
 import type { XpSwitchSection } from '../../../switch/expresspass/module.js';
 import {
@@ -15,6 +16,7 @@ import {
   EXPRESSPASS_KIND,
   TOP_KIND,
   TopClasses,
+  TopUnscheduled,
   type XpHostConfig,
   type XpSwitchConfig,
 } from '../../../switch/expresspass/wire.js';
@@ -42,7 +44,9 @@ export const expressPassProperties = {
   // top only
   tokenExpiry: { enum: ['sender', 'switch', 'none'] },
   classes: { type: 'integer', minimum: 1, maximum: 6 },
+  priorities: { enum: ['workload', 'log'] },
   maxFlowSize: bytes,
+  unscheduled: { type: 'integer', minimum: 0 },
 };
 
 export interface XpSettings {
@@ -51,6 +55,8 @@ export interface XpSettings {
   host: Omit<XpHostConfig, 'maxCreditsPerS' | 'nic'>;
   /** top: how token age is bounded (§3.1 R2 at the switches, §4.3 at the senders by PTP clocks) */
   tokenExpiry?: 'sender' | 'switch' | 'none';
+  /** top: where the class boundaries came from, and the boundaries in bytes left */
+  priorities?: { rule: 'workload' | 'log'; thresholdsBytes: number[] };
   /** for slowdowns: host link rate, longest propagation, links on the longest host path */
   hostRateBps: number;
   propNs: number;
@@ -80,7 +86,7 @@ export const XP_DEFAULTS = {
 function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSettings {
   const sc = src.data.scheme ?? {};
   if (kind !== 'top')
-    for (const key of ['tokenExpiry', 'classes', 'maxFlowSize'])
+    for (const key of ['tokenExpiry', 'classes', 'priorities', 'maxFlowSize', 'unscheduled'])
       if (key in sc) throw src.error(['scheme', key], `a top setting; scheme expresspass has none`);
   const d = XP_DEFAULTS;
   const timeoutNs = sc.timeout === undefined ? d.timeoutNs : parseDurationNs(sc.timeout);
@@ -95,12 +101,21 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   const pacingNs = (8e9 * CREDIT_BYTES) / (creditShare * paths.minRateBps);
   const tokenExpiry: 'sender' | 'switch' | 'none' = sc.tokenExpiry ?? 'sender';
   let top: XpHostConfig['top'];
+  let priorities: XpSettings['priorities'];
+  const unscheduled: number = kind === 'top' ? (sc.unscheduled ?? 0) : 0;
+  // unscheduled packets take Q0 and move scheduled data to Q1: one token class fewer
+  const tokenLo = unscheduled > 0 ? TopUnscheduled.lo : TopClasses.lo;
   if (kind === 'top') {
-    const maxFlow = sc.maxFlowSize === undefined ? TOP_MAX_FLOW_BYTES : parseBytes(sc.maxFlowSize);
-    if (!(maxFlow > 0)) throw src.error(['scheme', 'maxFlowSize'], `must be > 0 B, got ${sc.maxFlowSize}`);
+    const k = sc.classes ?? TopClasses.hi - tokenLo + 1;
+    if (k > TopClasses.hi - tokenLo + 1)
+      throw src.error(
+        ['scheme', 'classes'],
+        `at most ${TopClasses.hi - tokenLo + 1} with unscheduled packets, got ${k}`,
+      );
+    priorities = classBoundaries(src, k);
     top = {
-      classes: sc.classes ?? TopClasses.hi - TopClasses.lo + 1,
-      maxPackets: Math.ceil(maxFlow / WireSize.Mss),
+      unscheduled,
+      thresholds: priorities.thresholdsBytes.map((b) => Math.ceil(b / WireSize.Mss)),
       // §4.3: hops × 8 token pacing times, the age ExpressPass's 8-credit queues allow
       expiryNs: tokenExpiry === 'sender' ? Math.round(links * 8 * pacingNs) : 0,
       targetLoss: 0.1,
@@ -108,18 +123,19 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   }
   return {
     kind: kind === 'top' ? 'top' : 'expresspass',
-    ...(kind === 'top' && { tokenExpiry }),
+    ...(kind === 'top' && { tokenExpiry, priorities }),
     switch: {
       creditShare,
       queueCredits: sc.queueCredits ?? d.queueCredits,
       burstCredits: sc.burstCredits ?? d.burstCredits,
       ...(kind === 'top' && {
-        tokenClasses: [TopClasses.lo, TopClasses.hi] as [number, number],
+        tokenClasses: [tokenLo, TopClasses.hi] as [number, number],
         maxSojournNs: tokenExpiry === 'switch' ? Math.round(8 * pacingNs) : 0,
+        ...(unscheduled > 0 && { unscheduledClass: TopUnscheduled.unscheduled }),
       }),
     },
     host: {
-      alpha: sc.alpha ?? d.alpha,
+      alpha: sc.alpha ?? (kind === 'top' ? TOP_ALPHA : d.alpha),
       wInit: sc.wInit ?? d.wInit,
       wMin,
       wMax,
@@ -136,6 +152,38 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
 
 /** TOP's p: the largest flow of the web-search and data-mining traces is about 30 MB */
 const TOP_MAX_FLOW_BYTES = 30_000_000;
+
+/**
+ * TOP's receiver paces tokens at its link's full rate, choosing a flow per slot (§4.4), so a flow's own
+ * feedback rate starts at the maximum and comes down on token loss: a token too many costs a dropped
+ * token, never data, and the priorities decide whose tokens those are.
+ */
+const TOP_ALPHA = 1;
+
+/**
+ * TOP §3.2: K−1 boundaries so that the K classes carry equal shares of the bytes. With a named size
+ * distribution (`priorities: workload`, the default) they are its byte quantiles i/K; otherwise (or
+ * `priorities: log`) the paper's heavy-tailed approximation p^(i/K), p the largest flow (`maxFlowSize`).
+ */
+function classBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings['priorities']> {
+  const sc = src.data.scheme ?? {};
+  const sizes = src.data.workload?.sizes;
+  const rule: 'workload' | 'log' = sc.priorities ?? (typeof sizes === 'string' ? 'workload' : 'log');
+  const at = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
+  if (rule === 'workload') {
+    if (typeof sizes !== 'string')
+      throw src.error(
+        ['scheme', 'priorities'],
+        'workload boundaries need workload.sizes (a distribution name)',
+      );
+    const cdf = SizeCdf.load(sizes);
+    return { rule, thresholdsBytes: at.map((q) => cdf.byteQuantile(q)) };
+  }
+  const maxFlow = sc.maxFlowSize === undefined ? TOP_MAX_FLOW_BYTES : parseBytes(sc.maxFlowSize);
+  if (!(maxFlow > 0)) throw src.error(['scheme', 'maxFlowSize'], `must be > 0 B, got ${sc.maxFlowSize}`);
+  const p = Math.max(2, Math.ceil(maxFlow / WireSize.Mss));
+  return { rule, thresholdsBytes: at.map((q) => Math.ceil(p ** q) * WireSize.Mss) };
+}
 
 export interface XpSummary {
   /** expresspass or top */
@@ -163,7 +211,11 @@ export interface XpSummary {
     /** stale in truth, used because of clock error */
     staleUsed: number;
     maxClockErrNs: number;
+    /** the token classes' boundaries, bytes left (the fewest left in the top class) and their rule */
+    priorities: { rule: string; thresholdsBytes: number[] };
   };
+  /** TOP §4.4: packets short flows sent unscheduled, and those their one-packet queues dropped */
+  unscheduled?: { sent: number; dropped: number };
   fct: {
     avgNs: number;
     p99Ns: number;
@@ -233,6 +285,13 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
         expiredValid: sum(hosts, (h) => h.expiredValid),
         staleUsed: sum(hosts, (h) => h.staleUsed),
         maxClockErrNs: Math.max(0, ...hosts.map((h) => h.maxTokenClockErrNs)),
+        priorities: s.priorities!,
+      },
+    }),
+    ...((s.host.top?.unscheduled ?? 0) > 0 && {
+      unscheduled: {
+        sent: sum(hosts, (h) => h.unscheduledSent),
+        dropped: sum(switches, (x) => x.unscheduledDropped),
       },
     }),
     fct: {
@@ -259,7 +318,7 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
     const config: XpHostConfig = {
       ...s.host,
       // a NIC limits its credits as a switch port does; tokens are born there, nothing expires
-      nic: { ...s.switch, maxSojournNs: 0 },
+      nic: { ...s.switch, maxSojournNs: 0, unscheduledClass: undefined },
       maxCreditsPerS: (link.rateBps * s.switch.creditShare) / (8 * CREDIT_BYTES),
     };
     return { kind: s.kind, config };
@@ -290,6 +349,14 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
             [
               'top tokens',
               `${t.expiredAtSenders} expired at senders (${t.expiredValid} of them valid, ${t.staleUsed} stale ones used; clock error up to ${formatNs(t.maxClockErrNs)}), ${t.expiredAtSwitches} at switches`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
+      ...(x.unscheduled
+        ? ([
+            [
+              'top unscheduled',
+              `${x.unscheduled.sent} packets sent unscheduled, ${x.unscheduled.dropped} dropped`,
             ],
           ] as Array<[string, string]>)
         : []),
