@@ -84,7 +84,9 @@ export class EmulatedClock implements NodeClock {
     const g = this.granularityNs;
     const h = new ClockTimer(t, g > 0 ? Math.ceil(t / g) * g : t, fn, a, b);
     const cur = this.sched.current;
-    h.inner = this.sched.at(this.physFor(cur, h.r), this.onFire, h);
+    // a node time already passed (now() floors to the granularity, so after(0) can be) fires now,
+    // never in the physical past: that would be a causality miss
+    h.inner = this.sched.at(Math.max(this.physFor(cur, h.r), cur), this.onFire, h);
     this.link(h);
     return h;
   }

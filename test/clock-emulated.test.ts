@@ -303,3 +303,21 @@ describe('EmulatedClock', () => {
     expect(sched.pending).toBe(0);
   });
 });
+
+describe('EmulatedClock timers for a node time already passed', () => {
+  it('fire now, never in the physical past (after(0) with a coarse granularity)', () => {
+    const { clock, sched } = manual();
+    const c = new EmulatedClock(sched, osc({ granularityNs: 8 }));
+    let firedAt = -1;
+    // at 1003 ns the clock reads 1000 (floored): a timer for "now" is 3 ns in the past by the oscillator
+    atPhys(sched, 1003, () => {
+      c.after(0, () => {
+        firedAt = sched.current;
+      });
+    });
+    clock.t = 2000;
+    sched.runDue(2000);
+    expect(firedAt).toBe(1003);
+    expect(sched.fidelity.causalityMisses).toBe(0);
+  });
+});
