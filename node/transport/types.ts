@@ -35,6 +35,28 @@ export interface TransportComponents {
   emit?(kind: string, fields: Record<string, unknown>): void;
 }
 
+/** A scheme transport's receiving side, as `partialPaths` reads it. */
+export interface PartialReceiver {
+  readonly id: number;
+  readonly delivered: boolean;
+  readonly count: number;
+  readonly via: number[];
+  readonly lastNew: number;
+}
+
+/**
+ * `Transport.partialPaths` of a scheme transport over a best-effort one: its own flows with data but
+ * not all of it, then the best-effort transport's.
+ */
+export function partialPathsOver(
+  own: Iterable<PartialReceiver>,
+  bestEffort: Transport,
+): Array<[number, number[], number]> {
+  const out: Array<[number, number[], number]> = [];
+  for (const r of own) if (!r.delivered && r.count > 0) out.push([r.id, r.via, r.lastNew]);
+  return [...out, ...bestEffort.partialPaths()];
+}
+
 /** Data frames a flow of `size` bytes is cut into: full MSS payloads, the last one shorter (at least one). */
 export function segmentCount(size: number): number {
   return Math.max(1, Math.ceil(size / WireSize.Mss));

@@ -31,6 +31,7 @@ import {
   type XpHostConfig,
 } from '../../../switch/expresspass/wire.js';
 import {
+  partialPathsOver,
   type SenderStats,
   segmentBytes,
   segmentCount,
@@ -200,10 +201,10 @@ export class ExpressPassTransport implements Transport {
     }
     const m = new XpSend(flow);
     this.out.set(flow.id, m);
-    this.request(0, m);
     // TOP §4.4: a short flow sends everything at once in the lowest class, behind the request
-    if (m.nSeg <= (this.cfg.top?.unscheduled ?? 0)) {
-      m.unscheduledAt = this.clock.now();
+    if (m.nSeg <= (this.cfg.top?.unscheduled ?? 0)) m.unscheduledAt = this.clock.now();
+    this.request(0, m);
+    if (m.unscheduledAt >= 0) {
       for (let seq = 0; seq < m.nSeg; seq++)
         this.sendData(m, seq, TopUnscheduled.unscheduled, { c: 0, ts: 0 });
       m.next = m.nSeg;
@@ -239,7 +240,7 @@ export class ExpressPassTransport implements Transport {
     this.control(m.spec.dst, m.spec.id, XpClass.Request, CREDIT_BYTES, {
       xp: XpCtl.Request,
       b: m.spec.size,
-      ...(m.nSeg <= (this.cfg.top?.unscheduled ?? 0) && { u: m.nSeg }),
+      ...(m.unscheduledAt >= 0 && { u: m.nSeg }),
       ...(m.asks > 0 && { e: m.asks }),
     });
     m.asks++;
@@ -550,9 +551,7 @@ export class ExpressPassTransport implements Transport {
   }
 
   partialPaths(): Array<[number, number[], number]> {
-    const mine: Array<[number, number[], number]> = [];
-    for (const r of this.in.values()) if (!r.delivered && r.count > 0) mine.push([r.id, r.via, r.lastNew]);
-    return [...mine, ...this.bestEffort.partialPaths()];
+    return partialPathsOver(this.in.values(), this.bestEffort);
   }
 
   report(): XpHostSection {

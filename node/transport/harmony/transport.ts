@@ -35,6 +35,7 @@ import {
   RejectWhy,
 } from '../../../switch/harmony/wire.js';
 import {
+  partialPathsOver,
   type SenderStats,
   segmentBytes,
   segmentCount,
@@ -706,9 +707,7 @@ export class HarmonyTransport implements Transport {
   }
 
   partialPaths(): Array<[number, number[], number]> {
-    const harmony: Array<[number, number[], number]> = [];
-    for (const m of this.in.values()) if (!m.delivered && m.count > 0) harmony.push([m.id, m.via, m.lastNew]);
-    return [...harmony, ...this.bestEffort.partialPaths()];
+    return partialPathsOver(this.in.values(), this.bestEffort);
   }
 
   report(): HarmonyHostSection {
