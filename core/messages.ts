@@ -85,6 +85,8 @@ export interface FlowSpec {
   start: number;
   /** background traffic: sent best effort beside a scheme's own transport */
   bestEffort?: true;
+  /** ns after its start by which the flow should be complete (`workload.deadlines`) */
+  deadline?: number;
 }
 
 /** The node's oscillator (DESIGN §1); absent: an ideal clock (node time = physical time). */

@@ -32,7 +32,21 @@ export interface WorkloadSpec {
    * through the run's baseline transport in the lowest class); same duration, its own seed
    */
   background?: WorkloadSpec;
+  /** a deadline for (a share of) the main workload's flows, drawn from a stream of its own */
+  deadlines?: DeadlineSpec;
   seed: number;
+}
+
+/**
+ * Flow deadlines (TOP's deadline-aware objective, D3 and its followers): exponential with mean `meanNs`
+ * but never below `atLeast` times the flow's transfer time at the host link rate, for a `share` of the
+ * flows. Drawn in flow id order from an Rng of their own, so adding deadlines moves no flow.
+ */
+export interface DeadlineSpec {
+  meanNs: number;
+  atLeast: number;
+  /** fraction of the flows that get one, (0, 1] */
+  share: number;
 }
 
 type Draft = Omit<FlowSpec, 'id'>;
@@ -180,7 +194,26 @@ export function generateFlows(spec: WorkloadSpec, hostIds: number[], hostRateBps
     for (const d of generateDrafts(spec.background, hosts, hostRateBps)) all.push({ ...d, bestEffort: true });
   // Array.prototype.sort is stable, so equal starts keep their deterministic generation order.
   all.sort((a, b) => a.start - b.start);
-  return all.map((d, i) => ({ id: i + 1, ...d }));
+  const flows = all.map((d, i) => ({ id: i + 1, ...d }));
+  if (spec.deadlines) withDeadlines(flows, spec.deadlines, spec.seed, hostRateBps);
+  return flows;
+}
+
+function withDeadlines(flows: FlowSpec[], d: DeadlineSpec, seed: number, hostRateBps: number): void {
+  if (!(d.meanNs > 0 && Number.isFinite(d.meanNs)))
+    throw new Error(`workload deadlines.mean must be a positive time, got ${d.meanNs} ns`);
+  if (!(d.atLeast >= 0)) throw new Error(`workload deadlines.atLeast must be >= 0, got ${d.atLeast}`);
+  if (!(d.share > 0 && d.share <= 1))
+    throw new Error(`workload deadlines.share must be in (0, 1], got ${d.share}`);
+  const rng = new Rng(seed * 131 + 29);
+  for (const f of flows) {
+    if (f.bestEffort) continue;
+    // both draws for every flow: whether one flow gets a deadline moves no other's
+    const pick = rng.next();
+    const draw = rng.exp(d.meanNs);
+    if (pick >= d.share) continue;
+    f.deadline = Math.ceil(Math.max(draw, (d.atLeast * 8e9 * f.size) / hostRateBps));
+  }
 }
 
 function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number): Draft[] {

@@ -28,6 +28,8 @@ export interface FlowRow extends FlowRecord {
   fct: number;
   ideal: number;
   slowdown: number;
+  /** ns after its start by which it should have completed (`workload.deadlines`) */
+  deadline?: number;
 }
 
 export interface FaultSummary {
@@ -88,6 +90,8 @@ export interface Summary {
     slowdownP99: number;
     retransmits: number;
     timeouts: number;
+    /** flows with a deadline (`workload.deadlines`): met = completed within it; an unfinished one missed */
+    deadlines?: { flows: number; met: number; missed: number; missRatio: number };
   };
   queues: { p50Bytes: number; p99Bytes: number; p999Bytes: number; maxBytes: number };
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
@@ -173,6 +177,11 @@ export function collect(
     }
   }
   flows.sort((a, b) => a.id - b.id);
+  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
+  for (const f of flows) {
+    const d = planned.get(f.id)?.deadline;
+    if (d !== undefined) f.deadline = d;
+  }
   const done = flows.filter((f) => f.finish >= 0);
   const fct = new Histogram();
   const slow = new Histogram();
@@ -257,6 +266,7 @@ export function collect(
       slowdownP99: slow.quantile(0.99) / 1000,
       retransmits: flows.reduce((s, f) => s + f.retransmits, 0),
       timeouts: flows.reduce((s, f) => s + f.timeouts, 0),
+      ...deadlineSummary(flows),
     },
     queues: {
       p50Bytes: queue.quantile(0.5),
@@ -289,6 +299,17 @@ export function collect(
       congestionDrops: summary.drops.congestion,
     });
   return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
+}
+
+/** Deadlines met and missed, over the started flows that have one; nothing when none has. */
+function deadlineSummary(flows: FlowRow[]): Pick<Summary['flows'], 'deadlines'> {
+  const withDeadline = flows.filter((f) => f.deadline !== undefined);
+  if (withDeadline.length === 0) return {};
+  const met = withDeadline.filter((f) => f.fct >= 0 && f.fct <= f.deadline!).length;
+  const missed = withDeadline.length - met;
+  return {
+    deadlines: { flows: withDeadline.length, met, missed, missRatio: missed / withDeadline.length },
+  };
 }
 
 function memoPath(topo: Topology): (src: number, dst: number) => number {
@@ -360,7 +381,7 @@ export async function writeResults(
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
   const fl = [
-    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome',
+    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns',
   ];
   for (const f of flows) {
     fl.push(
@@ -380,6 +401,7 @@ export async function writeResults(
         f.framesSent ?? '',
         f.framesReceived ?? '',
         f.outcome,
+        f.deadline ?? '',
       ]
         .map(csvCell)
         .join(','),

@@ -51,6 +51,14 @@ export function summaryTable(s: Summary, out: string): string {
       : []),
     ['FCT p50 / p99', `${formatNs(s.flows.fctP50Ns)} / ${formatNs(s.flows.fctP99Ns)}`],
     ['slowdown p50 / p99', `${s.flows.slowdownP50.toFixed(2)} / ${s.flows.slowdownP99.toFixed(2)}`],
+    ...(s.flows.deadlines
+      ? ([
+          [
+            'deadlines missed',
+            `${s.flows.deadlines.missed} of ${s.flows.deadlines.flows} (${(100 * s.flows.deadlines.missRatio).toFixed(1)}%)`,
+          ],
+        ] as Array<[string, string]>)
+      : []),
     ['retransmits / timeouts', `${s.flows.retransmits} / ${s.flows.timeouts}`],
     [
       'switch queues p50/p99/p99.9/max',

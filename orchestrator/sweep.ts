@@ -59,6 +59,7 @@ export function sweepFigures(s: Summary): Record<string, number | string | null>
     fct_p99_ns: round(s.flows.fctP99Ns),
     slowdown_p50: round(s.flows.slowdownP50),
     slowdown_p99: round(s.flows.slowdownP99),
+    deadline_miss_ratio: s.flows.deadlines ? round(s.flows.deadlines.missRatio) : null,
     queue_p99_bytes: s.queues.p99Bytes,
     queue_max_bytes: s.queues.maxBytes,
     drops_congestion: s.drops.congestion,

@@ -17,10 +17,12 @@ import { CreditLimited } from '../switch/expresspass/discipline.js';
 import {
   CREDIT_BYTES,
   TopClasses,
+  type TopHostConfig,
   TopUnscheduled,
   XpClass,
   type XpControl,
   XpCtl,
+  type XpData,
   type XpHostConfig,
 } from '../switch/expresspass/wire.js';
 
@@ -107,7 +109,12 @@ describe('TOP class boundaries (§3.2)', () => {
 
 describe('TOP receiver (§4.4)', () => {
   /** a receiver (host 1) alone: its tokens are recorded, no data comes back */
-  function receiver(): { t: { now: number }; sched: Scheduler; rx: Transport; tokens: Frame[] } {
+  function receiver(top: Partial<TopHostConfig> = {}): {
+    t: { now: number };
+    sched: Scheduler;
+    rx: Transport;
+    tokens: Frame[];
+  } {
     const t = { now: 0 };
     const sched = new Scheduler({ now: () => t.now, realMs: (ns) => ns / 1e6 }, true);
     const tokens: Frame[] = [];
@@ -121,7 +128,15 @@ describe('TOP receiver (§4.4)', () => {
       targetLossScaling: 0.125,
       jitter: 0.1,
       timeoutNs: 200_000,
-      top: { thresholds: [5, 50], expiryNs: 0, targetLoss: 0.1, unscheduled: 0 },
+      top: {
+        thresholds: [5, 50],
+        expiryNs: 0,
+        targetLoss: 0.1,
+        unscheduled: 0,
+        objective: 'fct',
+        deadlineThresholdsNs: [],
+        ...top,
+      },
     };
     const rx = new ExpressPassTransport(
       cfg,
@@ -143,7 +158,7 @@ describe('TOP receiver (§4.4)', () => {
     );
     return { t, sched, rx, tokens };
   }
-  const request = (src: number, flow: number, packets: number): Frame =>
+  const request = (src: number, flow: number, packets: number, deadlineNs?: number): Frame =>
     makeFrame({
       t: FrameType.Control,
       s: src,
@@ -151,7 +166,11 @@ describe('TOP receiver (§4.4)', () => {
       f: flow,
       z: CREDIT_BYTES,
       p: XpClass.Request,
-      x: { xp: XpCtl.Request, b: packets * 1460 } satisfies XpControl,
+      x: {
+        xp: XpCtl.Request,
+        b: packets * 1460,
+        ...(deadlineNs !== undefined && { dl: deadlineNs }),
+      } satisfies XpControl,
     });
 
   it('gives every slot to the flow with the fewest packets left until its tokens cover them', () => {
@@ -173,5 +192,118 @@ describe('TOP receiver (§4.4)', () => {
     expect(tokens[0].p).toBe(TopClasses.hi - 1);
     expect(tokens[tokens.length - 1].p).toBe(TopClasses.hi - 2);
     expect(sched.pending).toBeGreaterThan(0);
+  });
+
+  it('serves deadlines earliest first, and a flow that can no longer meet its own last, in the lowest class', () => {
+    // boundaries on time left: under 50 µs the top class, under 500 µs the next, the rest the third
+    const { t, sched, rx, tokens } = receiver({
+      objective: 'deadline',
+      deadlineThresholdsNs: [50_000, 500_000],
+    });
+    sched.at(0, (now) => {
+      rx.onFrame(request(2, 20, 10, 1_000_000), now);
+      rx.onFrame(request(3, 30, 10, 100_000), now);
+      // 100 packets take 127 µs at the link's rate: a 20 µs deadline is lost already
+      rx.onFrame(request(4, 40, 100, 20_000), now);
+    });
+    t.now = 40_000;
+    sched.runDue(t.now);
+    const flows = tokens.map((f) => f.f);
+    expect(flows.slice(0, 11)).toEqual(Array(11).fill(30));
+    expect(flows.slice(11, 22)).toEqual(Array(11).fill(20));
+    expect(new Set(flows.slice(22))).toEqual(new Set([40]));
+    const classOf = (flow: number) => new Set(tokens.filter((f) => f.f === flow).map((f) => f.p));
+    expect(classOf(30)).toEqual(new Set([TopClasses.hi - 1]));
+    expect(classOf(20)).toEqual(new Set([TopClasses.hi - 2]));
+    expect(classOf(40)).toEqual(new Set([TopClasses.hi - 2]));
+  });
+
+  it('signals a segment missing while later ones arrive, once per round trip (§4.4)', () => {
+    const { t, sched, rx, tokens } = receiver();
+    // data answering tokens sent 20 µs before: the receiver's round trip
+    const seg = (q: number, c: number): Frame =>
+      makeFrame({
+        t: FrameType.Data,
+        s: 2,
+        d: 1,
+        f: 20,
+        q,
+        z: 1500,
+        p: XpClass.Data,
+        x: { c, ts: t.now - 20_000 } satisfies XpData,
+      });
+    // frames handled as an event at their time: the receiver's clock reads it
+    const at = (ns: number, ...frames: Array<() => Frame>) => {
+      sched.at(ns, (now) => {
+        for (const f of frames) rx.onFrame(f(), now);
+      });
+      t.now = ns;
+      sched.runDue(ns);
+    };
+    const signals = () =>
+      tokens.filter((f) => (f.x as XpControl).xp === XpCtl.Loss).map((f) => (f.x as XpControl).m);
+    sched.at(0, (now) => rx.onFrame(request(2, 20, 10), now));
+    // 0 and 1 arrive, 2 and 3 are lost; 4 shows nothing yet (3 behind is the rule), 5 shows 2, 6 shows 3
+    at(
+      30_000,
+      () => seg(0, 1),
+      () => seg(1, 2),
+      () => seg(4, 5),
+    );
+    expect(signals()).toEqual([]);
+    at(31_000, () => seg(5, 6));
+    expect(signals()).toEqual([2]);
+    at(32_000, () => seg(6, 7));
+    expect(signals()).toEqual([2, 3]);
+    // within the round trip: not again; a round trip later: both again, in the signal class
+    at(40_000, () => seg(7, 8));
+    expect(signals()).toEqual([2, 3]);
+    at(60_000, () => seg(8, 9));
+    expect(signals()).toEqual([2, 3, 2, 3]);
+    const lossFrames = tokens.filter((f) => (f.x as XpControl).xp === XpCtl.Loss);
+    expect(lossFrames.every((f) => f.p === XpClass.Request && f.d === 2 && f.f === 20)).toBe(true);
+  });
+
+  it('sends a signalled segment on the next token, at most once per round trip', () => {
+    const { t, sched, rx: host, tokens: sent } = receiver();
+    const token = (c: number, ack: number): Frame =>
+      makeFrame({
+        t: FrameType.Control,
+        s: 2,
+        d: 1,
+        f: 20,
+        z: CREDIT_BYTES,
+        p: TopClasses.hi,
+        x: { xp: XpCtl.Credit, c, ts: 0, ack } satisfies XpControl,
+      });
+    const loss = (m: number): Frame =>
+      makeFrame({
+        t: FrameType.Control,
+        s: 2,
+        d: 1,
+        f: 20,
+        z: CREDIT_BYTES,
+        p: XpClass.Request,
+        x: { xp: XpCtl.Loss, m } satisfies XpControl,
+      });
+    // each frame handled as an event at its time: the host's clock reads it
+    const at = (ns: number, f: Frame) => {
+      sched.at(ns, (now) => host.onFrame(f, now));
+      t.now = ns;
+      sched.runDue(ns);
+    };
+    sched.at(0, (now) => host.startFlow({ id: 20, src: 1, dst: 2, size: 10 * 1460, start: 0 }, now));
+    sched.runDue(0);
+    // the first token 10 µs after the request: a 10 µs round trip; segments 0..4 go
+    for (let c = 1; c <= 5; c++) at(9_000 + 1000 * c, token(c, 0));
+    at(25_000, loss(2));
+    at(25_000, token(6, 2));
+    // 2 went 14 µs ago, more than a round trip: again, then new ones; a second signal at once is too soon
+    at(26_000, loss(2));
+    at(26_000, token(7, 2));
+    at(27_000, token(8, 2));
+    const segments = sent.filter((f) => f.t === FrameType.Data).map((f) => f.q);
+    expect(segments).toEqual([0, 1, 2, 3, 4, 2, 5, 6]);
+    expect(sent.filter((f) => f.t === FrameType.Data).every((f) => f.p === XpClass.Data)).toBe(true);
   });
 });

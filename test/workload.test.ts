@@ -219,6 +219,29 @@ describe('generateFlows', () => {
     expect('bestEffort' in alone[0]).toBe(false);
   });
 
+  it('gives deadlines from a stream of their own: the same flows, exponential, never below the floor', () => {
+    const hosts = hostRange(16);
+    const plain = generateFlows(base, hosts, RATE);
+    const deadlines = { meanNs: 2e6, atLeast: 1.25, share: 1 };
+    const timed = generateFlows({ ...base, deadlines }, hosts, RATE);
+    expect(timed.map(({ deadline: _, ...f }) => f)).toEqual(plain);
+    expect(timed.every((f) => f.deadline !== undefined)).toBe(true);
+    // at the floor: 1.25 × the line-rate transfer time, and only the large flows sit there
+    const floor = (f: { size: number }) => Math.ceil((1.25 * 8e9 * f.size) / RATE);
+    expect(timed.every((f) => f.deadline! >= floor(f))).toBe(true);
+    const free = timed.filter((f) => floor(f) < 1e5);
+    const mean = free.reduce((a, f) => a + f.deadline!, 0) / free.length;
+    expect(Math.abs(mean - 2e6) / 2e6).toBeLessThan(0.1);
+    // a share: about half the flows, each keeping the deadline it had with all of them
+    const half = generateFlows({ ...base, deadlines: { ...deadlines, share: 0.5 } }, hosts, RATE);
+    const some = half.filter((f) => f.deadline !== undefined);
+    expect(Math.abs(some.length / half.length - 0.5)).toBeLessThan(0.05);
+    for (const f of some) expect(f.deadline).toBe(timed[f.id - 1].deadline);
+    expect(() => generateFlows({ ...base, deadlines: { ...deadlines, share: 0 } }, hosts, RATE)).toThrow(
+      /deadlines.share must be in \(0, 1\]/,
+    );
+  });
+
   it('sorts by start and numbers flows 1..N', () => {
     const flows = generateFlows(base, hostRange(8), RATE);
     flows.forEach((f, i) => {

@@ -26,6 +26,7 @@ export const SWEEP_METRICS: Record<string, string> = {
   fct_p99_ns: 'FCT p99 (ns)',
   slowdown_p50: 'slowdown p50',
   slowdown_p99: 'slowdown p99',
+  deadline_miss_ratio: 'deadline miss ratio',
   queue_p99_bytes: 'queue occupancy p99 (bytes)',
   queue_max_bytes: 'queue occupancy max (bytes)',
   drops_congestion: 'frames dropped by full buffers',

@@ -142,7 +142,8 @@ export const DEFAULTS = {
   link: { rate: '10Gbps', delay: '1us' },
   ports: { buffer: '400KB', ecnThreshold: '30KB', commitAhead: '2us', hostBuffer: '8MB' },
   liveness: { interval: '10us', multiplier: 3 },
-  workload: { duration: '20ms' },
+  // a deadline below 1.25 line-rate transfer times is one no transport meets under any load
+  workload: { duration: '20ms', deadlineAtLeast: 1.25 },
   run: {
     sync: 'conservative',
     step: '100us',
@@ -548,6 +549,15 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     };
     sizesAndLoad(src, w.background, ['workload', 'background'], bg);
     spec.background = bg;
+  }
+  if (w.deadlines !== undefined) {
+    const meanNs = parseDurationNs(w.deadlines.mean);
+    if (!(meanNs > 0)) throw src.error(['workload', 'deadlines', 'mean'], `must be > 0, got ${meanNs} ns`);
+    spec.deadlines = {
+      meanNs,
+      atLeast: w.deadlines.atLeast ?? DEFAULTS.workload.deadlineAtLeast,
+      share: w.deadlines.share ?? 1,
+    };
   }
   if (w.pattern === 'incast') {
     const hosts = countHosts(topo);

@@ -198,6 +198,18 @@ export const scenarioSchema = {
             load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
           },
         },
+        deadlines: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['mean'],
+          description:
+            'a deadline for each flow (a share of them): exponential with this mean, at least atLeast times its line-rate transfer time; summary.flows.deadlines counts the misses',
+          properties: {
+            mean: duration,
+            atLeast: { type: 'number', minimum: 0 },
+            share: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+          },
+        },
         flows: {
           type: 'array',
           items: {

@@ -16,6 +16,8 @@ export const XpCtl = {
   Request: 1,
   /** receiver → sender: one full data frame may go */
   Credit: 2,
+  /** TOP §4.4, receiver → sender: segment `m` is lost (later ones arrived); a signal packet */
+  Loss: 3,
 } as const;
 
 /**
@@ -40,6 +42,10 @@ export interface XpControl {
   b?: number;
   /** request (TOP): packets the sender sent unscheduled right behind it */
   u?: number;
+  /** request (TOP, deadline objective): ns left until the flow's deadline when the request left */
+  dl?: number;
+  /** loss signal (TOP): the segment the receiver misses */
+  m?: number;
   /** credit: its sequence number in the flow's credit stream */
   c?: number;
   /** credit: the receiver's clock when it was sent */
@@ -90,6 +96,13 @@ export interface TopHostConfig {
   targetLoss: number;
   /** §4.4: a flow of at most this many packets sends them all unscheduled at its start (0: off) */
   unscheduled: number;
+  /**
+   * what the tokens serve: `fct` (SRPT: fewest packets left first, `thresholds`) or `deadline` (EDF:
+   * earliest deadline first among flows that can still meet theirs, `deadlineThresholdsNs`)
+   */
+  objective: 'fct' | 'deadline';
+  /** deadline objective: the K−1 class boundaries on time left to the deadline, ns, ascending */
+  deadlineThresholdsNs: number[];
 }
 
 /** A host's ExpressPass config: the receiver's credit feedback control (ExpressPass Algorithm 1). */

@@ -67,6 +67,10 @@ export interface XpHostSection {
   maxTokenClockErrNs: number;
   /** TOP §4.4: data frames sent unscheduled at a short flow's start */
   unscheduledSent: number;
+  /** TOP §4.4, receiver side: loss signal packets sent (a segment missing while later ones arrived) */
+  lossSignals: number;
+  /** TOP, sender side: segments sent again on the next token because a loss signal named them */
+  signalResends: number;
 }
 
 class XpSend implements SenderStats {
@@ -79,6 +83,10 @@ class XpSend implements SenderStats {
   askedAt = 0;
   /** TOP: node clock its segments went unscheduled at (-1: they did not) */
   unscheduledAt = -1;
+  /** TOP: node clock of the flow's deadline (-1: none, or the objective ignores deadlines) */
+  deadlineAt = -1;
+  /** TOP: segments loss signals named, to go on the next tokens before any new one */
+  readonly resend: number[] = [];
   /** requests sent so far */
   asks = 0;
   /** request to first credit, node clock (-1: none yet) */
@@ -127,6 +135,10 @@ class XpRecv {
   /** TOP: unscheduled packets announced and not yet here, and until when they count as on their way */
   unscheduled = 0;
   unscheduledUntil = 0;
+  /** TOP, deadline objective: node clock of the flow's deadline (+∞: none) */
+  deadlineAt = Number.POSITIVE_INFINITY;
+  /** TOP: node clock each missing segment was last signalled at (allocated at the first loss) */
+  signalledAt: Float64Array | null = null;
 
   constructor(
     readonly id: number,
@@ -148,6 +160,13 @@ class XpRecv {
 const RETX_AGE_NS = 50_000;
 /** TOP: packet times beyond its unscheduled packets' own after which a receiver tokens for them */
 const UNSCHEDULED_SLACK = 8;
+/**
+ * TOP §4.4: a segment is lost "if received packets have much larger IDs": a flow's data comes in order
+ * on one path, so a segment this many behind the one that just came is signalled (as three duplicate
+ * acks are for TCP), each at most once per round trip, at most this many per arrival.
+ */
+const LOSS_GAP = 3;
+const LOSS_SIGNALS_PER_ARRIVAL = 8;
 
 export class ExpressPassTransport implements Transport {
   private readonly out = new Map<number, XpSend>();
@@ -177,6 +196,8 @@ export class ExpressPassTransport implements Transport {
     staleUsed: 0,
     maxTokenClockErrNs: 0,
     unscheduledSent: 0,
+    lossSignals: 0,
+    signalResends: 0,
   };
   /** scheduled data's class (Q1 when Q0 is for TOP's unscheduled packets) */
   private readonly dataClass: number;
@@ -203,6 +224,8 @@ export class ExpressPassTransport implements Transport {
     this.out.set(flow.id, m);
     // TOP §4.4: a short flow sends everything at once in the lowest class, behind the request
     if (m.nSeg <= (this.cfg.top?.unscheduled ?? 0)) m.unscheduledAt = this.clock.now();
+    if (flow.deadline !== undefined && this.cfg.top?.objective === 'deadline')
+      m.deadlineAt = this.clock.now() + flow.deadline;
     this.request(0, m);
     if (m.unscheduledAt >= 0) {
       for (let seq = 0; seq < m.nSeg; seq++)
@@ -241,6 +264,7 @@ export class ExpressPassTransport implements Transport {
       xp: XpCtl.Request,
       b: m.spec.size,
       ...(m.unscheduledAt >= 0 && { u: m.nSeg }),
+      ...(m.deadlineAt >= 0 && { dl: m.deadlineAt - m.askedAt }),
       ...(m.asks > 0 && { e: m.asks }),
     });
     m.asks++;
@@ -261,8 +285,12 @@ export class ExpressPassTransport implements Transport {
     this.clock.cancel(m.request);
     m.request = this.clock.after(this.cfg.timeoutNs, this.request, m);
     const ack = typeof x.ack === 'number' ? x.ack : 0;
-    let seq: number;
-    if (m.next < m.nSeg) seq = m.next++;
+    let seq = this.signalled(m, ack);
+    if (seq >= 0) {
+      m.retransmits++;
+      this.s.retransmits++;
+      this.s.signalResends++;
+    } else if (m.next < m.nSeg) seq = m.next++;
     else {
       if (ack >= m.nSeg) {
         // the receiver has it all: this credit was on its way when it stopped
@@ -274,13 +302,15 @@ export class ExpressPassTransport implements Transport {
         return;
       }
       // every segment went once: again, from the lowest one the receiver misses, but only segments
-      // sent long enough ago to have arrived (the rest are on their way); an unscheduled one at once (the
-      // receiver waited for it before sending this token)
+      // sent long enough ago to have arrived (the rest are on their way); the lowest missing one at once
+      // if it went unscheduled (the receiver waited for it before sending this token; of the ones above
+      // it, only a loss signal tells which are lost)
       const old = this.clock.now() - Math.max(4 * m.rtt, RETX_AGE_NS);
       let found = -1;
+      if (m.sentAt[ack] === m.unscheduledAt) found = ack;
       for (let i = 0; i < m.nSeg - ack && found < 0; i++) {
         const s = ack + ((Math.max(m.retx, ack) - ack + i) % (m.nSeg - ack));
-        if (m.sentAt[s] <= old || m.sentAt[s] === m.unscheduledAt) found = s;
+        if (m.sentAt[s] <= old) found = s;
       }
       if (found < 0) {
         this.s.creditsWasted++;
@@ -296,6 +326,27 @@ export class ExpressPassTransport implements Transport {
       ts: x.ts ?? 0,
       ...(x.e !== undefined && { e: x.e }),
     });
+  }
+
+  /**
+   * TOP §4.4: "the sender then retransmits this packet as soon as it receives a token from this flow",
+   * but "a specific packet at most once in each RTT": the first signalled segment the receiver still
+   * misses (by the token's ack) and that did not go within the last round trip, or -1.
+   */
+  private signalled(m: XpSend, ack: number): number {
+    const now = this.clock.now();
+    while (m.resend.length > 0) {
+      const seq = m.resend.shift()!;
+      if (seq >= ack && now - m.sentAt[seq] >= Math.max(m.rtt, 0)) return seq;
+    }
+    return -1;
+  }
+
+  private onLoss(f: Frame, x: XpControl): void {
+    const m = this.out.get(f.f);
+    const seq = x.m;
+    if (m === undefined || m.done || typeof seq !== 'number' || !(seq >= 0 && seq < m.next)) return;
+    if (!m.resend.includes(seq)) m.resend.push(seq);
   }
 
   /**
@@ -338,6 +389,7 @@ export class ExpressPassTransport implements Transport {
       r = new XpRecv(f.f, f.s, typeof x.b === 'number' ? x.b : 1, this.cfg, now);
       this.in.set(f.f, r);
     }
+    if (typeof x.dl === 'number') r.deadlineAt = now + x.dl;
     r.lastData = now;
     if (this.cfg.top === undefined) this.credit(0, r);
     else {
@@ -428,7 +480,7 @@ export class ExpressPassTransport implements Transport {
         wake = Math.min(wake, r.nextAt);
         continue;
       }
-      if (best === null || left < bestLeft || (left === bestLeft && r.id < best.id)) {
+      if (best === null || this.moreUrgent(r, left, best, bestLeft, now)) {
         best = r;
         bestLeft = left;
       }
@@ -458,14 +510,43 @@ export class ExpressPassTransport implements Transport {
   }
 
   /**
-   * ExpressPass: the one credit class. TOP (§3.2, SRPT): the flow's packets left against the class
-   * boundaries, the fewest left in the top class.
+   * The receiver's order among its flows: SRPT (fewest packets left), or for the deadline objective EDF
+   * among the flows that can still meet their deadline at the link's rate, then the rest SRPT (a flow
+   * that misses anyway should not make another miss too); the lower flow id on a tie.
+   */
+  private moreUrgent(a: XpRecv, aLeft: number, b: XpRecv, bLeft: number, now: number): boolean {
+    if (this.cfg.top!.objective === 'deadline') {
+      const aLive = this.canMeet(a, aLeft, now);
+      const bLive = this.canMeet(b, bLeft, now);
+      if (aLive !== bLive) return aLive;
+      if (aLive && a.deadlineAt !== b.deadlineAt) return a.deadlineAt < b.deadlineAt;
+    }
+    return aLeft < bLeft || (aLeft === bLeft && a.id < b.id);
+  }
+
+  /** a deadline the flow's packets left still fit before, at the link's full rate */
+  private canMeet(r: XpRecv, left: number, now: number): boolean {
+    return r.deadlineAt - now >= (left * 1e9) / this.cfg.maxCreditsPerS;
+  }
+
+  /**
+   * ExpressPass: the one credit class. TOP (§3.2): SRPT, the flow's packets left against the class
+   * boundaries, the fewest left in the top class; or by deadline, its time left against the deadline
+   * boundaries, the nearest in the top class and a flow that can no longer meet its deadline (or has
+   * none) in the lowest.
    */
   private tokenClass(r: XpRecv): number {
     const top = this.cfg.top;
     if (top === undefined) return XpClass.Credit;
     const left = r.nSeg - r.count;
     let c = 0;
+    if (top.objective === 'deadline') {
+      const now = this.clock.now();
+      const bounds = top.deadlineThresholdsNs;
+      if (!this.canMeet(r, left, now)) return TopClasses.hi - bounds.length;
+      while (c < bounds.length && bounds[c] <= r.deadlineAt - now) c++;
+      return TopClasses.hi - c;
+    }
     while (c < top.thresholds.length && top.thresholds[c] <= left) c++;
     return TopClasses.hi - c;
   }
@@ -513,7 +594,14 @@ export class ExpressPassTransport implements Transport {
     if (x.c > 0) {
       const sample = now - x.ts;
       if (sample > 0) r.rtt = r.rtt < 0 ? sample : 0.8 * r.rtt + 0.2 * sample;
-    } else if (r.unscheduled > 0 && f.q >= 0 && f.q < r.nSeg && r.got[f.q] === 0) r.unscheduled--;
+    } else if (r.unscheduled > 0 && f.q >= 0 && f.q < r.nSeg && r.got[f.q] === 0) {
+      // still coming (slowly, behind scheduled data): the rest may be too, so the wait goes on
+      r.unscheduled--;
+      r.unscheduledUntil = Math.max(
+        r.unscheduledUntil,
+        now + (UNSCHEDULED_SLACK * 1e9) / this.cfg.maxCreditsPerS,
+      );
+    }
     if (this.cfg.top !== undefined && r.outstanding.length > 0 && r.outstanding[0][0] < r.expected)
       this.kick();
     if (f.q < 0 || f.q >= r.nSeg || r.got[f.q] === 1) return;
@@ -522,11 +610,32 @@ export class ExpressPassTransport implements Transport {
     r.lastNew = this.c.physNow();
     if (f.v !== 0 && !r.via.includes(f.v)) r.via.push(f.v);
     while (r.low < r.nSeg && r.got[r.low] === 1) r.low++;
+    if (this.cfg.top !== undefined && f.q >= r.low + LOSS_GAP) this.signalLoss(r, f.q, now);
     if (r.count === r.nSeg) {
       r.delivered = true;
       this.clock.cancel(r.pace);
       r.pace = null;
       this.c.delivered(r.id, now, r.via);
+    }
+  }
+
+  /**
+   * TOP §4.4: "when the receiver realizes that a packet is lost (if received packets have much larger
+   * IDs), the missing ID is sent to the sender by a dedicated signal packet" — in the top class, each
+   * missing segment at most once per round trip.
+   */
+  private signalLoss(r: XpRecv, arrived: number, now: number): void {
+    if (r.signalledAt === null) r.signalledAt = new Float64Array(r.nSeg).fill(Number.NEGATIVE_INFINITY);
+    const again = r.rtt > 0 ? r.rtt : RETX_AGE_NS;
+    let sent = 0;
+    // (a bounded scan: after a long outage the holes further on are signalled as the first ones fill)
+    const last = Math.min(arrived - LOSS_GAP, r.low + 8 * LOSS_SIGNALS_PER_ARRIVAL);
+    for (let seq = r.low; seq <= last && sent < LOSS_SIGNALS_PER_ARRIVAL; seq++) {
+      if (r.got[seq] === 1 || now - r.signalledAt[seq] < again) continue;
+      r.signalledAt[seq] = now;
+      sent++;
+      this.s.lossSignals++;
+      this.control(r.src, r.id, XpClass.Request, CREDIT_BYTES, { xp: XpCtl.Loss, m: seq });
     }
   }
 
@@ -537,6 +646,7 @@ export class ExpressPassTransport implements Transport {
     if (frame.t === FrameType.Control && x !== null && typeof x === 'object' && 'xp' in x) {
       if (x.xp === XpCtl.Request) this.onRequest(frame, x);
       else if (x.xp === XpCtl.Credit) this.onCredit(frame, x);
+      else if (x.xp === XpCtl.Loss) this.onLoss(frame, x);
     } else if (frame.t === FrameType.Data && x !== null && typeof x === 'object' && 'c' in x)
       this.onData(frame);
     else this.bestEffort.onFrame(frame, now);

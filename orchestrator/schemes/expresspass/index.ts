@@ -47,6 +47,7 @@ export const expressPassProperties = {
   priorities: { enum: ['workload', 'log'] },
   maxFlowSize: bytes,
   unscheduled: { type: 'integer', minimum: 0 },
+  objective: { enum: ['fct', 'deadline'] },
 };
 
 export interface XpSettings {
@@ -57,6 +58,8 @@ export interface XpSettings {
   tokenExpiry?: 'sender' | 'switch' | 'none';
   /** top: where the class boundaries came from, and the boundaries in bytes left */
   priorities?: { rule: 'workload' | 'log'; thresholdsBytes: number[] };
+  /** top, deadline objective: the boundaries in time left to a flow's deadline */
+  deadlines?: { thresholdsNs: number[] };
   /** for slowdowns: host link rate, longest propagation, links on the longest host path */
   hostRateBps: number;
   propNs: number;
@@ -86,7 +89,7 @@ export const XP_DEFAULTS = {
 function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSettings {
   const sc = src.data.scheme ?? {};
   if (kind !== 'top')
-    for (const key of ['tokenExpiry', 'classes', 'priorities', 'maxFlowSize', 'unscheduled'])
+    for (const key of ['tokenExpiry', 'classes', 'priorities', 'maxFlowSize', 'unscheduled', 'objective'])
       if (key in sc) throw src.error(['scheme', key], `a top setting; scheme expresspass has none`);
   const d = XP_DEFAULTS;
   const timeoutNs = sc.timeout === undefined ? d.timeoutNs : parseDurationNs(sc.timeout);
@@ -102,6 +105,7 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   const tokenExpiry: 'sender' | 'switch' | 'none' = sc.tokenExpiry ?? 'sender';
   let top: XpHostConfig['top'];
   let priorities: XpSettings['priorities'];
+  let deadlines: XpSettings['deadlines'];
   const unscheduled: number = kind === 'top' ? (sc.unscheduled ?? 0) : 0;
   // unscheduled packets take Q0 and move scheduled data to Q1: one token class fewer
   const tokenLo = unscheduled > 0 ? TopUnscheduled.lo : TopClasses.lo;
@@ -113,7 +117,11 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
         `at most ${TopClasses.hi - tokenLo + 1} with unscheduled packets, got ${k}`,
       );
     priorities = classBoundaries(src, k);
+    const objective: 'fct' | 'deadline' = sc.objective ?? 'fct';
+    if (objective === 'deadline') deadlines = deadlineBoundaries(src, k);
     top = {
+      objective,
+      deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
       unscheduled,
       thresholds: priorities.thresholdsBytes.map((b) => Math.ceil(b / WireSize.Mss)),
       // §4.3: hops × 8 token pacing times, the age ExpressPass's 8-credit queues allow
@@ -124,6 +132,7 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   return {
     kind: kind === 'top' ? 'top' : 'expresspass',
     ...(kind === 'top' && { tokenExpiry, priorities }),
+    ...(deadlines && { deadlines }),
     switch: {
       creditShare,
       queueCredits: sc.queueCredits ?? d.queueCredits,
@@ -185,6 +194,20 @@ function classBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings
   return { rule, thresholdsBytes: at.map((q) => Math.ceil(p ** q) * WireSize.Mss) };
 }
 
+/**
+ * TOP's deadline objective: "priority thresholds are chosen in similar ways as that of the FCT-oriented
+ * objective" (§3.2), so the K classes split the deadlines evenly: the quantiles i/K of the exponential
+ * deadline distribution, −mean·ln(1 − i/K), on a flow's time left.
+ */
+function deadlineBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings['deadlines']> {
+  const d = src.data.workload?.deadlines;
+  if (d?.mean === undefined)
+    throw src.error(['scheme', 'objective'], 'the deadline objective needs workload.deadlines (their mean)');
+  const meanNs = parseDurationNs(d.mean);
+  const at = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
+  return { thresholdsNs: at.map((q) => Math.round(-meanNs * Math.log(1 - q))) };
+}
+
 export interface XpSummary {
   /** expresspass or top */
   scheme: string;
@@ -213,6 +236,11 @@ export interface XpSummary {
     maxClockErrNs: number;
     /** the token classes' boundaries, bytes left (the fewest left in the top class) and their rule */
     priorities: { rule: string; thresholdsBytes: number[] };
+    /** what the tokens serve: fct (SRPT) or deadline (EDF, with the boundaries on time left) */
+    objective: string;
+    deadlineThresholdsNs?: number[];
+    /** §4.4 loss recovery: signal packets receivers sent for missing segments, and the segments resent */
+    lossSignals: { sent: number; resent: number };
   };
   /** TOP §4.4: packets short flows sent unscheduled, and those their one-packet queues dropped */
   unscheduled?: { sent: number; dropped: number };
@@ -286,6 +314,9 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
         staleUsed: sum(hosts, (h) => h.staleUsed),
         maxClockErrNs: Math.max(0, ...hosts.map((h) => h.maxTokenClockErrNs)),
         priorities: s.priorities!,
+        objective: s.host.top!.objective,
+        ...(s.deadlines && { deadlineThresholdsNs: s.deadlines.thresholdsNs }),
+        lossSignals: { sent: sum(hosts, (h) => h.lossSignals), resent: sum(hosts, (h) => h.signalResends) },
       },
     }),
     ...((s.host.top?.unscheduled ?? 0) > 0 && {
@@ -348,7 +379,7 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
         ? ([
             [
               'top tokens',
-              `${t.expiredAtSenders} expired at senders (${t.expiredValid} of them valid, ${t.staleUsed} stale ones used; clock error up to ${formatNs(t.maxClockErrNs)}), ${t.expiredAtSwitches} at switches`,
+              `${t.expiredAtSenders} expired at senders (${t.expiredValid} of them valid, ${t.staleUsed} stale ones used; clock error up to ${formatNs(t.maxClockErrNs)}), ${t.expiredAtSwitches} at switches; by ${t.objective === 'deadline' ? 'deadline' : 'packets left'}; ${t.lossSignals.sent} loss signals, ${t.lossSignals.resent} resent`,
             ],
           ] as Array<[string, string]>)
         : []),
