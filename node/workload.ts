@@ -25,6 +25,12 @@ export interface WorkloadSpec {
     /** host id receiving every event; default a random host per event */
     target?: number;
   };
+  /**
+   * all-to-all between two groups: only these hosts send, each to a uniformly random one of
+   * `receivers` (default every host, both default: all to all)
+   */
+  senders?: number[];
+  receivers?: number[];
   /** pattern 'list': exactly these flows */
   flows?: Array<{ src: number; dst: number; size: number; start: number }>;
   /**
@@ -111,6 +117,35 @@ function allToAll(rng: Rng, hosts: number[], gapNs: number, durationNs: number, 
     });
   }
   return out;
+}
+
+/** All-to-all from each of `senders` to a uniformly random other one of `receivers`. */
+function groups(
+  rng: Rng,
+  senders: number[],
+  receivers: number[],
+  gapNs: number,
+  durationNs: number,
+  size: SizeFn,
+): Draft[] {
+  const out: Draft[] = [];
+  for (const src of senders) {
+    const others = receivers.filter((h) => h !== src);
+    if (others.length === 0) throw new Error(`workload receivers: host ${src} has no receiver but itself`);
+    poisson(rng, gapNs, durationNs, (start) =>
+      out.push({ src, dst: rng.pick(others), size: size(rng), start }),
+    );
+  }
+  return out;
+}
+
+/** A group of hosts: known ids, each once, ascending. */
+function group(what: string, ids: number[], hosts: number[]): number[] {
+  if (ids.length === 0) throw new Error(`workload ${what}: an empty list`);
+  const known = new Set(hosts);
+  for (const id of ids) if (!known.has(id)) throw new Error(`workload ${what}: ${id} is not a host id`);
+  if (new Set(ids).size !== ids.length) throw new Error(`workload ${what}: a host is listed twice`);
+  return [...ids].sort((a, b) => a - b);
 }
 
 /** A uniformly random derangement, by rejecting shuffles with a fixed point (about e tries on average). */
@@ -237,7 +272,17 @@ function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number
     const rng = new Rng(spec.seed);
     switch (spec.pattern) {
       case 'all-to-all':
-        drafts = allToAll(rng, hosts, gapNs, durationNs, draw);
+        drafts =
+          spec.senders === undefined && spec.receivers === undefined
+            ? allToAll(rng, hosts, gapNs, durationNs, draw)
+            : groups(
+                rng,
+                group('senders', spec.senders ?? hosts, hosts),
+                group('receivers', spec.receivers ?? hosts, hosts),
+                gapNs,
+                durationNs,
+                draw,
+              );
         break;
       case 'permutation':
         drafts = permutation(rng, hosts, gapNs, durationNs, draw);

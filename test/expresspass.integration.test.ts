@@ -30,6 +30,12 @@ describe('ExpressPass', () => {
     expect(x.maxCreditQueue).toBe(8);
     // a few full frames at most wait anywhere (the DCTCP baseline on the same fabric: hundreds of KB)
     expect(x.maxQueueBytes).toBeLessThan(20_000);
+    // under the bound of the delay argument: 4 hops × 8 credit times of 1.267 µs, 2 links of path
+    // difference (1 µs + a 1.2 µs frame time each), at 10 Gbit/s, plus a 2-frame burst
+    expect(x.delayBoundNs).toBe(44_950);
+    expect(x.queueBoundBytes).toBe(59_188);
+    expect(x.maxQueueBytes).toBeLessThanOrEqual(x.queueBoundBytes);
+    expect(x.maxQueuePort).toMatch(/^(leaf|spine)\d+>/);
     expect([
       s.flows.planned,
       x.data.sent,
@@ -75,6 +81,7 @@ describe('TOP', () => {
     const x = s.expresspass;
     expect(x.scheme).toBe('top');
     expect(s.flows.completed).toBe(s.flows.planned);
+    expect(x.maxQueueBytes).toBeLessThanOrEqual(x.queueBoundBytes);
     expect(x.data.droppedCongestion).toBe(0);
     expect(x.data.received).toBe(x.data.sent);
     // §4.3 expiry at the senders, on ideal clocks: what is judged old is old

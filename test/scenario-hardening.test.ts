@@ -40,6 +40,31 @@ const refused: Array<[string, string, RegExp]> = [
     /^b\.yaml:2: workload\.duration: must be > 0/,
   ],
   [
+    'senders that are not hosts',
+    `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, senders: [h0, sw0] }\n`,
+    /^b\.yaml:2: workload\.senders\.1: no host named 'sw0'/,
+  ],
+  [
+    'a backwards receiver range',
+    `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, receivers: h2..h0 }\n`,
+    /^b\.yaml:2: workload\.receivers: a list of host names or a range 'h0\.\.h7'/,
+  ],
+  [
+    'senders on a pattern without them',
+    `${STAR}workload: { pattern: permutation, fixedSize: 1KB, load: 0.2, senders: [h0] }\n`,
+    /^b\.yaml:2: workload\.senders: only the all-to-all pattern takes senders/,
+  ],
+  [
+    'deadlines without a mean',
+    `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, deadlines: { share: 0.5 } }\n`,
+    /^b\.yaml:2: workload\.deadlines/,
+  ],
+  [
+    'the deadline objective without deadlines',
+    `${STAR}${WORK}scheme: { kind: top, objective: deadline }\n`,
+    /^b\.yaml:3: scheme\.objective: the deadline objective needs workload\.deadlines/,
+  ],
+  [
     'a workload with one host',
     `topology: { kind: star, hosts: 1 }\n${WORK}`,
     /^b\.yaml:1: topology\.hosts: must be >= 2/,

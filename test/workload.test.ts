@@ -242,6 +242,24 @@ describe('generateFlows', () => {
     );
   });
 
+  it('sends only from senders to receivers when given, at the same load per sender', () => {
+    const hosts = hostRange(16);
+    const left = hosts.slice(0, 8);
+    const right = hosts.slice(8);
+    const flows = generateFlows({ ...base, durationNs: 100e6, senders: left, receivers: right }, hosts, RATE);
+    expect(flows.every((f) => left.includes(f.src) && right.includes(f.dst))).toBe(true);
+    expect(new Set(flows.map((f) => f.dst))).toEqual(new Set(right));
+    const bytes = flows.reduce((a, f) => a + f.size, 0);
+    const expected = (0.5 * RATE * 0.1 * 8) / 8;
+    expect(Math.abs(bytes - expected) / expected).toBeLessThan(0.2);
+    // a group that shares hosts: nobody sends to itself
+    const mixed = generateFlows({ ...base, senders: [1, 2], receivers: [2, 3] }, hostRange(4), RATE);
+    expect(mixed.every((f) => f.src !== f.dst && [2, 3].includes(f.dst))).toBe(true);
+    expect(() => generateFlows({ ...base, senders: [9] }, hostRange(4), RATE)).toThrow(
+      'workload senders: 9 is not a host id',
+    );
+  });
+
   it('sorts by start and numbers flows 1..N', () => {
     const flows = generateFlows(base, hostRange(8), RATE);
     flows.forEach((f, i) => {

@@ -550,6 +550,20 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     sizesAndLoad(src, w.background, ['workload', 'background'], bg);
     spec.background = bg;
   }
+  for (const key of ['senders', 'receivers'] as const) {
+    if (w[key] === undefined) continue;
+    if (w.pattern !== 'all-to-all')
+      throw src.error(['workload', key], `only the all-to-all pattern takes ${key}, not '${w.pattern}'`);
+    const names = hostGroup(w[key]);
+    if (names === null)
+      throw src.error(
+        ['workload', key],
+        `a list of host names or a range 'h0..h7', got ${JSON.stringify(w[key])}`,
+      );
+    const ids = names.map((name, i) => hostId(['workload', key, i], name));
+    if (new Set(ids).size !== ids.length) throw src.error(['workload', key], 'a host is listed twice');
+    spec[key] = ids;
+  }
   if (w.deadlines !== undefined) {
     const meanNs = parseDurationNs(w.deadlines.mean);
     if (!(meanNs > 0)) throw src.error(['workload', 'deadlines', 'mean'], `must be > 0, got ${meanNs} ns`);
@@ -580,6 +594,17 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
     });
   }
   return spec;
+}
+
+/** Host names from a list, or from a range `h0..h7` (both ends included); null if neither. */
+function hostGroup(v: unknown): string[] | null {
+  if (Array.isArray(v)) return v.map(String);
+  if (typeof v !== 'string') return null;
+  const m = /^\s*([A-Za-z_-]*)(\d+)\s*\.\.\s*\1(\d+)\s*$/.exec(v);
+  if (!m) return null;
+  const [from, to] = [Number(m[2]), Number(m[3])];
+  if (from > to) return null;
+  return Array.from({ length: to - from + 1 }, (_, i) => `${m[1]}${from + i}`);
 }
 
 /** A generated pattern's flow sizes (a distribution or one size) and load, checked into `spec`. */

@@ -198,6 +198,16 @@ export const scenarioSchema = {
             load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
           },
         },
+        senders: {
+          type: ['array', 'string'],
+          items: nodeName,
+          description: "all-to-all: only these hosts send (a list, or a range 'h0..h7')",
+        },
+        receivers: {
+          type: ['array', 'string'],
+          items: nodeName,
+          description: "all-to-all: each flow goes to one of these hosts (a list, or a range 'h8..h15')",
+        },
         deadlines: {
           type: 'object',
           additionalProperties: false,

@@ -64,6 +64,14 @@ export interface XpSettings {
   hostRateBps: number;
   propNs: number;
   links: number;
+  /**
+   * the data queue bound (§2, "zero data loss can be ensured by allocating an amount of packet buffer
+   * corresponding to the bounded delay"): how much later data may come back than the tokens that asked
+   * for it left, ns; a port of rate R then holds at most R × this plus the limiter's burst
+   */
+  delayBoundNs: number;
+  /** the fastest link's rate: the bound in bytes at it holds at every port */
+  maxRateBps: number;
   [setting: string]: unknown;
 }
 
@@ -156,6 +164,13 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
     hostRateBps: paths.hostRateBps,
     propNs: paths.maxPropNs,
     links,
+    maxRateBps: Math.max(...topo.links.map((l) => l.rateBps)),
+    // tokens wait at most 8 pacing times a hop (the 8-token queues; TOP: the expiry that enforces it),
+    // and paths differ by up to diameter − 2 links of propagation and one frame time each
+    delayBoundNs: Math.round(
+      links * (sc.queueCredits ?? d.queueCredits) * pacingNs +
+        Math.max(0, links - 2) * (paths.maxPropNs + (8e9 * WireSize.Mtu) / paths.minRateBps),
+    ),
   };
 }
 
@@ -222,6 +237,13 @@ export interface XpSummary {
   maxCreditQueue: number;
   /** largest occupancy (bytes, every class) of any switch port */
   maxQueueBytes: number;
+  /**
+   * that port (`node>peer`), and the bound on any port's queue: the fastest rate × `delayBoundNs` plus
+   * the limiter's burst of data
+   */
+  maxQueuePort: string;
+  queueBoundBytes: number;
+  delayBoundNs: number;
   stalledStreams: number;
   rateUpdates: number;
   /** TOP: token expiry at senders (§4.3) or switches (R2), and how the clocks judged */
@@ -262,6 +284,29 @@ function stats(xs: number[]): { count: number; avgNs: number; p99Ns: number } {
   return { count: sorted.length, avgNs: Math.round(mean(sorted)), p99Ns: Math.round(quantile(sorted, 0.99)) };
 }
 
+/** The switch port with the largest queue, and the bound the paper's argument gives at the fastest port. */
+function largestQueue(
+  s: XpSettings,
+  r: RunRecord,
+): Pick<XpSummary, 'maxQueueBytes' | 'maxQueuePort' | 'queueBoundBytes' | 'delayBoundNs'> {
+  let maxQueueBytes = 0;
+  let maxQueuePort = '';
+  for (const rep of r.reports) {
+    if (!isSwitch(rep.scheme)) continue;
+    for (const p of rep.ports)
+      if (p.maxBytes > maxQueueBytes) {
+        maxQueueBytes = p.maxBytes;
+        maxQueuePort = `${rep.name}>${p.peer}`;
+      }
+  }
+  return {
+    maxQueueBytes,
+    maxQueuePort,
+    queueBoundBytes: Math.round((s.maxRateBps / 8e9) * s.delayBoundNs + s.switch.burstCredits * WireSize.Mtu),
+    delayBoundNs: s.delayBoundNs,
+  };
+}
+
 export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
   const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
   const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
@@ -299,10 +344,7 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
       max: Math.max(0, ...losses),
     },
     maxCreditQueue: Math.max(0, ...switches.map((x) => x.maxCreditQueue)),
-    maxQueueBytes: Math.max(
-      0,
-      ...r.reports.filter((rep) => isSwitch(rep.scheme)).flatMap((rep) => rep.ports.map((p) => p.maxBytes)),
-    ),
+    ...largestQueue(s, r),
     stalledStreams: sum(hosts, (h) => h.stalled),
     rateUpdates: sum(hosts, (h) => h.rateUpdates),
     ...(s.kind === 'top' && {
@@ -397,7 +439,7 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
       ],
       [
         `${x.scheme} data`,
-        `${x.data.sent} sent, ${x.data.received} received, ${x.data.droppedCongestion} dropped by full buffers, ${x.data.retransmits} retransmitted; largest switch queue ${x.maxQueueBytes} B`,
+        `${x.data.sent} sent, ${x.data.received} received, ${x.data.droppedCongestion} dropped by full buffers, ${x.data.retransmits} retransmitted; largest switch queue ${x.maxQueueBytes} B at ${x.maxQueuePort || '-'} (bound ${x.queueBoundBytes} B)`,
       ],
       [
         `${x.scheme} FCT`,
