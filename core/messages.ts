@@ -256,7 +256,8 @@ export interface ProgressStats {
   now: number;
   flowsDone: number;
   flowsStarted: number;
-  fidelity: { late99: number; misses: number; frames: number };
+  /** `events`: every event the node's scheduler handled so far (a node spinning in its own timers shows it) */
+  fidelity: { late99: number; misses: number; frames: number; events: number };
   /** conservative mode: the input the node waits on (port index, -1: the orchestrator) and its clock */
   waitPort?: number;
   waitClock?: number;

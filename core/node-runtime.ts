@@ -408,13 +408,23 @@ class NodeProcess {
   private progress(): ProgressStats {
     const ctx = this.ctx;
     if (!ctx || !this.role)
-      return { now: 0, flowsDone: 0, flowsStarted: 0, fidelity: { late99: 0, misses: 0, frames: 0 } };
+      return {
+        now: 0,
+        flowsDone: 0,
+        flowsStarted: 0,
+        fidelity: { late99: 0, misses: 0, frames: 0, events: 0 },
+      };
     const f = ctx.sched.fidelity;
     const wait = this.sync?.waitingOn();
     return {
       now: this.sync ? this.sync.safeTime() : ctx.sched.now(),
       ...this.role.progress(),
-      fidelity: { late99: f.lateness.quantile(0.99), misses: f.causalityMisses, frames: f.framesHandled },
+      fidelity: {
+        late99: f.lateness.quantile(0.99),
+        misses: f.causalityMisses,
+        frames: f.framesHandled,
+        events: f.eventsHandled,
+      },
       ...(wait && { waitPort: wait.port, waitClock: wait.clock }),
     };
   }

@@ -177,6 +177,10 @@ interface NodeState {
   pausedUntil: number;
   report: NodeReport | null;
   stats: ProgressStats | null;
+  /** wall ms its stats last came */
+  statsWall: number;
+  /** conservative mode: events it had handled when the fabric last moved (a barrier) */
+  eventsAtBarrier: number;
 }
 
 export interface FabricResult {
@@ -240,6 +244,8 @@ export class StartedFabric implements AsyncDisposable {
         pausedUntil: -1,
         report: null,
         stats: null,
+        statsWall: 0,
+        eventsAtBarrier: 0,
       });
     }
   }
@@ -295,6 +301,7 @@ export class StartedFabric implements AsyncDisposable {
             case 'reached':
               n.reached = m.at;
               n.stats = m.stats;
+              n.statsWall = performance.now();
               this.onBarrier?.();
               break;
             case 'halted':
@@ -320,6 +327,7 @@ export class StartedFabric implements AsyncDisposable {
             }
             case 'stats':
               n.stats = m.stats;
+              n.statsWall = performance.now();
               break;
             case 'report':
               n.report = m.report;
@@ -618,6 +626,7 @@ export class StartedFabric implements AsyncDisposable {
         // every node handled everything before `grant`
         this.barrier = grant;
         lastBarrierWall = performance.now();
+        for (const n of this.nodes.values()) n.eventsAtBarrier = n.stats?.fidelity.events ?? 0;
         while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
           this.noteFired(pendingFaults.shift()!);
         const p = this.progress();
@@ -724,17 +733,18 @@ export class StartedFabric implements AsyncDisposable {
 
   /** The slowest node and the input it waits on, from the latest snapshots, as one line. */
   private holderText(): string {
-    let worst: NodeState | null = null;
-    for (const n of this.live()) {
-      if (n.halted || n.stats === null) continue;
-      if (worst === null || n.stats.now < worst.stats!.now) worst = n;
-    }
-    if (worst === null) return 'no node answers';
-    const s = worst.stats!;
-    const wp = s.waitPort ?? -1;
-    const input =
-      wp < 0 ? 'the orchestrator' : `its link ${worst.config.name}:${wp} -- ${worst.config.ports[wp].peer}`;
-    return `${worst.config.name} is at ${(s.now / 1000).toFixed(3)} µs, waiting on ${input}`;
+    const wall = performance.now();
+    return stallDiagnosis(
+      [...this.live()]
+        .filter((n) => !n.halted && n.stats !== null)
+        .map((n) => ({
+          name: n.config.name,
+          stats: n.stats!,
+          silentMs: wall - n.statsWall,
+          busyEvents: n.stats!.fidelity.events - n.eventsAtBarrier,
+          peers: n.config.ports.map((p) => p.peer),
+        })),
+    );
   }
 
   progress(): Progress {
@@ -910,4 +920,45 @@ export class StartedFabric implements AsyncDisposable {
       ...(capture && { capture }),
     };
   }
+}
+
+/** A node as the stall watchdog sees it. */
+export interface StallView {
+  name: string;
+  stats: ProgressStats;
+  /** wall ms since its stats last came */
+  silentMs: number;
+  /** events it handled since the fabric last moved */
+  busyEvents: number;
+  /** its ports' peers, by port index */
+  peers: string[];
+}
+
+/** stats older than this: the node's event loop is stuck (progress snapshots come every 500 ms) */
+const SILENT_MS = 5000;
+/** events handled while the fabric stood still beyond which a node is spinning, not waiting */
+const SPINNING_EVENTS = 100_000;
+
+/**
+ * Why the fabric stopped moving, in one line: a node that stopped answering (stuck in one handler),
+ * else one that keeps handling events without its time moving (a loop in its own timers), else the
+ * node furthest behind and the input it waits on. A node blocked on a link and a node spinning look
+ * alike by their times alone.
+ */
+export function stallDiagnosis(nodes: StallView[]): string {
+  if (nodes.length === 0) return 'no node answers';
+  const at = (n: StallView) => `${(n.stats.now / 1000).toFixed(3)} µs`;
+  const silent = nodes.filter((n) => n.silentMs > SILENT_MS).sort((a, b) => b.silentMs - a.silentMs)[0];
+  if (silent)
+    return `${silent.name} stopped answering ${Math.round(silent.silentMs / 1000)} s ago at ${at(silent)}: busy in one event handler, or stopped`;
+  const spinning = nodes
+    .filter((n) => n.busyEvents > SPINNING_EVENTS)
+    .sort((a, b) => b.busyEvents - a.busyEvents)[0];
+  if (spinning)
+    return `${spinning.name} is at ${at(spinning)} and handled ${spinning.busyEvents} events since the fabric last moved without getting further: a loop in its own timers`;
+  let worst = nodes[0];
+  for (const n of nodes) if (n.stats.now < worst.stats.now) worst = n;
+  const wp = worst.stats.waitPort ?? -1;
+  const input = wp < 0 ? 'the orchestrator' : `its link ${worst.name}:${wp} -- ${worst.peers[wp]}`;
+  return `${worst.name} is at ${at(worst)}, waiting on ${input}`;
 }
