@@ -17,6 +17,10 @@ async function run(name: string, extra: string[] = []) {
   return readJson(join(out, 'summary.json'));
 }
 
+/** spine1 killed at 1 ms, a 2% lossy leaf–spine link for 600 µs */
+const FAULTS =
+  'timeline=[{at: 1ms, action: kill, node: spine1}, {at: 1.2ms, action: link-lossy, link: [leaf0, spine2], loss: 0.02}, {at: 1.8ms, action: link-up, link: [leaf0, spine2]}]';
+
 describe('ExpressPass', () => {
   it('loses no data frame at 0.6 load: credits are dropped instead, and the queues stay small', async () => {
     const s = await run('expresspass');
@@ -46,10 +50,7 @@ describe('ExpressPass', () => {
   });
 
   it('loses data only to a killed spine and a lossy link, and every flow still completes', async () => {
-    const s = await run('expresspass-faults', [
-      '--set',
-      'timeline=[{at: 1ms, action: kill, node: spine1}, {at: 1.2ms, action: link-lossy, link: [leaf0, spine2], loss: 0.02}, {at: 1.8ms, action: link-up, link: [leaf0, spine2]}]',
-    ]);
+    const s = await run('expresspass-faults', ['--set', FAULTS]);
     const x = s.expresspass;
     expect(s.drops.congestion).toBe(0);
     expect(x.data.droppedCongestion).toBe(0);
@@ -132,12 +133,7 @@ describe('TOP', () => {
   });
 
   it('loses data only to a killed spine and a lossy link, and recovers it through loss signals (§4.4)', async () => {
-    const s = await run('top-faults', [
-      '--set',
-      'scheme.kind=top',
-      '--set',
-      'timeline=[{at: 1ms, action: kill, node: spine1}, {at: 1.2ms, action: link-lossy, link: [leaf0, spine2], loss: 0.02}, {at: 1.8ms, action: link-up, link: [leaf0, spine2]}]',
-    ]);
+    const s = await run('top-faults', ['--set', 'scheme.kind=top', '--set', FAULTS]);
     const x = s.expresspass;
     expect(s.drops.congestion).toBe(0);
     expect(x.data.droppedCongestion).toBe(0);

@@ -266,26 +266,10 @@ describe('TOP receiver (§4.4)', () => {
 
   it('sends a signalled segment on the next token, at most once per round trip', () => {
     const { t, sched, rx: host, tokens: sent } = receiver();
-    const token = (c: number, ack: number): Frame =>
-      makeFrame({
-        t: FrameType.Control,
-        s: 2,
-        d: 1,
-        f: 20,
-        z: CREDIT_BYTES,
-        p: TopClasses.hi,
-        x: { xp: XpCtl.Credit, c, ts: 0, ack } satisfies XpControl,
-      });
-    const loss = (m: number): Frame =>
-      makeFrame({
-        t: FrameType.Control,
-        s: 2,
-        d: 1,
-        f: 20,
-        z: CREDIT_BYTES,
-        p: XpClass.Request,
-        x: { xp: XpCtl.Loss, m } satisfies XpControl,
-      });
+    const control = (p: number, x: XpControl): Frame =>
+      makeFrame({ t: FrameType.Control, s: 2, d: 1, f: 20, z: CREDIT_BYTES, p, x });
+    const token = (c: number, ack: number) => control(TopClasses.hi, { xp: XpCtl.Credit, c, ts: 0, ack });
+    const loss = (m: number) => control(XpClass.Request, { xp: XpCtl.Loss, m });
     // each frame handled as an event at its time: the host's clock reads it
     const at = (ns: number, f: Frame) => {
       sched.at(ns, (now) => host.onFrame(f, now));
