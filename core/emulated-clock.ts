@@ -54,6 +54,14 @@ export class EmulatedClock implements NodeClock {
   private adjPpb = 0;
   /** pending timers (intrusive doubly-linked list) */
   private head: ClockTimer | null = null;
+  /**
+   * The node time a timer handed its handler, and the physical time it fired at: a timer fires when
+   * the clock reads its target to within float rounding, so there the clock may read one granule
+   * less; now() reads this instead, or a handler waiting for its time would find it not come and wait
+   * again, at the same physical time, forever.
+   */
+  private heldPhys = Number.NEGATIVE_INFINITY;
+  private heldNode = Number.NEGATIVE_INFINITY;
 
   /** The clock starts reading what the oscillator reads; `granularityNs` defaults to the oscillator's. */
   constructor(
@@ -76,7 +84,9 @@ export class EmulatedClock implements NodeClock {
 
   /** Node time now: at the stamp of the event being handled. */
   now(): number {
-    return this.read(this.sched.current);
+    const cur = this.sched.current;
+    const v = this.read(cur);
+    return v < this.heldNode && cur - this.heldPhys <= TOLERANCE_NS ? this.heldNode : v;
   }
 
   /** Runs `fn(nodeNow, a, b)` when the node clock reads `t` (at the first granule at or after `t`). */
@@ -145,6 +155,7 @@ export class EmulatedClock implements NodeClock {
    * this; the fault layer calls it after changing the oscillator underneath.
    */
   retime(): void {
+    this.heldNode = Number.NEGATIVE_INFINITY;
     const cur = this.sched.current;
     for (let h = this.head; h !== null; h = h.next) {
       const inner = h.inner;
@@ -190,6 +201,8 @@ export class EmulatedClock implements NodeClock {
     const l = this.ring.last;
     const o = this.osc.read(phys);
     const n = this.aN[l] + (o - this.aO[l]) * this.aK[l] + deltaNs;
+    // a step or a new rate: what a timer handed out no longer holds
+    this.heldNode = Number.NEGATIVE_INFINITY;
     while (this.ring.count > 0 && this.aT[this.ring.last] >= phys) this.ring.dropNewest();
     this.push(phys, o, n, k);
   }
@@ -224,7 +237,10 @@ export class EmulatedClock implements NodeClock {
     this.unlink(h);
     // within the rounding tolerance below the target, the handler is told the target itself
     const g = this.granularityNs;
-    fn(raw < h.r ? h.r : g > 0 ? Math.floor(raw / g) * g : raw, a, b);
+    const node = raw < h.r ? h.r : g > 0 ? Math.floor(raw / g) * g : raw;
+    this.heldPhys = now;
+    this.heldNode = node;
+    fn(node, a, b);
   };
 
   private link(h: ClockTimer): void {

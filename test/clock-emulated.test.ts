@@ -321,3 +321,38 @@ describe('EmulatedClock timers for a node time already passed', () => {
     expect(sched.fidelity.causalityMisses).toBe(0);
   });
 });
+
+describe('EmulatedClock handlers', () => {
+  it('read at least the granule they were promised, so a pacer waiting for its time never spins', () => {
+    const { clock, sched } = manual();
+    // a drifting, wandering, stepped clock read to 8 ns: the physical time a timer fires at is float
+    // arithmetic, and the clock there may read a hair below its granule
+    const c = new EmulatedClock(
+      sched,
+      osc({ freqPpm: 37.3, wanderPpmPerSqrtS: 3, granularityNs: 8, seed: 7 }),
+    );
+    atPhys(sched, 5e5, () => c.step(-60_000));
+    let early = 0;
+    let fires = 0;
+    // a pacer like TOP's: waits for `next` (not on a granule), re-arming while the clock reads less
+    let next = 1e6 + 0.37;
+    const pace = (): void => {
+      if (++fires > 100_000) return;
+      const now = c.now();
+      if (now < next) {
+        early++;
+        c.at(next, pace);
+        return;
+      }
+      next = now + 1267.3;
+      c.at(next, pace);
+    };
+    atPhys(sched, 6e5, () => c.at(next, pace));
+    clock.t = 2e7;
+    sched.runDue(2e7);
+    expect(early).toBe(0);
+    // one fire per 1267.3 ns of node time from 1 ms to about 20 ms
+    expect(fires).toBeGreaterThan(14_000);
+    expect(fires).toBeLessThan(16_000);
+  });
+});
