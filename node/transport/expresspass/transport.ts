@@ -345,8 +345,8 @@ export class ExpressPassTransport implements Transport {
   private onLoss(f: Frame, x: XpControl): void {
     const m = this.out.get(f.f);
     const seq = x.m;
-    if (m === undefined || m.done || typeof seq !== 'number' || !(seq >= 0 && seq < m.next)) return;
-    if (!m.resend.includes(seq)) m.resend.push(seq);
+    if (m === undefined || m.done || typeof seq !== 'number' || !Number.isInteger(seq)) return;
+    if (seq >= 0 && seq < m.next && !m.resend.includes(seq)) m.resend.push(seq);
   }
 
   /**
@@ -389,7 +389,7 @@ export class ExpressPassTransport implements Transport {
       r = new XpRecv(f.f, f.s, typeof x.b === 'number' ? x.b : 1, this.cfg, now);
       this.in.set(f.f, r);
     }
-    if (typeof x.dl === 'number') r.deadlineAt = now + x.dl;
+    if (typeof x.dl === 'number' && Number.isFinite(x.dl)) r.deadlineAt = now + x.dl;
     r.lastData = now;
     if (this.cfg.top === undefined) this.credit(0, r);
     else {
