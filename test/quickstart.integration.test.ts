@@ -61,7 +61,7 @@ describe('examples/quickstart.yaml', () => {
     expect(await allNodePids()).toEqual([]);
   });
 
-  it('dilated mode agrees statistically (FCT p50 within 15%)', async () => {
+  it('dilated mode agrees statistically (the median flow and the mean FCT within 15%)', async () => {
     const out = tempOut('quickstart-dilated');
     const r = await dcemu(['run', 'examples/quickstart.yaml', '--sync', 'dilated', '--out', out, '-q']);
     const s = readJson(join(out, 'summary.json'));
@@ -75,8 +75,20 @@ describe('examples/quickstart.yaml', () => {
       return;
     }
     expect(r.exitCode, r.stderr).toBe(0);
-    const exact = readJson(join(outs[0], 'summary.json'));
     expect(s.flows.completed).toBe(51);
-    expect(Math.abs(s.flows.fctP50Ns / exact.flows.fctP50Ns - 1)).toBeLessThan(0.15);
+    // the same flows in both modes, compared flow by flow: the p50 of 51 flows alone is no fair
+    // yardstick, as the FCTs next to it lie 15–20% apart (one flow changing rank moves it that far)
+    const fct = (dir: string) =>
+      readFileSync(join(dir, 'flows.csv'), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => Number(l.split(',')[6]));
+    const exact = fct(outs[0]);
+    const dilated = fct(out);
+    const ratios = exact.map((e, i) => dilated[i] / e).sort((a, b) => a - b);
+    expect(Math.abs(ratios[Math.floor(ratios.length / 2)] - 1)).toBeLessThan(0.15);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    expect(Math.abs(sum(dilated) / sum(exact) - 1)).toBeLessThan(0.15);
   }, 200_000);
 });
