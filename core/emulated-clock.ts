@@ -155,6 +155,7 @@ export class EmulatedClock implements NodeClock {
    * this; the fault layer calls it after changing the oscillator underneath.
    */
   retime(): void {
+    // a step or a new rate (here or in the oscillator): what a timer handed out no longer holds
     this.heldNode = Number.NEGATIVE_INFINITY;
     const cur = this.sched.current;
     for (let h = this.head; h !== null; h = h.next) {
@@ -201,8 +202,6 @@ export class EmulatedClock implements NodeClock {
     const l = this.ring.last;
     const o = this.osc.read(phys);
     const n = this.aN[l] + (o - this.aO[l]) * this.aK[l] + deltaNs;
-    // a step or a new rate: what a timer handed out no longer holds
-    this.heldNode = Number.NEGATIVE_INFINITY;
     while (this.ring.count > 0 && this.aT[this.ring.last] >= phys) this.ring.dropNewest();
     this.push(phys, o, n, k);
   }

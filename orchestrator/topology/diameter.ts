@@ -8,8 +8,9 @@ import type { Topology } from './types.js';
 export interface PathFigures {
   /** links on the longest host-to-host shortest path */
   diameter: number;
-  /** slowest data link, bit/s */
+  /** slowest and fastest data link, bit/s */
   minRateBps: number;
+  maxRateBps: number;
   /** slowest host link, bit/s */
   hostRateBps: number;
   /** longest propagation delay of a data link, ns */
@@ -23,6 +24,7 @@ export function pathFigures(topo: Topology): PathFigures {
   return {
     diameter: hostDiameter(data),
     minRateBps: Math.min(...data.links.map((l) => l.rateBps)),
+    maxRateBps: Math.max(...data.links.map((l) => l.rateBps)),
     hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
     maxPropNs: Math.max(...data.links.map((l) => l.propNs)),
   };

@@ -201,6 +201,8 @@ export class ExpressPassTransport implements Transport {
   };
   /** scheduled data's class (Q1 when Q0 is for TOP's unscheduled packets) */
   private readonly dataClass: number;
+  /** one token (and the full data packet it brings) at the link's full rate, ns: TOP's pacing slot */
+  private readonly slotNs: number;
 
   constructor(
     private readonly cfg: XpHostConfig,
@@ -211,6 +213,7 @@ export class ExpressPassTransport implements Transport {
     this.clock = c.clock;
     this.rng = new Rng(c.hostId * 7331 + 17);
     this.dataClass = (cfg.top?.unscheduled ?? 0) > 0 ? TopUnscheduled.data : XpClass.Data;
+    this.slotNs = 1e9 / cfg.maxCreditsPerS;
   }
 
   // ---- sender ----
@@ -397,7 +400,7 @@ export class ExpressPassTransport implements Transport {
       if (typeof x.u === 'number' && r.count === 0) {
         // unscheduled packets follow the request at line rate: no tokens for them unless overdue
         r.unscheduled = x.u;
-        r.unscheduledUntil = now + ((x.u + UNSCHEDULED_SLACK) * 1e9) / this.cfg.maxCreditsPerS;
+        r.unscheduledUntil = now + (x.u + UNSCHEDULED_SLACK) * this.slotNs;
       }
       this.active.add(r);
       this.kick();
@@ -427,7 +430,7 @@ export class ExpressPassTransport implements Transport {
     this.s.creditsSent++;
     const c = r.nextCredit++;
     if (this.cfg.top !== undefined) r.outstanding.push([c, now]);
-    this.control(r.src, r.id, this.tokenClass(r), CREDIT_BYTES, {
+    this.control(r.src, r.id, this.tokenClass(r, now), CREDIT_BYTES, {
       xp: XpCtl.Credit,
       c,
       ts: now,
@@ -490,7 +493,7 @@ export class ExpressPassTransport implements Transport {
       // the slot's jitter on the flow's own gap too: a flow at the full rate loses no slot to it
       const j = this.jitter();
       best.nextAt = now + (1e9 / best.rate) * j;
-      this.nextSlot = now + (1e9 / this.cfg.maxCreditsPerS) * j;
+      this.nextSlot = now + this.slotNs * j;
       wake = this.nextSlot;
     }
     // a slot that sent nothing never comes again at the same time (float times: no spinning)
@@ -526,7 +529,7 @@ export class ExpressPassTransport implements Transport {
 
   /** a deadline the flow's packets left still fit before, at the link's full rate */
   private canMeet(r: XpRecv, left: number, now: number): boolean {
-    return r.deadlineAt - now >= (left * 1e9) / this.cfg.maxCreditsPerS;
+    return r.deadlineAt - now >= left * this.slotNs;
   }
 
   /**
@@ -535,13 +538,12 @@ export class ExpressPassTransport implements Transport {
    * boundaries, the nearest in the top class and a flow that can no longer meet its deadline (or has
    * none) in the lowest.
    */
-  private tokenClass(r: XpRecv): number {
+  private tokenClass(r: XpRecv, now: number): number {
     const top = this.cfg.top;
     if (top === undefined) return XpClass.Credit;
     const left = r.nSeg - r.count;
     let c = 0;
     if (top.objective === 'deadline') {
-      const now = this.clock.now();
       const bounds = top.deadlineThresholdsNs;
       if (!this.canMeet(r, left, now)) return TopClasses.hi - bounds.length;
       while (c < bounds.length && bounds[c] <= r.deadlineAt - now) c++;
@@ -597,10 +599,7 @@ export class ExpressPassTransport implements Transport {
     } else if (r.unscheduled > 0 && f.q >= 0 && f.q < r.nSeg && r.got[f.q] === 0) {
       // still coming (slowly, behind scheduled data): the rest may be too, so the wait goes on
       r.unscheduled--;
-      r.unscheduledUntil = Math.max(
-        r.unscheduledUntil,
-        now + (UNSCHEDULED_SLACK * 1e9) / this.cfg.maxCreditsPerS,
-      );
+      r.unscheduledUntil = Math.max(r.unscheduledUntil, now + UNSCHEDULED_SLACK * this.slotNs);
     }
     if (this.cfg.top !== undefined && r.outstanding.length > 0 && r.outstanding[0][0] < r.expected)
       this.kick();

@@ -124,9 +124,11 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
         ['scheme', 'classes'],
         `at most ${TopClasses.hi - tokenLo + 1} with unscheduled packets, got ${k}`,
       );
-    priorities = classBoundaries(src, k);
+    // K classes, K−1 boundaries at the quantiles i/K of what they split
+    const levels = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
+    priorities = classBoundaries(src, levels);
     const objective: 'fct' | 'deadline' = sc.objective ?? 'fct';
-    if (objective === 'deadline') deadlines = deadlineBoundaries(src, k);
+    if (objective === 'deadline') deadlines = deadlineBoundaries(src, levels);
     top = {
       objective,
       deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
@@ -164,7 +166,7 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
     hostRateBps: paths.hostRateBps,
     propNs: paths.maxPropNs,
     links,
-    maxRateBps: Math.max(...topo.links.map((l) => l.rateBps)),
+    maxRateBps: paths.maxRateBps,
     // tokens wait at most 8 pacing times a hop (the 8-token queues; TOP: the expiry that enforces it),
     // and paths differ by up to diameter − 2 links of propagation and one frame time each
     delayBoundNs: Math.round(
@@ -189,11 +191,10 @@ const TOP_ALPHA = 1;
  * distribution (`priorities: workload`, the default) they are its byte quantiles i/K; otherwise (or
  * `priorities: log`) the paper's heavy-tailed approximation p^(i/K), p the largest flow (`maxFlowSize`).
  */
-function classBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings['priorities']> {
+function classBoundaries(src: ScenarioSource, levels: number[]): NonNullable<XpSettings['priorities']> {
   const sc = src.data.scheme ?? {};
   const sizes = src.data.workload?.sizes;
   const rule: 'workload' | 'log' = sc.priorities ?? (typeof sizes === 'string' ? 'workload' : 'log');
-  const at = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
   if (rule === 'workload') {
     if (typeof sizes !== 'string')
       throw src.error(
@@ -201,12 +202,12 @@ function classBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings
         'workload boundaries need workload.sizes (a distribution name)',
       );
     const cdf = SizeCdf.load(sizes);
-    return { rule, thresholdsBytes: at.map((q) => cdf.byteQuantile(q)) };
+    return { rule, thresholdsBytes: levels.map((q) => cdf.byteQuantile(q)) };
   }
   const maxFlow = sc.maxFlowSize === undefined ? TOP_MAX_FLOW_BYTES : parseBytes(sc.maxFlowSize);
   if (!(maxFlow > 0)) throw src.error(['scheme', 'maxFlowSize'], `must be > 0 B, got ${sc.maxFlowSize}`);
   const p = Math.max(2, Math.ceil(maxFlow / WireSize.Mss));
-  return { rule, thresholdsBytes: at.map((q) => Math.ceil(p ** q) * WireSize.Mss) };
+  return { rule, thresholdsBytes: levels.map((q) => Math.ceil(p ** q) * WireSize.Mss) };
 }
 
 /**
@@ -214,13 +215,12 @@ function classBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings
  * objective" (§3.2), so the K classes split the deadlines evenly: the quantiles i/K of the exponential
  * deadline distribution, −mean·ln(1 − i/K), on a flow's time left.
  */
-function deadlineBoundaries(src: ScenarioSource, k: number): NonNullable<XpSettings['deadlines']> {
+function deadlineBoundaries(src: ScenarioSource, levels: number[]): NonNullable<XpSettings['deadlines']> {
   const d = src.data.workload?.deadlines;
   if (d?.mean === undefined)
     throw src.error(['scheme', 'objective'], 'the deadline objective needs workload.deadlines (their mean)');
   const meanNs = parseDurationNs(d.mean);
-  const at = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
-  return { thresholdsNs: at.map((q) => Math.round(-meanNs * Math.log(1 - q))) };
+  return { thresholdsNs: levels.map((q) => Math.round(-meanNs * Math.log(1 - q))) };
 }
 
 export interface XpSummary {
