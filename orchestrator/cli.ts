@@ -439,6 +439,55 @@ program
   );
 
 program
+  .command('experiment')
+  .description(
+    "run a paper's evaluation as one command (tables and plots in the results folder); without a name, list them",
+  )
+  .argument('[name]', 'the experiment')
+  .argument('[scenario]', "scenario YAML file (default: the experiment's own example)")
+  .option('--seeds <n>', "how many seeds (default: the experiment's)", positive)
+  .option('--seed <s>', 'the first seed', integer, 1)
+  .option('--out <dir>', 'results folder (default results/<name>-<time>)')
+  .option(...SET_OPTION)
+  .action(
+    async (
+      name: string | undefined,
+      file: string | undefined,
+      opts: { seeds?: number; seed: number; out?: string; set?: string[] },
+    ) => {
+      const { experiments } = await import('./schemes/index.js');
+      const all = experiments();
+      const e = name === undefined ? undefined : all.get(name);
+      if (e === undefined) {
+        const list = [...all.values()].map((x) => `  ${x.name}  ${x.description}`).join('\n');
+        if (name !== undefined)
+          throw new RuntimeError(`experiment: no experiment '${name}'; there are:\n${list}`);
+        process.stdout.write(`${list}\n`);
+        return;
+      }
+      const scenario = file ?? e.scenario;
+      const seeds = opts.seeds ?? e.seeds;
+      if (!Number.isInteger(seeds))
+        throw new RuntimeError(`experiment: --seeds must be a whole number, got ${seeds}`);
+      resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
+      const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+      const abort = interruptible();
+      const run = await e.load();
+      const table = await run({
+        file: scenario,
+        out,
+        seeds,
+        seed: opts.seed,
+        set: opts.set,
+        signal: abort.signal,
+        say: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(`${table}\nresults in ${out}\n`);
+      process.exitCode = abort.signal.aborted ? 130 : 0;
+    },
+  );
+
+program
   .command('schema')
   .description('print the scenario JSON Schema (editors validate YAML with it; docs/scenario.schema.json)')
   .action(() => {

@@ -113,12 +113,16 @@ describe('F10Controller epoch', () => {
     ]);
     expect(plan.scheduled).toHaveLength(4);
     // Residual capacity drops on exactly the up links used.
-    expect(plan.weights.tor0).toEqual([0, 0, 3 * G, 4 * G]);
-    expect(plan.weights.agg0).toEqual([0, 0, 3 * G, 10 * G]);
-    expect(plan.weights.agg1).toEqual([0, 0, 4 * G, 10 * G]);
-    expect(plan.weights.tor1).toEqual([0, 0, 10 * G, 10 * G]);
-    expect(plan.weights.agg2).toEqual([0, 0, 10 * G, 10 * G]);
-    expect(plan.weights.core0).toEqual([0, 0, 0, 0]);
+    expect(plan.weights.tor0.slice(2)).toEqual([3 * G, 4 * G]);
+    expect(plan.weights.agg0.slice(2)).toEqual([3 * G, 10 * G]);
+    expect(plan.weights.agg1.slice(2)).toEqual([4 * G, 10 * G]);
+    expect(plan.weights.tor1.slice(2)).toEqual([10 * G, 10 * G]);
+    expect(plan.weights.agg2.slice(2)).toEqual([10 * G, 10 * G]);
+    // Down ports carry their residual too (what a switch needs to tell random load apart, F10 §6.2):
+    // 7G of tor0 -> tor3 comes down core0 -> agg2 -> tor3, 6G of tor0 -> tor2 core2 -> agg3 -> tor2.
+    expect(plan.weights.core0).toEqual([10 * G, 3 * G, 10 * G, 10 * G]);
+    expect(plan.weights.agg2.slice(0, 2)).toEqual([10 * G, 3 * G]);
+    expect(plan.weights.agg3.slice(0, 2)).toEqual([4 * G, 10 * G]);
   });
 
   it('rate decides the order, not the report order: a third pair takes the least-loaded path left', () => {
@@ -139,7 +143,7 @@ describe('F10Controller epoch', () => {
       ['tor0', 3],
       ['agg1', 3],
     ]);
-    expect(plan.weights.tor0).toEqual([0, 0, 6 * G, 5 * G]);
+    expect(plan.weights.tor0.slice(2)).toEqual([6 * G, 5 * G]);
   });
 
   it('never uses a failed link and gives it weight 0; a pair with no usable path is unplaced', () => {
@@ -152,14 +156,14 @@ describe('F10Controller epoch', () => {
     expect(plan.scheduled.filter((h) => h.switch === 'tor0').map((h) => h.port)).toEqual([3, 3]);
     // tor1 -> tor0 could go up to agg0, but agg0's way down is the failed link.
     expect(upSteps(plan, 'tor1', 'tor0')).toEqual([['tor1', 3]]);
-    expect(plan.weights.tor0).toEqual([0, 0, 0, 8 * G]);
+    expect(plan.weights.tor0.slice(2)).toEqual([0, 8 * G]);
     expect(plan.weights.agg0[0]).toBe(0);
 
     c.linkDown('agg1', 'tor0', 0);
     const cut = c.epoch(2 * EPOCH);
     expect([cut.placed, cut.unplaced]).toEqual([0, 3]);
     expect(cut.scheduled).toEqual([]);
-    expect(cut.weights.tor0).toEqual([0, 0, 0, 0]);
+    expect(cut.weights.tor0.slice(2)).toEqual([0, 0]);
   });
 
   it('a recovered link has weight 0, unused until up for stableNs; reinstall returns it once', () => {
@@ -192,7 +196,7 @@ describe('F10Controller epoch', () => {
       ['tor0', 2],
       ['agg0', 2],
     ]);
-    expect(after.weights.tor0).toEqual([0, 0, 9 * G, 10 * G]);
+    expect(after.weights.tor0.slice(2)).toEqual([9 * G, 10 * G]);
   });
 
   it('schedules only predictable pairs (MicroTE: latest within 20% of the two-period mean)', () => {

@@ -13,7 +13,7 @@ import type { NodeContext } from '../core/node-runtime.js';
 import { attachArbiters, dataPlane } from '../orchestrator/topology/arbiter.js';
 import { f10Tree } from '../orchestrator/topology/f10.js';
 import type { Topology, TopoNode } from '../orchestrator/topology/types.js';
-import type { F10Config } from '../switch/f10/config.js';
+import type { F10Config, F10CongestionConfig } from '../switch/f10/config.js';
 import type { F10Command, F10Report } from '../switch/f10/control.js';
 import { F10Module } from '../switch/f10/module.js';
 import { inflationOf } from '../switch/f10/router.js';
@@ -38,7 +38,14 @@ class Fabric {
   controlSent = 0;
   readonly topo: Topology;
 
-  constructor(fabric: Topology, mode: F10Config['mode'] = 'f10') {
+  /** timers the modules set, by node: the test fires them */
+  readonly timers: Array<{ node: string; t: number; fn: (now: number) => void }> = [];
+
+  constructor(
+    fabric: Topology,
+    mode: F10Config['mode'] = 'f10',
+    congestion: F10CongestionConfig | null = null,
+  ) {
     const plane = dataPlane(fabric);
     const switches = plane.nodes.filter((n) => n.role === 'switch');
     const topo = attachArbiters(plane, [
@@ -58,12 +65,20 @@ class Fabric {
         peers: n.ports.map((p) => this.byName.get(p.peer)!.f10 ?? null),
         hostTor,
         detector: DETECTOR,
+        congestion,
+        lossIntervalNs: 500_000,
         reportNs: 0,
       };
       const config = {
         name: n.name,
         id: n.id,
-        ports: n.ports.map((p) => ({ index: p.index, peer: p.peer, dir: p.dir, peerPort: p.peerPort })),
+        ports: n.ports.map((p) => ({
+          index: p.index,
+          peer: p.peer,
+          dir: p.dir,
+          peerPort: p.peerPort,
+          rateBps: LINK.rateBps,
+        })),
         scheme: { kind: 'f10', config: f10 },
       } as unknown as NodeConfig;
       const ports = n.ports.map((p) => ({
@@ -80,7 +95,14 @@ class Fabric {
       }));
       const ctx = {
         config,
-        sched: { current: 0, at: () => null, cancel: () => {} },
+        sched: {
+          current: 0,
+          at: (t: number, fn: (now: number) => void) => {
+            this.timers.push({ node: n.name, t, fn });
+            return { t };
+          },
+          cancel: () => {},
+        },
         ports,
         metrics: new Metrics(),
         emit: (kind: string, _t: number, fields: Record<string, unknown> = {}) =>
@@ -437,5 +459,86 @@ describe('controller-only baseline', () => {
     tor.router.reinstall(port);
     const used = out.some(([s, d]) => f.walk(s, d, s * 31 + d).path.includes('agg0'));
     expect(used).toBe(true);
+  });
+});
+
+describe('F10 congestion pushback (§6.2)', () => {
+  const WINDOW = 100_000;
+  const congestion = { windowNs: WINDOW, threshold: 0.2, shed: 0.5 };
+
+  /** `bytes` of data routed from `node` onto its port toward `peer` (what `forwarded` counts) */
+  const load = (f: Fabric, node: string, peer: string, bytes: number): void => {
+    const m = f.mods.get(node)!;
+    const egress = f.portOf(node, peer);
+    for (let sent = 0; sent < bytes; sent += 1500)
+      m.forwarded(makeFrame({ t: FrameType.Data, s: 0, d: 1, f: 0, z: 1500 }), egress, egress);
+  };
+
+  /** runs `node`'s congestion checks over one whole window (four quarter-window checks) */
+  const window = (f: Fabric, node: string): void => {
+    for (let i = 0; i < 4; i++) {
+      const k = f.timers.findIndex((t) => t.node === node);
+      const [timer] = f.timers.splice(k, 1);
+      timer.fn(timer.t);
+    }
+  };
+
+  /** share of 1000 flows from host `src` to host `dst` whose path goes through `via` */
+  const through = (f: Fabric, src: number, dst: number, via: string): number => {
+    let n = 0;
+    for (let flow = 0; flow < 1000; flow++) if (f.walk(src, dst, flow).path.includes(via)) n++;
+    return n / 1000;
+  };
+
+  it('a hot down link: the switches that can route around it cut their weight toward it, until the epoch', () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
+    f.mods.get('agg0')!.start(0);
+    // 9 Gbit/s toward tor0 over the window, 1 Gbit/s (9 frames: 1.08) toward tor1: LBdelta 0.396
+    load(f, 'agg0', 'tor0', (9e9 / 8) * (WINDOW / 1e9));
+    load(f, 'agg0', 'tor1', (1e9 / 8) * (WINDOW / 1e9));
+    const before = through(f, 2, 0, 'agg0');
+    window(f, 'agg0');
+    const hot = f.events.filter((e) => e.kind === 'f10-congestion-pushback');
+    expect(hot).toEqual([
+      { kind: 'f10-congestion-pushback', node: 'agg0', port: 0, peer: 'tor0', lbDelta: 0.396 },
+    ]);
+    f.settle();
+    // tor1 (h2, h3) sends to tor0 (h0, h1) via agg0 on half of its flows before, a third after (weights 1 : 0.5)
+    expect(before).toBeCloseTo(0.5, 1);
+    expect(through(f, 2, 0, 'agg0')).toBeCloseTo(1 / 3, 1);
+    // traffic to other ToRs is not moved
+    expect(through(f, 2, 4, 'agg0')).toBeCloseTo(0.5, 1);
+    const cuts = [...f.mods].map(([name, m]) => [name, m.router.congested.flat().length] as const);
+    expect(cuts.filter(([, n]) => n > 0).map(([name]) => name)).toContain('tor1');
+    // the controller's next epoch takes every cut away
+    f.command('tor1', { kind: 'weights', weights: null });
+    expect(f.mods.get('tor1')!.router.congested.flat()).toEqual([]);
+    expect(through(f, 2, 0, 'agg0')).toBe(before);
+  });
+
+  it('a hot up link: the switch itself cuts its weight on it, for every destination; once per epoch', () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
+    f.mods.get('tor0')!.start(0);
+    load(f, 'tor0', 'agg0', (8e9 / 8) * (WINDOW / 1e9));
+    load(f, 'tor0', 'agg1', (2e9 / 8) * (WINDOW / 1e9));
+    window(f, 'tor0');
+    expect(f.settle()).toBe(0);
+    expect(f.mods.get('tor0')!.router.congested.flat()).toHaveLength(1);
+    expect(through(f, 0, 4, 'agg0')).toBeCloseTo(1 / 3, 1);
+    // still hot in the next window: no second cut before the epoch
+    load(f, 'tor0', 'agg0', (8e9 / 8) * (WINDOW / 1e9));
+    window(f, 'tor0');
+    expect(f.mods.get('tor0')!.router.congested.flat()).toHaveLength(1);
+  });
+
+  it('load the controller scheduled on a link is not randomly placed: no pushback for it', () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
+    f.mods.get('tor0')!.start(0);
+    // 6 of the 8 Gbit/s on agg0 are scheduled (residual 4 of 10); random load is 2 against 2
+    f.command('tor0', { kind: 'weights', weights: [10e9, 10e9, 4e9, 10e9] });
+    load(f, 'tor0', 'agg0', (8e9 / 8) * (WINDOW / 1e9));
+    load(f, 'tor0', 'agg1', (2e9 / 8) * (WINDOW / 1e9));
+    window(f, 'tor0');
+    expect(f.events.filter((e) => e.kind === 'f10-congestion-pushback')).toEqual([]);
   });
 });

@@ -43,13 +43,27 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
   it('gives the measured figures exactly (conservative mode)', () => {
     expect(f10.fidelity.causalityMisses).toBe(0);
     expect(f10.f10.failures.map((f: Failure) => f.detectionNs)).toEqual([10_000, 10_000]);
-    expect(f10.f10.failures.map((f: Failure) => f.firstRerouteAt! - f.detectedAt!)).toEqual([867, 1151]);
+    expect(f10.f10.failures.map((f: Failure) => f.firstRerouteAt! - f.detectedAt!)).toEqual([867, 1105]);
     expect(f10.f10.failures.map((f: Failure) => [f.lostBeforeDetection, f.lostAfterDetection])).toEqual([
       [21, 0],
-      [6, 0],
+      [7, 0],
     ]);
     expect(f10.f10.spuriousDetections).toBe(0);
-    expect(f10.frames).toEqual({ sent: 14_875, received: 14_545, lost: 330 });
+    expect(f10.frames).toEqual({ sent: 14_875, received: 14_612, lost: 263 });
+    // congestion pushback (§6.2) finds hot links every window and cuts weights until each epoch
+    expect(f10.f10.congestionPushback).toEqual({ hot: 49, messages: 198, installs: 132, removed: 100 });
+    // per 500 µs: data frames offered by hosts, lost to congestion in the fabric (F10 §7.4)
+    expect(f10.f10.intervals.offered).toEqual([3448, 3375, 3164, 3189, 1699]);
+    expect(f10.f10.intervals.congestionDrops).toEqual([0, 0, 0, 78, 0]);
+    expect(f10.f10.intervals.intoDeadPort).toEqual([0, 0, 0, 0, 0]);
+    expect(f10.f10.congestionLoss.p50).toBe(0);
+    expect(f10.f10.congestionLoss.max).toBeCloseTo(78 / 3189, 12);
+    // the baseline: the same offered traffic; frames go into the dead ports until its routes come
+    expect(portland.f10.intervals.offered).toEqual([3448, 3375, 3164, 3189, 1699]);
+    expect(portland.f10.intervals.intoDeadPort).toEqual([0, 178, 11, 140, 0]);
+    expect(portland.f10.intervals.noRoute).toEqual([0, 0, 43, 0, 0]);
+    expect(portland.f10.intervals.congestionDrops).toEqual([0, 0, 0, 36, 6]);
+    expect(portland.f10.congestionPushback.hot).toBe(0);
     // the baseline prunes locally detected dead uplinks (issue 14's fair baseline); frames still go
     // down into a dead port until the controller's routes come
     expect(portland.f10.failures.map((f: Failure) => [f.lostBeforeDetection, f.lostAfterDetection])).toEqual([

@@ -44,7 +44,11 @@ export interface ScheduledHop {
 export interface EpochPlan {
   at: number;
   scheduled: ScheduledHop[];
-  /** per switch, per port: residual bit/s of an up port's link; 0 for down ports, unusable links (§6.1) */
+  /**
+   * per switch, per port: residual bit/s of the port's link, 0 for unusable links: the up ports' are
+   * the weighted-ECMP weights (§6.1); with the down ports' a switch knows what is scheduled on every
+   * link, to tell randomly-placed load apart (§6.2)
+   */
   weights: Record<string, number[]>;
   /** predictable pairs placed on a path */
   placed: number;
@@ -213,9 +217,7 @@ export class F10Controller {
     const weights: Record<string, number[]> = {};
     for (const n of g.switches) {
       weights[g.nodes[n].name] = g.nodes[n].ports.map((p) =>
-        p.dir === 'up' && this.state[p.link].kind === 'installed'
-          ? Math.max(0, residual[g.portBase[n] + p.index])
-          : 0,
+        this.state[p.link].kind === 'installed' ? Math.max(0, residual[g.portBase[n] + p.index]) : 0,
       );
     }
     return { at: now, scheduled, weights, placed, unplaced: pairs.length - placed };

@@ -8,9 +8,15 @@ import type { LinkParams, Topology } from '../topology/types.js';
 import { expressPassDriver } from './expresspass/index.js';
 import { f10Driver } from './f10/index.js';
 import { harmonyDriver } from './harmony/index.js';
-import type { SchemeDriver, SchemeSettings } from './types.js';
+import type { SchemeDriver, SchemeExperiment, SchemeSettings } from './types.js';
 
-export type { SchemeDriver, SchemeSettings, SummaryTotals } from './types.js';
+export type {
+  ExperimentOptions,
+  SchemeDriver,
+  SchemeExperiment,
+  SchemeSettings,
+  SummaryTotals,
+} from './types.js';
 
 const ecmp: SchemeDriver = {
   kinds: ['ecmp'],
@@ -38,6 +44,11 @@ export const schemeSchema = {
     ...Object.assign({}, ...DRIVERS.map((d) => d.properties)),
   },
 };
+
+/** Every scheme's experiments (`dcemu experiment <name>`), by name. */
+export function experiments(): Map<string, SchemeExperiment> {
+  return new Map(DRIVERS.flatMap((d) => d.experiments ?? []).map((e) => [e.name, e]));
+}
 
 export function schemeDriver(kind: string): SchemeDriver {
   const d = byKind.get(kind);

@@ -32,6 +32,37 @@ export interface SummaryTotals {
   congestionDrops: number;
 }
 
+/** What `dcemu experiment <name>` hands a scheme's experiment. */
+export interface ExperimentOptions {
+  /** the scenario file */
+  file: string;
+  /** the results folder */
+  out: string;
+  /** runs seeds `seed`, `seed + 1`, ..., `seed + seeds - 1` (an experiment may use only the first) */
+  seeds: number;
+  seed: number;
+  /** `--set` overrides for every run */
+  set?: string[];
+  signal?: AbortSignal;
+  /** a progress line */
+  say(line: string): void;
+}
+
+/**
+ * A paper's evaluation as one command, `dcemu experiment <name>`: it runs the scenario as the paper's
+ * figure needs (variants, seeds), writes tables and plots into the results folder and returns the
+ * table it prints. `load` imports the code only when the command runs.
+ */
+export interface SchemeExperiment {
+  name: string;
+  description: string;
+  /** the scenario it runs when none is given */
+  scenario: string;
+  /** seeds when `--seeds` is not given */
+  seeds: number;
+  load(): Promise<(opts: ExperimentOptions) => Promise<string>>;
+}
+
 export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   /** the `scheme.kind` values it answers to */
   readonly kinds: readonly string[];
@@ -62,6 +93,8 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   ): Array<{ invariant: string; detail: string }>;
   /** its columns in a sweep's table (and plots), from its own section: `<scheme>_<figure>` */
   sweepFigures?(section: unknown): Record<string, number | string | null>;
+  /** the paper's evaluations it runs as commands (`dcemu experiment <name>`) */
+  readonly experiments?: readonly SchemeExperiment[];
   /** lines for the printed summary table, from its own section */
   reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
 }

@@ -49,6 +49,25 @@ export interface F10Config {
   detector: F10DetectorConfig;
   /** how often a ToR reports its traffic to the controller, virtual ns */
   reportNs: number;
+  /** congestion pushback (F10 §6.2), f10 mode only; null: off */
+  congestion: F10CongestionConfig | null;
+  /** the length of the intervals congestion loss is counted over (F10 §7.4: 500 µs), virtual ns */
+  lossIntervalNs: number;
+}
+
+/**
+ * Congestion pushback (F10 §6.2): a switch measures each link's randomly-placed load (its load minus
+ * what the controller scheduled on it) over the last `windowNs`; a link whose share of its capacity
+ * exceeds the average of its group (the switch's up links, or its down links to switches) by more
+ * than `threshold` is pushed back: the switches upstream multiply their ECMP weight toward it by `shed`
+ * until the controller's next epoch.
+ */
+export interface F10CongestionConfig {
+  windowNs: number;
+  /** LBdelta above which a link is pushed back (the paper: 20%) */
+  threshold: number;
+  /** the factor the upstream weight toward a pushed-back link is multiplied by, in (0, 1) */
+  shed: number;
 }
 
 /** A host's (or the controller's) part: the detector its links speak. */

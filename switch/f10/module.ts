@@ -9,7 +9,14 @@
  * pb 0 = PBOnly / 1 = PBExcept for the prefix (loc, lv); st the subtree type stack (0 = A, 1 = B);
  * o the origin (who caused it: removal takes exactly its blocks); fl 1 = the type-stack flood of a
  * downward link failure, 0 = a block a parent pushes to its children because it ran out of upward
- * routes (scenarios 2 and 3); rm 1 = remove instead of install.
+ * routes (scenarios 2 and 3); rm 1 = remove instead of install. A congestion pushback (§6.2) travels
+ * the same way as a PBOnly flood with `cg` set: the weight factor the switches that can route around
+ * the hot link apply to their up port toward it, instead of a block.
+ *
+ * Congestion loss is counted per interval of `lossIntervalNs` from traffic start (F10 §7.4 aggregates
+ * over 500 µs): data frames dropped on a full buffer toward another switch (and apart, toward a
+ * host: a receiver's own link, which no routing relieves), and for the loss rate the data frames hosts
+ * handed to their ToR.
  */
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
 import type { HistogramSnapshot } from '../../core/histogram.js';
@@ -31,6 +38,8 @@ interface Pushback {
   o: string;
   fl: 0 | 1;
   rm: 0 | 1;
+  /** congestion pushback: the weight factor, in (0, 1) */
+  cg?: number;
 }
 
 function isPushback(x: unknown): x is Pushback {
@@ -39,17 +48,36 @@ function isPushback(x: unknown): x is Pushback {
     typeof m === 'object' &&
     m !== null &&
     (m.pb === 0 || m.pb === 1) &&
-    typeof m.lv === 'number' &&
-    typeof m.loc === 'number' &&
+    Number.isInteger(m.lv) &&
+    Number.isInteger(m.loc) &&
     Array.isArray(m.st) &&
-    typeof m.o === 'string'
+    typeof m.o === 'string' &&
+    (m.cg === undefined || (typeof m.cg === 'number' && m.cg > 0 && m.cg < 1))
   );
 }
 
-/** A switch's report section: hops added by detours, per detoured frame delivered. */
+/** Per interval of `lossIntervalNs` from traffic start, index = interval. */
+export interface F10Intervals {
+  /** data frames dropped on a full buffer toward another switch (congestion loss in the fabric) */
+  drops: number[];
+  /** data frames dropped on a full buffer toward a host (the receivers' own links: incast) */
+  edgeDrops: number[];
+  /** data frames hosts handed to their ToR (counted at ToRs) */
+  offered: number[];
+  /** data frames without any route */
+  noRoute: number[];
+  /** data frames routed onto a port the switch had declared down */
+  intoDead: number[];
+}
+
+/** A switch's report section: hops added by detours, per detoured frame delivered; loss per interval. */
 export interface F10SwitchSection {
   inflation: HistogramSnapshot;
+  intervals: F10Intervals;
 }
+
+/** buckets per congestion window: the window slides by a quarter */
+const BUCKETS = 4;
 
 const typeCode = (t: 'A' | 'B'): number => (t === 'A' ? 0 : 1);
 
@@ -68,6 +96,25 @@ export class F10Module implements Routing, SwitchScheme {
   private pushbackSent = 0;
   private pushbackInstalled = 0;
   private readonly detoured = { delivered: 0, plus2: 0, plus4: 0, other: 0 };
+  private readonly intervals: F10Intervals = {
+    drops: [],
+    edgeDrops: [],
+    offered: [],
+    noRoute: [],
+    intoDead: [],
+  };
+  private startAt = 0;
+  // congestion pushback (§6.2)
+  private congestionTimer: Timer | null = null;
+  /** bytes routed onto each port, per bucket of the sliding window: [port * BUCKETS + bucket] */
+  private loadBytes: Float64Array;
+  private bucket = 0;
+  private buckets = 0;
+  /** per port: bit/s the controller scheduled on the link (capacity minus its residual) */
+  private scheduledBps: number[];
+  /** ports pushed back since the controller's last epoch */
+  private readonly pushed = new Set<number>();
+  private readonly congestion = { messages: 0, installs: 0, removed: 0, hot: 0 };
 
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config.scheme?.config as F10Config;
@@ -82,6 +129,20 @@ export class F10Module implements Routing, SwitchScheme {
           ctx.emit('f10-first-reroute', ctx.sched.current, { port, peer: this.peerName(port), how }),
       },
     );
+    const n = ctx.config.ports.length;
+    this.loadBytes = new Float64Array(n * BUCKETS);
+    this.scheduledBps = new Array(n).fill(0);
+  }
+
+  /** the loss interval `now` falls in */
+  private interval(now: number): number {
+    return Math.max(0, Math.floor((now - this.startAt) / this.cfg.lossIntervalNs));
+  }
+
+  private countAt(series: number[], now: number): void {
+    const i = this.interval(now);
+    while (series.length <= i) series.push(0);
+    series[i]++;
   }
 
   private peerName(port: number): string {
@@ -89,12 +150,28 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   route(frame: Frame, ingress: number): number {
-    return this.router.route(frame, ingress);
+    if (frame.t === FrameType.Data && this.router.isHostPort[ingress])
+      this.countAt(this.intervals.offered, this.ctx.sched.current);
+    const out = this.router.route(frame, ingress);
+    if (frame.t === FrameType.Data) {
+      if (out < 0) this.countAt(this.intervals.noRoute, this.ctx.sched.current);
+      else if (this.router.detectedDown[out]) this.countAt(this.intervals.intoDead, this.ctx.sched.current);
+    }
+    return out;
   }
 
-  /** after a frame was routed: ToR traffic accounting and detour measurements */
+  /** a data frame found its egress buffer full: congestion loss, in the fabric or at the edge */
+  dropped(frame: Frame, egress: number): void {
+    if (frame.t !== FrameType.Data) return;
+    const series = this.cfg.peers[egress] === null ? this.intervals.edgeDrops : this.intervals.drops;
+    this.countAt(series, this.ctx.sched.current);
+  }
+
+  /** after a frame was routed: load and loss accounting, ToR traffic reports, detour measurements */
   forwarded(frame: Frame, ingress: number, egress: number): void {
-    if (this.router.level !== 0 || frame.t !== FrameType.Data) return;
+    if (frame.t !== FrameType.Data) return;
+    if (this.congestionTimer !== null) this.loadBytes[egress * BUCKETS + this.bucket] += frame.z;
+    if (this.router.level !== 0) return;
     const isHostPort = this.router.isHostPort;
     if (isHostPort[ingress] && !isHostPort[egress]) {
       const dl = this.router.torOf(frame.d);
@@ -112,12 +189,91 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   start(at: number): void {
+    this.startAt = at;
     if (this.router.level === 0 && this.cfg.reportNs > 0)
       this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.reportTraffic);
+    const cg = this.cfg.congestion;
+    if (cg !== null && this.cfg.mode === 'f10')
+      this.congestionTimer = this.ctx.sched.at(at + cg.windowNs / BUCKETS, this.checkCongestion);
   }
 
   stop(): void {
     this.ctx.sched.cancel(this.reportTimer);
+    this.ctx.sched.cancel(this.congestionTimer);
+  }
+
+  // ---- congestion pushback (§6.2) -------------------------------------------------------------
+
+  /**
+   * Every quarter window: each link's randomly-placed load over the last window, as a share of its
+   * capacity, against the average of its group (up links; down links to switches). A link more than
+   * `threshold` above is pushed back, once per controller epoch: an up link by cutting this switch's
+   * own weight on it (the traffic's choice is made here), a down link by a congestion pushback
+   * flood, which the switches that can route around it apply to their up port toward it.
+   */
+  private readonly checkCongestion = (now: number): void => {
+    const cg = this.cfg.congestion!;
+    this.buckets = Math.min(BUCKETS, this.buckets + 1);
+    const ports = this.ctx.config.ports;
+    // judged on a whole window of statistics only
+    if (this.buckets === BUCKETS) this.judge(now);
+    this.bucket = (this.bucket + 1) % BUCKETS;
+    for (let p = 0; p < ports.length; p++) this.loadBytes[p * BUCKETS + this.bucket] = 0;
+    this.congestionTimer = this.ctx.sched.at(now + cg.windowNs / BUCKETS, this.checkCongestion);
+  };
+
+  private judge(now: number): void {
+    const cg = this.cfg.congestion!;
+    const spanS = cg.windowNs / 1e9;
+    const ports = this.ctx.config.ports;
+    const share = (p: number): number => {
+      let bytes = 0;
+      for (let b = 0; b < BUCKETS; b++) bytes += this.loadBytes[p * BUCKETS + b];
+      const random = Math.max(0, (bytes * 8) / spanS - this.scheduledBps[p]);
+      return random / ports[p].rateBps;
+    };
+    for (const dir of ['up', 'down'] as const) {
+      const group: number[] = [];
+      for (let p = 0; p < ports.length; p++)
+        if (ports[p].dir === dir && this.cfg.peers[p] !== null && this.router.usable[p]) group.push(p);
+      if (group.length < 2) continue;
+      const shares = group.map(share);
+      const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+      for (const [i, p] of group.entries()) {
+        const lbDelta = shares[i] - mean;
+        if (!(lbDelta > cg.threshold) || this.pushed.has(p)) continue;
+        this.pushed.add(p);
+        this.pushBack(p, lbDelta, now);
+      }
+    }
+  }
+
+  private pushBack(port: number, lbDelta: number, now: number): void {
+    const cg = this.cfg.congestion!;
+    this.congestion.hot++;
+    const origin = `${this.linkOrigin(port)}/cg`;
+    this.ctx.emit('f10-congestion-pushback', now, {
+      port,
+      peer: this.peerName(port),
+      lbDelta: Math.round(lbDelta * 1000) / 1000,
+    });
+    if (this.ctx.config.ports[port].dir === 'up') {
+      if (this.router.congest(port, { level: -1, location: 0, factor: cg.shed, origin }))
+        this.congestion.installs++;
+      return;
+    }
+    const v = this.cfg.peers[port]!;
+    const msg: Pushback = {
+      pb: 0,
+      lv: v.level,
+      loc: v.location,
+      st: [typeCode(v.type)],
+      o: origin,
+      fl: 1,
+      rm: 0,
+      cg: cg.shed,
+    };
+    this.congestion.messages += this.flood(msg, port, 'all', now);
   }
 
   /** a message to the controller, over the control link */
@@ -194,9 +350,17 @@ export class F10Module implements Routing, SwitchScheme {
         }
         break;
       }
-      case 'weights':
+      case 'weights': {
         this.router.setWeights(c.weights);
+        // the epoch: congestion pushback's cuts go (F10 §6.2); what the controller scheduled is known
+        this.congestion.removed += this.router.clearCongestion();
+        this.pushed.clear();
+        const ports = this.ctx.config.ports;
+        this.scheduledBps = ports.map((p, i) =>
+          c.weights !== null && i < c.weights.length ? Math.max(0, p.rateBps - c.weights[i]) : 0,
+        );
         break;
+      }
       case 'scheduled':
         this.router.setScheduled(c.entries);
         break;
@@ -219,19 +383,24 @@ export class F10Module implements Routing, SwitchScheme {
     if (!isPushback(m)) return false;
     if (this.cfg.mode !== 'f10') return true;
     const fromChild = this.ctx.config.ports[ingress].dir === 'down';
+    if (m.cg !== undefined && (m.fl !== 1 || m.rm !== 0)) return true;
     if (m.fl === 1) {
       if (fromChild) {
         // (a) the child cannot reach the prefix: nor can we through it; pass it on, child's type pushed
         const child = this.cfg.peers[ingress];
         if (child === null) return true;
-        this.flood({ ...m, st: [...m.st, typeCode(child.type)] }, ingress, 'all', now);
+        const n = this.flood({ ...m, st: [...m.st, typeCode(child.type)] }, ingress, 'all', now);
+        if (m.cg !== undefined) this.congestion.messages += n;
       } else {
         // (b) from a parent: a switch at the failure's level, or in a subtree of another type than the
         // failure's ancestor at this level, has a parent that avoids the failure: block here
         const self = this.router.self;
         const top = m.st[m.st.length - 1];
         if (self.level === m.lv || typeCode(self.type) !== top) this.apply(m, ingress, now);
-        else this.flood({ ...m, st: m.st.slice(0, -1) }, ingress, 'children', now);
+        else {
+          const n = this.flood({ ...m, st: m.st.slice(0, -1) }, ingress, 'children', now);
+          if (m.cg !== undefined) this.congestion.messages += n;
+        }
       }
     } else if (!fromChild) {
       this.apply(m, ingress, now);
@@ -240,6 +409,12 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   private apply(m: Pushback, port: number, now: number): void {
+    if (m.cg !== undefined) {
+      // congestion: a cut of this up port's weight toward the prefix, not a block
+      if (this.router.congest(port, { level: m.lv, location: m.loc, factor: m.cg, origin: m.o }))
+        this.congestion.installs++;
+      return;
+    }
     const block = {
       kind: m.pb === 0 ? ('only' as const) : ('except' as const),
       level: m.lv,
@@ -287,8 +462,12 @@ export class F10Module implements Routing, SwitchScheme {
     return { pb: b.kind === 'only' ? 0 : 1, lv: b.level, loc: b.location, st: [], o: key, fl: 0, rm };
   }
 
-  /** sends `m` to every switch neighbour (or only the children) except `except`, on usable ports */
-  private flood(m: Pushback, except: number, to: 'all' | 'children', now: number): void {
+  /**
+   * sends `m` to every switch neighbour (or only the children) except `except`, on usable ports;
+   * how many went
+   */
+  private flood(m: Pushback, except: number, to: 'all' | 'children', now: number): number {
+    let sent = 0;
     const ports = this.ctx.config.ports;
     for (let i = 0; i < ports.length; i++) {
       if (i === except || this.cfg.peers[i] === null || !this.router.usable[i]) continue;
@@ -301,8 +480,10 @@ export class F10Module implements Routing, SwitchScheme {
         p: Priority.Control,
         x: m,
       });
-      if (this.ctx.ports[i].send(frame, now)) this.pushbackSent++;
+      if (this.ctx.ports[i].send(frame, now)) sent++;
     }
+    if (m.cg === undefined) this.pushbackSent += sent;
+    return sent;
   }
 
   report(): F10SwitchSection {
@@ -319,8 +500,12 @@ export class F10Module implements Routing, SwitchScheme {
     m.inc('f10DetourPlus2', this.detoured.plus2);
     m.inc('f10DetourPlus4', this.detoured.plus4);
     m.inc('f10DetourOther', this.detoured.other);
+    m.inc('f10CongestionHot', this.congestion.hot);
+    m.inc('f10CongestionMessages', this.congestion.messages);
+    m.inc('f10CongestionInstalls', this.congestion.installs);
+    m.inc('f10CongestionRemoved', this.congestion.removed);
     for (const [port, n] of this.router.routedToDown.entries())
       if (n > 0) m.inc(`routedToDown:${this.peerName(port)}`, n);
-    return { inflation: this.inflation.snapshot() };
+    return { inflation: this.inflation.snapshot(), intervals: this.intervals };
   }
 }

@@ -57,6 +57,15 @@ export interface Block {
   origin: string;
 }
 
+/** A congestion pushback cut on an up port (F10 §6.2): its weight toward a prefix, multiplied by `factor`. */
+export interface Congestion {
+  /** the prefix (level < 0: every destination) */
+  level: number;
+  location: number;
+  factor: number;
+  origin: string;
+}
+
 export interface RouteStats {
   /** frames moved off a dead or blocked up port to another parent */
   reroutedUp: number;
@@ -94,6 +103,8 @@ export class F10Router {
   readonly blocks: Block[][];
   /** per up port residual weights from the controller (null: equal) */
   private weights: number[] | null = null;
+  /** per up port: congestion pushback's weight cuts (F10 §6.2), until the controller's next epoch */
+  readonly congested: Congestion[][];
   /** controller-scheduled ToR pairs: (srcTor, dstTor) -> up port */
   private readonly scheduled = new Map<number, number>();
   /** controller route overrides (baseline): destination ToR location -> candidate ports */
@@ -132,6 +143,7 @@ export class F10Router {
     this.routedToDown = dirs.map(() => 0);
     this.awaitingReroute = dirs.map(() => false);
     this.blocks = dirs.map(() => []);
+    this.congested = dirs.map(() => []);
   }
 
   get level(): number {
@@ -199,13 +211,13 @@ export class F10Router {
     const sched = this.scheduled.get(src * 2 ** 31 + dl);
     if (sched !== undefined && this.valid(sched, dl)) return sched;
     const h = flowHash(frame.s, frame.d, frame.f, this.salt);
-    const first = this.weighted(h, this.up);
+    const first = this.weighted(h, this.up, dl);
     if (this.valid(first, dl)) return first;
     const live = this.up.filter((p) => this.valid(p, dl));
     if (live.length === 0) return this.drop();
     this.stats.reroutedUp++;
     this.noteReroute(first, 'up');
-    return this.weighted(h >>> 8, live);
+    return this.weighted(h >>> 8, live, dl);
   }
 
   /** ECMP over `ports` by flow hash (controller routes are unweighted) */
@@ -214,20 +226,58 @@ export class F10Router {
     return ports[flowHash(frame.s, frame.d, frame.f, this.salt) % ports.length];
   }
 
-  /** weighted choice by residual capacity (F10 §6.1); equal weights when none or all zero */
-  private weighted(h: number, ports: readonly number[]): number {
+  /**
+   * weighted choice by residual capacity (F10 §6.1), cut by congestion pushback toward ToR location
+   * `dl` (§6.2); equal weights when none or all zero
+   */
+  private weighted(h: number, ports: readonly number[], dl: number): number {
     const w = this.weights;
     let total = 0;
     if (w !== null) for (const p of ports) total += w[p] ?? 0;
     // equal weights take the same cumulative walk, so a flow keeps its port when weights first arrive equal
-    const weight = total > 0 ? (p: number) => w![p] ?? 0 : () => 1;
-    if (total === 0) total = ports.length;
+    const base = total > 0 ? (p: number) => w![p] ?? 0 : () => 1;
+    const weight = this.congestedCount > 0 ? (p: number) => base(p) * this.cut(p, dl) : base;
+    total = 0;
+    for (const p of ports) total += weight(p);
+    if (total <= 0) return ports[h % ports.length];
     let x = (h / 2 ** 32) * total;
     for (const p of ports) {
       x -= weight(p);
       if (x < 0) return p;
     }
     return ports[ports.length - 1];
+  }
+
+  /** the factor congestion pushback leaves of up port `port`'s weight for traffic to `dl` */
+  private cut(port: number, dl: number): number {
+    let f = 1;
+    for (const c of this.congested[port])
+      if (c.level < 0 || samePrefix(dl, c.location, c.level, this.b)) f *= c.factor;
+    return f;
+  }
+
+  private congestedCount = 0;
+
+  /**
+   * Congestion pushback (F10 §6.2) on up port `port`: its weight for the prefix (level, location) (all
+   * destinations when level < 0) is multiplied by `factor`. False when the same origin already cut it.
+   */
+  congest(port: number, c: Congestion): boolean {
+    const list = this.congested[port];
+    if (list.some((x) => x.origin === c.origin && x.level === c.level && x.location === c.location))
+      return false;
+    list.push(c);
+    this.congestedCount++;
+    return true;
+  }
+
+  /** the controller's epoch: every congestion cut goes (F10 §6.2); how many there were */
+  clearCongestion(): number {
+    const n = this.congestedCount;
+    if (n === 0) return 0;
+    for (const list of this.congested) list.length = 0;
+    this.congestedCount = 0;
+    return n;
   }
 
   /** whether ToR location `dl` lies in this switch's subtree (the top level holds everything) */

@@ -56,9 +56,30 @@ export const f10Driver: SchemeDriver<F10Settings> = {
       hostTor,
       detector: s.detector,
       reportNs: s.reportNs,
+      congestion: s.congestion,
+      lossIntervalNs: s.lossIntervalNs,
     };
     return wrap(cfg);
   },
+
+  experiments: [
+    {
+      name: 'f10-fig8',
+      description:
+        'F10 §7.4 figure 8: per seed, one workload and failure trace from the chaos: model on F10, F10 without congestion pushback and the PortLand baseline; the CDF of congestion loss per interval',
+      scenario: 'examples/f10-fig8.yaml',
+      seeds: 5,
+      load: async () => (await import('./experiments.js')).runFig8,
+    },
+    {
+      name: 'f10-fig6',
+      description:
+        "F10 §7.3 figure 6: the scenario's one failure on F10 and on the PortLand baseline; losses over time by cause, and the time to recover",
+      scenario: 'examples/f10-fig6.yaml',
+      seeds: 1,
+      load: async () => (await import('./experiments.js')).runFig6,
+    },
+  ],
 
   summaryKey: 'f10',
   summarize: summarizeF10,
@@ -78,6 +99,16 @@ export const f10Driver: SchemeDriver<F10Settings> = {
       }));
   },
 
+  sweepFigures(section: unknown): Record<string, number | string | null> {
+    const f10 = section as F10Summary;
+    return {
+      f10_congestion_loss_p50: f10.congestionLoss.p50,
+      f10_congestion_loss_mean: f10.congestionLoss.mean,
+      f10_congestion_drops: f10.congestionLoss.total,
+      f10_lost_total: f10.lost.total,
+    };
+  },
+
   reportRows(section: unknown, summary: Record<string, unknown>): Array<[string, string]> {
     const f10 = section as F10Summary;
     const rows: Array<[string, string]> = [];
@@ -89,6 +120,19 @@ export const f10Driver: SchemeDriver<F10Settings> = {
       rows.push([
         `${f10.scheme} ${f.action} ${f.target}`,
         `reroute +${after(f.firstRerouteAt)}, pushback done +${after(f.pushbackCompleteAt)}, ${f10.scheme === 'f10' ? 'rebalance' : 'routes'} +${after(f.rebalanceAt)} after detection; lost ${f.lostBeforeDetection} before / ${f.lostAfterDetection} after`,
+      ]);
+    }
+    const cl = f10.congestionLoss;
+    const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(2)}%`);
+    rows.push([
+      `${f10.scheme} congestion loss per ${formatNs(f10.intervals.intervalNs)}`,
+      `p50 ${pct(cl.p50)}, p90 ${pct(cl.p90)}, max ${pct(cl.max)}, mean ${pct(cl.mean)} over ${cl.intervals} intervals (${cl.total} frames)`,
+    ]);
+    if (f10.scheme === 'f10') {
+      const cp = f10.congestionPushback;
+      rows.push([
+        'f10 congestion pushback',
+        `${cp.hot} hot links, ${cp.messages} messages, ${cp.installs} weight cuts, ${cp.removed} removed at epochs`,
       ]);
     }
     const d = f10.detours;

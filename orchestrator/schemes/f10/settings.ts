@@ -7,7 +7,7 @@
 
 import type { F10ControllerTiming } from '../../../arbiter/f10/role.js';
 import { parseDurationNs, parseRateBps } from '../../../core/time.js';
-import type { F10DetectorConfig } from '../../../switch/f10/config.js';
+import type { F10CongestionConfig, F10DetectorConfig } from '../../../switch/f10/config.js';
 import type { ScenarioSource } from '../../scenario/source.js';
 import { duration, rate } from '../../scenario/units.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
@@ -17,6 +17,23 @@ const count = { type: 'integer', minimum: 1 };
 /** The `scheme:` properties F10 reads (besides kind). */
 export const f10Properties = {
   pushback: { type: 'boolean' },
+  /** congestion pushback (F10 §6.2), f10 only: false, or its settings */
+  congestion: {
+    oneOf: [
+      { type: 'boolean' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          window: duration,
+          threshold: { type: 'number', exclusiveMinimum: 0 },
+          shed: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+        },
+      },
+    ],
+  },
+  /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
+  lossInterval: duration,
   detector: {
     type: 'object',
     additionalProperties: false,
@@ -53,6 +70,10 @@ export interface F10Settings extends F10ControllerTiming {
   /** f10: pushback on (default) or off, to study local rerouting alone */
   pushback: boolean;
   detector: F10DetectorConfig;
+  /** f10: congestion pushback (§6.2), null when off */
+  congestion: F10CongestionConfig | null;
+  /** congestion loss is counted per interval of this many virtual ns */
+  lossIntervalNs: number;
   /** the controller's control links */
   controlLink: LinkParams;
   [setting: string]: unknown;
@@ -68,10 +89,16 @@ export interface F10Settings extends F10ControllerTiming {
  * - stable 2 ms: two epochs up before a recovered link carries traffic again.
  * - reaction delay 1 ms: PortLand reports 65 ms; 1 ms keeps runs short and is still ~50× F10's
  *   detection time, so the comparison stays conservative for the baseline.
+ * - congestion window 500 µs, threshold 0.2: the paper keeps 500 ms of statistics against epochs of
+ *   about a second; scaled like the epoch. The 20% LBdelta is the paper's. shed 0.5: a pushed-back
+ *   link keeps half its upstream weight until the next epoch (the paper: "a portion").
+ * - loss interval 500 µs: F10 §7.4 aggregates congestion loss over 500 µs.
  */
 export const SCHEME_DEFAULTS = {
   detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
   controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
+  congestion: { window: '500us', threshold: 0.2, shed: 0.5 },
+  lossInterval: '500us',
 } as const;
 
 export function resolveF10(
@@ -102,8 +129,18 @@ export function resolveF10(
       ['scheme', 'detector', 'keepalive'],
       `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
     );
-  if (s.pushback !== undefined && s.kind !== 'f10')
-    throw src.error(['scheme', 'pushback'], `pushback is part of F10; scheme ${s.kind} has none`);
+  for (const field of ['pushback', 'congestion'])
+    if (s[field] !== undefined && s.kind !== 'f10')
+      throw src.error(['scheme', field], `${field} is part of F10; scheme ${s.kind} has none`);
+  let congestion: F10CongestionConfig | null = null;
+  if (kind === 'f10' && s.congestion !== false) {
+    const g = { ...SCHEME_DEFAULTS.congestion, ...(typeof s.congestion === 'object' ? s.congestion : {}) };
+    congestion = {
+      windowNs: dur(['congestion', 'window'], g.window),
+      threshold: g.threshold,
+      shed: g.shed,
+    };
+  }
   const link = c.link ?? {};
   const controlLink: LinkParams = {
     rateBps:
@@ -116,6 +153,8 @@ export function resolveF10(
     kind,
     pushback: s.pushback ?? true,
     detector,
+    congestion,
+    lossIntervalNs: dur(['lossInterval'], s.lossInterval ?? SCHEME_DEFAULTS.lossInterval),
     epochNs: dur(['controller', 'epoch'], c.epoch),
     stableNs: dur(['controller', 'stable'], c.stable),
     reactionDelayNs: dur(['controller', 'reactionDelay'], c.reactionDelay),

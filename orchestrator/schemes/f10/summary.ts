@@ -58,6 +58,39 @@ export interface F10Summary {
     hopsAddedMax: number;
   };
   pushback: { messages: number; installs: number };
+  /**
+   * Congestion pushback (F10 §6.2): links found hot (LBdelta above the threshold), messages sent,
+   * weight cuts installed (one per hot up link at its own switch, one per switch that routes around a
+   * hot down link), and cuts removed at the controller's epochs
+   */
+  congestionPushback: { hot: number; messages: number; installs: number; removed: number };
+  /**
+   * Per interval of `intervalNs` from traffic start, summed over the switches: data frames dropped on
+   * full buffers toward switches (`congestionDrops`) and toward hosts (`edgeDrops`: a receiver's own
+   * link, which no routing relieves), handed to the fabric by hosts, dropped without a route, routed
+   * into a port known dead
+   */
+  intervals: {
+    intervalNs: number;
+    congestionDrops: number[];
+    edgeDrops: number[];
+    offered: number[];
+    noRoute: number[];
+    intoDeadPort: number[];
+  };
+  /**
+   * F10 §7.4's figure 8: the congestion loss rate in the fabric (drops toward switches / frames
+   * offered) of every interval with traffic, as quantiles, and their mean; `total` drops
+   */
+  congestionLoss: {
+    intervals: number;
+    p50: number | null;
+    p75: number | null;
+    p90: number | null;
+    max: number | null;
+    mean: number | null;
+    total: number;
+  };
   lost: { total: number | null; beforeDetection: number; afterDetection: number; noRoute: number };
   controller: { rebalances: number; routeInstalls: number };
 }
@@ -72,6 +105,7 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
     if (section?.inflation) hist.merge(section.inflation);
   }
   const c = (k: string): number => counters[k] ?? 0;
+  const intervals = sumIntervals(r.reports, s.lossIntervalNs);
   // per (node, peer): data frames sent on ports still down when the run ended, and frames routed onto
   // a port known to be down
   const stillDown = new Map<string, number>();
@@ -109,6 +143,14 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
       hopsAddedMax: delivered > 0 ? hist.quantile(1) : 0,
     },
     pushback: { messages: c('f10PushbackSent'), installs: c('f10PushbackInstalled') },
+    congestionPushback: {
+      hot: c('f10CongestionHot'),
+      messages: c('f10CongestionMessages'),
+      installs: c('f10CongestionInstalls'),
+      removed: c('f10CongestionRemoved'),
+    },
+    intervals,
+    congestionLoss: lossRates(intervals.congestionDrops, intervals.offered),
     lost: {
       total: frames ? frames.sent - frames.received - congestionDrops : null,
       beforeDetection,
@@ -176,4 +218,63 @@ function failure(
  */
 function causedBy(origin: string, detectors: Set<string>): boolean {
   return detectors.has(origin) || (origin.includes('/') && detectors.size > 0);
+}
+
+/** the switches' per-interval counts, summed; every series as long as the longest */
+function sumIntervals(reports: RunRecord['reports'], intervalNs: number): F10Summary['intervals'] {
+  const out: F10Summary['intervals'] = {
+    intervalNs,
+    congestionDrops: [],
+    edgeDrops: [],
+    offered: [],
+    noRoute: [],
+    intoDeadPort: [],
+  };
+  const add = (into: number[], from: unknown): void => {
+    if (!Array.isArray(from)) return;
+    for (const [i, v] of from.entries()) {
+      if (typeof v !== 'number') continue;
+      while (into.length <= i) into.push(0);
+      into[i] += v;
+    }
+  };
+  for (const rep of reports) {
+    const iv = (rep.scheme as Partial<F10SwitchSection> | undefined)?.intervals;
+    if (!iv) continue;
+    add(out.congestionDrops, iv.drops);
+    add(out.edgeDrops, iv.edgeDrops);
+    add(out.offered, iv.offered);
+    add(out.noRoute, iv.noRoute);
+    add(out.intoDeadPort, iv.intoDead);
+  }
+  const all = [out.congestionDrops, out.edgeDrops, out.offered, out.noRoute, out.intoDeadPort];
+  const n = Math.max(...all.map((series) => series.length));
+  for (const series of all) while (series.length < n) series.push(0);
+  return out;
+}
+
+/** per-interval congestion loss rates (intervals with offered traffic), as F10's figure 8 reads them */
+export function intervalRates(drops: readonly number[], offered: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < offered.length; i++) if (offered[i] > 0) out.push((drops[i] ?? 0) / offered[i]);
+  return out;
+}
+
+/** the value at quantile q of sorted `v` (nearest rank), or null when empty */
+export function quantile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+function lossRates(drops: readonly number[], offered: readonly number[]): F10Summary['congestionLoss'] {
+  const rates = intervalRates(drops, offered).sort((a, b) => a - b);
+  return {
+    intervals: rates.length,
+    p50: quantile(rates, 0.5),
+    p75: quantile(rates, 0.75),
+    p90: quantile(rates, 0.9),
+    max: quantile(rates, 1),
+    mean: rates.length > 0 ? rates.reduce((a, b) => a + b, 0) / rates.length : null,
+    total: drops.reduce((a, b) => a + b, 0),
+  };
 }
