@@ -186,12 +186,7 @@ describe('the reproducer scenario', () => {
     const text = `${BASE}timeline:\n  - { at: 1ms, action: kill, node: spine1 }\n${LINKS}`;
     const m = model(LINKS, 'timeline:\n  - { at: 1ms, action: kill, node: spine1 }\n');
     const entries = drawFaults(m, 5, 4_000_000);
-    const yaml = timelineScenario(
-      { text, model: m, endNs: 4_000_000, file: 'c.yaml', killed: new Map() },
-      ['seed=9'],
-      entries,
-      ' a header',
-    );
+    const yaml = timelineScenario({ text, file: 'c.yaml' }, ['seed=9'], entries, ' a header');
     expect(yaml.startsWith('# a header\n')).toBe(true);
     const doc = parseDocument(yaml).toJS();
     expect(doc.chaos).toBeUndefined();

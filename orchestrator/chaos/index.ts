@@ -83,7 +83,12 @@ export function prepareChaos(file: string, set: string[] = []): Prepared {
 }
 
 /** The scenario with `entries` added to its timeline and no `chaos:`: what a chaos run executes. */
-export function timelineScenario(p: Prepared, set: string[], entries: DrawnEntry[], header: string): string {
+export function timelineScenario(
+  p: Pick<Prepared, 'text' | 'file'>,
+  set: string[],
+  entries: DrawnEntry[],
+  header: string,
+): string {
   const doc: Document = parseDocument(p.text);
   applyOverrides(doc, set, p.file);
   doc.delete('chaos');
