@@ -74,6 +74,8 @@ export interface UdpTransportConfig {
   kind: 'udp';
   /** the host's send rate cap, bit/s; 0: the NIC's line rate */
   rateBps: number;
+  /** each flow's own constant bit rate, bit/s (a paced stream); 0 or absent: as fast as the host sends */
+  flowRateBps?: number;
 }
 
 export interface FlowSpec {

@@ -51,7 +51,7 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
     expect(f10.f10.spuriousDetections).toBe(0);
     expect(f10.frames).toEqual({ sent: 14_875, received: 14_612, lost: 263 });
     // congestion pushback (§6.2) finds hot links every window and cuts weights until each epoch
-    expect(f10.f10.congestionPushback).toEqual({ hot: 49, messages: 198, installs: 132, removed: 100 });
+    expect(f10.f10.congestionPushback).toEqual({ hot: 51, messages: 201, installs: 148, removed: 111 });
     // per 500 µs: data frames offered by hosts, lost to congestion in the fabric (F10 §7.4)
     expect(f10.f10.intervals.offered).toEqual([3448, 3375, 3164, 3189, 1699]);
     expect(f10.f10.intervals.congestionDrops).toEqual([0, 0, 0, 78, 0]);

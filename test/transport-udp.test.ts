@@ -34,6 +34,8 @@ const B = 1;
 interface RigOptions {
   /** the UDP rate cap, bit/s (0: NIC rate) */
   rateBps?: number;
+  /** every flow's own rate, bit/s */
+  flowRateBps?: number;
   commitAheadNs?: number;
   /** frames for which this returns true are lost between the hosts */
   drop?: (f: Frame) => boolean;
@@ -106,7 +108,11 @@ class Rig {
       rateBps: NIC_BPS,
       backlog: () => this.nic.occupancy(this.sched.current),
     };
-    const cfg: UdpTransportConfig = { kind: 'udp', rateBps: o.rateBps ?? 0 };
+    const cfg: UdpTransportConfig = {
+      kind: 'udp',
+      rateBps: o.rateBps ?? 0,
+      ...(o.flowRateBps !== undefined && { flowRateBps: o.flowRateBps }),
+    };
     this.tx = new UdpTransport(cfg, components(A, clock, nic));
     this.rx = new UdpTransport(cfg, {
       ...components(B, clock, silentNic),
@@ -254,6 +260,37 @@ describe('UdpTransport sender', () => {
     });
   }
 
+  it('paces every flow at the flow rate: each alone in size/rate, three together at three times it', () => {
+    const rig = new Rig({ flowRateBps: 2.5e9 });
+    const size = 300_000;
+    rig.startFlow(flow(1, size, 0));
+    rig.startFlow(flow(2, size, 100 * US));
+    rig.startFlow(flow(3, size, 101 * US));
+    rig.run(20 * MS);
+    for (const [id, t0] of [
+      [1, 0],
+      [2, 100 * US],
+      [3, 101 * US],
+    ]) {
+      const deps = rig.departuresOf(id);
+      expect(deps).toHaveLength(segments(size));
+      // a frame time at 2.5 Gbit/s apart: the flow takes size/rate, whoever else sends
+      const sendTime = deps.at(-1)!.start - t0;
+      expect(
+        Math.abs(sendTime - ((wireBytes(size) - deps.at(-1)!.frame.z) * 8e9) / 2.5e9),
+      ).toBeLessThanOrEqual(frameNs(10e9));
+      // by any departure, the flow has sent at most one frame more than its rate allows
+      let bytes = 0;
+      for (const d of deps) {
+        bytes += d.frame.z;
+        expect(bytes).toBeLessThanOrEqual(WireSize.Mtu + ((d.start - t0) * 2.5e9) / 8e9 + 1e-6);
+      }
+    }
+    // the third flow's first frame is handed over at once, though the pump slept for the others (it
+    // may queue in the NIC behind the other two flows' frames)
+    expect(rig.departuresOf(3)[0].start).toBeLessThan(101 * US + 2 * frameNs(10e9) + 1);
+  });
+
   it('stop() cancels the pump: no timers left, nothing more sent', () => {
     const rig = new Rig({ rateBps: 2e9 });
     rig.startFlow(flow(1, 1_000_000));
@@ -352,6 +389,12 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 10KB }] }
   it('reads transport: { kind: udp, rate } from a scenario, and rejects fields of the other kind', () => {
     expect(resolve('{ kind: udp, rate: 5Gbps }').transport).toEqual({ kind: 'udp', rateBps: 5e9 });
     expect(resolve('{ kind: udp }').transport).toEqual({ kind: 'udp', rateBps: 0 });
+    expect(resolve('{ kind: udp, flowRate: 2.5Gbps }').transport).toEqual({
+      kind: 'udp',
+      rateBps: 0,
+      flowRateBps: 2.5e9,
+    });
+    expect(() => resolve('{ kind: baseline, flowRate: 1Gbps }')).toThrow(/transport\.flowRate/);
     expect(resolve('{ initCwnd: 4 }').transport).toEqual({ ...BASELINE_DEFAULTS, initCwnd: 4 });
     expect(() => resolve('{ kind: udp, initCwnd: 4 }')).toThrow(
       /transport\.initCwnd: 'initCwnd' applies to transport kind baseline, not udp/,

@@ -8,6 +8,9 @@
  * `NIC_BACKLOG_BYTES` of data waiting in the NIC, and when that is full it sleeps until about one
  * frame is left (a burst of a few frames per wake at line rate), so all loss is in the network. Under
  * a rate cap below the line rate it also spends byte credit earned at the cap, at most one frame ahead.
+ * With `flowRateBps` every flow is also a paced stream at that rate (a constant-bit-rate sender, as an
+ * ON period of a streaming source): a flow's next frame waits until a frame time at its rate after
+ * its last, and the pump serves the flows whose time has come, round-robin.
  *
  * Receiver: counts the distinct frames of each flow. A flow is delivered once, when its last sequence
  * number arrives (frames are sent in order, so that is its last byte; having all frames implies it),
@@ -46,6 +49,8 @@ class SendFlow implements SenderStats {
   framesSent = 0;
   /** next sequence number to send */
   next = 0;
+  /** paced flows: the node time its next frame may go */
+  nextAt = 0;
   readonly nSeg: number;
 
   constructor(readonly spec: FlowSpec) {
@@ -85,6 +90,8 @@ export class UdpTransport implements Transport {
   private credit: number = MAX_CREDIT_BYTES;
   private creditAt = 0;
   private readonly nic: Required<Nic>;
+  /** per-flow pacing: ns per byte at the flow rate, 0 when unpaced */
+  private readonly flowNsPerByte: number;
 
   constructor(
     cfg: UdpTransportConfig,
@@ -99,12 +106,22 @@ export class UdpTransport implements Transport {
     this.nicNsPerByte = 8e9 / nicBps;
     this.capped = cfg.rateBps > 0 && cfg.rateBps < nicBps;
     this.rateBps = this.capped ? cfg.rateBps : nicBps;
+    const flowBps = cfg.flowRateBps ?? 0;
+    if (!(flowBps >= 0))
+      throw new RangeError(`udp transport: flowRate must be >= 0 bit/s (0: unpaced), got ${flowBps}`);
+    this.flowNsPerByte = flowBps > 0 ? 8e9 / flowBps : 0;
   }
 
   startFlow(spec: FlowSpec, now: number): void {
     const fl = new SendFlow(spec);
+    fl.nextAt = now;
     this.senders.set(spec.id, fl);
     this.active.push(fl);
+    // a paced pump may sleep until another flow's next frame: this one's first is due now
+    if (this.wake !== null && this.flowNsPerByte > 0) {
+      this.c.clock.cancel(this.wake);
+      this.wake = null;
+    }
     if (this.wake === null) this.pump(now);
   }
 
@@ -161,7 +178,11 @@ export class UdpTransport implements Transport {
     if (this.capped) this.earn(now);
     while (this.active.length > 0) {
       // past the end: the round is over (a flow that joins now is served before the next round starts)
-      const i = this.turn < this.active.length ? this.turn : 0;
+      let i = this.turn < this.active.length ? this.turn : 0;
+      if (this.flowNsPerByte > 0) {
+        i = this.due(i, now);
+        if (i < 0) return;
+      }
       const fl = this.active[i];
       const z = fl.segBytes(fl.next);
       const waiting = this.nic.backlog();
@@ -177,9 +198,27 @@ export class UdpTransport implements Transport {
       }
       this.send(fl, z);
       if (this.capped) this.credit -= z;
+      if (this.flowNsPerByte > 0) fl.nextAt = Math.max(fl.nextAt, now) + z * this.flowNsPerByte;
       if (fl.next === fl.nSeg) this.active.splice(i, 1);
       this.turn = fl.next === fl.nSeg ? i : i + 1;
     }
+  }
+
+  /**
+   * Paced flows: the first active flow from `from` on whose next frame is due by `now`; when none is,
+   * the pump sleeps until the earliest is and -1 is returned.
+   */
+  private due(from: number, now: number): number {
+    const n = this.active.length;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < n; k++) {
+      const i = (from + k) % n;
+      const at = this.active[i].nextAt;
+      if (at <= now) return i;
+      earliest = Math.min(earliest, at);
+    }
+    this.sleep(now, earliest - now);
+    return -1;
   }
 
   private send(fl: SendFlow, z: number): void {

@@ -159,7 +159,7 @@ export const DEFAULTS = {
 /** Fields only one transport kind takes: naming one under the other kind is an error. */
 const TRANSPORT_FIELDS = {
   baseline: ['initCwnd', 'g', 'minRto', 'maxRto', 'dupAcks'],
-  udp: ['rate'],
+  udp: ['rate', 'flowRate'],
 } as const;
 
 function resolveTransport(
@@ -178,7 +178,14 @@ function resolveTransport(
     const rateBps = t.rate === undefined ? 0 : num(['transport', 'rate'], t.rate, parseRateBps);
     if (!(rateBps >= 0))
       throw src.error(['transport', 'rate'], `rate must be >= 0 bit/s (0: the NIC rate), got ${rateBps}`);
-    return { ...UDP_DEFAULTS, rateBps };
+    const flowRateBps =
+      t.flowRate === undefined ? 0 : num(['transport', 'flowRate'], t.flowRate, parseRateBps);
+    if (!(flowRateBps >= 0))
+      throw src.error(
+        ['transport', 'flowRate'],
+        `flowRate must be >= 0 bit/s (0: unpaced), got ${flowRateBps}`,
+      );
+    return { ...UDP_DEFAULTS, rateBps, ...(flowRateBps > 0 && { flowRateBps }) };
   }
   return {
     ...BASELINE_DEFAULTS,

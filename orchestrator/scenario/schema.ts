@@ -170,8 +170,9 @@ export const scenarioSchema = {
         minRto: duration,
         maxRto: duration,
         dupAcks: { type: 'integer', minimum: 1 },
-        // udp only: the host's send rate (default its NIC rate)
+        // udp only: the host's send rate (default its NIC rate), and every flow's own rate (default unpaced)
         rate,
+        flowRate: rate,
       },
     },
     workload: {

@@ -112,8 +112,8 @@ export class F10Module implements Routing, SwitchScheme {
   private buckets = 0;
   /** per port: bit/s the controller scheduled on the link (capacity minus its residual) */
   private scheduledBps: number[];
-  /** ports pushed back since the controller's last epoch */
-  private readonly pushed = new Set<number>();
+  /** ports pushed back since the controller's last epoch, and when last */
+  private readonly pushed = new Map<number, number>();
   private readonly congestion = { messages: 0, installs: 0, removed: 0, hot: 0 };
 
   constructor(private readonly ctx: NodeContext) {
@@ -207,9 +207,11 @@ export class F10Module implements Routing, SwitchScheme {
   /**
    * Every quarter window: each link's randomly-placed load over the last window, as a share of its
    * capacity, against the average of its group (up links; down links to switches). A link more than
-   * `threshold` above is pushed back, once per controller epoch: an up link by cutting this switch's
-   * own weight on it (the traffic's choice is made here), a down link by a congestion pushback
-   * flood, which the switches that can route around it apply to their up port toward it.
+   * `threshold` above is pushed back (again a whole window later, on statistics that include the
+   * last cut, while it stays hot: the cuts compound): an up link by cutting this switch's own weight
+   * on it (the traffic's choice is made here), a down link by a congestion pushback flood, which the
+   * switches that can route around it apply to their up port toward it. The controller's next epoch
+   * removes every cut.
    */
   private readonly checkCongestion = (now: number): void => {
     const cg = this.cfg.congestion!;
@@ -241,8 +243,10 @@ export class F10Module implements Routing, SwitchScheme {
       const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
       for (const [i, p] of group.entries()) {
         const lbDelta = shares[i] - mean;
-        if (!(lbDelta > cg.threshold) || this.pushed.has(p)) continue;
-        this.pushed.add(p);
+        if (!(lbDelta > cg.threshold)) continue;
+        const last = this.pushed.get(p);
+        if (last !== undefined && now - last < cg.windowNs) continue;
+        this.pushed.set(p, now);
         this.pushBack(p, lbDelta, now);
       }
     }
@@ -251,7 +255,7 @@ export class F10Module implements Routing, SwitchScheme {
   private pushBack(port: number, lbDelta: number, now: number): void {
     const cg = this.cfg.congestion!;
     this.congestion.hot++;
-    const origin = `${this.linkOrigin(port)}/cg`;
+    const origin = `${this.linkOrigin(port)}/cg${this.congestion.hot}`;
     this.ctx.emit('f10-congestion-pushback', now, {
       port,
       peer: this.peerName(port),
