@@ -271,11 +271,14 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
       });
       rows.push({ variant: v.name, t, cause: 'congestion', frames: iv.congestionDrops[i] });
     }
-    for (const f of f10.failures) {
-      // recovered: the last interval with loss to the failure (after detection) ends
+    for (const [k, f] of f10.failures.entries()) {
+      // recovered: the last interval with loss to the failure (after detection, before the next) ends
+      const until = f10.failures[k + 1]?.t ?? Number.POSITIVE_INFINITY;
       let last = -1;
-      for (let i = 0; i < iv.offered.length; i++)
-        if (iv.noRoute[i] + iv.intoDeadPort[i] > 0 && i * iv.intervalNs >= f.t - iv.intervalNs) last = i;
+      for (let i = 0; i < iv.offered.length; i++) {
+        const start = i * iv.intervalNs;
+        if (start + iv.intervalNs > f.t && start < until && iv.noRoute[i] + iv.intoDeadPort[i] > 0) last = i;
+      }
       // F10: rerouted locally and pushback done; the baseline: the controller's routes installed
       const routed =
         f10.scheme === 'f10'
@@ -292,7 +295,7 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
     `# F10 figure 6: losses over time around a failure (intervals of ${interval ? formatNs(interval) : '-'})`,
     '',
     `${file}: its own timeline on F10 (AB FatTree) and on the PortLand-style baseline (standard FatTree).`,
-    "Routed around: F10's local rerouting and pushback done, the baseline's controller routes installed. Recovered: that, and no frame lost to the failure after it.",
+    "Routed around: F10's local rerouting and pushback done, the baseline's controller routes installed. Recovered: that, and no frame lost to the failure after it (to the end of the last interval losing one).",
     '',
     '| variant | failure | detected after | routed around after | recovered after | lost before / after detection |',
     '| --- | --- | --- | --- | --- | --- |',
