@@ -541,6 +541,18 @@ describe('F10 congestion pushback (§6.2)', () => {
     expect(through(f, 0, 4, 'agg0')).toBeCloseTo(0.2, 1);
   });
 
+  it('a port holds at most 8 cuts until the epoch (a stopped controller does not let them pile up)', () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
+    const r = f.mods.get('tor0')!.router;
+    const port = f.portOf('tor0', 'agg0');
+    const taken = Array.from({ length: 10 }, (_, i) =>
+      r.congest(port, { level: -1, location: 0, factor: 0.5, origin: `x${i}` }),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(8);
+    expect(r.congest(port, { level: -1, location: 0, factor: 0.5, origin: 'x0' })).toBe(false);
+    expect(r.clearCongestion()).toBe(8);
+  });
+
   it('load the controller scheduled on a link is not randomly placed: no pushback for it', () => {
     const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
     f.mods.get('tor0')!.start(0);

@@ -29,6 +29,11 @@ import type { F10Config } from './config.js';
 
 export const TAG = 0xf1;
 export const Stage = { Normal: 0, UpAvoid: 1, DownAny: 2, UpSecond: 3 } as const;
+/**
+ * congestion cuts one up port holds at most until the controller's epoch removes them (a controller
+ * that stopped would otherwise let them pile up, and the weight shrink toward nothing)
+ */
+const MAX_CUTS = 8;
 /** a detour longer than this many hops is dropped (never expected: a guard against loops) */
 const MAX_DETOUR_HOPS = 16;
 
@@ -260,10 +265,12 @@ export class F10Router {
 
   /**
    * Congestion pushback (F10 §6.2) on up port `port`: its weight for the prefix (level, location) (all
-   * destinations when level < 0) is multiplied by `factor`. False when the same origin already cut it.
+   * destinations when level < 0) is multiplied by `factor`. False when the same origin already cut it,
+   * or the port holds `MAX_CUTS` cuts already.
    */
   congest(port: number, c: Congestion): boolean {
     const list = this.congested[port];
+    if (list.length >= MAX_CUTS) return false;
     if (list.some((x) => x.origin === c.origin && x.level === c.level && x.location === c.location))
       return false;
     list.push(c);
