@@ -395,3 +395,42 @@ describe('F10Detector timing', () => {
     ).toThrow(/maxHoldWindows \(2\)/);
   });
 });
+
+describe('a switch with a control link (its own, slower detector)', () => {
+  it('keeps each port to its own cadence: fabric ports every 2.5 µs, the control link every 25 µs', async () => {
+    const { f10DetectorFactory } = await import('../switch/f10/detector-factory.js');
+    const sched = newSched();
+    const log = newLog();
+    const control: F10DetectorConfig = { ...CFG, windowNs: 10 * T, keepaliveNs: 10 * KA };
+    const config = {
+      id: 7,
+      ports: [{ dir: 'up' }, { dir: 'control' }],
+      scheme: { kind: 'f10', config: { detector: CFG, controlDetector: control } },
+    } as unknown as Parameters<typeof f10DetectorFactory>[0];
+    let det!: NonNullable<ReturnType<typeof f10DetectorFactory>>;
+    const ports: LivenessPort[] = [0, 1].map((index) => ({
+      index,
+      send: (frame: Frame) => {
+        log.sent.push({ port: index, now: sched.current, frame });
+        det.sent(index, sched.current);
+        return true;
+      },
+    }));
+    det = f10DetectorFactory(config, new IdealClock(sched), ports, events(log))!;
+    det.start(0);
+    // both peers keep sending at their own cadence until 300 µs, then both links fall silent
+    for (let t = DELAY; t < 300_000; t += KA) sched.at(t, (now) => det.heard(0, now));
+    for (let t = DELAY; t < 300_000; t += 10 * KA) sched.at(t, (now) => det.heard(1, now));
+    sched.runDue(600_000);
+    const kas = (port: number) => log.sent.filter((s) => s.port === port && s.now < 300_000).length;
+    expect(kas(0)).toBe(120);
+    expect(kas(1)).toBe(12);
+    expect(det.keepalivesSent).toBeGreaterThanOrEqual(132);
+    // each declared down within two of its own windows of the silence
+    const down = (port: number) => log.downs.find((d) => d.port === port)!.now;
+    expect(down(0) - 300_000).toBeLessThanOrEqual(2 * T);
+    expect(down(1) - 300_000).toBeGreaterThan(2 * T);
+    expect(down(1) - 300_000).toBeLessThanOrEqual(20 * T);
+    expect(det.up).toEqual([false, false]);
+  });
+});

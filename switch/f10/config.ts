@@ -47,6 +47,8 @@ export interface F10Config {
   /** ToR location of every host, by host id */
   hostTor: number[];
   detector: F10DetectorConfig;
+  /** the detector of the switch's control link to the controller (its own, slower cadence) */
+  controlDetector?: F10DetectorConfig;
   /** how often a ToR reports its traffic to the controller, virtual ns */
   reportNs: number;
   /** congestion pushback (F10 §6.2), f10 mode only; null: off */
@@ -80,4 +82,11 @@ export function f10DetectorOf(config: NodeConfig): F10DetectorConfig | null {
   const s = config.scheme;
   if (s?.kind !== F10_KIND) return null;
   return (s.config as F10LinkConfig).detector;
+}
+
+/** A switch's control-link detector settings, when they differ from its fabric links'. */
+export function f10ControlDetectorOf(config: NodeConfig): F10DetectorConfig | null {
+  const s = config.scheme;
+  if (s?.kind !== F10_KIND) return null;
+  return (s.config as Partial<F10Config>).controlDetector ?? null;
 }

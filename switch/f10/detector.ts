@@ -68,6 +68,8 @@ export class F10Detector {
   private running = false;
   private timer: Timer | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** the ports watched, in index order */
+  private readonly mine: number[];
 
   constructor(
     private readonly cfg: F10DetectorConfig,
@@ -75,6 +77,8 @@ export class F10Detector {
     private readonly ports: LivenessPort[],
     private readonly self: number,
     private readonly events: LivenessEvents,
+    /** the ports this detector watches (another may watch the rest at its own cadence); null: all */
+    owned: readonly boolean[] | null = null,
   ) {
     const { windowNs, keepUp, bringUp, keepaliveNs, holdWindows, maxHoldWindows } = cfg;
     if (!(windowNs > 0) || !(keepaliveNs > 0))
@@ -88,6 +92,8 @@ export class F10Detector {
         `F10 detector: need 1 <= holdWindows (${holdWindows}) <= maxHoldWindows (${maxHoldWindows}) windows`,
       );
     const n = ports.length;
+    this.mine = [];
+    for (let i = 0; i < n; i++) if (owned === null || owned[i]) this.mine.push(i);
     this.up = new Array<boolean>(n).fill(true);
     this.state = new Array<LinkState>(n).fill(LinkState.Up);
     this.downs = new Array<number>(n).fill(0);
@@ -173,7 +179,7 @@ export class F10Detector {
       this.windowEnd = this.startAt + (this.window + 1) * windowNs;
     }
     let next = this.windowEnd;
-    for (let i = 0; i < this.ports.length; i++) {
+    for (const i of this.mine) {
       // compare and schedule with the same sums (see LivenessDetector.tick): `a - b >= c` and
       // `b + c <= a` can disagree in floating point and re-run this tick at the same time forever
       const paced = this.state[i] === LinkState.Up ? this.lastTx : this.lastKa;
@@ -186,7 +192,7 @@ export class F10Detector {
 
   private closeWindow(now: number): void {
     const { keepUp, bringUp, holdWindows, windowNs } = this.cfg;
-    for (let i = 0; i < this.ports.length; i++) {
+    for (const i of this.mine) {
       const n = this.count[i];
       this.count[i] = 0;
       if (this.state[i] === LinkState.Up) {

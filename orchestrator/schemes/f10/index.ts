@@ -34,7 +34,7 @@ export const f10Driver: SchemeDriver<F10Settings> = {
     if (node.role === 'arbiter') {
       const cfg: F10ArbiterConfig = {
         mode: s.kind,
-        detector: s.detector,
+        detector: s.controlDetector,
         epochNs: s.epochNs,
         stableNs: s.stableNs,
         reactionDelayNs: s.reactionDelayNs,
@@ -55,6 +55,7 @@ export const f10Driver: SchemeDriver<F10Settings> = {
       peers: node.ports.map((p) => byName.get(p.peer)?.f10 ?? null),
       hostTor,
       detector: s.detector,
+      controlDetector: s.controlDetector,
       reportNs: s.reportNs,
       congestion: s.congestion,
       lossIntervalNs: s.lossIntervalNs,

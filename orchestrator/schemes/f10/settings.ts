@@ -14,6 +14,20 @@ import type { LinkParams, Topology } from '../../topology/types.js';
 
 const count = { type: 'integer', minimum: 1 };
 
+/** F10's failure detector (§5.4): of the fabric links, or of the control links to the controller. */
+const detectorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    window: duration,
+    keepUp: count,
+    bringUp: count,
+    keepalive: duration,
+    hold: count,
+    maxHold: count,
+  },
+};
+
 /** The `scheme:` properties F10 reads (besides kind). */
 export const f10Properties = {
   pushback: { type: 'boolean' },
@@ -34,18 +48,7 @@ export const f10Properties = {
   },
   /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
   lossInterval: duration,
-  detector: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      window: duration,
-      keepUp: count,
-      bringUp: count,
-      keepalive: duration,
-      hold: count,
-      maxHold: count,
-    },
-  },
+  detector: detectorSchema,
   controller: {
     type: 'object',
     additionalProperties: false,
@@ -55,6 +58,8 @@ export const f10Properties = {
       reactionDelay: duration,
       report: duration,
       predictableDelta: { type: 'number', exclusiveMinimum: 0 },
+      /** the detector of the control links (slower than the fabric's: the controller works on epochs) */
+      detector: detectorSchema,
       /** the control links from the controller to every switch; default: the fabric links' */
       link: {
         type: 'object',
@@ -70,6 +75,8 @@ export interface F10Settings extends F10ControllerTiming {
   /** f10: pushback on (default) or off, to study local rerouting alone */
   pushback: boolean;
   detector: F10DetectorConfig;
+  /** the detector of the control links between the switches and the controller */
+  controlDetector: F10DetectorConfig;
   /** f10: congestion pushback (§6.2), null when off */
   congestion: F10CongestionConfig | null;
   /** congestion loss is counted per interval of this many virtual ns */
@@ -84,6 +91,9 @@ export interface F10Settings extends F10ControllerTiming {
  * - detector window 10 µs, c = 2, d = 3, keepalive 2.5 µs: four keepalives per window on an idle
  *   link, so a healthy link clears c with room; a dead one is declared down within two windows
  *   (≤ 20 µs), inside the ≤ 30 µs F10's prototype reached (§7.1).
+ * - control links: the same detector ten times slower (window 100 µs, keepalive 25 µs). The controller
+ *   acts on epochs of a millisecond, and at the fabric's cadence the control links' keepalives were
+ *   a quarter of all frames of a run.
  * - epoch 1 ms, report 500 µs: the paper schedules every second on traces of minutes; scaled to runs of
  *   milliseconds so several epochs fall inside a run.
  * - stable 2 ms: two epochs up before a recovered link carries traffic again.
@@ -96,6 +106,7 @@ export interface F10Settings extends F10ControllerTiming {
  */
 export const SCHEME_DEFAULTS = {
   detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
+  controlDetector: { window: '100us', keepUp: 2, bringUp: 3, keepalive: '25us', hold: 1, maxHold: 64 },
   controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
   congestion: { window: '500us', threshold: 0.2, shed: 0.5 },
   lossInterval: '500us',
@@ -112,23 +123,12 @@ export function resolveF10(
   if (!topo.f10)
     throw src.error(['scheme', 'kind'], `scheme ${s.kind} needs an F10 tree: use topology kind f10`);
   const dur = (path: string[], v: string | number): number => positive(src, path, v, parseDurationNs);
-  const d = { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) };
   const c = { ...SCHEME_DEFAULTS.controller, ...(s.controller ?? {}) };
-  const detector: F10DetectorConfig = {
-    windowNs: dur(['detector', 'window'], d.window),
-    keepUp: d.keepUp,
-    bringUp: d.bringUp,
-    keepaliveNs: dur(['detector', 'keepalive'], d.keepalive),
-    holdWindows: d.hold,
-    maxHoldWindows: d.maxHold,
-  };
-  if (detector.maxHoldWindows < detector.holdWindows)
-    throw src.error(['scheme', 'detector', 'maxHold'], `maxHold must be >= hold (${detector.holdWindows})`);
-  if (detector.keepaliveNs * detector.keepUp >= detector.windowNs)
-    throw src.error(
-      ['scheme', 'detector', 'keepalive'],
-      `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
-    );
+  const detector = resolveDetector(src, ['detector'], { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) });
+  const controlDetector = resolveDetector(src, ['controller', 'detector'], {
+    ...SCHEME_DEFAULTS.controlDetector,
+    ...(c.detector ?? {}),
+  });
   for (const field of ['pushback', 'congestion'])
     if (s[field] !== undefined && s.kind !== 'f10')
       throw src.error(['scheme', field], `${field} is part of F10; scheme ${s.kind} has none`);
@@ -153,6 +153,7 @@ export function resolveF10(
     kind,
     pushback: s.pushback ?? true,
     detector,
+    controlDetector,
     congestion,
     lossIntervalNs: dur(['lossInterval'], s.lossInterval ?? SCHEME_DEFAULTS.lossInterval),
     epochNs: dur(['controller', 'epoch'], c.epoch),
@@ -162,6 +163,37 @@ export function resolveF10(
     predictableDelta: c.predictableDelta,
     controlLink,
   };
+}
+
+/** A detector section with its defaults filled in, checked; errors name `scheme.<path>.<field>`. */
+function resolveDetector(
+  src: ScenarioSource,
+  path: string[],
+  d: {
+    window: string | number;
+    keepUp: number;
+    bringUp: number;
+    keepalive: string | number;
+    hold: number;
+    maxHold: number;
+  },
+): F10DetectorConfig {
+  const detector: F10DetectorConfig = {
+    windowNs: positive(src, [...path, 'window'], d.window, parseDurationNs),
+    keepUp: d.keepUp,
+    bringUp: d.bringUp,
+    keepaliveNs: positive(src, [...path, 'keepalive'], d.keepalive, parseDurationNs),
+    holdWindows: d.hold,
+    maxHoldWindows: d.maxHold,
+  };
+  if (detector.maxHoldWindows < detector.holdWindows)
+    throw src.error(['scheme', ...path, 'maxHold'], `maxHold must be >= hold (${detector.holdWindows})`);
+  if (detector.keepaliveNs * detector.keepUp >= detector.windowNs)
+    throw src.error(
+      ['scheme', ...path, 'keepalive'],
+      `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
+    );
+  return detector;
 }
 
 /** `v` parsed with its unit, > 0, or an error naming `scheme.<path>` with its line. */
