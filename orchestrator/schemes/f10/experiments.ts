@@ -4,10 +4,11 @@
  * fig8: for each seed, one workload and one failure trace drawn from the scenario's `chaos:` model
  * (Gill et al.'s log-normal times between failures and to repair, F10 §7.2) is run on F10 (an AB
  * FatTree, every mechanism), on F10 without congestion pushback, and on the PortLand-style baseline
- * (a standard FatTree). The traces are the same: both trees have the same switches and, port by port,
- * the same links in the same order, so a seed draws the same component at the same time (checked, by
- * switch and port). The per-interval congestion loss rate (drops / frames offered, F10 §7.4's 500 µs
- * intervals) of every run is pooled per variant into a CDF plot and a table.
+ * (a standard FatTree). The traces are the same: drawn once on the AB tree, a switch fault keeps its
+ * name and a link fault becomes the link on the same port of the same upper switch in the other tree
+ * (the trees differ only in which lower switch a core's port reaches). The per-interval congestion
+ * loss rate (drops / frames offered, F10 §7.4's 500 µs intervals) of every run is pooled per variant
+ * into a CDF plot and a table. (Links named in the scenario's own timeline are not carried over.)
  *
  * fig6: the scenario's own timeline (one failure) on F10 and on the baseline, with fine loss
  * intervals: losses over time around the failure, by cause, and how long each took to recover.
