@@ -62,11 +62,16 @@ describe('F10 controller as an arbiter process', () => {
     c.hear(150_000, 'tor2', { f10: 'down', port: c.portTo('tor2', 'agg2') });
     c.sched.runBefore(2_000_000);
     const routes = c.sent.filter((s) => s.c.kind === 'routes');
-    expect(routes.length).toBeGreaterThan(0);
-    expect(new Set(routes.map((s) => s.t))).toEqual(new Set([500_000]));
+    const first = routes.filter((s) => s.t === 500_000);
+    expect(first.length).toBeGreaterThan(0);
     expect(c.events.filter((e) => e.kind === 'portland-routes')).toEqual([
       { t: 500_000, kind: 'portland-routes' },
     ]);
+    // every later epoch sends the same routes again, to the same switches (a lost one is made good)
+    for (const t of [1_000_000, 1_500_000]) {
+      const again = routes.filter((s) => s.t === t);
+      expect(again.map((s) => [s.to, s.c])).toEqual(first.map((s) => [s.to, s.c]));
+    }
     expect(c.role.report().scheme).toMatchObject({ reportsHeard: 3, unknownFrames: 0, epochs: 3 });
   });
 
@@ -86,6 +91,29 @@ describe('F10 controller as an arbiter process', () => {
       [2_500_000, 'agg0'],
       [2_500_000, 'core0'],
     ]);
+  });
+
+  it('every epoch tells each switch which of its links are in use; a lost report is made good by the next state', () => {
+    const c = controller('f10');
+    c.role.start(0);
+    const port = c.portTo('agg0', 'core0');
+    // agg0's `down` report was lost: its periodic state says so, and the link leaves the lists
+    c.hear(100_000, 'agg0', { f10: 'state', down: [port] });
+    c.sched.runBefore(600_000);
+    const installed = (t: number, sw: string) =>
+      c.sent.find((s) => s.t === t && s.to === sw && s.c.kind === 'installed')?.c as { ports: number[] };
+    expect(installed(500_000, 'agg0').ports).not.toContain(port);
+    expect(installed(500_000, 'agg0').ports).toContain(c.portTo('agg0', 'core1'));
+    expect(installed(500_000, 'core0').ports).not.toContain(c.portTo('core0', 'agg0'));
+    // its `up` report lost too: the next state without the port starts the stability hold
+    c.hear(700_000, 'agg0', { f10: 'state', down: [] });
+    c.sched.runBefore(3_100_000);
+    const re = c.sent.filter((s) => s.c.kind === 'reinstall');
+    expect(re.map((s) => [s.t, s.to]).sort()).toEqual([
+      [3_000_000, 'agg0'],
+      [3_000_000, 'core0'],
+    ]);
+    expect(installed(3_000_000, 'agg0').ports).toContain(port);
   });
 
   it('counts frames that are not a switch report and acts on none of them', () => {

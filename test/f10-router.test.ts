@@ -425,6 +425,35 @@ describe('F10 pushback (§5.2)', () => {
   });
 });
 
+describe('state resync with the controller', () => {
+  it("a lost reinstall is made good by the next epoch's list of links in use, never for a link still down", () => {
+    const f = new Fabric(tree(4, 3, 'ab'));
+    const port = f.portOf('agg0', 'core0');
+    f.cutLink('agg0', 'core0');
+    f.settle();
+    const agg0 = f.mods.get('agg0')!;
+    // still down at agg0's detector: listed in use or not, it stays out
+    expect(f.command('agg0', { kind: 'installed', ports: [port] })).toBe(true);
+    expect(agg0.router.usable[port]).toBe(false);
+    // back up at the detector, the controller's reinstall lost: the next list puts it back
+    agg0.portUp(port);
+    expect(agg0.router.usable[port]).toBe(false);
+    f.command('agg0', { kind: 'installed', ports: [port] });
+    expect(agg0.router.usable[port]).toBe(true);
+    expect(f.events.filter((e) => e.kind === 'f10-reinstalled' && e.node === 'agg0')).toHaveLength(1);
+    // a port number the switch does not have is not a command
+    expect(f.command('agg0', { kind: 'installed', ports: [99] })).toBe(false);
+  });
+
+  it('the baseline installs routes the controller repeats only once', () => {
+    const f = new Fabric(tree(4, 3, 'standard'), 'controller');
+    const routes: Array<[number, number[]]> = [[2, [f.portOf('core0', 'agg4')]]];
+    f.command('core0', { kind: 'routes', routes });
+    f.command('core0', { kind: 'routes', routes });
+    expect(f.events.filter((e) => e.kind === 'f10-routes-installed')).toHaveLength(1);
+  });
+});
+
 describe('controller-only baseline', () => {
   it('keeps sending into a dead port until the controller overrides the routes', () => {
     const f = new Fabric(tree(4, 3, 'standard'), 'controller');

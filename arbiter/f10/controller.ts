@@ -137,6 +137,11 @@ export class F10Controller {
     return out;
   }
 
+  /** Whether a switch at either end reported the link down and it has not come back since. */
+  isDown(a: string, b: string): boolean {
+    return this.g.linksBetween(a, b).some((l) => this.state[l].kind === 'down');
+  }
+
   /** Whether the controller uses the link: up and, after a recovery, reinstalled. */
   usable(a: string, b: string): boolean {
     return this.g.linksBetween(a, b).every((l) => this.state[l].kind === 'installed');

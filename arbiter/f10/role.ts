@@ -58,7 +58,8 @@ export class F10Arbiter implements Role {
   private readonly torName = new Map<number, string>();
   private readonly torLoc = new Map<string, number>();
   private readonly byName = new Map<string, TopoNode>();
-  private readonly lastRoutes = new Map<string, string>();
+  /** per switch: the routes last sent (baseline), and their key */
+  private readonly lastRoutes = new Map<string, { key: string; list: Array<[number, number[]]> }>();
   private epochTimer: Timer | null = null;
   private routesTimer: Timer | null = null;
   private readonly stats: F10ArbiterSection = {
@@ -116,6 +117,10 @@ export class F10Arbiter implements Role {
       this.controller.traffic(sw, bytes, now);
       return;
     }
+    if (m.f10 === 'state') {
+      this.state(sw, new Set(m.down), now);
+      return;
+    }
     const peer = this.byName.get(sw)?.ports[m.port]?.peer;
     if (peer === undefined) return;
     if (m.f10 === 'down') {
@@ -123,6 +128,26 @@ export class F10Arbiter implements Role {
       if (this.cfg.mode === 'portland') this.scheduleRoutes(now);
     } else {
       this.controller.linkUp(sw, peer, now);
+    }
+  }
+
+  /**
+   * A switch's periodic state: a link it holds down that the controller still uses, or one it holds
+   * up that the controller has as down, means a `down` or `up` report was lost; act as on that report.
+   */
+  private state(sw: string, down: Set<number>, now: number): void {
+    const node = this.byName.get(sw);
+    if (!node) return;
+    for (const p of node.ports) {
+      const peer = this.byName.get(p.peer);
+      if (!peer || peer.role === 'arbiter') continue;
+      const used = this.controller.usable(sw, p.peer);
+      if (down.has(p.index) && used) {
+        this.controller.linkDown(sw, p.peer, now);
+        if (this.cfg.mode === 'portland') this.scheduleRoutes(now);
+      } else if (!down.has(p.index) && this.controller.isDown(sw, p.peer)) {
+        this.controller.linkUp(sw, p.peer, now);
+      }
     }
   }
 
@@ -141,7 +166,7 @@ export class F10Arbiter implements Role {
       t: FrameType.Control,
       s: this.ctx.config.id,
       d: -1,
-      z: WireSize.Small + 8 * entries,
+      z: WireSize.Small + 8 * entries + (c.kind === 'installed' ? 2 * c.ports.length : 0),
       p: Priority.Control,
       x: c,
     });
@@ -167,8 +192,8 @@ export class F10Arbiter implements Role {
         ports,
       ]);
       const key = JSON.stringify(list);
-      if (this.lastRoutes.get(sw) === key) continue;
-      this.lastRoutes.set(sw, key);
+      if (this.lastRoutes.get(sw)?.key === key) continue;
+      this.lastRoutes.set(sw, { key, list });
       this.send(sw, { kind: 'routes', routes: list }, now);
       changed++;
     }
@@ -189,8 +214,15 @@ export class F10Arbiter implements Role {
       }
       this.ctx.emit('f10-link-reinstalled', now, { link: [a, b] });
     }
+    // every epoch the switches hear the controller's state again, so a lost command is made good
+    for (const sw of this.cfg.switches) {
+      const node = this.byName.get(sw);
+      const ports = node?.ports.filter((p) => this.controller.usable(sw, p.peer)).map((p) => p.index) ?? [];
+      this.send(sw, { kind: 'installed', ports }, now);
+    }
     if (this.cfg.mode === 'portland') {
       if (back.length > 0) this.installRoutes(now);
+      else for (const [sw, r] of this.lastRoutes) this.send(sw, { kind: 'routes', routes: r.list }, now);
       return;
     }
     const plan = this.controller.epoch(now);

@@ -88,6 +88,8 @@ export class F10Module implements Routing, SwitchScheme {
   /** the link to the controller (arbiter/f10), or -1 when the fabric runs without one */
   private readonly controlPort: number;
   private commands = 0;
+  /** the controller's last routes (baseline), as sent */
+  private routesKey = '[]';
   /** blocks this switch pushed to its children, by origin key */
   private announced = new Map<string, { kind: 'only' | 'except'; level: number; location: number }>();
   private readonly inflation = new Histogram();
@@ -190,8 +192,8 @@ export class F10Module implements Routing, SwitchScheme {
 
   start(at: number): void {
     this.startAt = at;
-    if (this.router.level === 0 && this.cfg.reportNs > 0)
-      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.reportTraffic);
+    if (this.cfg.reportNs > 0 && this.controlPort >= 0)
+      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.report1);
     const cg = this.cfg.congestion;
     if (cg !== null && this.cfg.mode === 'f10')
       this.congestionTimer = this.ctx.sched.at(at + cg.windowNs / BUCKETS, this.checkCongestion);
@@ -287,17 +289,26 @@ export class F10Module implements Routing, SwitchScheme {
       t: FrameType.Control,
       s: this.ctx.config.id,
       d: -1,
-      z: WireSize.Small + (m.f10 === 'traffic' ? 8 * m.bytes.length : 0),
+      z:
+        WireSize.Small +
+        (m.f10 === 'traffic' ? 8 * m.bytes.length : m.f10 === 'state' ? 2 * m.down.length : 0),
       p: Priority.Control,
       x: m,
     });
     this.ctx.ports[this.controlPort].send(frame, now);
   }
 
-  private readonly reportTraffic = (now: number): void => {
-    this.tell({ f10: 'traffic', bytes: [...this.traffic] }, now);
-    this.traffic = new Map();
-    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.reportTraffic);
+  /** every report period: a ToR's traffic (§6.3), and every switch's detector state */
+  private readonly report1 = (now: number): void => {
+    if (this.router.level === 0) {
+      this.tell({ f10: 'traffic', bytes: [...this.traffic] }, now);
+      this.traffic = new Map();
+    }
+    const down: number[] = [];
+    for (const [port, d] of this.router.detectedDown.entries())
+      if (d && port !== this.controlPort) down.push(port);
+    this.tell({ f10: 'state', down }, now);
+    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.report1);
   };
 
   // ---- failures ------------------------------------------------------------------------------
@@ -336,24 +347,32 @@ export class F10Module implements Routing, SwitchScheme {
     return `${this.ctx.config.name}>${this.peerName(port)}`;
   }
 
+  /** the controller reinstalled the link on `port`: use it, and take back what its failure pushed */
+  private reinstall(port: number, now: number): void {
+    const wasDown = !this.router.usable[port];
+    this.router.reinstall(port);
+    this.ctx.emit('f10-reinstalled', now, { port, peer: this.peerName(port) });
+    if (this.cfg.mode !== 'f10' || !this.cfg.pushback || !wasDown) return;
+    const v = this.cfg.peers[port];
+    if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
+      this.flood(this.lostChild(port, v, 1), port, 'all', now);
+    } else {
+      this.recheck(now);
+    }
+  }
+
   /** the controller's commands */
   private command(c: F10Command, now: number): void {
     this.commands++;
     switch (c.kind) {
-      case 'reinstall': {
-        const port = c.port;
-        const wasDown = !this.router.usable[port];
-        this.router.reinstall(port);
-        this.ctx.emit('f10-reinstalled', now, { port, peer: this.peerName(port) });
-        if (this.cfg.mode !== 'f10' || !this.cfg.pushback || !wasDown) return;
-        const v = this.cfg.peers[port];
-        if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
-          this.flood(this.lostChild(port, v, 1), port, 'all', now);
-        } else {
-          this.recheck(now);
-        }
+      case 'installed':
+        // a reinstall that was lost on the way: the controller uses the link, our detector has it up
+        for (const port of c.ports)
+          if (!this.router.usable[port] && !this.router.detectedDown[port]) this.reinstall(port, now);
         break;
-      }
+      case 'reinstall':
+        this.reinstall(c.port, now);
+        break;
       case 'weights': {
         this.router.setWeights(c.weights);
         // the epoch: congestion pushback's cuts go (F10 §6.2); what the controller scheduled is known
@@ -368,10 +387,15 @@ export class F10Module implements Routing, SwitchScheme {
       case 'scheduled':
         this.router.setScheduled(c.entries);
         break;
-      case 'routes':
+      case 'routes': {
+        // the controller sends its routes again every epoch: only a change is installed and told
+        const key = JSON.stringify(c.routes);
+        if (key === this.routesKey) break;
+        this.routesKey = key;
         this.router.setOverrides(c.routes);
         this.ctx.emit('f10-routes-installed', now, { entries: c.routes.length });
         break;
+      }
     }
   }
 
