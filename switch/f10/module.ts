@@ -193,7 +193,7 @@ export class F10Module implements Routing, SwitchScheme {
   start(at: number): void {
     this.startAt = at;
     if (this.cfg.reportNs > 0 && this.controlPort >= 0)
-      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.report1);
+      this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.periodicReport);
     const cg = this.cfg.congestion;
     if (cg !== null && this.cfg.mode === 'f10')
       this.congestionTimer = this.ctx.sched.at(at + cg.windowNs / BUCKETS, this.checkCongestion);
@@ -279,7 +279,7 @@ export class F10Module implements Routing, SwitchScheme {
       rm: 0,
       cg: cg.shed,
     };
-    this.congestion.messages += this.flood(msg, port, 'all', now);
+    this.flood(msg, port, 'all', now);
   }
 
   /** a message to the controller, over the control link */
@@ -299,7 +299,7 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   /** every report period: a ToR's traffic (§6.3), and every switch's detector state */
-  private readonly report1 = (now: number): void => {
+  private readonly periodicReport = (now: number): void => {
     if (this.router.level === 0) {
       this.tell({ f10: 'traffic', bytes: [...this.traffic] }, now);
       this.traffic = new Map();
@@ -308,7 +308,7 @@ export class F10Module implements Routing, SwitchScheme {
     for (const [port, d] of this.router.detectedDown.entries())
       if (d && port !== this.controlPort) down.push(port);
     this.tell({ f10: 'state', down }, now);
-    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.report1);
+    this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.periodicReport);
   };
 
   // ---- failures ------------------------------------------------------------------------------
@@ -417,18 +417,14 @@ export class F10Module implements Routing, SwitchScheme {
         // (a) the child cannot reach the prefix: nor can we through it; pass it on, child's type pushed
         const child = this.cfg.peers[ingress];
         if (child === null) return true;
-        const n = this.flood({ ...m, st: [...m.st, typeCode(child.type)] }, ingress, 'all', now);
-        if (m.cg !== undefined) this.congestion.messages += n;
+        this.flood({ ...m, st: [...m.st, typeCode(child.type)] }, ingress, 'all', now);
       } else {
         // (b) from a parent: a switch at the failure's level, or in a subtree of another type than the
         // failure's ancestor at this level, has a parent that avoids the failure: block here
         const self = this.router.self;
         const top = m.st[m.st.length - 1];
         if (self.level === m.lv || typeCode(self.type) !== top) this.apply(m, ingress, now);
-        else {
-          const n = this.flood({ ...m, st: m.st.slice(0, -1) }, ingress, 'children', now);
-          if (m.cg !== undefined) this.congestion.messages += n;
-        }
+        else this.flood({ ...m, st: m.st.slice(0, -1) }, ingress, 'children', now);
       }
     } else if (!fromChild) {
       this.apply(m, ingress, now);
@@ -491,10 +487,10 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   /**
-   * sends `m` to every switch neighbour (or only the children) except `except`, on usable ports;
-   * how many went
+   * sends `m` to every switch neighbour (or only the children) except `except`, on usable ports, and
+   * counts what went as failure or congestion pushback messages
    */
-  private flood(m: Pushback, except: number, to: 'all' | 'children', now: number): number {
+  private flood(m: Pushback, except: number, to: 'all' | 'children', now: number): void {
     let sent = 0;
     const ports = this.ctx.config.ports;
     for (let i = 0; i < ports.length; i++) {
@@ -511,7 +507,7 @@ export class F10Module implements Routing, SwitchScheme {
       if (this.ctx.ports[i].send(frame, now)) sent++;
     }
     if (m.cg === undefined) this.pushbackSent += sent;
-    return sent;
+    else this.congestion.messages += sent;
   }
 
   report(): F10SwitchSection {

@@ -27,7 +27,7 @@ import { loadScenarioFile } from '../../scenario/load.js';
 import { resolveScenario } from '../../scenario/resolve.js';
 import type { Topology } from '../../topology/types.js';
 import type { ExperimentOptions } from '../types.js';
-import { type F10Summary, intervalRates, quantile } from './summary.js';
+import { type F10Summary, intervalRates, rateStats } from './summary.js';
 
 interface Variant {
   name: string;
@@ -108,19 +108,6 @@ function traces(file: string, set: string[], variants: Variant[], seed: number) 
 
 const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(3)}%`);
 
-function stats(rates: number[]) {
-  const sorted = [...rates].sort((a, b) => a - b);
-  return {
-    intervals: sorted.length,
-    zero: sorted.filter((r) => r === 0).length,
-    p50: quantile(sorted, 0.5),
-    p75: quantile(sorted, 0.75),
-    p90: quantile(sorted, 0.9),
-    p99: quantile(sorted, 0.99),
-    mean: sorted.length > 0 ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null,
-  };
-}
-
 export async function runFig8(opts: ExperimentOptions): Promise<string> {
   const { file, out, say } = opts;
   const set = opts.set ?? [];
@@ -155,7 +142,7 @@ export async function runFig8(opts: ExperimentOptions): Promise<string> {
     const rates = runs.flatMap((r) => r.rates);
     const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
     const offered = runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0);
-    return { variant: v.name, runs: runs.length, drops, offered, ...stats(rates), rates };
+    return { variant: v.name, runs: runs.length, drops, offered, ...rateStats(rates), rates };
   });
   const [f10, , portland] = byVariant;
   const ratio = (a: number | null, b: number | null): number | null =>

@@ -266,15 +266,25 @@ export function quantile(sorted: readonly number[], q: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-function lossRates(drops: readonly number[], offered: readonly number[]): F10Summary['congestionLoss'] {
-  const rates = intervalRates(drops, offered).sort((a, b) => a - b);
+/**
+ * What figure 8 reads of a set of per-interval loss rates: how many, how many lost nothing, quantiles
+ * and the mean (null when there are none)
+ */
+export function rateStats(rates: readonly number[]) {
+  const sorted = [...rates].sort((a, b) => a - b);
   return {
-    intervals: rates.length,
-    p50: quantile(rates, 0.5),
-    p75: quantile(rates, 0.75),
-    p90: quantile(rates, 0.9),
-    max: quantile(rates, 1),
-    mean: rates.length > 0 ? rates.reduce((a, b) => a + b, 0) / rates.length : null,
-    total: drops.reduce((a, b) => a + b, 0),
+    intervals: sorted.length,
+    zero: sorted.filter((r) => r === 0).length,
+    p50: quantile(sorted, 0.5),
+    p75: quantile(sorted, 0.75),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+    max: quantile(sorted, 1),
+    mean: sorted.length > 0 ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null,
   };
+}
+
+function lossRates(drops: readonly number[], offered: readonly number[]): F10Summary['congestionLoss'] {
+  const { intervals, p50, p75, p90, max, mean } = rateStats(intervalRates(drops, offered));
+  return { intervals, p50, p75, p90, max, mean, total: drops.reduce((a, b) => a + b, 0) };
 }
