@@ -8,6 +8,8 @@ import type { RoleFactory } from '../core/node-runtime.js';
 import { F10_KIND } from '../switch/f10/config.js';
 import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { F10Arbiter } from './f10/role.js';
+import { FastpassArbiter } from './fastpass/role.js';
+import { FASTPASS_KIND } from './fastpass/wire.js';
 
 interface ArbiterEntry {
   create: RoleFactory;
@@ -17,6 +19,7 @@ interface ArbiterEntry {
 
 const ARBITERS: Record<string, ArbiterEntry> = {
   [F10_KIND]: { create: (ctx) => new F10Arbiter(ctx), detector: f10DetectorFactory },
+  [FASTPASS_KIND]: { create: (ctx) => new FastpassArbiter(ctx) },
 };
 
 export function arbiterScheme(kind: string | undefined): ArbiterEntry {

@@ -59,6 +59,10 @@ export type TransportConfig = BaselineTransportConfig | UdpTransportConfig;
 
 export interface BaselineTransportConfig {
   kind: 'baseline';
+  /** congestion control: DCTCP (ECN marks cut the window by alpha/2), or Reno (loss only, ECN off) */
+  cc: 'dctcp' | 'reno';
+  /** the receive window, bytes: the sender keeps at most this much unacknowledged (absent: no limit) */
+  rwndBytes?: number;
   /** initial congestion window, frames */
   initCwnd: number;
   /** DCTCP gain g for the marked-fraction estimate alpha */

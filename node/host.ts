@@ -68,10 +68,8 @@ export class Host implements Role {
       physNow: () => sched.current,
       emit: (kind, fields) => ctx.emit(kind, sched.current, fields),
     };
-    this.transport = hostTransport(
-      cfg,
-      components,
-      createTransport(cfg.transport ?? BASELINE_DEFAULTS, components),
+    this.transport = hostTransport(cfg, components, (c) =>
+      createTransport(cfg.transport ?? BASELINE_DEFAULTS, c),
     );
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
     if (cfg.ptp) {

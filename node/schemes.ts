@@ -2,6 +2,7 @@
  * What a scheme adds to a host process, by the `scheme.kind` of its node config. F10 only asks the NIC
  * to speak its link failure detector, so both ends of a host link agree on liveness.
  */
+import { FASTPASS_KIND, type FastpassHostConfig } from '../arbiter/fastpass/wire.js';
 import type { DetectorFactory } from '../core/liveness.js';
 import type { NodeConfig } from '../core/messages.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
@@ -11,6 +12,7 @@ import { F10_KIND } from '../switch/f10/config.js';
 import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
 import { ExpressPassTransport } from './transport/expresspass/transport.js';
+import { FastpassTransport } from './transport/fastpass/transport.js';
 import { HarmonyTransport } from './transport/harmony/transport.js';
 import type { Transport, TransportComponents } from './transport/types.js';
 
@@ -20,6 +22,15 @@ interface HostSchemeEntry {
   discipline?: DisciplineFactory;
   /** the scheme's transport, over the run's transport (its best-effort delivery) */
   transport?: (config: unknown, components: TransportComponents, bestEffort: Transport) => Transport;
+  /**
+   * the scheme's layer under the run's transport (a qdisc between it and the NIC): it makes the run's
+   * transport with the components it wants it to have
+   */
+  under?: (
+    config: unknown,
+    components: TransportComponents,
+    makeRunTransport: (components: TransportComponents) => Transport,
+  ) => Transport;
 }
 
 /** ExpressPass and TOP: the credit transport, and a NIC that limits credits as a switch port does */
@@ -40,6 +51,10 @@ const SCHEMES: Record<string, HostSchemeEntry> = {
   },
   [EXPRESSPASS_KIND]: creditTransport(),
   [TOP_KIND]: creditTransport(),
+  [FASTPASS_KIND]: {
+    under: (config, components, make) =>
+      new FastpassTransport(config as FastpassHostConfig, components, make),
+  },
 };
 
 /** The NIC's queue discipline of the configured scheme, for the node runtime. */
@@ -54,15 +69,17 @@ function entry(kind: string): HostSchemeEntry {
   return e;
 }
 
-/** The host's transport: the scheme's over the run's, or the run's alone. */
+/** The host's transport: the scheme's over the run's, the run's over the scheme's layer, or the run's alone. */
 export function hostTransport(
   config: NodeConfig,
   components: TransportComponents,
-  base: Transport,
+  makeBase: (components: TransportComponents) => Transport,
 ): Transport {
   const scheme = config.scheme;
-  const make = scheme === undefined ? undefined : entry(scheme.kind).transport;
-  return make === undefined ? base : make(scheme!.config, components, base);
+  const e = scheme === undefined ? undefined : entry(scheme.kind);
+  if (e?.under) return e.under(scheme!.config, components, makeBase);
+  const base = makeBase(components);
+  return e?.transport === undefined ? base : e.transport(scheme!.config, components, base);
 }
 
 export const hostDetector: DetectorFactory = (config, ...rest) => {

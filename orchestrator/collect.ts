@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
-import type { FlowRecord } from '../core/messages.js';
+import type { FlowRecord, NodeReport } from '../core/messages.js';
 import type { CaptureFileSummary } from './capture.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
@@ -93,7 +93,16 @@ export interface Summary {
     /** flows with a deadline (`workload.deadlines`): met = completed within it; an unfinished one missed */
     deadlines?: { flows: number; met: number; missed: number; missRatio: number };
   };
-  queues: { p50Bytes: number; p99Bytes: number; p999Bytes: number; maxBytes: number };
+  queues: {
+    p50Bytes: number;
+    p99Bytes: number;
+    p999Bytes: number;
+    maxBytes: number;
+    /** the switch port with the largest mean occupancy, over its samples (a bottleneck's queue) */
+    busiest: BusiestQueue | null;
+  };
+  /** data bytes hosts received while the workload ran (its duration from the traffic start) */
+  throughput: { windowNs: number; bytes: number; gbps: number };
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
   /** data frames of UDP flows (present when the transport counts them); lost = sent − received */
   frames?: { sent: number; received: number; lost: number };
@@ -120,6 +129,56 @@ export function idealFct(size: number, links: number, rateBps: number, propNs: n
   const wire = size + frames * WireSize.Header;
   const nsPerByte = 8e9 / rateBps;
   return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
+}
+
+export interface BusiestQueue {
+  /** `node:index` */
+  port: string;
+  peer: string;
+  meanBytes: number;
+  p50Bytes: number;
+  p90Bytes: number;
+  p99Bytes: number;
+  p999Bytes: number;
+  maxBytes: number;
+}
+
+/** The switch port whose sampled queue was longest on average, with its quantiles. */
+export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | null {
+  let best: { name: string; s: NodeReport['queues'][number]; mean: number } | null = null;
+  for (const rep of reports) {
+    for (const s of rep.queues) {
+      if (s.v.length === 0) continue;
+      const mean = s.v.reduce((a, b) => a + b, 0) / s.v.length;
+      if (best === null || mean > best.mean) best = { name: rep.name, s, mean };
+    }
+  }
+  if (best === null) return null;
+  const sorted = Float64Array.from(best.s.v).sort();
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return {
+    port: `${best.name}:${best.s.port}`,
+    peer: best.s.peer,
+    meanBytes: Math.round(best.mean),
+    p50Bytes: q(0.5),
+    p90Bytes: q(0.9),
+    p99Bytes: q(0.99),
+    p999Bytes: q(0.999),
+    maxBytes: sorted[sorted.length - 1],
+  };
+}
+
+/** Data bytes delivered to hosts in [start, start + window), from their sampled counters (physical ns). */
+function delivered(reports: readonly NodeReport[], start: number, windowNs: number): number {
+  const at = (d: { t: number[]; v: number[] }, t: number): number => {
+    let v = 0;
+    for (let i = 0; i < d.t.length && d.t[i] <= t; i++) v = d.v[i];
+    return v;
+  };
+  let bytes = 0;
+  for (const rep of reports)
+    if (rep.delivered) bytes += at(rep.delivered, start + windowNs) - at(rep.delivered, start);
+  return bytes;
 }
 
 /** A planned flow that did not complete, and why. */
@@ -273,7 +332,13 @@ export function collect(
       p99Bytes: queue.quantile(0.99),
       p999Bytes: queue.quantile(0.999),
       maxBytes: maxQueue,
+      busiest: busiestQueue(r.reports),
     },
+    throughput: (() => {
+      const windowNs = sc.workload.durationNs;
+      const bytes = delivered(r.reports, r.trafficStart, windowNs);
+      return { windowNs, bytes, gbps: Math.round(((bytes * 8) / windowNs) * 1000) / 1000 };
+    })(),
     drops: {
       congestion: counters.dropsCongestion ?? 0,
       fault: (counters.dropsWireDown ?? 0) + (counters.dropsWireLoss ?? 0) + (counters.corrupted ?? 0),

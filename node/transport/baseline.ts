@@ -1,6 +1,7 @@
 /**
  * The baseline transport: a reliable window protocol with DCTCP congestion control (Alizadeh et al.,
- * SIGCOMM 2010; RFC 8257). Data frames are ECN-capable; switches mark them CE above a queue
+ * SIGCOMM 2010; RFC 8257), or with loss-based NewReno (`cc: reno`: ECN off, the window halves only on
+ * a loss — the Linux TCP that fills deep buffers, Fastpass §7.1's baseline). Data frames are ECN-capable; switches mark them CE above a queue
  * threshold; the receiver acknowledges every frame cumulatively and echoes CE; the sender keeps
  * alpha, the moving fraction of marked acknowledgements (gain g, updated once per window), and cuts
  * its window by alpha/2 at most once per window. Losses are repaired by fast retransmit after
@@ -23,6 +24,7 @@ import {
 /** Defaults and why: RFC 8257 §4.2 (alpha starts at 1, g = 1/16); Linux initial window 10 frames. */
 export const BASELINE_DEFAULTS: BaselineTransportConfig = {
   kind: 'baseline',
+  cc: 'dctcp',
   initCwnd: 10,
   g: 1 / 16,
   minRtoNs: 200_000,
@@ -99,6 +101,8 @@ export class BaselineTransport implements Transport {
   private readonly senders = new Map<number, SendFlow>();
   private readonly receivers = new Map<number, RecvFlow>();
   private readonly cfg: BaselineTransportConfig;
+  /** the receive window in full frames (at least one) */
+  private readonly rwndFrames: number;
 
   constructor(
     cfg: TransportConfig,
@@ -106,6 +110,10 @@ export class BaselineTransport implements Transport {
   ) {
     if (cfg.kind !== 'baseline') throw new TypeError(`baseline transport given a '${cfg.kind}' config`);
     this.cfg = cfg;
+    this.rwndFrames =
+      cfg.rwndBytes === undefined
+        ? Number.POSITIVE_INFINITY
+        : Math.max(1, Math.floor(cfg.rwndBytes / WireSize.Mss));
   }
 
   startFlow(spec: FlowSpec, now: number): void {
@@ -174,8 +182,7 @@ export class BaselineTransport implements Transport {
     const fl = this.senders.get(f.f);
     if (fl === undefined || fl.done) return;
     const cum = f.q;
-    const ece = f.x === 1;
-    this.dctcp(fl, cum, ece);
+    if (this.cfg.cc === 'dctcp') this.dctcp(fl, cum, f.x === 1);
     if (cum > fl.sndUna) {
       const newly = cum - fl.sndUna;
       fl.sndUna = cum;
@@ -245,7 +252,8 @@ export class BaselineTransport implements Transport {
   }
 
   private trySend(fl: SendFlow, now: number): void {
-    while (fl.sndNxt < fl.nSeg && fl.sndNxt - fl.sndUna < Math.floor(fl.cwnd)) {
+    const win = Math.min(Math.floor(fl.cwnd), this.rwndFrames);
+    while (fl.sndNxt < fl.nSeg && fl.sndNxt - fl.sndUna < win) {
       this.transmit(fl, fl.sndNxt, now);
       fl.sndNxt++;
     }
@@ -271,7 +279,8 @@ export class BaselineTransport implements Transport {
       q: seq,
       z: fl.segBytes(seq),
       p: Priority.BestEffort,
-      e: Ecn.Ect,
+      // Reno's frames are not ECN-capable: switches never mark them, they fill the buffer until a drop
+      e: this.cfg.cc === 'dctcp' ? Ecn.Ect : Ecn.NotEct,
       x: fl.spec.size,
     });
     this.c.nic.send(data);

@@ -158,7 +158,7 @@ export const DEFAULTS = {
 
 /** Fields only one transport kind takes: naming one under the other kind is an error. */
 const TRANSPORT_FIELDS = {
-  baseline: ['initCwnd', 'g', 'minRto', 'maxRto', 'dupAcks'],
+  baseline: ['cc', 'rwnd', 'initCwnd', 'g', 'minRto', 'maxRto', 'dupAcks'],
   udp: ['rate', 'flowRate'],
 } as const;
 
@@ -189,6 +189,8 @@ function resolveTransport(
   }
   return {
     ...BASELINE_DEFAULTS,
+    ...(t.cc !== undefined && { cc: t.cc }),
+    ...(t.rwnd !== undefined && { rwndBytes: num(['transport', 'rwnd'], t.rwnd, parseBytes) }),
     ...(t.initCwnd !== undefined && { initCwnd: t.initCwnd }),
     ...(t.g !== undefined && { g: t.g }),
     ...(t.dupAcks !== undefined && { dupAcks: t.dupAcks }),
@@ -593,11 +595,12 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
   if (w.pattern === 'list') {
     if (!Array.isArray(w.flows) || w.flows.length === 0)
       throw src.error(['workload', 'flows'], 'the list pattern needs flows');
-    spec.flows = w.flows.map((f: Record<string, string | number>, i: number) => {
+    spec.flows = w.flows.flatMap((f: Record<string, string | number>, i: number) => {
       const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
       const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
       if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
-      return { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
+      const flow = { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
+      return Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
     });
   }
   return spec;

@@ -164,7 +164,11 @@ export const scenarioSchema = {
       additionalProperties: false,
       properties: {
         kind: { enum: ['baseline', 'udp'] },
-        // baseline only
+        // baseline only: DCTCP (ECN-driven), or loss-based Reno (ECN off: fills the buffers, as the
+        // Linux TCP Fastpass is compared with)
+        cc: { enum: ['dctcp', 'reno'] },
+        // the receiver's window: a flow never has more than this unacknowledged (default: no limit)
+        rwnd: bytes,
         initCwnd: { type: 'integer', minimum: 1 },
         g: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
         minRto: duration,
@@ -227,7 +231,14 @@ export const scenarioSchema = {
             type: 'object',
             additionalProperties: false,
             required: ['src', 'dst', 'size'],
-            properties: { src: nodeName, dst: nodeName, size: bytes, start: duration },
+            properties: {
+              src: nodeName,
+              dst: nodeName,
+              size: bytes,
+              start: duration,
+              /** this many such flows (parallel connections, as iperf -P) */
+              copies: { type: 'integer', minimum: 1 },
+            },
           },
         },
       },

@@ -7,6 +7,7 @@ import type { ScenarioSource } from '../scenario/source.js';
 import type { LinkParams, Topology } from '../topology/types.js';
 import { expressPassDriver } from './expresspass/index.js';
 import { f10Driver } from './f10/index.js';
+import { fastpassDriver } from './fastpass/index.js';
 import { harmonyDriver } from './harmony/index.js';
 import type { SchemeDriver, SchemeExperiment, SchemeSettings } from './types.js';
 
@@ -29,6 +30,7 @@ const DRIVERS: readonly SchemeDriver[] = [
   f10Driver as unknown as SchemeDriver,
   harmonyDriver as unknown as SchemeDriver,
   expressPassDriver as unknown as SchemeDriver,
+  fastpassDriver as unknown as SchemeDriver,
 ];
 
 const byKind = new Map<string, SchemeDriver>();

@@ -1,0 +1,388 @@
+/**
+ * The Fastpass arbiter as a process on the fabric (SIGCOMM'14 §2–§5): a server on a ToR port that
+ * hears the endpoints' FCP requests and, while it is the primary, allocates every batch of 8 timeslots
+ * `horizon` ahead of its start (§5.1: 65 µs), colours each timeslot's cross-rack packets onto spines
+ * (§4) and sends every source its timeslots with their source routes. Secondaries hear the requests
+ * too but answer nothing; the primary sends them a watchdog every `Tw`, and after `Td` of silence
+ * (times the secondary's rank) a secondary takes over at a higher term, without any state: endpoints
+ * whose nonce it does not know get a RESET and ask again from zero (§5.1, §5.3). A primary that hears a
+ * higher term steps down (a paused primary that comes back). Losses the endpoints report feed the
+ * fault isolation service (§5.2), and the allocator stops using an isolated spine.
+ *
+ * Timers run on the arbiter's node clock; timeslot s starts at node time s · slotNs on every clock.
+ */
+import { type Frame, FrameType, makeFrame, Priority } from '../../core/frame.js';
+import type { NodeContext, Role } from '../../core/node-runtime.js';
+import { Rng } from '../../core/random.js';
+import type { Timer } from '../../core/scheduler.js';
+import { type Allocation, BATCH, TimeslotAllocator } from './allocator.js';
+import { FaultIsolation } from './isolation.js';
+import { colourEdges } from './pathsel.js';
+import {
+  type FastpassArbiterConfig,
+  Fcp,
+  type FcpCount,
+  type FcpMessage,
+  fcpBytes,
+  isFcp,
+  routeVia,
+} from './wire.js';
+
+/** a timeslot request beyond this many ahead of the session's count is not believed */
+const MAX_REQUEST_STEP = 1 << 24;
+
+/** The arbiter's report section, read by orchestrator/schemes/fastpass. */
+export interface FastpassArbiterSection {
+  rank: number;
+  /** [physical time, term] of every time this arbiter became primary (rank 0 at the start) */
+  primaryFrom: Array<[number, number]>;
+  /** physical times it stepped down on hearing a higher term */
+  steppedDown: number[];
+  /** physical time of the first allocation it sent after each takeover (same order as primaryFrom) */
+  firstAlloc: number[];
+  requests: number;
+  /** requests heard while secondary (dropped, §5.1) */
+  requestsIgnored: number;
+  resets: number;
+  batches: number;
+  timeslots: number;
+  allocMessages: number;
+  acks: number;
+  fcpBytesOut: number;
+  fcpBytesIn: number;
+  watchdogsSent: number;
+  watchdogsHeard: number;
+  /** [physical time, spine, 1 isolated | 0 restored] */
+  isolation: Array<[number, number, number]>;
+  /** cross-rack packets no spine could take (an isolated spine in the middle of a batch) */
+  unrouted: number;
+  unknownFrames: number;
+}
+
+class Session {
+  readonly requested = new Map<number, number>();
+  readonly allocated = new Map<number, number>();
+  /** the spine the host's latest request came by: answers go back the same way */
+  spine = 0;
+  constructor(readonly nonce: number) {}
+}
+
+export class FastpassArbiter implements Role {
+  private readonly cfg: FastpassArbiterConfig;
+  private readonly rng: Rng;
+  private allocator: TimeslotAllocator;
+  private readonly isolation: FaultIsolation;
+  private readonly sessions = new Map<number, Session>();
+  private readonly hosts: number;
+  private readonly spines: number;
+  private readonly myRack: number;
+  private primary: boolean;
+  private term = 0;
+  /** node time the last watchdog (or our start) was heard */
+  private lastWatchdog = 0;
+  private batchTimer: Timer | null = null;
+  private watchdogTimer: Timer | null = null;
+  private takeoverTimer: Timer | null = null;
+  private watchdogSeq = 0;
+  private awaitingFirstAlloc = false;
+  private readonly stats: FastpassArbiterSection;
+
+  constructor(private readonly ctx: NodeContext) {
+    const cfg = ctx.config.scheme?.config as FastpassArbiterConfig;
+    this.cfg = cfg;
+    this.rng = new Rng(ctx.config.seed * 181 + 17);
+    this.hosts = cfg.fabric.hosts.length;
+    this.spines = cfg.fabric.spineDown.length;
+    this.myRack = cfg.fabric.arbiters[cfg.rank].rack;
+    this.allocator = this.newAllocator();
+    this.isolation = new FaultIsolation(this.spines, cfg.isolation);
+    this.primary = cfg.rank === 0;
+    this.stats = {
+      rank: cfg.rank,
+      primaryFrom: [],
+      steppedDown: [],
+      firstAlloc: [],
+      requests: 0,
+      requestsIgnored: 0,
+      resets: 0,
+      batches: 0,
+      timeslots: 0,
+      allocMessages: 0,
+      acks: 0,
+      fcpBytesOut: 0,
+      fcpBytesIn: 0,
+      watchdogsSent: 0,
+      watchdogsHeard: 0,
+      isolation: this.isolation.log,
+      unrouted: 0,
+      unknownFrames: 0,
+    };
+  }
+
+  private newAllocator(): TimeslotAllocator {
+    return new TimeslotAllocator({
+      endpoints: this.hosts,
+      rackOf: this.cfg.fabric.hosts.map((h) => h.rack),
+      rackCapacity: this.spines * this.cfg.fabric.spineFactor,
+      policy: this.cfg.policy,
+      reserve: this.cfg.fcpShare,
+    });
+  }
+
+  start(): void {
+    const now = this.ctx.clock.now();
+    this.lastWatchdog = now;
+    if (this.primary) this.becomePrimary(now);
+    else this.armTakeover();
+  }
+
+  // ---- primary ----
+
+  private becomePrimary(now: number): void {
+    this.primary = true;
+    this.stats.primaryFrom.push([this.ctx.sched.current, this.term]);
+    this.awaitingFirstAlloc = true;
+    this.ctx.clock.cancel(this.takeoverTimer);
+    this.takeoverTimer = null;
+    const batchNs = BATCH * this.cfg.slotNs;
+    // the first batch whose start lies a full horizon ahead
+    const first = Math.ceil((now + this.cfg.horizonNs) / batchNs) * batchNs;
+    this.batchTimer = this.ctx.clock.at(first - this.cfg.horizonNs, this.batch, first / this.cfg.slotNs);
+    this.watchdog(now);
+  }
+
+  private readonly watchdog = (_now: number): void => {
+    this.watchdogTimer = this.ctx.clock.after(this.cfg.watchdogNs, this.watchdog);
+    const arbs = this.cfg.fabric.arbiters;
+    // each watchdog goes through the next spine, so one dead spine cannot silence the primary
+    const spine = this.spines > 0 ? this.watchdogSeq++ % this.spines : 0;
+    for (let r = 0; r < arbs.length; r++) {
+      if (r === this.cfg.rank) continue;
+      const route = routeVia(this.cfg.fabric, this.myRack, arbs[r].rack, arbs[r].port, spine);
+      this.send(arbs[r].id, route, { fp: Fcp.Watchdog, t: this.term, r: this.cfg.rank });
+      this.stats.watchdogsSent++;
+    }
+  };
+
+  private readonly batch = (_now: number, firstSlot: unknown): void => {
+    const first = firstSlot as number;
+    const next = first + BATCH;
+    this.batchTimer = this.ctx.clock.at(next * this.cfg.slotNs - this.cfg.horizonNs, this.batch, next);
+    this.stats.batches++;
+    const usable = this.isolation.usable(this.ctx.clock.now());
+    this.allocator.setRackCapacity(usable.length * this.cfg.fabric.spineFactor);
+    const allocs = this.allocator.allocateBatch(first);
+    if (allocs.length === 0) return;
+    this.stats.timeslots += allocs.length;
+    const spineOf = this.selectPaths(allocs, first, usable);
+    const f = this.cfg.fabric;
+    const bySrc = new Map<number, Array<[number, number, number[], number]>>();
+    for (let i = 0; i < allocs.length; i++) {
+      const a = allocs[i];
+      const s = this.sessions.get(a.src);
+      if (s === undefined) continue;
+      const dstHost = f.hosts[a.dst];
+      const srcRack = f.hosts[a.src].rack;
+      const spine = spineOf[i];
+      if (srcRack !== dstHost.rack && spine < 0) {
+        this.stats.unrouted++;
+        continue;
+      }
+      s.allocated.set(a.dst, (s.allocated.get(a.dst) ?? 0) + 1);
+      let list = bySrc.get(a.src);
+      if (list === undefined) bySrc.set(a.src, (list = []));
+      list.push([a.slot, a.dst, routeVia(f, srcRack, dstHost.rack, dstHost.port, spine), spine]);
+    }
+    for (const [src, a] of bySrc) {
+      const s = this.sessions.get(src)!;
+      const dsts = [...new Set(a.map((e) => e[1]))];
+      this.send(src, this.hostRoute(src, s), { fp: Fcp.Alloc, n: s.nonce, a, c: this.counts(s, dsts) });
+      this.stats.allocMessages++;
+    }
+    if (this.awaitingFirstAlloc && bySrc.size > 0) {
+      this.awaitingFirstAlloc = false;
+      this.stats.firstAlloc.push(this.ctx.sched.current);
+    }
+  };
+
+  /**
+   * Per allocation, the spine its packet crosses (-1 inside a rack): each timeslot's cross-rack
+   * packets are edge-coloured on the ToR graph (§4), a colour is a virtual spine, `spineFactor` virtual
+   * spines share one physical spine.
+   */
+  private selectPaths(allocs: Allocation[], first: number, usable: number[]): Int32Array {
+    const spineOf = new Int32Array(allocs.length).fill(-1);
+    const f = this.cfg.fabric;
+    const racks = f.leafUp.length;
+    for (let slot = first; slot < first + BATCH; slot++) {
+      const idx: number[] = [];
+      const l: number[] = [];
+      const r: number[] = [];
+      for (let i = 0; i < allocs.length; i++) {
+        const a = allocs[i];
+        if (a.slot !== slot) continue;
+        const rs = f.hosts[a.src].rack;
+        const rd = f.hosts[a.dst].rack;
+        if (rs === rd) continue;
+        idx.push(i);
+        l.push(rs);
+        r.push(rd);
+      }
+      if (idx.length === 0) continue;
+      const colours = colourEdges(racks, l, r);
+      for (let j = 0; j < idx.length; j++) {
+        const v = Math.floor(colours[j] / f.spineFactor);
+        spineOf[idx[j]] = v < usable.length ? usable[v] : -1;
+      }
+    }
+    return spineOf;
+  }
+
+  // ---- FCP ----
+
+  onFrame(_now: number, _port: number, frame: Frame): void {
+    const m = frame.x;
+    if (frame.t !== FrameType.Control || !isFcp(m)) {
+      this.stats.unknownFrames++;
+      return;
+    }
+    this.stats.fcpBytesIn += frame.z;
+    const now = this.ctx.clock.now();
+    if (m.fp === Fcp.Watchdog) this.onWatchdog(now, m.t);
+    else if (m.fp === Fcp.Request) this.onRequest(now, frame.s, m);
+    else this.stats.unknownFrames++;
+  }
+
+  private onRequest(now: number, src: number, m: Extract<FcpMessage, { fp: 1 }>): void {
+    if (!(src >= 0 && src < this.hosts)) {
+      this.stats.unknownFrames++;
+      return;
+    }
+    for (const [spine, lost] of m.l) {
+      if (lost > 0 && this.isolation.report(now, src, spine))
+        this.ctx.emit('fastpass-isolated', this.ctx.sched.current, { spine, reporter: src });
+    }
+    if (!this.primary) {
+      this.stats.requestsIgnored++;
+      return;
+    }
+    this.stats.requests++;
+    let s = this.sessions.get(src);
+    if (s === undefined || s.nonce !== m.n) {
+      // an endpoint this arbiter has no session with (a takeover, its first words): start one (§5.3)
+      s = new Session(1 + Math.floor(this.rng.next() * 0x7ffffffe));
+      this.sessions.set(src, s);
+      this.allocator.clearSource(src);
+      s.spine = this.spineOf(m.ri);
+      this.stats.resets++;
+      this.send(src, this.hostRoute(src, s), { fp: Fcp.Reset, n: s.nonce, t: this.term });
+      return;
+    }
+    s.spine = this.spineOf(m.ri);
+    const dsts: number[] = [];
+    for (const [dst, cum] of m.d) {
+      if (!(dst >= 0 && dst < this.hosts) || dst === src) continue;
+      const had = s.requested.get(dst) ?? 0;
+      if (cum > had && cum - had < MAX_REQUEST_STEP) {
+        this.allocator.demand(src, dst, cum - had);
+        s.requested.set(dst, cum);
+      }
+      dsts.push(dst);
+    }
+    this.stats.acks++;
+    this.send(src, this.hostRoute(src, s), { fp: Fcp.Ack, n: s.nonce, c: this.counts(s, dsts) });
+  }
+
+  private spineOf(ri: number): number {
+    return this.spines === 0 ? 0 : (((ri % this.spines) + this.spines) % this.spines) | 0;
+  }
+
+  private counts(s: Session, dsts: number[]): FcpCount[] {
+    return dsts.map((d) => [d, s.requested.get(d) ?? 0, s.allocated.get(d) ?? 0]);
+  }
+
+  private hostRoute(host: number, s: Session): number[] {
+    const h = this.cfg.fabric.hosts[host];
+    return routeVia(this.cfg.fabric, this.myRack, h.rack, h.port, s.spine);
+  }
+
+  private send(dst: number, route: number[], m: FcpMessage): void {
+    const z = fcpBytes(m);
+    const frame = makeFrame({
+      t: FrameType.Control,
+      s: this.ctx.config.id,
+      d: dst,
+      z,
+      p: Priority.Control,
+      r: route,
+      x: m,
+    });
+    if (this.ctx.ports[0].send(frame, this.ctx.sched.current)) this.stats.fcpBytesOut += z;
+  }
+
+  // ---- failover (§5.1) ----
+
+  private onWatchdog(now: number, term: number): void {
+    this.stats.watchdogsHeard++;
+    if (term < this.term) return;
+    if (this.primary) {
+      if (term === this.term) return;
+      // a newer primary took over while this one was away: step down, forget everything
+      this.primary = false;
+      this.stats.steppedDown.push(this.ctx.sched.current);
+      this.ctx.emit('fastpass-step-down', this.ctx.sched.current, { term });
+      this.ctx.clock.cancel(this.batchTimer);
+      this.ctx.clock.cancel(this.watchdogTimer);
+      this.batchTimer = null;
+      this.watchdogTimer = null;
+      this.sessions.clear();
+      this.allocator = this.newAllocator();
+    }
+    this.term = term;
+    this.lastWatchdog = now;
+    if (this.takeoverTimer === null) this.armTakeover();
+  }
+
+  private armTakeover(): void {
+    this.takeoverTimer = this.ctx.clock.at(this.lastWatchdog + this.silenceNs(), this.checkSilence);
+  }
+
+  /** a secondary of rank r waits r times Td, so secondaries take over in rank order */
+  private silenceNs(): number {
+    return this.cfg.takeoverNs * Math.max(1, this.cfg.rank);
+  }
+
+  private readonly checkSilence = (now: number): void => {
+    this.takeoverTimer = null;
+    if (this.primary) return;
+    if (now - this.lastWatchdog < this.silenceNs()) {
+      this.armTakeover();
+      return;
+    }
+    this.term++;
+    this.ctx.emit('fastpass-takeover', this.ctx.sched.current, { term: this.term, rank: this.cfg.rank });
+    this.becomePrimary(now);
+  };
+
+  portDown(): void {}
+
+  portUp(): void {}
+
+  progress(): { flowsDone: number; flowsStarted: number } {
+    return { flowsDone: 0, flowsStarted: 0 };
+  }
+
+  report() {
+    const m = this.ctx.metrics;
+    m.inc('fastpassTimeslots', this.stats.timeslots);
+    m.inc('fastpassRequests', this.stats.requests);
+    m.inc('fastpassUnknownFrames', this.stats.unknownFrames);
+    return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
+  }
+
+  stop(): void {
+    this.ctx.clock.cancel(this.batchTimer);
+    this.ctx.clock.cancel(this.watchdogTimer);
+    this.ctx.clock.cancel(this.takeoverTimer);
+  }
+}

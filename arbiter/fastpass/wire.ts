@@ -1,0 +1,149 @@
+/**
+ * Fastpass's wire: the configs the orchestrator hands the arbiter and the hosts, and the Fastpass
+ * Control Protocol (SIGCOMM'14 §5.3) messages they exchange as control frames over the fabric.
+ * Counts are cumulative per destination, so a repeated or lost message is made good by the next one;
+ * every message of a session carries the arbiter's nonce, and a RESET (with the arbiter's term, raised
+ * at every takeover, §5.1) starts a new session.
+ */
+
+export const FASTPASS_KIND = 'fastpass';
+
+/** The fabric as the arbiter routes it: a two-tier tree of racks (ToRs) under spines. */
+export interface FastpassFabric {
+  /** per host: its rack and the ToR port that reaches it */
+  hosts: Array<{ rack: number; port: number }>;
+  /** per rack: the ToR port to each spine */
+  leafUp: number[][];
+  /** per spine: the port to each rack */
+  spineDown: number[][];
+  /** timeslots a spine link carries per host timeslot (fabric rate / host rate, at least 1) */
+  spineFactor: number;
+  /** per arbiter (by rank): its rack and the ToR port that reaches it */
+  arbiters: Array<{ id: number; rack: number; port: number }>;
+}
+
+export interface FastpassTiming {
+  /** one MTU at the host link rate (§2) */
+  slotNs: number;
+  /** how far ahead of its start a timeslot is allocated (§5.1: 65 µs) */
+  horizonNs: number;
+}
+
+export interface FastpassArbiterConfig extends FastpassTiming {
+  rank: number;
+  policy: 'max-min' | 'min-fct';
+  /** share of each endpoint's timeslots left free for FCP's own frames on its link */
+  fcpShare: number;
+  fabric: FastpassFabric;
+  /** primary's watchdog period and the silence after which a secondary takes over (§5.1: 100 µs, 1 ms) */
+  watchdogNs: number;
+  takeoverNs: number;
+  /** fault isolation (§5.2): loss reports naming one spine from this many endpoints within the window */
+  isolation: { reporters: number; windowNs: number; holdNs: number };
+}
+
+export interface FastpassHostConfig extends FastpassTiming {
+  /** per arbiter (by rank): its node id and source routes to it, one per spine (one inside a rack) */
+  arbiters: Array<{ id: number; routes: number[][] }>;
+  /** demands are gathered this long into one request (§2: "a few microseconds") */
+  aggregateNs: number;
+  /** FCP's retransmission timeout: a request not acknowledged, or demand not served, is asked again */
+  timeoutNs: number;
+  /** a timeslot reached later than this is not used; its packets are asked for again (§6.3) */
+  lateNs: number;
+  /** bytes the qdisc holds at most; beyond, packets are dropped (counted) */
+  limitBytes: number;
+}
+
+/** FCP message kinds, in `x.fp` of a control frame. */
+export const Fcp = {
+  /** host → arbiters: cumulative timeslots requested per destination, and losses seen per spine */
+  Request: 1,
+  /** arbiter → host: timeslots allocated, with their routes, and the counts */
+  Alloc: 2,
+  /** arbiter → host: the counts, at once on a request */
+  Ack: 3,
+  /** arbiter → host: a new session (nonce) at this term; the host asks again from zero */
+  Reset: 4,
+  /** arbiter → arbiters: the primary is alive (§5.1) */
+  Watchdog: 5,
+} as const;
+
+/** [destination, requested (cumulative, as the arbiter has it), allocated (cumulative)] */
+export type FcpCount = [number, number, number];
+
+export type FcpMessage =
+  | {
+      fp: typeof Fcp.Request;
+      /** the session's nonce (0: none yet) */
+      n: number;
+      /** [destination, cumulative timeslots requested] */
+      d: Array<[number, number]>;
+      /** the route index the request took: the arbiter answers along the same spine */
+      ri: number;
+      /** [spine, data packets lost on it since the last report] */
+      l: Array<[number, number]>;
+    }
+  | {
+      fp: typeof Fcp.Alloc;
+      n: number;
+      /** [timeslot, destination, source route, spine (-1: inside the rack)] */
+      a: Array<[number, number, number[], number]>;
+      c: FcpCount[];
+    }
+  | { fp: typeof Fcp.Ack; n: number; c: FcpCount[] }
+  | { fp: typeof Fcp.Reset; n: number; t: number }
+  | { fp: typeof Fcp.Watchdog; t: number; r: number };
+
+const isInt = (v: unknown): v is number => Number.isInteger(v);
+const isIntArray = (v: unknown): v is number[] => Array.isArray(v) && v.every(isInt);
+const isTuples = (v: unknown, len: number): boolean =>
+  Array.isArray(v) && v.every((e) => Array.isArray(e) && e.length === len && e.every(isInt));
+
+/** A well-formed FCP message (fields of the right types; values are checked where they are used). */
+export function isFcp(x: unknown): x is FcpMessage {
+  if (typeof x !== 'object' || x === null) return false;
+  const m = x as Record<string, unknown>;
+  switch (m.fp) {
+    case Fcp.Request:
+      return isInt(m.n) && isInt(m.ri) && isTuples(m.d, 2) && isTuples(m.l, 2);
+    case Fcp.Alloc:
+      return (
+        isInt(m.n) &&
+        isTuples(m.c, 3) &&
+        Array.isArray(m.a) &&
+        m.a.every(
+          (e) =>
+            Array.isArray(e) &&
+            e.length === 4 &&
+            isInt(e[0]) &&
+            isInt(e[1]) &&
+            isIntArray(e[2]) &&
+            isInt(e[3]),
+        )
+      );
+    case Fcp.Ack:
+      return isInt(m.n) && isTuples(m.c, 3);
+    case Fcp.Reset:
+      return isInt(m.n) && isInt(m.t);
+    case Fcp.Watchdog:
+      return isInt(m.t) && isInt(m.r);
+    default:
+      return false;
+  }
+}
+
+/** Wire size of an FCP frame: a small frame plus 8 bytes per entry (§7.3 counts FCP's own bytes). */
+export function fcpBytes(m: FcpMessage): number {
+  let entries = 0;
+  if (m.fp === Fcp.Request) entries = m.d.length + m.l.length;
+  else if (m.fp === Fcp.Alloc) entries = m.a.length + m.c.length;
+  else if (m.fp === Fcp.Ack) entries = m.c.length;
+  return 64 + 8 * entries;
+}
+
+/** Source route from rack `from` to the ToR port `port` of rack `to`, through `spine` when they differ. */
+export function routeVia(f: FastpassFabric, from: number, to: number, port: number, spine: number): number[] {
+  if (from === to) return [port];
+  return [f.leafUp[from][spine], f.spineDown[spine][to], port];
+}
