@@ -208,7 +208,7 @@ export class FastpassArbiter implements Role {
   /**
    * Per allocation, the spine its packet crosses (-1 inside a rack): each timeslot's cross-rack
    * packets are edge-coloured on the ToR graph (§4), a colour is a virtual spine, `spineFactor` virtual
-   * spines share one physical spine.
+   * spines share one physical spine, and the first spine rotates from one timeslot to the next.
    */
   private selectPaths(allocs: Allocation[], first: number, usable: number[]): Int32Array {
     const spineOf = new Int32Array(allocs.length).fill(-1);
@@ -230,9 +230,12 @@ export class FastpassArbiter implements Role {
       }
       if (idx.length === 0) continue;
       const colours = colourEdges(racks, l, r);
+      // colours start at 0 in every timeslot: rotate them over the spines, so every spine link gets
+      // its share of idle timeslots for the unscheduled FCP frames
+      const n = usable.length;
       for (let j = 0; j < idx.length; j++) {
         const v = Math.floor(colours[j] / f.spineFactor);
-        spineOf[idx[j]] = v < usable.length ? usable[v] : -1;
+        spineOf[idx[j]] = v < n ? usable[(v + slot) % n] : -1;
       }
     }
     return spineOf;

@@ -130,6 +130,8 @@ export class FastpassQdisc {
     /** physical time now, for the report */
     private readonly physNow: () => number,
   ) {
+    // FCP frames are not scheduled: spread them over the spines, each host its own first route
+    this.route = hostId;
     this.nic = {
       send: (f) => this.enqueue(f),
       rateBps: raw.rateBps,

@@ -91,7 +91,9 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
 
   // takeovers: every primary term after the first; the primary before went down at the latest outage
   // of an arbiter before the takeover
-  const outages = r.faults.filter((f) => OUTAGES.has(f.action) && arbs.some((x) => x.name === f.node));
+  // arbiters are arb0, arb1, ... (a killed one leaves no report, so its name comes from the settings)
+  const arbNames = new Set(Array.from({ length: s.arbiters }, (_, i) => `arb${i}`));
+  const outages = r.faults.filter((f) => OUTAGES.has(f.action) && arbNames.has(f.node ?? ''));
   const failovers: FastpassFailover[] = [];
   for (const { name, a } of arbs) {
     a.primaryFrom.forEach(([t, term], i) => {
