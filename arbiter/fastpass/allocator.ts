@@ -29,8 +29,8 @@ export interface AllocatorInit {
   rackCapacity: number;
   policy: AllocPolicy;
   /**
-   * share of every endpoint's timeslots left unallocated, as a destination and as a source, for the
-   * unscheduled FCP frames on its link (§7.1: "Fastpass reserving about 1% of the achieved throughput
+   * share of every endpoint's timeslots left unallocated, as a destination and as a source, and of
+   * every rack's timeslots to and from the spines, for the unscheduled FCP frames on those links (§7.1: "Fastpass reserving about 1% of the achieved throughput
    * for FCP traffic"); 0: none
    */
   reserve?: number;
@@ -186,6 +186,9 @@ export class TimeslotAllocator {
         rs = this.rackOf[s];
         rd = this.rackOf[d];
         busy |= this.upFull[rs] | this.downFull[rd] | blockedCross;
+        // the racks' links to the spines keep their share of free timeslots for FCP too
+        if (this.reserveEvery > 0)
+          busy |= this.reserved(first, this.n + 2 * rs) | this.reserved(first, this.n + 2 * rd + 1);
       }
       let free = ~busy & FULL;
       let took = 0;

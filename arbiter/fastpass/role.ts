@@ -164,7 +164,7 @@ export class FastpassArbiter implements Role {
     }
   };
 
-  private readonly batch = (_now: number, firstSlot: unknown): void => {
+  private readonly batch = (_t: number, firstSlot: unknown): void => {
     const first = firstSlot as number;
     const next = first + BATCH;
     this.batchTimer = this.ctx.clock.at(next * this.cfg.slotNs - this.cfg.horizonNs, this.batch, next);
@@ -261,10 +261,9 @@ export class FastpassArbiter implements Role {
       this.stats.unknownFrames++;
       return;
     }
-    for (const [spine, lost] of m.l) {
-      if (lost > 0 && this.isolation.report(now, src, spine))
+    for (const [spine] of m.l)
+      if (this.isolation.report(now, src, spine))
         this.ctx.emit('fastpass-isolated', this.ctx.sched.current, { spine, reporter: src });
-    }
     if (!this.primary) {
       this.stats.requestsIgnored++;
       return;
@@ -272,12 +271,16 @@ export class FastpassArbiter implements Role {
     this.stats.requests++;
     let s = this.sessions.get(src);
     if (s === undefined || s.nonce !== m.n) {
-      // an endpoint this arbiter has no session with (a takeover, its first words): start one (§5.3)
-      s = new Session(1 + Math.floor(this.rng.next() * 0x7ffffffe));
-      this.sessions.set(src, s);
-      this.allocator.clearSource(src);
+      // an endpoint this arbiter has no session with (a takeover, its first words) gets one (§5.3);
+      // a request of before the endpoint heard its RESET gets the same RESET again, never a new
+      // session (a new nonce for every request in flight would chase the endpoint forever)
+      if (s === undefined) {
+        s = new Session(1 + Math.floor(this.rng.next() * 0x7ffffffe));
+        this.sessions.set(src, s);
+        this.allocator.clearSource(src);
+        this.stats.resets++;
+      }
       s.spine = this.spineOf(m.ri);
-      this.stats.resets++;
       this.send(src, this.hostRoute(src, s), { fp: Fcp.Reset, n: s.nonce, t: this.term });
       return;
     }

@@ -69,6 +69,16 @@ export const Fcp = {
   Watchdog: 5,
 } as const;
 
+/**
+ * [spine, flow, segment, what]: `LossKind.Data`: the sender sent the segment again, its copy before
+ * crossed `spine`; `LossKind.Ack`: the receiver got a segment it had, so the acknowledgement that
+ * covered it (which crossed `spine`) was lost — the sender's report of that segment was no data loss
+ */
+export type LossReport = [number, number, number, number];
+export const LossKind = { Data: 0, Ack: 1 } as const;
+/** loss reports one request carries at most */
+export const MAX_LOSS_REPORTS = 16;
+
 /** [destination, requested (cumulative, as the arbiter has it), allocated (cumulative)] */
 export type FcpCount = [number, number, number];
 
@@ -81,8 +91,8 @@ export type FcpMessage =
       d: Array<[number, number]>;
       /** the route index the request took: the arbiter answers along the same spine */
       ri: number;
-      /** [spine, data packets lost on it since the last report] */
-      l: Array<[number, number]>;
+      /** losses seen since the last request, for fault isolation (§5.2) */
+      l: LossReport[];
     }
   | {
       fp: typeof Fcp.Alloc;
@@ -106,7 +116,13 @@ export function isFcp(x: unknown): x is FcpMessage {
   const m = x as Record<string, unknown>;
   switch (m.fp) {
     case Fcp.Request:
-      return isInt(m.n) && isInt(m.ri) && isTuples(m.d, 2) && isTuples(m.l, 2);
+      return (
+        isInt(m.n) &&
+        isInt(m.ri) &&
+        isTuples(m.d, 2) &&
+        isTuples(m.l, 4) &&
+        (m.l as unknown[]).length <= MAX_LOSS_REPORTS
+      );
     case Fcp.Alloc:
       return (
         isInt(m.n) &&

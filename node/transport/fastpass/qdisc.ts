@@ -12,8 +12,9 @@
  * (asked again after `timeout`, by the next spine's route). A timeslot reached more than `late` after
  * its start is not used and is asked for again (§6.3); a RESET from an arbiter (a new session, or a
  * new primary at a higher term) drops the old session's timeslots and asks again from the queues.
- * A data packet the transport sends again was lost: the spine its first copy took is reported to the
- * fault isolation service with the next request (§5.2).
+ * A data packet the transport sends again carries the spine its copy before took; its receiver
+ * judges what was lost (the data, or the acknowledgement) and reports that spine to the fault
+ * isolation service with its next request (§5.2).
  */
 
 import {
@@ -23,6 +24,9 @@ import {
   type FcpMessage,
   fcpBytes,
   isFcp,
+  LossKind,
+  type LossReport,
+  MAX_LOSS_REPORTS,
 } from '../../../arbiter/fastpass/wire.js';
 import type { NodeClock } from '../../../core/clock.js';
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
@@ -50,7 +54,7 @@ export interface FastpassHostSection {
   allocationLatency: HistogramSnapshot;
   /** packets the qdisc dropped: its limit reached */
   dropped: number;
-  /** data packets sent again (a loss), and those reported with the spine they crossed */
+  /** data packets sent again (a loss), and the losses reported with the spine they crossed */
   retransmitted: number;
   lossReports: number;
   /** [physical time, arbiter id, term] of every session start */
@@ -96,10 +100,21 @@ class DstQueue {
   }
 }
 
+/** A data segment sent again carries the spine its copy before crossed, around the transport's field. */
+const RESENT = 'fpResent';
+interface Resent {
+  [RESENT]: unknown;
+  via: number;
+}
+
 /** a key for a data packet: its flow and segment */
 const packetKey = (f: Frame): number => f.f * 0x100000 + (f.q & 0xfffff);
 /** packets remembered for loss reports; beyond, the oldest are forgotten */
 const SENT_MEMORY = 1 << 18;
+/** beyond the horizon, how long an acknowledgement may take to reach its sender (two fabric crossings) */
+const ACK_DUE_NS = 50_000;
+/** acknowledgements remembered per flow */
+const ACK_MEMORY = 4096;
 
 export class FastpassQdisc {
   /** the NIC the transport above sees */
@@ -119,7 +134,11 @@ export class FastpassQdisc {
   private readonly latency = new Histogram();
   /** data packets sent: the spine each crossed (-1: inside the rack) */
   private readonly sentVia = new Map<number, number>();
-  private readonly lostVia = new Map<number, number>();
+  /** loss evidence for the next request */
+  private readonly losses: LossReport[] = [];
+  /** receiving side, per flow: segments received (a bitmap), and the acknowledgements sent: [cum, spine] */
+  private readonly got = new Map<number, Uint8Array>();
+  private readonly acksSent = new Map<number, Array<[number, number, number]>>();
   private readonly stats: Omit<FastpassHostSection, 'allocationLatency' | 'queued'>;
 
   constructor(
@@ -169,11 +188,11 @@ export class FastpassQdisc {
       return false;
     }
     if (f.t === FrameType.Data) {
-      const key = packetKey(f);
-      const via = this.sentVia.get(key);
+      const via = this.sentVia.get(packetKey(f));
       if (via !== undefined) {
+        // sent again: the receiver judges whether the copy before was lost, and on which spine
         this.stats.retransmitted++;
-        if (via >= 0) this.lostVia.set(via, (this.lostVia.get(via) ?? 0) + 1);
+        if (via >= 0) f.x = { [RESENT]: f.x, via } satisfies Resent;
       }
     }
     const q = this.queue(f.d);
@@ -201,9 +220,8 @@ export class FastpassQdisc {
     const d: Array<[number, number]> = [];
     for (const [dst, q] of this.queues)
       if (q.requested > q.acked || q.requested > q.received) d.push([dst, q.requested]);
-    const l: Array<[number, number]> = [...this.lostVia];
-    this.lostVia.clear();
-    if (l.length > 0) this.stats.lossReports++;
+    const l = this.losses.splice(0, MAX_LOSS_REPORTS);
+    this.stats.lossReports += l.length;
     this.stats.requests++;
     const arbs = this.cfg.arbiters;
     for (const a of arbs) {
@@ -248,6 +266,46 @@ export class FastpassQdisc {
       x: m,
     });
     if (this.raw.send(frame)) this.stats.fcpBytesOut += z;
+  }
+
+  private lossSeen(spine: number, flow: number, seq: number, kind: number): void {
+    if (this.losses.length >= 4 * MAX_LOSS_REPORTS) return;
+    this.losses.push([spine, flow, seq, kind]);
+    if (this.requestTimer === null)
+      this.requestTimer = this.clock.after(this.cfg.aggregateNs, this.sendRequest);
+  }
+
+  /**
+   * A data segment arrived (receiving side); a resend carries the spine its copy before crossed, and
+   * the receiver judges (§5.2): a segment it never got was lost on that spine; one it had already
+   * means the sender did not hear the acknowledgement that covered it — the first one sent with a
+   * cumulative count beyond it — if that left long enough before: a resend is decided at least a
+   * horizon before it arrives, so an acknowledgement sent later than that, or just before, was not yet
+   * due at the sender. The transport above gets the frame as it was sent.
+   */
+  received(f: Frame, now: number): void {
+    const x = f.x as Resent | null;
+    let via = -1;
+    if (typeof x === 'object' && x !== null && RESENT in x) {
+      f.x = x[RESENT];
+      via = Number.isInteger(x.via) ? x.via : -1;
+    }
+    if (!Number.isInteger(f.q) || f.q < 0 || f.q >= 1 << 24) return;
+    let got = this.got.get(f.f);
+    if (got === undefined || got.length * 8 <= f.q) {
+      const grown = new Uint8Array(Math.max(64, 2 * Math.ceil((f.q + 1) / 8)));
+      if (got) grown.set(got);
+      this.got.set(f.f, (got = grown));
+    }
+    const bit = 1 << (f.q & 7);
+    if ((got[f.q >> 3] & bit) === 0) {
+      got[f.q >> 3] |= bit;
+      if (via >= 0) this.lossSeen(via, f.f, f.q, LossKind.Data);
+      return;
+    }
+    const acks = this.acksSent.get(f.f);
+    const ack = acks?.find(([cum]) => cum > f.q);
+    if (ack && now - ack[2] > this.cfg.horizonNs + ACK_DUE_NS) this.lossSeen(ack[1], f.f, f.q, LossKind.Ack);
   }
 
   /** an FCP frame for this host; false when it is none */
@@ -385,6 +443,11 @@ export class FastpassQdisc {
       if (f.t === FrameType.Data) {
         if (this.sentVia.size >= SENT_MEMORY) this.sentVia.clear();
         this.sentVia.set(packetKey(f), spine);
+      } else if (f.t === FrameType.Ack && spine >= 0) {
+        let acks = this.acksSent.get(f.f);
+        if (acks === undefined) this.acksSent.set(f.f, (acks = []));
+        if (acks.length >= ACK_MEMORY) acks.splice(0, acks.length / 2);
+        acks.push([f.q, spine, now]);
       }
       this.stats.payloadBytes += f.z;
       this.raw.send(f);

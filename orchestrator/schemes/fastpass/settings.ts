@@ -27,7 +27,11 @@ export const fastpassProperties = {
   isolation: {
     type: 'object',
     additionalProperties: false,
-    properties: { reporters: { type: 'integer', minimum: 1 }, window: duration, hold: duration },
+    properties: {
+      reporters: { type: 'integer', minimum: 1 },
+      window: duration,
+      hold: duration,
+    },
   },
 };
 
