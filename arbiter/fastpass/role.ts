@@ -85,6 +85,8 @@ export class FastpassArbiter implements Role {
   private takeoverTimer: Timer | null = null;
   private watchdogSeq = 0;
   private awaitingFirstAlloc = false;
+  /** isolation log entries already copied into the report */
+  private logged = 0;
   private readonly stats: FastpassArbiterSection;
 
   constructor(private readonly ctx: NodeContext) {
@@ -113,7 +115,7 @@ export class FastpassArbiter implements Role {
       fcpBytesIn: 0,
       watchdogsSent: 0,
       watchdogsHeard: 0,
-      isolation: this.isolation.log,
+      isolation: [],
       unrouted: 0,
       unknownFrames: 0,
     };
@@ -170,6 +172,7 @@ export class FastpassArbiter implements Role {
     this.batchTimer = this.ctx.clock.at(next * this.cfg.slotNs - this.cfg.horizonNs, this.batch, next);
     this.stats.batches++;
     const usable = this.isolation.usable(this.ctx.clock.now());
+    this.physicalLog();
     this.allocator.setRackCapacity(usable.length * this.cfg.fabric.spineFactor);
     const allocs = this.allocator.allocateBatch(first);
     if (allocs.length === 0) return;
@@ -241,6 +244,15 @@ export class FastpassArbiter implements Role {
     return spineOf;
   }
 
+  /** the isolation log's new entries, stamped in physical time for the report (it keeps node time) */
+  private physicalLog(): void {
+    const log = this.isolation.log;
+    for (; this.logged < log.length; this.logged++) {
+      const [, spine, on] = log[this.logged];
+      this.stats.isolation.push([this.ctx.sched.current, spine, on]);
+    }
+  }
+
   // ---- FCP ----
 
   onFrame(_now: number, _port: number, frame: Frame): void {
@@ -264,6 +276,7 @@ export class FastpassArbiter implements Role {
     for (const [spine] of m.l)
       if (this.isolation.report(now, src, spine))
         this.ctx.emit('fastpass-isolated', this.ctx.sched.current, { spine, reporter: src });
+    this.physicalLog();
     if (!this.primary) {
       this.stats.requestsIgnored++;
       return;

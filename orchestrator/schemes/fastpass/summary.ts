@@ -58,6 +58,8 @@ export interface FastpassSummary {
   queuedAtEnd: number;
   queue: BusiestQueue | null;
   failovers: FastpassFailover[];
+  /** a primary that came back to a higher term and stepped down (virtual ns since traffic start) */
+  stepDowns: Array<{ arbiter: string; t: number }>;
   /** [virtual ns since traffic start, arbiter, spine, isolated] */
   isolation: Array<{ t: number; arbiter: string; spine: number; isolated: boolean }>;
   fabricDrops: number;
@@ -80,6 +82,8 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   }
   arbs.sort((x, y) => x.a.rank - y.a.rank);
   const t0 = r.trafficStart;
+  // physical report times, as whole ns since the traffic start
+  const since0 = (t: number) => Math.round(t - t0);
   const latency = new Histogram();
   for (const h of hosts) latency.merge(h.allocationLatency);
   const allocated = sum(arbs, (x) => x.a.timeslots);
@@ -98,16 +102,16 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   for (const { name, a } of arbs) {
     a.primaryFrom.forEach(([t, term], i) => {
       if (term === 0) return;
-      const at = t - t0;
+      const at = since0(t);
       const down = outages.filter((f) => f.t <= at && f.node !== name).at(-1)?.t ?? null;
-      const alloc = a.firstAlloc[i] !== undefined ? a.firstAlloc[i] - t0 : null;
+      const alloc = a.firstAlloc[i] !== undefined ? since0(a.firstAlloc[i]) : null;
       let packet: number | null = null;
       for (const h of hosts)
         h.sessions.forEach(([, , tm], j) => {
           const sent = h.firstSend[j];
-          if (tm === term && sent >= 0 && (packet === null || sent - t0 < packet)) packet = sent - t0;
+          if (tm === term && sent >= 0 && (packet === null || since0(sent) < packet)) packet = since0(sent);
         });
-      const since = (v: number | null) => (v === null || down === null ? null : v - down);
+      const since = (v: number | null) => (v === null || down === null ? null : Math.round(v - down));
       failovers.push({
         arbiter: name,
         term,
@@ -121,8 +125,11 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
       });
     });
   }
+  const stepDowns = arbs.flatMap(({ name, a }) =>
+    a.steppedDown.map((t) => ({ arbiter: name, t: since0(t) })),
+  );
   const isolation = arbs.flatMap(({ name, a }) =>
-    a.isolation.map(([t, spine, on]) => ({ t: t - t0, arbiter: name, spine, isolated: on === 1 })),
+    a.isolation.map(([t, spine, on]) => ({ t: since0(t), arbiter: name, spine, isolated: on === 1 })),
   );
   return {
     policy: s.policy,
@@ -156,6 +163,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
     queuedAtEnd: sum(hosts, (h) => h.queued),
     queue: busiestQueue(r.reports),
     failovers,
+    stepDowns,
     isolation,
     fabricDrops: totals.congestionDrops,
   };
@@ -190,6 +198,8 @@ export function fastpassRows(f: FastpassSummary): Array<[string, string]> {
       `detected +${d(fo.detectionNs)}, first allocation +${d(fo.toFirstAllocationNs)}, first packet +${d(fo.toFirstPacketNs)} after the primary went down`,
     ]);
   }
+  for (const sd of f.stepDowns)
+    rows.push([`fastpass step-down ${sd.arbiter}`, `heard a newer primary at ${formatNs(sd.t)}`]);
   for (const i of f.isolation)
     rows.push([
       `fastpass isolation (${i.arbiter})`,

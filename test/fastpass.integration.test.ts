@@ -1,0 +1,149 @@
+/**
+ * Fastpass end to end, as real processes in conservative mode (exact: figures are asserted as
+ * measured): experiment A against the loss-based baseline (queue and throughput, the former checked
+ * again from queues.csv), queue growth with clock error, the primary arbiter killed and paused, a
+ * spine killed (fault isolation), a lossy fabric link, host clocks stepped.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dcemu, readJson, tempOut } from './helpers.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: summary.json as written
+type Summary = any;
+
+async function run(
+  name: string,
+  scenario: string,
+  extra: string[] = [],
+): Promise<{ out: string; s: Summary }> {
+  const out = tempOut(name);
+  const r = await dcemu(['run', scenario, '--out', out, '-q', ...extra]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return { out, s: readJson(join(out, 'summary.json')) };
+}
+
+/** the receiver port's sampled queue, from queues.csv (an independent reading of the series) */
+function receiverQueue(out: string): number[] {
+  return readFileSync(join(out, 'queues.csv'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','))
+    .filter(([node, port]) => node === 'leaf0' && port === '0')
+    .map((f) => Number(f[4]))
+    .sort((a, b) => a - b);
+}
+
+const SPINE = 'test/fixtures/fastpass-spine.yaml';
+
+describe('Fastpass', () => {
+  it('experiment A: near-zero queue at the throughput of the buffer-filling baseline', async () => {
+    const short = ['--set', 'workload.duration=4ms'];
+    const [fp, base] = await Promise.all([
+      run('fastpass-a', 'examples/fastpass.yaml', short),
+      run('fastpass-a-base', 'examples/fastpass.yaml', [...short, '--set', 'scheme.kind=ecmp']),
+    ]);
+    const f = fp.s.fastpass;
+    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 0 });
+    expect(base.s.queues.busiest).toMatchObject({
+      port: 'leaf0:0',
+      p50Bytes: 3_679_500,
+      p90Bytes: 4_864_500,
+    });
+    // independently: the receiver port's samples
+    const q = receiverQueue(fp.out);
+    const qb = receiverQueue(base.out);
+    expect(q[Math.floor(q.length / 2)]).toBe(0);
+    expect(qb[Math.floor(qb.length / 2)]).toBeGreaterThanOrEqual(50 * 1500);
+    expect(fp.s.throughput.gbps).toBe(9.528);
+    expect(base.s.throughput.gbps).toBe(9.966);
+    expect(fp.s.throughput.gbps).toBeGreaterThanOrEqual(0.95 * base.s.throughput.gbps);
+    // nothing lost, nothing sent late, every allocation used
+    expect(fp.s.drops.congestion).toBe(0);
+    expect(f.timeslots).toMatchObject({ late: 0, unused: 0 });
+    expect(f).toMatchObject({ allocationsLost: 0, qdiscDrops: 0, retransmitted: 0, resets: 5 });
+    expect(f.timeslots).toMatchObject({ allocated: 3410, used: 3350 });
+    expect(f.fcp.overhead).toBeGreaterThan(0);
+    expect(f.fcp.overhead).toBeLessThan(0.04);
+  });
+
+  it('queues grow with clock error: about one MTU per timeslot of divergence (§2)', async () => {
+    const at = (offset: string) =>
+      run(`fastpass-clock-${offset.length}`, 'examples/fastpass.yaml', [
+        '--set',
+        'workload.duration=2ms',
+        '--set',
+        `clocks.offset=${offset}`,
+      ]);
+    const [exact, skewed] = await Promise.all([at('0'), at('uniform(-2.4us,2.4us)')]);
+    expect(exact.s.clocks.errP99Ns).toBe(96);
+    expect(exact.s.fastpass.queue.p99Bytes).toBe(1500);
+    // ±2.4 µs: up to four timeslots apart, three packets queued behind the one on the wire
+    expect(skewed.s.clocks.errP99Ns).toBe(2288);
+    expect(skewed.s.fastpass.queue).toMatchObject({ p90Bytes: 4500, p99Bytes: 4580 });
+  });
+
+  it('a killed primary: the secondary takes over after Td and traffic flows again within 2 ms', async () => {
+    const { s } = await run('fastpass-failover', 'examples/fastpass-failover.yaml', [
+      '--set',
+      'workload.duration=3ms',
+      '--set',
+      'run.drain=3ms',
+      '--set',
+      'timeline=[{at: 1ms, action: kill, node: arb0}]',
+    ]);
+    const [fo] = s.fastpass.failovers;
+    expect(s.fastpass.failovers).toHaveLength(1);
+    expect(fo).toMatchObject({ arbiter: 'arb1', term: 1, primaryDownAt: 1_000_000 });
+    expect(fo.detectionNs).toBe(904_205);
+    expect(fo.toFirstAllocationNs).toBe(960_600);
+    expect(fo.toFirstPacketNs).toBe(1_025_600);
+    expect(fo.toFirstPacketNs).toBeLessThanOrEqual(2_000_000);
+    expect(s.flows.unexplained).toBe(0);
+  });
+
+  it('a paused primary comes back to a new primary and steps down', async () => {
+    const { s } = await run('fastpass-pause', SPINE, [
+      '--set',
+      'timeline=[{at: 1ms, action: pause, node: arb0}, {at: 2.5ms, action: resume, node: arb0}]',
+    ]);
+    expect(s.fastpass.failovers.map((f: Summary) => [f.arbiter, f.term, f.detectionNs])).toEqual([
+      ['arb1', 1, 905_891],
+    ]);
+    expect(s.fastpass.stepDowns).toEqual([{ arbiter: 'arb0', t: 2_500_000 }]);
+    expect(s.flows.completed).toBe(4);
+  });
+
+  it('a killed spine: receivers report the losses, fault isolation takes the spine out, flows complete', async () => {
+    const { s } = await run('fastpass-spine', SPINE);
+    expect(s.flows).toMatchObject({ completed: 4, unexplained: 0 });
+    const iso = s.fastpass.isolation;
+    expect(iso.map((i: Summary) => [i.arbiter, i.spine, i.isolated])).toEqual([
+      ['arb0', 0, true],
+      ['arb1', 0, true],
+    ]);
+    expect(iso[0].t).toBe(1_638_656);
+    expect(s.fastpass.queue.p99Bytes).toBeLessThanOrEqual(1500);
+  });
+
+  it('a lossy fabric link and stepped host clocks: timeslots re-requested, every flow complete', async () => {
+    const [lossy, stepped] = await Promise.all([
+      run('fastpass-lossy', SPINE, [
+        '--set',
+        'timeline=[{at: 1ms, action: link-lossy, link: [leaf0, spine1], loss: 0.02}]',
+      ]),
+      run('fastpass-step', SPINE, [
+        '--set',
+        'clocks.offset=0',
+        '--set',
+        'timeline=[{at: 1ms, action: clock-step, node: h1, step: 30us}, {at: 1.5ms, action: clock-step, node: h7, step: -30us}]',
+      ]),
+    ]);
+    expect(lossy.s.flows.completed).toBe(4);
+    expect(lossy.s.drops.fault).toBe(13);
+    expect(lossy.s.fastpass.retransmitted).toBe(3);
+    expect(stepped.s.flows.completed).toBe(4);
+    expect(stepped.s.fastpass.timeslots.late).toBe(2);
+  });
+});
