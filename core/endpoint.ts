@@ -287,23 +287,47 @@ export class Endpoint {
       next++;
     }
     if (n > 0) box.splice(0, n);
+    this.wakeDrained();
   }
 
   private inFlight = 0;
-  /** who waits for every datagram to be out (a halt, a pause report, a close) */
+  /** who waits for every datagram to be out (a halt, a close), held ones too (a pause report) */
   private drained: Array<() => void> = [];
+  private drainedHeld: Array<() => void> = [];
   private readonly sendDone = (err: Error | null): void => {
     if (err) this.stats.sendErrors++;
-    if (--this.inFlight === 0 && this.drained.length > 0) {
+    this.inFlight--;
+    this.wakeDrained();
+  };
+
+  /** nothing held back for a peer's window */
+  private noneHeld(): boolean {
+    for (const box of this.outbox) if (box.length > 0) return false;
+    return true;
+  }
+
+  private wakeDrained(): void {
+    if (this.inFlight > 0) return;
+    if (this.drained.length > 0) {
       const d = this.drained;
       this.drained = [];
       for (const f of d) f();
     }
-  };
+    if (this.drainedHeld.length > 0 && this.noneHeld()) {
+      const d = this.drainedHeld;
+      this.drainedHeld = [];
+      for (const f of d) f();
+    }
+  }
 
-  /** Resolves once every datagram handed to the socket has left it. */
-  async sent(): Promise<void> {
-    if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+  /**
+   * Resolves once every datagram handed to the socket has left it; with `held`, also those a peer's
+   * window holds back (they leave as the peer acknowledges): a node about to be stopped for a pause
+   * must have its last promises out, or its peers wait on it forever.
+   */
+  async sent(held = false): Promise<void> {
+    if (this.inFlight === 0 && (!held || this.noneHeld())) return;
+    await new Promise<void>((resolve) => (held ? this.drainedHeld : this.drained).push(resolve));
   }
 
   private readonly deliver = (now: number, port: number, frame: Frame): void => {

@@ -155,6 +155,8 @@ export interface NodeConfig {
   scheme?: SchemeNodeConfig;
   /** sampling period, virtual ns: queue occupancy (switches), data bytes received (hosts) */
   sampleNs: number;
+  /** hosts: data bytes received are also counted per source in intervals this long (fairness) */
+  intervalNs?: number;
   clock?: ClockConfig;
   ptp?: PtpConfig;
   /** hosts only: jitter models (ns), drawn per event from the node's seed */
@@ -255,6 +257,8 @@ export interface NodeReport {
   rxFrames?: Array<[number, number]>;
   /** hosts: wire bytes of data frames received so far, sampled every `run.sample` (physical time) */
   delivered?: { t: number[]; v: number[] };
+  /** hosts: data bytes received per source in each `run.interval` since the traffic start: [src, bytes[]] */
+  bySource?: Array<[number, number[]]>;
 }
 
 export interface ProgressStats {

@@ -62,7 +62,7 @@ export interface Role {
   progress(): { flowsDone: number; flowsStarted: number };
   report(): Pick<
     NodeReport,
-    'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames' | 'delivered'
+    'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames' | 'delivered' | 'bySource'
   >;
   stop(): void;
 }

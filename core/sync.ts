@@ -125,7 +125,7 @@ export class ConservativeSync {
       // the orchestrator stops the process on this report: the promises over the pause must be out first
       this.pauseReported = true;
       const at = this.pauseAt;
-      void this.endpoint.sent().then(() => this.listener.paused(at));
+      void this.endpoint.sent(true).then(() => this.listener.paused(at));
     }
     if (safe >= this.grant && this.grant > this.reportedGrant) {
       this.reportedGrant = this.grant;

@@ -36,6 +36,9 @@ export class Host implements Role {
   /** wire bytes of data frames addressed here, and their running total sampled every `sampleNs` */
   private rxDataBytes = 0;
   private readonly delivered = new Series();
+  /** data bytes received per source, per `intervalNs` since the traffic start */
+  private readonly bySource = new Map<number, number[]>();
+  private trafficStart = 0;
   private sampler: Timer | null = null;
   /** the software stamp delay model (`jitter.stamp`): when PTP code gets to an arrived frame, in order */
   private readonly stampLate: InOrderLateness | null = null;
@@ -118,6 +121,7 @@ export class Host implements Role {
    * oscillator far ahead would fix its future before faults can change it).
    */
   start(at: number): void {
+    this.trafficStart = at;
     this.ptp?.start(at);
     const sched = this.ctx.sched;
     if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
@@ -139,9 +143,23 @@ export class Host implements Role {
       if (this.stampLate === null) this.ptp?.onFrame(frame, now);
       else this.ctx.sched.at(this.stampLate.next(now), this.ptpLate, frame, now);
     } else {
-      if (frame.t === FrameType.Data) this.rxDataBytes += frame.z;
+      if (frame.t === FrameType.Data) {
+        this.rxDataBytes += frame.z;
+        this.countBySource(frame);
+      }
       this.transport.onFrame(frame, this.ctx.clock.now());
     }
+  }
+
+  private countBySource(frame: Frame): void {
+    const every = this.ctx.config.intervalNs;
+    if (!every || frame.s < 0) return;
+    const i = Math.floor((this.ctx.sched.current - this.trafficStart) / every);
+    if (i < 0 || i > 1e6) return;
+    let bins = this.bySource.get(frame.s);
+    if (bins === undefined) this.bySource.set(frame.s, (bins = []));
+    while (bins.length <= i) bins.push(0);
+    bins[i] += frame.z;
   }
 
   departed(_port: number, frame: Frame, txStart: number): void {
@@ -186,6 +204,7 @@ export class Host implements Role {
       queues: [],
       queueHist: null,
       delivered: this.delivered.toArrays(),
+      ...(this.bySource.size > 0 && { bySource: [...this.bySource] }),
       ...(this.ptp && { clock: this.ptp.report() }),
       ...(this.freeClock && { clock: this.freeClock }),
       ...(section !== undefined && { scheme: section }),

@@ -103,6 +103,8 @@ export interface Summary {
   };
   /** data bytes hosts received while the workload ran (its duration from the traffic start) */
   throughput: { windowNs: number; bytes: number; gbps: number };
+  /** how evenly concurrent senders share (Fastpass §7.2), null with never two senders at once */
+  fairness: Fairness | null;
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
   /** data frames of UDP flows (present when the transport counts them); lost = sent − received */
   frames?: { sent: number; received: number; lost: number };
@@ -165,6 +167,71 @@ export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | nul
     p99Bytes: q(0.99),
     p999Bytes: q(0.999),
     maxBytes: sorted[sorted.length - 1],
+  };
+}
+
+export interface Fairness {
+  intervalNs: number;
+  /** intervals with at least two senders active throughout */
+  intervals: number;
+  /** per interval, the standard deviation of the active senders' throughputs, Mbit/s */
+  stddevMbps: { p50: number; p90: number; max: number };
+  /** the median standard deviation, by how many senders were active */
+  byActive: Record<string, { intervals: number; p50Mbps: number }>;
+}
+
+/**
+ * Per `run.interval`, the throughput each active sender got (its data bytes at every receiver) and
+ * their standard deviation: a sender is active in an interval when one of its flows started before it
+ * and had not finished by its end (§7.2: "the standard deviation of the per-connection throughputs
+ * achieved in each 1-second interval", median over the intervals with the same number of connections).
+ */
+export function fairness(
+  reports: readonly NodeReport[],
+  flows: ReadonlyArray<Pick<FlowRecord, 'src' | 'start' | 'finish'>>,
+  intervalNs: number,
+  endNs: number,
+): Fairness | null {
+  const bySrc = new Map<number, number[]>();
+  for (const rep of reports)
+    for (const [src, bins] of rep.bySource ?? []) {
+      const acc = bySrc.get(src) ?? [];
+      bins.forEach((b, i) => {
+        acc[i] = (acc[i] ?? 0) + b;
+      });
+      bySrc.set(src, acc);
+    }
+  const n = Math.floor(endNs / intervalNs);
+  const all: number[] = [];
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const from = i * intervalNs;
+    const to = from + intervalNs;
+    const active = new Set<number>();
+    for (const f of flows) if (f.start <= from && (f.finish < 0 || f.finish >= to)) active.add(f.src);
+    if (active.size < 2) continue;
+    const mbps = [...active].map((s) => ((bySrc.get(s)?.[i] ?? 0) * 8e3) / intervalNs);
+    const mean = mbps.reduce((a, b) => a + b, 0) / mbps.length;
+    const sd = Math.sqrt(mbps.reduce((a, b) => a + (b - mean) ** 2, 0) / mbps.length);
+    all.push(sd);
+    const g = groups.get(active.size) ?? [];
+    g.push(sd);
+    groups.set(active.size, g);
+  }
+  if (all.length === 0) return null;
+  const q = (xs: number[], p: number) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))] * 1000) / 1000;
+  };
+  return {
+    intervalNs,
+    intervals: all.length,
+    stddevMbps: { p50: q(all, 0.5), p90: q(all, 0.9), max: q(all, 1) },
+    byActive: Object.fromEntries(
+      [...groups]
+        .sort(([a], [b]) => a - b)
+        .map(([k, g]) => [String(k), { intervals: g.length, p50Mbps: q(g, 0.5) }]),
+    ),
   };
 }
 
@@ -334,6 +401,7 @@ export function collect(
       maxBytes: maxQueue,
       busiest: busiestQueue(r.reports),
     },
+    fairness: fairness(r.reports, flows, sc.run.intervalNs, Math.min(endNs, sc.workload.durationNs)),
     throughput: (() => {
       const windowNs = sc.workload.durationNs;
       const bytes = delivered(r.reports, r.trafficStart, windowNs);

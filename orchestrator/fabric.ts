@@ -736,7 +736,8 @@ export class StartedFabric implements AsyncDisposable {
     const wall = performance.now();
     return stallDiagnosis(
       [...this.live()]
-        .filter((n) => !n.halted && n.stats !== null)
+        // a node stopped for its pause is silent by design: not the one the fabric waits on
+        .filter((n) => !n.halted && n.stats !== null && n.pausedUntil < 0)
         .map((n) => ({
           name: n.config.name,
           stats: n.stats!,

@@ -103,6 +103,7 @@ export function planRun(
       ...(scheme && { scheme }),
       ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
       ...(isHost && hostJitter(sc)),
+      ...(isHost && { intervalNs: sc.run.intervalNs }),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
       ...(capture && { capture: { ports: capture, limit: sc.run.captureLimit } }),
     };

@@ -9,10 +9,10 @@
  * free downlink of its destination rack in that timeslot, so the allocated matching is always one
  * path selection can route without queueing (the rearrangeably non-blocking tier, §3).
  *
- * Pure logic: no clock, no I/O. Max-min keeps its order without sorting: pairs live in a queue ordered
- * by their last allocated timeslot, a batch visits it front to back, and the pairs it allocates move to
- * the back in the order they were allocated — the pipelined allocator's "only demands allocated in
- * timeslot t change order" (§3.1). A batch stops early once every source or every destination is full.
+ * Pure logic: no clock, no I/O. Max-min keeps its order with little sorting: pairs live in a queue
+ * ordered by their last allocated timeslot, a batch visits it front to back, and only the pairs it
+ * allocates move, to the back — the pipelined allocator's "only demands allocated in timeslot t change
+ * order" (§3.1). A batch stops early once every source or every destination is full.
  */
 
 export const BATCH = 8;
@@ -50,6 +50,8 @@ class Pair {
   last = -1;
   /** in the active queue */
   queued = false;
+  /** timeslots taken in the batch being allocated */
+  took = 0;
   constructor(
     readonly src: number,
     readonly dst: number,
@@ -137,91 +139,109 @@ export class TimeslotAllocator {
   }
 
   /**
-   * Allocates timeslots `first` .. `first + 7` (a batch) and returns them, ordered by pair visit. Each
-   * visited pair takes as many of the batch's timeslots as its demand and the bitmaps allow (§3.1).
+   * Allocates timeslots `first` .. `first + 7` (a batch) and returns them. Max-min fills the batch in
+   * passes over the pairs in order, one timeslot per pair per pass (the first free one in the
+   * bitmaps), so a pair does not take a whole batch while others wait: the order holds timeslot by
+   * timeslot, as Figure 4 allocates one timeslot at a time. Min-FCT lets each pair, fewest remaining
+   * first, take all the timeslots it can.
    */
   allocateBatch(first: number, out: Allocation[] = []): Allocation[] {
     if (this.pendingTotal === 0) {
       this.compact();
       return out;
     }
-    this.srcBusy.fill(0);
-    this.dstBusy.fill(0);
-    this.upUsed.fill(0);
-    this.downUsed.fill(0);
-    this.upFull.fill(0);
-    this.downFull.fill(0);
+    this.resetBitmaps(first);
     if (this.policy === 'min-fct') this.active.sort(byFewestRemaining);
     const cap = this.capacity;
     const blockedCross = cap === 0 ? FULL : 0;
     const order = this.active;
-    const kept: Pair[] = [];
-    const moved: Pair[] = [];
-    // distinct sources and destinations with demand: once all are full, nothing more fits
-    let fullSrc = 0;
-    let fullDst = 0;
+    // sources and destinations with demand: once all of either are full, nothing more fits
     const srcs = new Set<number>();
     const dsts = new Set<number>();
     for (const p of order) {
+      p.took = 0;
       if (p.demand > 0) {
         srcs.add(p.src);
         dsts.add(p.dst);
       }
     }
-    let i = 0;
-    for (; i < order.length; i++) {
-      if (fullSrc === srcs.size || fullDst === dsts.size) break;
-      const p = order[i];
-      if (p.demand === 0) {
-        p.queued = false;
-        continue;
-      }
-      const s = p.src;
-      const d = p.dst;
-      let busy = this.srcBusy[s] | this.dstBusy[d];
-      if (this.reserveEvery > 0) busy |= this.reserved(first, d) | this.reserved(first, s + 1);
-      let rs = 0;
-      let rd = 0;
-      if (p.crossRack) {
-        rs = this.rackOf[s];
-        rd = this.rackOf[d];
-        busy |= this.upFull[rs] | this.downFull[rd] | blockedCross;
-        // the racks' links to the spines keep their share of free timeslots for FCP too
-        if (this.reserveEvery > 0)
-          busy |= this.reserved(first, this.n + 2 * rs) | this.reserved(first, this.n + 2 * rd + 1);
-      }
-      let free = ~busy & FULL;
-      let took = 0;
-      while (free !== 0 && p.demand > 0) {
-        const bit = 31 - Math.clz32(free & -free);
-        free &= free - 1;
-        out.push({ slot: first + bit, src: s, dst: d });
-        p.demand--;
-        took++;
-        p.last = first + bit;
-        const m = 1 << bit;
-        this.srcBusy[s] |= m;
-        this.dstBusy[d] |= m;
+    let fullSrc = 0;
+    let fullDst = 0;
+    for (const x of srcs) if (this.srcBusy[x] === FULL) fullSrc++;
+    for (const x of dsts) if (this.dstBusy[x] === FULL) fullDst++;
+    const moved: Pair[] = [];
+    // max-min: one timeslot per pair per pass; min-FCT: the shortest takes all it can first
+    const perVisit = this.policy === 'min-fct' ? BATCH : 1;
+    let progress = true;
+    for (let pass = 0; pass < BATCH && progress; pass++) {
+      progress = false;
+      for (let i = 0; i < order.length; i++) {
+        if (fullSrc === srcs.size || fullDst === dsts.size) break;
+        const p = order[i];
+        if (p.demand === 0) continue;
+        const s = p.src;
+        const d = p.dst;
+        let busy = this.srcBusy[s] | this.dstBusy[d];
+        let rs = 0;
+        let rd = 0;
         if (p.crossRack) {
-          if (++this.upUsed[rs * BATCH + bit] >= cap) this.upFull[rs] |= m;
-          if (++this.downUsed[rd * BATCH + bit] >= cap) this.downFull[rd] |= m;
+          rs = this.rackOf[s];
+          rd = this.rackOf[d];
+          busy |= this.upFull[rs] | this.downFull[rd] | blockedCross;
+        }
+        let free = ~busy & FULL;
+        for (let k = 0; k < perVisit && free !== 0 && p.demand > 0; k++) {
+          const bit = 31 - Math.clz32(free & -free);
+          const m = 1 << bit;
+          free &= ~m;
+          out.push({ slot: first + bit, src: s, dst: d });
+          p.demand--;
+          p.last = first + bit;
+          if (p.took++ === 0) moved.push(p);
+          this.pendingTotal--;
+          this.allocated++;
+          progress = true;
+          if ((this.srcBusy[s] |= m) === FULL) fullSrc++;
+          if ((this.dstBusy[d] |= m) === FULL) fullDst++;
+          if (p.crossRack) {
+            if (++this.upUsed[rs * BATCH + bit] >= cap) {
+              this.upFull[rs] |= m;
+              free &= ~m;
+            }
+            if (++this.downUsed[rd * BATCH + bit] >= cap) this.downFull[rd] |= m;
+          }
         }
       }
-      if (took > 0) {
-        this.pendingTotal -= took;
-        this.allocated += took;
-        if (this.srcBusy[s] === FULL) fullSrc++;
-        if (this.dstBusy[d] === FULL) fullDst++;
-      }
-      if (p.demand === 0) p.queued = false;
-      else if (took > 0) moved.push(p);
-      else kept.push(p);
     }
-    // the pairs not visited keep their place after the visited ones that were not allocated
-    for (; i < order.length; i++) kept.push(order[i]);
-    for (const p of moved) kept.push(p);
-    this.active = kept.filter((p) => p.queued);
+    // next order: the pairs that got nothing keep theirs, ahead of those that did, which follow by
+    // the last timeslot they got (least recently allocated first)
+    const next: Pair[] = [];
+    for (const p of order) {
+      if (p.demand === 0) p.queued = false;
+      else if (p.took === 0) next.push(p);
+    }
+    moved.sort((a, b) => a.last - b.last);
+    for (const p of moved) if (p.demand > 0) next.push(p);
+    this.active = next;
     return out;
+  }
+
+  /**
+   * Clears the bitmaps for a batch; the timeslots kept free for FCP (`reserve`) start out busy: an
+   * endpoint's as a destination and as a source, a rack's toward and from the spines.
+   */
+  private resetBitmaps(first: number): void {
+    const e = this.reserveEvery;
+    for (let x = 0; x < this.n; x++) {
+      this.srcBusy[x] = e > 0 ? this.reserved(first, x + 1) : 0;
+      this.dstBusy[x] = e > 0 ? this.reserved(first, x) : 0;
+    }
+    this.upUsed.fill(0);
+    this.downUsed.fill(0);
+    for (let r = 0; r < this.racks; r++) {
+      this.upFull[r] = e > 0 ? this.reserved(first, this.n + 2 * r) : 0;
+      this.downFull[r] = e > 0 ? this.reserved(first, this.n + 2 * r + 1) : 0;
+    }
   }
 
   /** the batch's timeslots (a mask) an endpoint keeps free: one in `reserveEvery`, at phase `k` */

@@ -29,6 +29,12 @@ export interface FastpassTiming {
   horizonNs: number;
 }
 
+/** Batches of timeslots the arbiter allocates before it tells the sources (one message per source). */
+export function notifyBatches(t: FastpassTiming): number {
+  // the last batch told must still reach its source with half the horizon to spare
+  return Math.max(1, Math.min(4, Math.floor(t.horizonNs / 2 / (8 * t.slotNs))));
+}
+
 export interface FastpassArbiterConfig extends FastpassTiming {
   rank: number;
   policy: 'max-min' | 'min-fct';
@@ -40,6 +46,8 @@ export interface FastpassArbiterConfig extends FastpassTiming {
   takeoverNs: number;
   /** fault isolation (§5.2): loss reports naming one spine from this many endpoints within the window */
   isolation: { reporters: number; windowNs: number; holdNs: number };
+  /** batches allocated per notification */
+  notifyBatches: number;
 }
 
 export interface FastpassHostConfig extends FastpassTiming {

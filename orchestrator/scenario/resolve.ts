@@ -107,6 +107,8 @@ export interface Scenario {
   run: {
     drainNs: number;
     sampleNs: number;
+    /** per-source throughput intervals at the receivers (summary.fairness) */
+    intervalNs: number;
     stepNs: number;
     missThreshold: number;
     logLevel: string;
@@ -149,6 +151,7 @@ export const DEFAULTS = {
     step: '100us',
     drain: '20ms',
     sample: '5us',
+    interval: '100us',
     missThreshold: 0.001,
     logLevel: 'info',
     plots: true,
@@ -266,6 +269,7 @@ export function resolveScenario(
   const run = {
     drainNs: num(['run', 'drain'], r.drain ?? DEFAULTS.run.drain, parseDurationNs),
     sampleNs: num(['run', 'sample'], r.sample ?? DEFAULTS.run.sample, parseDurationNs),
+    intervalNs: num(['run', 'interval'], r.interval ?? DEFAULTS.run.interval, parseDurationNs),
     stepNs: num(['run', 'step'], r.step ?? DEFAULTS.run.step, parseDurationNs),
     missThreshold: r.missThreshold ?? DEFAULTS.run.missThreshold,
     logLevel: r.logLevel ?? DEFAULTS.run.logLevel,
@@ -278,6 +282,8 @@ export function resolveScenario(
   if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
   if (!(run.stepNs > 0)) throw src.error(['run', 'step'], `step must be > 0, got ${run.stepNs} ns`);
   if (!(run.sampleNs > 0)) throw src.error(['run', 'sample'], `sample must be > 0, got ${run.sampleNs} ns`);
+  if (!(run.intervalNs > 0))
+    throw src.error(['run', 'interval'], `interval must be > 0, got ${run.intervalNs} ns`);
   // a tdf given on the command line asks for dilated time, unless the mode is named there too
   const sync: SyncMode =
     overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (r.sync ?? DEFAULTS.run.sync));

@@ -251,6 +251,8 @@ export const scenarioSchema = {
         step: duration,
         drain: duration,
         sample: duration,
+        /** per-sender throughput intervals (summary.fairness) */
+        interval: duration,
         missThreshold: probability,
         logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
         plots: { type: 'boolean' },

@@ -105,13 +105,15 @@ const RESENT = 'fpResent';
 interface Resent {
   [RESENT]: unknown;
   via: number;
+  /** when the transport sent it again (the sender's node clock): it had not heard an ack by then */
+  at: number;
 }
 
 /** a key for a data packet: its flow and segment */
 const packetKey = (f: Frame): number => f.f * 0x100000 + (f.q & 0xfffff);
 /** packets remembered for loss reports; beyond, the oldest are forgotten */
 const SENT_MEMORY = 1 << 18;
-/** beyond the horizon, how long an acknowledgement may take to reach its sender (two fabric crossings) */
+/** how long an acknowledgement may take to reach its sender: fabric crossings and clock error, with slack */
 const ACK_DUE_NS = 50_000;
 /** acknowledgements remembered per flow */
 const ACK_MEMORY = 4096;
@@ -192,7 +194,7 @@ export class FastpassQdisc {
       if (via !== undefined) {
         // sent again: the receiver judges whether the copy before was lost, and on which spine
         this.stats.retransmitted++;
-        if (via >= 0) f.x = { [RESENT]: f.x, via } satisfies Resent;
+        if (via >= 0) f.x = { [RESENT]: f.x, via, at: this.clock.now() } satisfies Resent;
       }
     }
     const q = this.queue(f.d);
@@ -246,11 +248,14 @@ export class FastpassQdisc {
       if (q.requested > q.acked) unacked = true;
       if (q.requested > q.received) waiting = true;
     }
-    if (unacked || (waiting && now - this.lastHeard >= this.cfg.timeoutNs)) {
+    // one expression for the test and the timer: `now - lastHeard < timeout` and a timer at
+    // `lastHeard + timeout` can disagree in floating point, and the timer would fire at once, forever
+    const due = this.lastHeard + this.cfg.timeoutNs;
+    if (unacked || (waiting && now >= due)) {
       this.route++;
       this.sendRequest();
     } else if (waiting) {
-      this.timeoutTimer = this.clock.at(this.lastHeard + this.cfg.timeoutNs, this.onTimeout);
+      this.timeoutTimer = this.clock.at(due, this.onTimeout);
     }
   };
 
@@ -279,16 +284,18 @@ export class FastpassQdisc {
    * A data segment arrived (receiving side); a resend carries the spine its copy before crossed, and
    * the receiver judges (§5.2): a segment it never got was lost on that spine; one it had already
    * means the sender did not hear the acknowledgement that covered it — the first one sent with a
-   * cumulative count beyond it — if that left long enough before: a resend is decided at least a
-   * horizon before it arrives, so an acknowledgement sent later than that, or just before, was not yet
-   * due at the sender. The transport above gets the frame as it was sent.
+   * cumulative count beyond it — if that left long enough before the sender decided to send again (a
+   * resend can wait long in the sender's qdisc, an acknowledgement can still be on its way). The
+   * transport above gets the frame as it was sent.
    */
-  received(f: Frame, now: number): void {
+  received(f: Frame): void {
     const x = f.x as Resent | null;
     let via = -1;
+    let resentAt = Number.NEGATIVE_INFINITY;
     if (typeof x === 'object' && x !== null && RESENT in x) {
       f.x = x[RESENT];
       via = Number.isInteger(x.via) ? x.via : -1;
+      if (typeof x.at === 'number') resentAt = x.at;
     }
     if (!Number.isInteger(f.q) || f.q < 0 || f.q >= 1 << 24) return;
     let got = this.got.get(f.f);
@@ -303,9 +310,10 @@ export class FastpassQdisc {
       if (via >= 0) this.lossSeen(via, f.f, f.q, LossKind.Data);
       return;
     }
+    if (via < 0) return;
     const acks = this.acksSent.get(f.f);
     const ack = acks?.find(([cum]) => cum > f.q);
-    if (ack && now - ack[2] > this.cfg.horizonNs + ACK_DUE_NS) this.lossSeen(ack[1], f.f, f.q, LossKind.Ack);
+    if (ack && ack[2] + ACK_DUE_NS < resentAt) this.lossSeen(ack[1], f.f, f.q, LossKind.Ack);
   }
 
   /** an FCP frame for this host; false when it is none */

@@ -31,7 +31,7 @@ export class FastpassTransport implements Transport {
 
   onFrame(frame: Frame, now: number): void {
     if (frame.t === FrameType.Control && this.qdisc.onControl(frame, now)) return;
-    if (frame.t === FrameType.Data) this.qdisc.received(frame, now);
+    if (frame.t === FrameType.Data) this.qdisc.received(frame);
     this.inner.onFrame(frame, now);
   }
 

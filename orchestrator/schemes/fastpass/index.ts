@@ -5,7 +5,7 @@
  * its report lines, and the promise chaos runs check: no packet is lost in the qdisc.
  */
 import type { FastpassArbiterConfig, FastpassHostConfig } from '../../../arbiter/fastpass/wire.js';
-import { FASTPASS_KIND } from '../../../arbiter/fastpass/wire.js';
+import { FASTPASS_KIND, notifyBatches } from '../../../arbiter/fastpass/wire.js';
 import type { SchemeNodeConfig } from '../../../core/messages.js';
 import type { ArbiterSpec } from '../../topology/arbiter.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
@@ -66,6 +66,7 @@ export const fastpassDriver: SchemeDriver<FastpassSettings> = {
         watchdogNs: s.watchdogNs,
         takeoverNs: s.takeoverNs,
         isolation: s.isolation,
+        notifyBatches: notifyBatches(s),
       };
       return { kind: FASTPASS_KIND, config };
     }

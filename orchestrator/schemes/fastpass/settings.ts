@@ -63,7 +63,7 @@ export const FASTPASS_DEFAULTS = {
   arbiters: 2,
   watchdogNs: 100_000,
   takeoverNs: 1_000_000,
-  aggregateNs: 2_000,
+  aggregateNs: 4_000,
   /** DESIGN §5: FCP retransmits after ~200 µs */
   fcpTimeoutNs: 200_000,
   /** a late allocation or a clock step past a timeslot by more than two timeslots is asked again */

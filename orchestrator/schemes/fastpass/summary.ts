@@ -50,7 +50,8 @@ export interface FastpassSummary {
     utilization: number;
   };
   allocationLatency: { p50Ns: number; p99Ns: number; maxNs: number };
-  fcp: { bytes: number; payloadBytes: number; overhead: number };
+  /** FCP's own bytes (requests from hosts, allocations and acknowledgements from arbiters) against the bytes sent in timeslots */
+  fcp: { bytes: number; fromHosts: number; fromArbiters: number; payloadBytes: number; overhead: number };
   allocationsLost: number;
   resets: number;
   qdiscDrops: number;
@@ -90,7 +91,9 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   const allocNs = sum(arbs, (x) => x.a.batches) * 8 * s.slotNs;
   const received = sum(hosts, (h) => h.timeslotsAllocated);
   const used = sum(hosts, (h) => h.timeslotsUsed);
-  const fcpBytes = sum(hosts, (h) => h.fcpBytesOut) + sum(arbs, (x) => x.a.fcpBytesOut);
+  const fromHosts = sum(hosts, (h) => h.fcpBytesOut);
+  const fromArbiters = sum(arbs, (x) => x.a.fcpBytesOut);
+  const fcpBytes = fromHosts + fromArbiters;
   const payloadBytes = sum(hosts, (h) => h.payloadBytes);
 
   // takeovers: every primary term after the first; the primary before went down at the latest outage
@@ -152,6 +155,8 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
     },
     fcp: {
       bytes: fcpBytes,
+      fromHosts,
+      fromArbiters,
       payloadBytes,
       overhead:
         fcpBytes + payloadBytes > 0 ? Math.round((fcpBytes / (fcpBytes + payloadBytes)) * 1e5) / 1e5 : 0,
