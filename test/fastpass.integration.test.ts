@@ -45,7 +45,7 @@ describe('Fastpass', () => {
       run('fastpass-a-base', 'examples/fastpass.yaml', [...short, '--set', 'scheme.kind=ecmp']),
     ]);
     const f = fp.s.fastpass;
-    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 0 });
+    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 104 });
     expect(base.s.queues.busiest).toMatchObject({
       port: 'leaf0:0',
       p50Bytes: 3_679_500,
@@ -63,7 +63,7 @@ describe('Fastpass', () => {
     expect(fp.s.drops.congestion).toBe(0);
     expect(f.timeslots).toMatchObject({ late: 0, unused: 0 });
     expect(f).toMatchObject({ allocationsLost: 0, qdiscDrops: 0, retransmitted: 0, resets: 5 });
-    expect(f.timeslots).toMatchObject({ allocated: 3410, used: 3350 });
+    expect(f.timeslots).toMatchObject({ allocated: 3449, used: 3388 });
     expect(f.fcp.overhead).toBeGreaterThan(0);
     expect(f.fcp.overhead).toBeLessThan(0.04);
   });
@@ -79,9 +79,24 @@ describe('Fastpass', () => {
     const [exact, skewed] = await Promise.all([at('0'), at('uniform(-2.4us,2.4us)')]);
     expect(exact.s.clocks.errP99Ns).toBe(96);
     expect(exact.s.fastpass.queue.p99Bytes).toBe(1500);
-    // ±2.4 µs: up to four timeslots apart, three packets queued behind the one on the wire
+    // ±2.4 µs: senders up to four timeslots apart, a packet or two queued behind the one on the wire
     expect(skewed.s.clocks.errP99Ns).toBe(2288);
-    expect(skewed.s.fastpass.queue).toMatchObject({ p90Bytes: 4500, p99Bytes: 4580 });
+    expect(skewed.s.fastpass.queue).toMatchObject({ p50Bytes: 1500, p99Bytes: 3000 });
+  });
+
+  it('experiment C: concurrent senders share evenly (§7.2), far more than under the baseline', async () => {
+    const [fp, base] = await Promise.all([
+      run('fastpass-c', 'examples/fastpass-fairness.yaml'),
+      run('fastpass-c-base', 'examples/fastpass-fairness.yaml', ['--set', 'scheme.kind=ecmp']),
+    ]);
+    // median standard deviation of the senders' throughputs per 1 ms interval, Mbit/s, by senders active
+    const med = (s: Summary) =>
+      Object.fromEntries(Object.entries(s.fairness.byActive).map(([k, v]) => [k, (v as Summary).p50Mbps]));
+    expect(med(fp.s)).toEqual({ 2: 0, 3: 5.657, 4: 0, 5: 5.879 });
+    expect(med(base.s)).toEqual({ 2: 6, 3: 2274.055, 4: 2415.734, 5: 1939.545 });
+    // five senders: over 100x lower (the paper: 5200x over 1 s intervals)
+    expect(med(base.s)[5] / med(fp.s)[5]).toBeGreaterThan(300);
+    expect(fp.s.throughput.gbps).toBeGreaterThan(0.95 * base.s.throughput.gbps);
   });
 
   it('a killed primary: the secondary takes over after Td and traffic flows again within 2 ms', async () => {
@@ -97,8 +112,8 @@ describe('Fastpass', () => {
     expect(s.fastpass.failovers).toHaveLength(1);
     expect(fo).toMatchObject({ arbiter: 'arb1', term: 1, primaryDownAt: 1_000_000 });
     expect(fo.detectionNs).toBe(904_205);
-    expect(fo.toFirstAllocationNs).toBe(960_600);
-    expect(fo.toFirstPacketNs).toBe(1_025_600);
+    expect(fo.toFirstAllocationNs).toBe(999_000);
+    expect(fo.toFirstPacketNs).toBe(1_035_200);
     expect(fo.toFirstPacketNs).toBeLessThanOrEqual(2_000_000);
     expect(s.flows.unexplained).toBe(0);
   });
@@ -109,10 +124,13 @@ describe('Fastpass', () => {
       'timeline=[{at: 1ms, action: pause, node: arb0}, {at: 2.5ms, action: resume, node: arb0}]',
     ]);
     expect(s.fastpass.failovers.map((f: Summary) => [f.arbiter, f.term, f.detectionNs])).toEqual([
-      ['arb1', 1, 905_891],
+      ['arb1', 1, 905_651],
     ]);
     expect(s.fastpass.stepDowns).toEqual([{ arbiter: 'arb0', t: 2_500_000 }]);
     expect(s.flows.completed).toBe(4);
+    // the transports' timeouts while nothing was allocated are no loss: no spine isolated
+    expect(s.fastpass.retransmitted).toBe(227);
+    expect(s.fastpass.isolation).toEqual([]);
   });
 
   it('a killed spine: receivers report the losses, fault isolation takes the spine out, flows complete', async () => {
@@ -123,7 +141,7 @@ describe('Fastpass', () => {
       ['arb0', 0, true],
       ['arb1', 0, true],
     ]);
-    expect(iso[0].t).toBe(1_638_656);
+    expect(iso.map((i: Summary) => i.t)).toEqual([1_573_728, 1_570_192]);
     expect(s.fastpass.queue.p99Bytes).toBeLessThanOrEqual(1500);
   });
 
@@ -141,9 +159,11 @@ describe('Fastpass', () => {
       ]),
     ]);
     expect(lossy.s.flows.completed).toBe(4);
-    expect(lossy.s.drops.fault).toBe(13);
-    expect(lossy.s.fastpass.retransmitted).toBe(3);
+    expect(lossy.s.drops.fault).toBe(18);
+    expect(lossy.s.fastpass.retransmitted).toBe(2);
+    // sporadic losses are no fault: one reporter is not enough to isolate a spine
+    expect(lossy.s.fastpass.isolation).toEqual([]);
     expect(stepped.s.flows.completed).toBe(4);
-    expect(stepped.s.fastpass.timeslots.late).toBe(2);
+    expect(stepped.s.fastpass.timeslots.late).toBe(3);
   });
 });
