@@ -8,7 +8,8 @@
  * - quickstart_*, sync_speedup_vs_dilated, frame_hops_per_cpu_s, determinism: the quickstart in both
  *   time modes (skip with --no-quickstart);
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
- *   (skip with --no-fattree8).
+ *   (skip with --no-fattree8);
+ * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts.
  */
 import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
 import { nodeEntry, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
+import { benchAllocator, benchPathsel } from './fastpass.js';
 
 const figures: Array<[string, number, string]> = [];
 const figure = (name: string, value: number, note: string) => figures.push([name, value, note]);
@@ -289,6 +291,16 @@ figure(
   'codec_frames_per_s',
   codec,
   'msgpackr encode + decode of one-frame datagrams, one core (goal >= 1,000,000)',
+);
+figure(
+  'fastpass_alloc_timeslots_per_s',
+  benchAllocator(),
+  '256 endpoints, saturated all-to-all demand, one core (paper: ~23M per core; goal within 3x)',
+);
+figure(
+  'fastpass_pathsel_us_per_timeslot',
+  benchPathsel(),
+  'edge-colouring a full timeslot of 16 racks x 32 endpoints, one core (paper: < 12 µs)',
 );
 const seconds = 3000;
 const bare = await benchBareRelay(seconds);

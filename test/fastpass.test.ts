@@ -171,6 +171,22 @@ describe('Fastpass path selection (§4)', () => {
     }
   });
 
+  it('pads to a power of two when colours allow (splits only), and stays within them', () => {
+    const l = [0, 0, 0, 1, 1, 2];
+    const r = [1, 2, 0, 2, 0, 1];
+    const c = colourEdges(3, l, r, 4);
+    expect(Math.max(...c)).toBeLessThan(4);
+    const seen = new Set<string>();
+    for (let i = 0; i < l.length; i++) {
+      for (const key of [`l${l[i]}:${c[i]}`, `r${r[i]}:${c[i]}`]) {
+        expect(seen.has(key)).toBe(false);
+        seen.add(key);
+      }
+    }
+    // only 3 colours available: D = 3 exactly
+    expect(Math.max(...colourEdges(3, l, r, 3))).toBe(2);
+  });
+
   it('colours parallel edges (one ToR pair with many packets) apart', () => {
     const c = colourEdges(2, [0, 0, 0], [1, 1, 1]);
     expect(new Set(c).size).toBe(3);

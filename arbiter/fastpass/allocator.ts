@@ -66,8 +66,21 @@ export class TimeslotAllocator {
   private readonly racks: number;
   private capacity: number;
   private readonly pairs = new Map<number, Pair>();
-  /** pairs with demand, in visiting order (max-min: least recently allocated first) */
-  private active: Pair[] = [];
+  /**
+   * pairs with demand, in visiting order (max-min: least recently allocated first): q[head..]; a
+   * batch keeps the pairs it got nothing for in place and appends the ones it allocated
+   */
+  private q: Pair[] = [];
+  private head = 0;
+  /** per endpoint: pairs with demand it is the source / destination of; endpoints with any */
+  private readonly srcLive: Int32Array;
+  /** the last batch's timeslots (see allocate) */
+  readonly outSlot: Float64Array;
+  readonly outSrc: Int32Array;
+  readonly outDst: Int32Array;
+  private readonly dstLive: Int32Array;
+  private liveSrcs = 0;
+  private liveDsts = 0;
   private readonly srcBusy: Uint8Array;
   private readonly dstBusy: Uint8Array;
   /** per rack and timeslot of the batch: uplinks / downlinks taken; masks of the full timeslots */
@@ -89,6 +102,12 @@ export class TimeslotAllocator {
     this.capacity = init.rackCapacity;
     const r = init.reserve ?? 0;
     this.reserveEvery = r > 0 ? Math.max(2, Math.round(1 / r)) : 0;
+    // a batch allocates at most one timeslot per source and timeslot
+    this.outSlot = new Float64Array(this.n * BATCH);
+    this.outSrc = new Int32Array(this.n * BATCH);
+    this.outDst = new Int32Array(this.n * BATCH);
+    this.srcLive = new Int32Array(this.n);
+    this.dstLive = new Int32Array(this.n);
     this.srcBusy = new Uint8Array(this.n);
     this.dstBusy = new Uint8Array(this.n);
     this.upUsed = new Uint16Array(this.racks * BATCH);
@@ -115,20 +134,29 @@ export class TimeslotAllocator {
       p = new Pair(src, dst, this.rackOf[src] !== this.rackOf[dst]);
       this.pairs.set(key, p);
     }
+    if (p.demand === 0) this.live(p, 1);
     p.demand += slots;
     this.pendingTotal += slots;
     if (!p.queued) {
       p.queued = true;
-      this.active.push(p);
+      this.q.push(p);
     }
+  }
+
+  /** a pair's demand became positive (+1) or ran out (-1): the endpoints' live counts follow */
+  private live(p: Pair, d: 1 | -1): void {
+    if ((this.srcLive[p.src] += d) === (d > 0 ? 1 : 0)) this.liveSrcs += d;
+    if ((this.dstLive[p.dst] += d) === (d > 0 ? 1 : 0)) this.liveDsts += d;
   }
 
   /** forgets every demand of `src` (its session was reset: it asks again from zero) */
   clearSource(src: number): void {
-    for (const p of this.active) {
-      if (p.src !== src) continue;
+    for (let i = this.head; i < this.q.length; i++) {
+      const p = this.q[i];
+      if (p.src !== src || p.demand === 0) continue;
       this.pendingTotal -= p.demand;
       p.demand = 0;
+      this.live(p, -1);
     }
   }
 
@@ -145,39 +173,54 @@ export class TimeslotAllocator {
    * timeslot, as Figure 4 allocates one timeslot at a time. Min-FCT lets each pair, fewest remaining
    * first, take all the timeslots it can.
    */
-  allocateBatch(first: number, out: Allocation[] = []): Allocation[] {
+  allocateBatch(first: number): Allocation[] {
+    const n = this.allocate(first);
+    const out: Allocation[] = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = { slot: this.outSlot[i], src: this.outSrc[i], dst: this.outDst[i] };
+    return out;
+  }
+
+  /**
+   * As allocateBatch, without an object per timeslot (the arbiter's hot path): returns how many were
+   * allocated, in `outSlot`, `outSrc`, `outDst`.
+   */
+  allocate(first: number): number {
     if (this.pendingTotal === 0) {
       this.compact();
-      return out;
+      return 0;
     }
     this.resetBitmaps(first);
-    if (this.policy === 'min-fct') this.active.sort(byFewestRemaining);
+    if (this.policy === 'min-fct') {
+      this.q = this.q.slice(this.head).sort(byFewestRemaining);
+      this.head = 0;
+    }
+    return this.fill(first);
+  }
+
+  /** the passes over the pairs in order (see allocateBatch) */
+  private fill(first: number): number {
+    const outSlot = this.outSlot;
+    const outSrc = this.outSrc;
+    const outDst = this.outDst;
+    let count = 0;
+    const q = this.q;
+    const head = this.head;
     const cap = this.capacity;
     const blockedCross = cap === 0 ? FULL : 0;
-    const order = this.active;
-    // sources and destinations with demand: once all of either are full, nothing more fits
-    const srcs = new Set<number>();
-    const dsts = new Set<number>();
-    for (const p of order) {
-      p.took = 0;
-      if (p.demand > 0) {
-        srcs.add(p.src);
-        dsts.add(p.dst);
-      }
-    }
+    // once every live source or every live destination is full, nothing more fits
     let fullSrc = 0;
     let fullDst = 0;
-    for (const x of srcs) if (this.srcBusy[x] === FULL) fullSrc++;
-    for (const x of dsts) if (this.dstBusy[x] === FULL) fullDst++;
     const moved: Pair[] = [];
     // max-min: one timeslot per pair per pass; min-FCT: the shortest takes all it can first
     const perVisit = this.policy === 'min-fct' ? BATCH : 1;
+    let end = head;
     let progress = true;
     for (let pass = 0; pass < BATCH && progress; pass++) {
       progress = false;
-      for (let i = 0; i < order.length; i++) {
-        if (fullSrc === srcs.size || fullDst === dsts.size) break;
-        const p = order[i];
+      for (let i = head; i < q.length; i++) {
+        if (fullSrc >= this.liveSrcs || fullDst >= this.liveDsts) break;
+        if (i >= end) end = i + 1;
+        const p = q[i];
         if (p.demand === 0) continue;
         const s = p.src;
         const d = p.dst;
@@ -190,12 +233,13 @@ export class TimeslotAllocator {
           busy |= this.upFull[rs] | this.downFull[rd] | blockedCross;
         }
         let free = ~busy & FULL;
-        for (let k = 0; k < perVisit && free !== 0 && p.demand > 0; k++) {
+        for (let k = 0; k < perVisit && free !== 0; k++) {
           const bit = 31 - Math.clz32(free & -free);
           const m = 1 << bit;
           free &= ~m;
-          out.push({ slot: first + bit, src: s, dst: d });
-          p.demand--;
+          outSlot[count] = first + bit;
+          outSrc[count] = s;
+          outDst[count++] = d;
           p.last = first + bit;
           if (p.took++ === 0) moved.push(p);
           this.pendingTotal--;
@@ -210,20 +254,36 @@ export class TimeslotAllocator {
             }
             if (++this.downUsed[rd * BATCH + bit] >= cap) this.downFull[rd] |= m;
           }
+          if (--p.demand === 0) {
+            // a source or destination out of demand no longer counts toward "all full"
+            if (this.srcLive[s] === 1 && this.srcBusy[s] === FULL) fullSrc--;
+            if (this.dstLive[d] === 1 && this.dstBusy[d] === FULL) fullDst--;
+            this.live(p, -1);
+            break;
+          }
         }
       }
     }
-    // next order: the pairs that got nothing keep theirs, ahead of those that did, which follow by
-    // the last timeslot they got (least recently allocated first)
-    const next: Pair[] = [];
-    for (const p of order) {
-      if (p.demand === 0) p.queued = false;
-      else if (p.took === 0) next.push(p);
+    // next order: the visited pairs that got nothing keep their place (just before the pairs not
+    // visited), the ones that got timeslots follow at the back by their last timeslot
+    let w = end;
+    for (let i = end - 1; i >= head; i--) {
+      const p = q[i];
+      if (p.took === 0 && p.demand > 0) q[--w] = p;
+      else if (p.demand === 0) p.queued = false;
     }
+    this.head = w;
     moved.sort((a, b) => a.last - b.last);
-    for (const p of moved) if (p.demand > 0) next.push(p);
-    this.active = next;
-    return out;
+    for (const p of moved) {
+      p.took = 0;
+      if (p.demand > 0) q.push(p);
+      else p.queued = false;
+    }
+    if (this.head > 1024 && this.head * 2 > q.length) {
+      this.q = q.slice(this.head);
+      this.head = 0;
+    }
+    return count;
   }
 
   /**
@@ -253,9 +313,10 @@ export class TimeslotAllocator {
   }
 
   private compact(): void {
-    if (this.active.length === 0) return;
-    for (const p of this.active) p.queued = false;
-    this.active = [];
+    if (this.q.length === 0) return;
+    for (let i = this.head; i < this.q.length; i++) this.q[i].queued = false;
+    this.q = [];
+    this.head = 0;
   }
 }
 

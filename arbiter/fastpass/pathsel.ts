@@ -14,135 +14,202 @@
 
 /**
  * Colours the edges `left[i] → right[i]` (vertices 0..n-1 on each side) so that no two edges at a
- * vertex share a colour, with as many colours as the maximum degree (König). Returns the colours.
+ * vertex share a colour, with as many colours as the maximum degree D (König). Returns the colours.
+ * When `maxColours` allows, the graph is padded to the next power of two above D instead, so that
+ * Euler splits alone colour it (no perfect matching to search for), at the price of colours beyond D.
  */
-export function colourEdges(n: number, left: ArrayLike<number>, right: ArrayLike<number>): Int32Array {
+export function colourEdges(
+  n: number,
+  left: ArrayLike<number>,
+  right: ArrayLike<number>,
+  maxColours = 0,
+): Int32Array {
   const m = left.length;
   const colours = new Int32Array(m);
   if (m === 0) return colours;
-  const degL = new Int32Array(n);
-  const degR = new Int32Array(n);
+  const g = Graph.shared(n, m);
+  const degL = g.degL;
+  const degR = g.degR;
   for (let i = 0; i < m; i++) {
     degL[left[i]]++;
     degR[right[i]]++;
   }
   let D = 0;
   for (let v = 0; v < n; v++) D = Math.max(D, degL[v], degR[v]);
+  const pow2 = 2 ** Math.ceil(Math.log2(D));
+  if (pow2 <= maxColours) D = pow2;
   // pad to D-regular with dummy edges between vertices short of degree D (both sides lack the same total)
-  const us: number[] = Array.from(left);
-  const vs: number[] = Array.from(right);
+  g.grow(n * D);
+  const us = g.us;
+  const vs = g.vs;
+  for (let i = 0; i < m; i++) {
+    us[i] = left[i];
+    vs[i] = right[i];
+  }
+  let e = m;
   let j = 0;
   for (let u = 0; u < n; u++) {
     while (degL[u] < D) {
       while (degR[j] >= D) j++;
       const k = Math.min(D - degL[u], D - degR[j]);
       for (let t = 0; t < k; t++) {
-        us.push(u);
-        vs.push(j);
+        us[e] = u;
+        vs[e++] = j;
       }
       degL[u] += k;
       degR[j] += k;
     }
   }
-  const g = new Graph(n, us, vs);
-  const all = new Int32Array(us.length);
-  for (let i = 0; i < all.length; i++) all[i] = i;
-  const out = new Int32Array(us.length);
-  g.colour(all, D, 0, out);
-  colours.set(out.subarray(0, m));
+  for (let i = 0; i < e; i++) g.order[i] = i;
+  g.colour(0, e, D, 0, g.out);
+  colours.set(g.out.subarray(0, m));
   return colours;
 }
 
+/** The multigraph being coloured, with buffers kept from call to call (one per process: no threads). */
 class Graph {
-  /** per vertex (left u, right n + v): incident edge ids of the current subgraph */
-  private readonly adjStart: Int32Array;
-  private readonly adj: Int32Array;
-  private readonly ptr: Int32Array;
-  private readonly used: Uint8Array;
+  private static cached: Graph | null = null;
 
-  constructor(
-    private readonly n: number,
-    private readonly us: number[],
-    private readonly vs: number[],
-  ) {
-    this.adjStart = new Int32Array(2 * n + 1);
-    this.adj = new Int32Array(2 * us.length);
-    this.ptr = new Int32Array(2 * n);
-    this.used = new Uint8Array(us.length);
+  /** a graph for `n` vertices a side and at least `m` edges, its degree counts zeroed */
+  static shared(n: number, m: number): Graph {
+    let g = Graph.cached;
+    if (g === null || g.n !== n) Graph.cached = g = new Graph(n);
+    g.grow(m);
+    g.degL.fill(0);
+    g.degR.fill(0);
+    return g;
   }
 
-  colour(edges: Int32Array, d: number, base: number, out: Int32Array): void {
-    if (edges.length === 0 || d === 0) return;
+  readonly degL: Int32Array;
+  readonly degR: Int32Array;
+  /** per vertex (left u, right n + v): incident edge ids of the current subgraph */
+  private readonly adjStart: Int32Array;
+  private readonly ptr: Int32Array;
+  private adj = new Int32Array(0);
+  private used = new Uint8Array(0);
+  us = new Int32Array(0);
+  vs = new Int32Array(0);
+  out = new Int32Array(0);
+  order = new Int32Array(0);
+  private tmp = new Int32Array(0);
+  private readonly matchOfRight: Int32Array;
+  private readonly matchOfLeft: Int32Array;
+  private readonly seen: Int32Array;
+
+  private constructor(private readonly n: number) {
+    this.degL = new Int32Array(n);
+    this.degR = new Int32Array(n);
+    this.adjStart = new Int32Array(2 * n + 1);
+    this.ptr = new Int32Array(2 * n);
+    this.matchOfRight = new Int32Array(n);
+    this.matchOfLeft = new Int32Array(n);
+    this.seen = new Int32Array(n);
+  }
+
+  /** room for `m` edges (keeps what the first edges hold) */
+  grow(m: number): void {
+    if (this.us.length >= m) return;
+    const cap = Math.max(m, 2 * this.us.length);
+    const us = new Int32Array(cap);
+    us.set(this.us);
+    const vs = new Int32Array(cap);
+    vs.set(this.vs);
+    this.us = us;
+    this.vs = vs;
+    this.adj = new Int32Array(2 * cap);
+    this.used = new Uint8Array(cap);
+    this.out = new Int32Array(cap);
+    this.order = new Int32Array(cap);
+    this.tmp = new Int32Array(cap);
+  }
+
+  colour(lo: number, hi: number, d: number, base: number, out: Int32Array): void {
+    if (hi <= lo || d === 0) return;
+    const order = this.order;
     if (d === 1) {
-      for (const e of edges) out[e] = base;
+      for (let i = lo; i < hi; i++) out[order[i]] = base;
       return;
     }
     if (d % 2 === 1) {
-      const matching = this.perfectMatching(edges);
-      const inM = new Set(matching);
-      for (const e of matching) out[e] = base;
-      const rest = edges.filter((e) => !inM.has(e));
-      this.colour(rest, d - 1, base + 1, out);
+      // one perfect matching is a colour of its own; it moves to the front of the range
+      this.perfectMatching(lo, hi);
+      const k = lo + this.n;
+      for (let i = lo; i < k; i++) out[order[i]] = base;
+      this.colour(k, hi, d - 1, base + 1, out);
       return;
     }
-    const [a, b] = this.eulerSplit(edges);
-    this.colour(a, d / 2, base, out);
-    this.colour(b, d / 2, base + d / 2, out);
+    const mid = this.eulerSplit(lo, hi);
+    this.colour(lo, mid, d / 2, base, out);
+    this.colour(mid, hi, d / 2, base + d / 2, out);
   }
 
-  /** builds the adjacency of the subgraph `edges` */
-  private index(edges: Int32Array): void {
+  /** builds the adjacency of the subgraph order[lo, hi) */
+  private index(lo: number, hi: number): void {
     const n2 = 2 * this.n;
     const start = this.adjStart;
+    const us = this.us;
+    const vs = this.vs;
+    const n = this.n;
+    const order = this.order;
     start.fill(0);
-    for (const e of edges) {
-      start[this.us[e] + 1]++;
-      start[this.n + this.vs[e] + 1]++;
+    for (let i = lo; i < hi; i++) {
+      const e = order[i];
+      start[us[e] + 1]++;
+      start[n + vs[e] + 1]++;
     }
     for (let v = 0; v < n2; v++) start[v + 1] += start[v];
     const fill = this.ptr;
     for (let v = 0; v < n2; v++) fill[v] = start[v];
-    for (const e of edges) {
-      this.adj[fill[this.us[e]]++] = e;
-      this.adj[fill[this.n + this.vs[e]]++] = e;
+    const adj = this.adj;
+    const used = this.used;
+    for (let i = lo; i < hi; i++) {
+      const e = order[i];
+      adj[fill[us[e]]++] = e;
+      adj[fill[n + vs[e]]++] = e;
+      used[e] = 0;
     }
     for (let v = 0; v < n2; v++) fill[v] = start[v];
-    for (const e of edges) this.used[e] = 0;
   }
 
   /**
    * Splits an even-degree regular subgraph in two of half the degree: walk closed trails, giving their
    * edges alternately to each half. A closed trail of a bipartite graph is even, so every passage
-   * through a vertex (and the trail's start and end) puts one edge in each half.
+   * through a vertex (and the trail's start and end) puts one edge in each half. The first half ends
+   * up in order[lo, mid), the second in order[mid, hi); returns mid.
    */
-  private eulerSplit(edges: Int32Array): [Int32Array, Int32Array] {
-    this.index(edges);
-    const a = new Int32Array(edges.length / 2);
-    const b = new Int32Array(edges.length / 2);
-    let na = 0;
-    let nb = 0;
+  private eulerSplit(lo: number, hi: number): number {
+    this.index(lo, hi);
+    const order = this.order;
+    const tmp = this.tmp;
+    const mid = lo + ((hi - lo) >> 1);
+    let na = lo;
+    let nb = mid;
     const n = this.n;
     const n2 = 2 * n;
+    const used = this.used;
+    const us = this.us;
+    const vs = this.vs;
     for (let start = 0; start < n2; start++) {
       for (;;) {
-        const first = this.nextEdge(start);
-        if (first < 0) break;
+        let e = this.nextEdge(start);
+        if (e < 0) break;
         let cur = start;
-        let e = first;
         let side = 0;
         while (e >= 0) {
-          this.used[e] = 1;
-          if (side === 0) a[na++] = e;
-          else b[nb++] = e;
+          used[e] = 1;
+          if (side === 0) tmp[na++] = e;
+          else tmp[nb++] = e;
           side ^= 1;
-          cur = cur < n ? n + this.vs[e] : this.us[e];
+          cur = cur < n ? n + vs[e] : us[e];
           e = this.nextEdge(cur);
         }
       }
     }
-    return [a.subarray(0, na), b.subarray(0, nb)];
+    for (let i = lo; i < hi; i++) order[i] = tmp[i];
+    return mid;
   }
 
+  /** the next unused edge at v (the adjacency pointer only moves forward), or -1 */
   private nextEdge(v: number): number {
     const end = this.adjStart[v + 1];
     let p = this.ptr[v];
@@ -151,13 +218,16 @@ class Graph {
     return p < end ? this.adj[p] : -1;
   }
 
-  /** a perfect matching of a regular bipartite subgraph (augmenting paths; one exists by Hall) */
-  private perfectMatching(edges: Int32Array): number[] {
-    this.index(edges);
+  /**
+   * A perfect matching of the regular bipartite subgraph order[lo, hi) (augmenting paths; one exists
+   * by Hall), moved to the front of the range: order[lo, lo + n).
+   */
+  private perfectMatching(lo: number, hi: number): void {
+    this.index(lo, hi);
     const n = this.n;
-    const matchEdgeOfRight = new Int32Array(n).fill(-1);
-    const matchEdgeOfLeft = new Int32Array(n).fill(-1);
-    const seen = new Int32Array(n).fill(-1);
+    const matchEdgeOfRight = this.matchOfRight.fill(-1);
+    const matchEdgeOfLeft = this.matchOfLeft.fill(-1);
+    const seen = this.seen.fill(-1);
     const tryLeft = (u: number, stamp: number): boolean => {
       for (let p = this.adjStart[u]; p < this.adjStart[u + 1]; p++) {
         const e = this.adj[p];
@@ -174,11 +244,16 @@ class Graph {
       return false;
     };
     for (let u = 0; u < n; u++) {
-      if (this.adjStart[u + 1] === this.adjStart[u]) continue;
       if (!tryLeft(u, u)) throw new Error('pathsel: a regular bipartite graph without a perfect matching');
     }
-    const out: number[] = [];
-    for (let u = 0; u < n; u++) if (matchEdgeOfLeft[u] >= 0) out.push(matchEdgeOfLeft[u]);
-    return out;
+    const used = this.used;
+    for (let i = lo; i < hi; i++) used[this.order[i]] = 0;
+    let k = lo;
+    for (let u = 0; u < n; u++) {
+      this.tmp[k++] = matchEdgeOfLeft[u];
+      used[matchEdgeOfLeft[u]] = 1;
+    }
+    for (let i = lo; i < hi; i++) if (used[this.order[i]] === 0) this.tmp[k++] = this.order[i];
+    for (let i = lo; i < hi; i++) this.order[i] = this.tmp[i];
   }
 }

@@ -252,7 +252,7 @@ export class FastpassArbiter implements Role {
         r.push(rd);
       }
       if (idx.length === 0) continue;
-      const colours = colourEdges(racks, l, r);
+      const colours = colourEdges(racks, l, r, usable.length * f.spineFactor);
       // colours start at 0 in every timeslot: rotate them over the spines, so every spine link gets
       // its share of idle timeslots for the unscheduled FCP frames
       const n = usable.length;
