@@ -7,21 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { runScenario } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
 
-async function run(
-  name: string,
-  scenario: string,
-  extra: string[] = [],
-): Promise<{ out: string; s: Summary }> {
-  const out = tempOut(name);
-  const r = await dcemu(['run', scenario, '--out', out, '-q', ...extra]);
-  expect(r.exitCode, r.stderr).toBe(0);
-  return { out, s: readJson(join(out, 'summary.json')) };
-}
+const run = runScenario;
 
 /** the receiver port's sampled queue, from queues.csv (an independent reading of the series) */
 function receiverQueue(out: string): number[] {

@@ -8,21 +8,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { runScenario, tempOut } from './helpers.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: summary.json as written
-type Summary = any;
-
-async function run(
-  name: string,
-  scenario: string,
-  extra: string[] = [],
-): Promise<{ out: string; s: Summary }> {
-  const out = tempOut(name);
-  const r = await dcemu(['run', scenario, '--out', out, '-q', ...extra]);
-  expect(r.exitCode, r.stderr).toBe(0);
-  return { out, s: readJson(join(out, 'summary.json')) };
-}
+const run = runScenario;
 
 /** the example, shortened */
 const SHORT = ['--set', 'workload.duration=2ms', '--set', 'run.drain=3ms'];

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { expect } from 'vitest';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const CLI = join(ROOT, 'dist/orchestrator/cli.js');
@@ -25,6 +26,19 @@ export function dcemu(args: string[], opts: { timeout?: number } = {}) {
 // biome-ignore lint/suspicious/noExplicitAny: summary.json is read as plain JSON
 export function readJson(file: string): any {
   return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Runs a scenario quietly into a fresh results folder; a non-zero exit fails the test. */
+export async function runScenario(
+  name: string,
+  scenario: string,
+  extra: string[] = [],
+  // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
+): Promise<{ out: string; s: any }> {
+  const out = tempOut(name);
+  const r = await dcemu(['run', scenario, '--out', out, '-q', ...extra]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return { out, s: readJson(join(out, 'summary.json')) };
 }
 
 /** Pids of node processes whose command line names `marker` (a run id or results folder). */
