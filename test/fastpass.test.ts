@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Allocation, TimeslotAllocator } from '../arbiter/fastpass/allocator.js';
 import { FaultIsolation } from '../arbiter/fastpass/isolation.js';
-import { colourEdges } from '../arbiter/fastpass/pathsel.js';
+import { colourEdges, selectPaths } from '../arbiter/fastpass/pathsel.js';
 import { FastpassArbiter } from '../arbiter/fastpass/role.js';
 import {
   type FastpassArbiterConfig,
@@ -17,6 +17,8 @@ import {
   Fcp,
   type FcpMessage,
   LossKind,
+  planes,
+  routeVia,
 } from '../arbiter/fastpass/wire.js';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';
@@ -25,6 +27,8 @@ import type { NodeContext } from '../core/node-runtime.js';
 import { Rng } from '../core/random.js';
 import { Scheduler } from '../core/scheduler.js';
 import { FastpassQdisc } from '../node/transport/fastpass/qdisc.js';
+import { fastpassFabric } from '../orchestrator/schemes/fastpass/settings.js';
+import { fatTree } from '../orchestrator/topology/fattree.js';
 
 function oneRack(n: number, policy: 'max-min' | 'min-fct' = 'max-min') {
   return new TimeslotAllocator({ endpoints: n, rackOf: new Array(n).fill(0), rackCapacity: 0, policy });
@@ -466,5 +470,54 @@ describe('Fastpass arbiter role (§3–§5)', () => {
     // a secondary now: no more watchdogs, batches or answers
     expect(a.out.length).toBe(sent);
     expect(a.arb.report().scheme).toMatchObject({ steppedDown: [2_000_000] });
+  });
+});
+
+describe('Fastpass hierarchical path selection (§4, a FatTree)', () => {
+  it('routes full permutations through aggregation switches and cores with no link used twice in a timeslot', () => {
+    const topo = fatTree({
+      k: 4,
+      host: { rateBps: 10e9, propNs: 1000 },
+      fabric: { rateBps: 10e9, propNs: 1000 },
+    });
+    const f = fastpassFabric(topo);
+    expect(planes(f)).toBe(2);
+    expect(f.pods?.coresPerAgg).toBe(2);
+    const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+    const racks = topo.nodes.filter((n) => n.role === 'switch' && n.tier === 1);
+    const rng = new Rng(3);
+    const allocs: Array<{ slot: number; src: number; dst: number }> = [];
+    for (let slot = 0; slot < 8; slot++) {
+      // a random derangement of the 16 hosts: every host sends one packet and receives one
+      const perm = Array.from({ length: 16 }, (_, i) => i);
+      do {
+        for (let i = 15; i > 0; i--) {
+          const j = Math.floor(rng.next() * (i + 1));
+          [perm[i], perm[j]] = [perm[j], perm[i]];
+        }
+      } while (perm.some((d, s) => d === s));
+      perm.forEach((dst, src) => {
+        allocs.push({ slot, src, dst });
+      });
+    }
+    const { plane, core } = selectPaths(f, allocs, 0, 8, [0, 1]);
+    const used = new Set<string>();
+    let crossPod = 0;
+    allocs.forEach((a, i) => {
+      const from = f.hosts[a.src].rack;
+      const to = f.hosts[a.dst];
+      const route = routeVia(f, from, to.rack, to.port, plane[i], core[i]);
+      if (route.length === 5) crossPod++;
+      // walk the route from the source's ToR: every (switch, egress port) at most once per timeslot
+      let node = racks[from];
+      for (const port of route) {
+        const key = `${a.slot}:${node.name}:${port}`;
+        expect(used.has(key), key).toBe(false);
+        used.add(key);
+        node = byName.get(node.ports[port].peer)!;
+      }
+      expect(node.name).toBe(`h${a.dst}`);
+    });
+    expect(crossPod).toBeGreaterThan(50);
   });
 });

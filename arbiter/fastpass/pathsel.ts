@@ -9,8 +9,10 @@
  * than the host links count as several virtual spines (§4: "replace each physical switch with
  * high-capacity links with multiple switches with low capacity links").
  *
- * Pure logic over numbers: `colour` returns one colour per edge, below the graph's maximum degree.
+ * Pure logic over numbers: `colourEdges` returns one colour per edge, below the graph's maximum degree;
+ * `selectPaths` turns a batch of allocations into planes and cores.
  */
+import type { FastpassFabric } from './wire.js';
 
 /**
  * Colours the edges `left[i] → right[i]` (vertices 0..n-1 on each side) so that no two edges at a
@@ -256,4 +258,78 @@ class Graph {
     for (let i = lo; i < hi; i++) if (used[this.order[i]] === 0) this.tmp[k++] = this.order[i];
     for (let i = lo; i < hi; i++) this.order[i] = this.tmp[i];
   }
+}
+
+/** One timeslot allocation, as path selection reads it. */
+export interface PathRequest {
+  slot: number;
+  src: number;
+  dst: number;
+}
+
+/**
+ * Paths for a batch of allocations (§4): per timeslot, the packets between racks are edge-coloured
+ * on the ToR graph, a colour being a plane (a spine, or the pods' aggregation switch of that index;
+ * `spineFactor` colours share one when fabric links are faster than host links); in a FatTree, the
+ * packets of each plane that cross pods are then coloured again on the graph of its aggregation
+ * switches, a colour being one of the plane's cores ("paths can be assigned hierarchically"). Colours
+ * start at 0 in every timeslot, so they rotate over the usable planes and cores from one timeslot to
+ * the next: every link gets its share of idle timeslots for the unscheduled FCP frames. Returns per
+ * allocation its plane (-1 inside a rack, or none usable) and its core (0 when it crosses no core).
+ */
+export function selectPaths(
+  f: FastpassFabric,
+  allocs: readonly PathRequest[],
+  first: number,
+  batch: number,
+  usable: readonly number[],
+): { plane: Int32Array; core: Int32Array } {
+  const plane = new Int32Array(allocs.length).fill(-1);
+  const core = new Int32Array(allocs.length);
+  const racks = f.leafUp.length;
+  const k = f.spineFactor;
+  const n = usable.length;
+  const p = f.pods;
+  for (let slot = first; slot < first + batch; slot++) {
+    const idx: number[] = [];
+    const l: number[] = [];
+    const r: number[] = [];
+    for (let i = 0; i < allocs.length; i++) {
+      const a = allocs[i];
+      if (a.slot !== slot) continue;
+      const rs = f.hosts[a.src].rack;
+      const rd = f.hosts[a.dst].rack;
+      if (rs === rd) continue;
+      idx.push(i);
+      l.push(rs);
+      r.push(rd);
+    }
+    if (idx.length === 0 || n === 0) continue;
+    const colours = colourEdges(racks, l, r, n * k);
+    for (let j = 0; j < idx.length; j++) {
+      const v = Math.floor(colours[j] / k);
+      plane[idx[j]] = v < n ? usable[(v + slot) % n] : -1;
+    }
+    if (p === undefined) continue;
+    // second level: per plane, the packets between pods, coloured on the pods' aggregation switches
+    for (const a of usable) {
+      const jdx: number[] = [];
+      const pl: number[] = [];
+      const pr: number[] = [];
+      for (let j = 0; j < idx.length; j++) {
+        const i = idx[j];
+        if (plane[i] !== a) continue;
+        const pa = p.podOf[l[j]];
+        const pb = p.podOf[r[j]];
+        if (pa === pb) continue;
+        jdx.push(i);
+        pl.push(pa);
+        pr.push(pb);
+      }
+      if (jdx.length === 0) continue;
+      const cc = colourEdges(p.aggDown.length, pl, pr, p.coresPerAgg * k);
+      for (let j = 0; j < jdx.length; j++) core[jdx[j]] = (Math.floor(cc[j] / k) + slot) % p.coresPerAgg;
+    }
+  }
+  return { plane, core };
 }

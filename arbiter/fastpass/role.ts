@@ -15,9 +15,9 @@ import { type Frame, FrameType, makeFrame, Priority } from '../../core/frame.js'
 import type { NodeContext, Role } from '../../core/node-runtime.js';
 import { Rng } from '../../core/random.js';
 import type { Timer } from '../../core/scheduler.js';
-import { type Allocation, BATCH, TimeslotAllocator } from './allocator.js';
+import { BATCH, TimeslotAllocator } from './allocator.js';
 import { FaultIsolation } from './isolation.js';
-import { colourEdges } from './pathsel.js';
+import { selectPaths } from './pathsel.js';
 import {
   type FastpassArbiterConfig,
   Fcp,
@@ -25,6 +25,7 @@ import {
   type FcpMessage,
   fcpBytes,
   isFcp,
+  planes,
   routeVia,
 } from './wire.js';
 
@@ -100,7 +101,8 @@ export class FastpassArbiter implements Role {
     this.cfg = cfg;
     this.rng = new Rng(ctx.config.seed * 181 + 17);
     this.hosts = cfg.fabric.hosts.length;
-    this.spines = cfg.fabric.spineDown.length;
+    // the planes paths choose from: spines, or the pods' aggregation switches (isolated as a whole)
+    this.spines = planes(cfg.fabric);
     this.myRack = cfg.fabric.arbiters[cfg.rank].rack;
     this.allocator = this.newAllocator();
     this.isolation = new FaultIsolation(this.spines, cfg.isolation);
@@ -185,7 +187,7 @@ export class FastpassArbiter implements Role {
     if (this.unsent.size > 0 && ++this.unsentBatches >= this.cfg.notifyBatches) this.notify();
     if (allocs.length === 0) return;
     this.stats.timeslots += allocs.length;
-    const spineOf = this.selectPaths(allocs, first, usable);
+    const path = selectPaths(this.cfg.fabric, allocs, first, BATCH, usable);
     const f = this.cfg.fabric;
     const bySrc = this.unsent;
     for (let i = 0; i < allocs.length; i++) {
@@ -194,14 +196,15 @@ export class FastpassArbiter implements Role {
       if (s === undefined) continue;
       const dstHost = f.hosts[a.dst];
       const srcRack = f.hosts[a.src].rack;
-      const spine = spineOf[i];
-      if (srcRack !== dstHost.rack && spine < 0) {
+      const plane = path.plane[i];
+      if (srcRack !== dstHost.rack && plane < 0) {
         this.stats.unrouted++;
         continue;
       }
       let u = bySrc.get(a.src);
       if (u === undefined || u.session !== s) bySrc.set(a.src, (u = { session: s, a: [], acked: new Set() }));
-      u.a.push([a.slot, a.dst, routeVia(f, srcRack, dstHost.rack, dstHost.port, spine), spine]);
+      const route = routeVia(f, srcRack, dstHost.rack, dstHost.port, plane, path.core[i]);
+      u.a.push([a.slot, a.dst, route, plane]);
     }
     if (this.cfg.notifyBatches <= 1) this.notify();
   };
@@ -226,42 +229,6 @@ export class FastpassArbiter implements Role {
       this.stats.firstAlloc.push(this.ctx.sched.current);
     }
     this.unsent.clear();
-  }
-
-  /**
-   * Per allocation, the spine its packet crosses (-1 inside a rack): each timeslot's cross-rack
-   * packets are edge-coloured on the ToR graph (§4), a colour is a virtual spine, `spineFactor` virtual
-   * spines share one physical spine, and the first spine rotates from one timeslot to the next.
-   */
-  private selectPaths(allocs: Allocation[], first: number, usable: number[]): Int32Array {
-    const spineOf = new Int32Array(allocs.length).fill(-1);
-    const f = this.cfg.fabric;
-    const racks = f.leafUp.length;
-    for (let slot = first; slot < first + BATCH; slot++) {
-      const idx: number[] = [];
-      const l: number[] = [];
-      const r: number[] = [];
-      for (let i = 0; i < allocs.length; i++) {
-        const a = allocs[i];
-        if (a.slot !== slot) continue;
-        const rs = f.hosts[a.src].rack;
-        const rd = f.hosts[a.dst].rack;
-        if (rs === rd) continue;
-        idx.push(i);
-        l.push(rs);
-        r.push(rd);
-      }
-      if (idx.length === 0) continue;
-      const colours = colourEdges(racks, l, r, usable.length * f.spineFactor);
-      // colours start at 0 in every timeslot: rotate them over the spines, so every spine link gets
-      // its share of idle timeslots for the unscheduled FCP frames
-      const n = usable.length;
-      for (let j = 0; j < idx.length; j++) {
-        const v = Math.floor(colours[j] / f.spineFactor);
-        spineOf[idx[j]] = v < n ? usable[(v + slot) % n] : -1;
-      }
-    }
-    return spineOf;
   }
 
   /** the isolation log's new entries, stamped in physical time for the report (it keeps node time) */

@@ -8,16 +8,34 @@
 
 export const FASTPASS_KIND = 'fastpass';
 
-/** The fabric as the arbiter routes it: a two-tier tree of racks (ToRs) under spines. */
+/**
+ * The fabric as the arbiter routes it: racks (ToRs) under a tier of `planes` switches each (the spines
+ * of a leaf-spine; in a FatTree, every pod's aggregation switch i is plane i), and in a FatTree the
+ * cores above, `pods.coresPerAgg` to each aggregation switch (§4: "paths can be assigned
+ * hierarchically").
+ */
 export interface FastpassFabric {
   /** per host: its rack and the ToR port that reaches it */
   hosts: Array<{ rack: number; port: number }>;
-  /** per rack: the ToR port to each spine */
+  /** per rack: the ToR port to each plane (spine, or the pod's aggregation switch) */
   leafUp: number[][];
-  /** per spine: the port to each rack */
+  /** two tiers: per spine, the port to each rack (empty in a FatTree) */
   spineDown: number[][];
-  /** timeslots a spine link carries per host timeslot (fabric rate / host rate, at least 1) */
+  /** timeslots a fabric link carries per host timeslot (fabric rate / host rate, at least 1) */
   spineFactor: number;
+  /** three tiers (a FatTree) */
+  pods?: {
+    /** per rack: its pod, and its index among the pod's racks */
+    podOf: number[];
+    rackIndex: number[];
+    /** [pod][plane][rack index]: the aggregation switch's port down to that rack */
+    aggDown: number[][][];
+    /** [pod][plane][c]: the aggregation switch's port up to core plane · coresPerAgg + c */
+    aggUp: number[][][];
+    /** [core][pod]: the core's port down to that pod's aggregation switch */
+    coreDown: number[][];
+    coresPerAgg: number;
+  };
   /** per arbiter (by rank): its rack and the ToR port that reaches it */
   arbiters: Array<{ id: number; rack: number; port: number }>;
 }
@@ -166,8 +184,29 @@ export function fcpBytes(m: FcpMessage): number {
   return 64 + 8 * entries;
 }
 
-/** Source route from rack `from` to the ToR port `port` of rack `to`, through `spine` when they differ. */
-export function routeVia(f: FastpassFabric, from: number, to: number, port: number, spine: number): number[] {
+/** Planes a rack reaches: spines, or aggregation switches of its pod. */
+export function planes(f: FastpassFabric): number {
+  return f.leafUp[0]?.length ?? 0;
+}
+
+/**
+ * Source route from rack `from` to the ToR port `port` of rack `to`: through plane `plane` when they
+ * differ, and in a FatTree between pods through that plane's core `core` (0 .. coresPerAgg - 1).
+ */
+export function routeVia(
+  f: FastpassFabric,
+  from: number,
+  to: number,
+  port: number,
+  plane: number,
+  core = 0,
+): number[] {
   if (from === to) return [port];
-  return [f.leafUp[from][spine], f.spineDown[spine][to], port];
+  const up = f.leafUp[from][plane];
+  const p = f.pods;
+  if (p === undefined) return [up, f.spineDown[plane][to], port];
+  const [pa, pb] = [p.podOf[from], p.podOf[to]];
+  const down = p.aggDown[pb][plane][p.rackIndex[to]];
+  if (pa === pb) return [up, down, port];
+  return [up, p.aggUp[pa][plane][core], p.coreDown[plane * p.coresPerAgg + core][pb], down, port];
 }

@@ -1,11 +1,16 @@
 /**
  * Fastpass's `scheme:` settings (SIGCOMM'14) and the fabric the arbiter routes, derived from the
- * topology: a two-tier tree of racks (a leaf-spine, or one switch), with the arbiters as servers on
+ * topology: racks under spines (a leaf-spine, or one switch) or in the pods of a FatTree, with the arbiters as servers on
  * ToR ports (§7: "One server is set aside for running the arbiter"). Defaults come from the paper:
  * 65 µs allocation horizon (§5.1), watchdog every 100 µs and takeover after 1 ms (§5.1), one secondary
  * ("Our current implementation uses only one secondary"), demands gathered over a few µs (§2).
  */
-import { type FastpassFabric, type FastpassHostConfig, routeVia } from '../../../arbiter/fastpass/wire.js';
+import {
+  type FastpassFabric,
+  type FastpassHostConfig,
+  planes,
+  routeVia,
+} from '../../../arbiter/fastpass/wire.js';
 import { WireSize } from '../../../core/frame.js';
 import { parseBytes, parseDurationNs } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
@@ -74,12 +79,21 @@ export const FASTPASS_DEFAULTS = {
   isolation: { reporters: 2, windowNs: 1_000_000, holdNs: 10_000_000 },
 } as const;
 
-/** What a topology must be for Fastpass: racks (ToRs with hosts) under spines, or one switch. */
-export function fastpassShape(topo: Topology): { racks: TopoNode[]; spines: TopoNode[] } | string {
-  if (topo.kind !== 'leaf-spine' && topo.kind !== 'star')
-    return `fastpass routes two-tier trees (leaf-spine, star), not ${topo.kind}: hierarchical path selection for 3 tiers is not built`;
+/**
+ * What a topology must be for Fastpass: racks (ToRs with hosts) under spines, one switch, or a k-ary
+ * FatTree (racks in pods; paths assigned hierarchically, §4). An F10 tree's AB wiring is none of them.
+ */
+export function fastpassShape(
+  topo: Topology,
+): { racks: TopoNode[]; spines: TopoNode[]; cores: TopoNode[] } | string {
+  if (topo.kind !== 'leaf-spine' && topo.kind !== 'star' && topo.kind !== 'fat-tree')
+    return `fastpass routes leaf-spine, star and fat-tree topologies, not ${topo.kind}`;
   const switches = topo.nodes.filter((n) => n.role === 'switch');
-  return { racks: switches.filter((n) => n.tier === 1), spines: switches.filter((n) => n.tier === 2) };
+  return {
+    racks: switches.filter((n) => n.tier === 1),
+    spines: switches.filter((n) => n.tier === 2),
+    cores: switches.filter((n) => n.tier === 3),
+  };
 }
 
 export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSettings {
@@ -141,7 +155,7 @@ export function arbiterRacks(topo: Topology, count: number): string[] {
 
 /** The fabric description the arbiters route with, from a topology that includes the arbiters. */
 export function fastpassFabric(topo: Topology): FastpassFabric {
-  const { racks, spines } = fastpassShape(topo) as { racks: TopoNode[]; spines: TopoNode[] };
+  const { racks, spines, cores } = fastpassShape(topo) as Exclude<ReturnType<typeof fastpassShape>, string>;
   const rackOf = new Map(racks.map((r, i) => [r.name, i]));
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   const portTo = (from: TopoNode, peer: string): number => from.ports.find((p) => p.peer === peer)!.index;
@@ -152,23 +166,50 @@ export function fastpassFabric(topo: Topology): FastpassFabric {
   const hosts = topo.nodes.filter((n) => n.role === 'host').map(attach);
   const hostLink = topo.links[topo.nodes.find((n) => n.role === 'host')!.ports[0].link];
   const spineLink = spines.length > 0 ? topo.links[spines[0].ports[0].link] : hostLink;
+  const spineFactor = Math.max(1, Math.floor(spineLink.rateBps / hostLink.rateBps));
+  const arbiters = topo.nodes.filter((n) => n.role === 'arbiter').map((a) => ({ id: a.id, ...attach(a) }));
+  if (cores.length === 0)
+    return {
+      hosts,
+      leafUp: racks.map((r) => spines.map((s) => portTo(r, s.name))),
+      spineDown: spines.map((s) => racks.map((r) => portTo(s, r.name))),
+      spineFactor,
+      arbiters,
+    };
+  // a FatTree: pods of racks and aggregation switches, numbered pod-major (topology/fattree.ts)
+  const pods = Math.max(...racks.map((r) => r.pod ?? 0)) + 1;
+  const aggsOf = Array.from({ length: pods }, (_, p) => spines.filter((x) => x.pod === p));
+  const racksOf = Array.from({ length: pods }, (_, p) => racks.filter((x) => x.pod === p));
+  const coresPerAgg = cores.length / aggsOf[0].length;
   return {
     hosts,
-    leafUp: racks.map((r) => spines.map((s) => portTo(r, s.name))),
-    spineDown: spines.map((s) => racks.map((r) => portTo(s, r.name))),
-    spineFactor: Math.max(1, Math.floor(spineLink.rateBps / hostLink.rateBps)),
-    arbiters: topo.nodes.filter((n) => n.role === 'arbiter').map((a) => ({ id: a.id, ...attach(a) })),
+    leafUp: racks.map((r) => aggsOf[r.pod ?? 0].map((a) => portTo(r, a.name))),
+    spineDown: [],
+    spineFactor,
+    arbiters,
+    pods: {
+      podOf: racks.map((r) => r.pod ?? 0),
+      rackIndex: racks.map((r) => racksOf[r.pod ?? 0].indexOf(r)),
+      aggDown: aggsOf.map((aggs, p) => aggs.map((a) => racksOf[p].map((r) => portTo(a, r.name)))),
+      aggUp: aggsOf.map((aggs) =>
+        aggs.map((a, i) =>
+          Array.from({ length: coresPerAgg }, (_, c) => portTo(a, cores[i * coresPerAgg + c].name)),
+        ),
+      ),
+      coreDown: cores.map((c, j) => aggsOf.map((aggs) => portTo(c, aggs[Math.floor(j / coresPerAgg)].name))),
+      coresPerAgg,
+    },
   };
 }
 
-/** A host's FCP routes to every arbiter: one per spine (one inside its rack). */
+/** A host's FCP routes to every arbiter: one per plane (one inside its rack). */
 export function arbiterRoutes(f: FastpassFabric, host: number): FastpassHostConfig['arbiters'] {
   const rack = f.hosts[host].rack;
   return f.arbiters.map((a) => ({
     id: a.id,
     routes:
-      a.rack === rack || f.spineDown.length === 0
+      a.rack === rack || planes(f) === 0
         ? [[a.port]]
-        : f.spineDown.map((_, s) => routeVia(f, rack, a.rack, a.port, s)),
+        : Array.from({ length: planes(f) }, (_, s) => routeVia(f, rack, a.rack, a.port, s)),
   }));
 }
