@@ -96,6 +96,9 @@ class Graph {
   private tmp = new Int32Array(0);
   private readonly matchOfRight: Int32Array;
   private readonly matchOfLeft: Int32Array;
+  /** per edge: the edge paired with it at its left end, at its right end (Euler splits) */
+  private pairL = new Int32Array(0);
+  private pairR = new Int32Array(0);
   private readonly seen: Int32Array;
 
   private constructor(private readonly n: number) {
@@ -123,6 +126,8 @@ class Graph {
     this.out = new Int32Array(cap);
     this.order = new Int32Array(cap);
     this.tmp = new Int32Array(cap);
+    this.pairL = new Int32Array(cap);
+    this.pairR = new Int32Array(cap);
   }
 
   colour(lo: number, hi: number, d: number, base: number, out: Int32Array): void {
@@ -140,7 +145,9 @@ class Graph {
       this.colour(k, hi, d - 1, base + 1, out);
       return;
     }
-    const mid = this.eulerSplit(lo, hi);
+    // degree 2: the split's halves are the two colours
+    const mid = this.eulerSplit(lo, hi, d === 2 ? out : null, base);
+    if (d === 2) return;
     this.colour(lo, mid, d / 2, base, out);
     this.colour(mid, hi, d / 2, base + d / 2, out);
   }
@@ -174,40 +181,74 @@ class Graph {
   }
 
   /**
-   * Splits an even-degree regular subgraph in two of half the degree: walk closed trails, giving their
-   * edges alternately to each half. A closed trail of a bipartite graph is even, so every passage
-   * through a vertex (and the trail's start and end) puts one edge in each half. The first half ends
-   * up in order[lo, mid), the second in order[mid, hi); returns mid.
+   * Splits an even-degree regular subgraph in two of half the degree. Its Euler circuits are walked
+   * without building adjacency lists: at every vertex the incident edges are paired up as they come,
+   * and "the edge paired with this one at its other end" links the edges into closed trails (each
+   * alternates left and right pairings, so it is even). Its edges go alternately to the two halves, so
+   * at every vertex the two edges of a pair land in different halves. The first half ends up in
+   * order[lo, mid), the second in order[mid, hi); returns mid.
    */
-  private eulerSplit(lo: number, hi: number): number {
-    this.index(lo, hi);
+  private eulerSplit(lo: number, hi: number, out: Int32Array | null = null, base = 0): number {
     const order = this.order;
     const tmp = this.tmp;
-    const mid = lo + ((hi - lo) >> 1);
-    let na = lo;
-    let nb = mid;
-    const n = this.n;
-    const n2 = 2 * n;
-    const used = this.used;
     const us = this.us;
     const vs = this.vs;
-    for (let start = 0; start < n2; start++) {
-      for (;;) {
-        let e = this.nextEdge(start);
-        if (e < 0) break;
-        let cur = start;
-        let side = 0;
-        while (e >= 0) {
-          used[e] = 1;
-          if (side === 0) tmp[na++] = e;
-          else tmp[nb++] = e;
-          side ^= 1;
-          cur = cur < n ? n + vs[e] : us[e];
-          e = this.nextEdge(cur);
-        }
+    const pendL = this.matchOfLeft.fill(-1);
+    const pendR = this.matchOfRight.fill(-1);
+    const atL = this.pairL;
+    const atR = this.pairR;
+    const used = this.used;
+    for (let i = lo; i < hi; i++) {
+      const e = order[i];
+      used[e] = 0;
+      const u = us[e];
+      const v = vs[e];
+      const pl = pendL[u];
+      if (pl < 0) pendL[u] = e;
+      else {
+        atL[e] = pl;
+        atL[pl] = e;
+        pendL[u] = -1;
+      }
+      const pr = pendR[v];
+      if (pr < 0) pendR[v] = e;
+      else {
+        atR[e] = pr;
+        atR[pr] = e;
+        pendR[v] = -1;
       }
     }
-    for (let i = lo; i < hi; i++) order[i] = tmp[i];
+    const mid = lo + ((hi - lo) >> 1);
+    if (out !== null) {
+      // colour the two halves at once: nothing to reorder
+      for (let i = lo; i < hi; i++) {
+        let e = order[i];
+        let right = true;
+        while (used[e] === 0) {
+          used[e] = 1;
+          out[e] = right ? base : base + 1;
+          e = right ? atR[e] : atL[e];
+          right = !right;
+        }
+      }
+      return mid;
+    }
+    let na = lo;
+    let nb = mid;
+    for (let i = lo; i < hi; i++) {
+      let e = order[i];
+      if (used[e] === 1) continue;
+      // one closed trail: leave by the right end, come back by the left, and so on
+      let right = true;
+      while (used[e] === 0) {
+        used[e] = 1;
+        if (right) tmp[na++] = e;
+        else tmp[nb++] = e;
+        e = right ? atR[e] : atL[e];
+        right = !right;
+      }
+    }
+    order.set(tmp.subarray(lo, hi), lo);
     return mid;
   }
 
