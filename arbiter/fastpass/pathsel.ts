@@ -252,15 +252,6 @@ class Graph {
     return mid;
   }
 
-  /** the next unused edge at v (the adjacency pointer only moves forward), or -1 */
-  private nextEdge(v: number): number {
-    const end = this.adjStart[v + 1];
-    let p = this.ptr[v];
-    while (p < end && this.used[this.adj[p]] === 1) p++;
-    this.ptr[v] = p;
-    return p < end ? this.adj[p] : -1;
-  }
-
   /**
    * A perfect matching of the regular bipartite subgraph order[lo, hi) (augmenting paths; one exists
    * by Hall), moved to the front of the range: order[lo, lo + n).
