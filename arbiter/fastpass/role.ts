@@ -2,12 +2,13 @@
  * The Fastpass arbiter as a process on the fabric (SIGCOMM'14 §2–§5): a server on a ToR port that
  * hears the endpoints' FCP requests and, while it is the primary, allocates every batch of 8 timeslots
  * `horizon` ahead of its start (§5.1: 65 µs), colours each timeslot's cross-rack packets onto spines
- * (§4) and sends every source its timeslots with their source routes. Secondaries hear the requests
+ * (on a FatTree, aggregation switches and then cores, §4) and tells every source its timeslots with
+ * their source routes every few batches. Secondaries hear the requests
  * too but answer nothing; the primary sends them a watchdog every `Tw`, and after `Td` of silence
  * (times the secondary's rank) a secondary takes over at a higher term, without any state: endpoints
  * whose nonce it does not know get a RESET and ask again from zero (§5.1, §5.3). A primary that hears a
  * higher term steps down (a paused primary that comes back). Losses the endpoints report feed the
- * fault isolation service (§5.2), and the allocator stops using an isolated spine.
+ * fault isolation service (§5.2), and the allocator stops using an isolated spine (plane).
  *
  * Timers run on the arbiter's node clock; timeslot s starts at node time s · slotNs on every clock.
  */
@@ -75,7 +76,7 @@ export class FastpassArbiter implements Role {
   private readonly isolation: FaultIsolation;
   private readonly sessions = new Map<number, Session>();
   private readonly hosts: number;
-  private readonly spines: number;
+  private readonly planeCount: number;
   private readonly myRack: number;
   private primary: boolean;
   private term = 0;
@@ -102,10 +103,10 @@ export class FastpassArbiter implements Role {
     this.rng = new Rng(ctx.config.seed * 181 + 17);
     this.hosts = cfg.fabric.hosts.length;
     // the planes paths choose from: spines, or the pods' aggregation switches (isolated as a whole)
-    this.spines = planes(cfg.fabric);
+    this.planeCount = planes(cfg.fabric);
     this.myRack = cfg.fabric.arbiters[cfg.rank].rack;
     this.allocator = this.newAllocator();
-    this.isolation = new FaultIsolation(this.spines, cfg.isolation);
+    this.isolation = new FaultIsolation(this.planeCount, cfg.isolation);
     this.primary = cfg.rank === 0;
     this.stats = {
       rank: cfg.rank,
@@ -133,7 +134,7 @@ export class FastpassArbiter implements Role {
     return new TimeslotAllocator({
       endpoints: this.hosts,
       rackOf: this.cfg.fabric.hosts.map((h) => h.rack),
-      rackCapacity: this.spines * this.cfg.fabric.spineFactor,
+      rackCapacity: this.planeCount * this.cfg.fabric.spineFactor,
       policy: this.cfg.policy,
       reserve: this.cfg.fcpShare,
     });
@@ -165,7 +166,7 @@ export class FastpassArbiter implements Role {
     this.watchdogTimer = this.ctx.clock.after(this.cfg.watchdogNs, this.watchdog);
     const arbs = this.cfg.fabric.arbiters;
     // each watchdog goes through the next spine, so one dead spine cannot silence the primary
-    const spine = this.spines > 0 ? this.watchdogSeq++ % this.spines : 0;
+    const spine = this.planeCount > 0 ? this.watchdogSeq++ % this.planeCount : 0;
     for (let r = 0; r < arbs.length; r++) {
       if (r === this.cfg.rank) continue;
       const route = routeVia(this.cfg.fabric, this.myRack, arbs[r].rack, arbs[r].port, spine);
@@ -307,7 +308,7 @@ export class FastpassArbiter implements Role {
   }
 
   private spineOf(ri: number): number {
-    return this.spines === 0 ? 0 : (((ri % this.spines) + this.spines) % this.spines) | 0;
+    return this.planeCount === 0 ? 0 : (((ri % this.planeCount) + this.planeCount) % this.planeCount) | 0;
   }
 
   private counts(s: Session, dsts: number[]): FcpCount[] {
