@@ -115,6 +115,9 @@ describe('Fastpass', () => {
     expect(fo.toFirstAllocationNs).toBe(999_000);
     expect(fo.toFirstPacketNs).toBe(1_035_200);
     expect(fo.toFirstPacketNs).toBeLessThanOrEqual(2_000_000);
+    // the old primary's timeslots all ran out before the new one's: nothing lost in the fabric
+    expect(fo.packetsLost).toBe(0);
+    expect(s.drops).toMatchObject({ congestion: 0, fault: 0 });
     expect(s.flows.unexplained).toBe(0);
   });
 

@@ -57,6 +57,8 @@ export interface FastpassHostSection {
   /** data packets sent again (a loss), and the losses reported with the spine they crossed */
   retransmitted: number;
   lossReports: number;
+  /** receiving side: physical times segments arrived whose copy before was lost in the fabric */
+  dataLost: number[];
   /** [physical time, arbiter id, term] of every session start */
   sessions: Array<[number, number, number]>;
   /** physical time of the first packet sent after each session start (-1: none yet) */
@@ -115,6 +117,8 @@ const packetKey = (f: Frame): number => f.f * 0x100000 + (f.q & 0xfffff);
 const SENT_MEMORY = 1 << 18;
 /** how long an acknowledgement may take to reach its sender: fabric crossings and clock error, with slack */
 const ACK_DUE_NS = 50_000;
+/** data losses a receiver keeps the time of, for the summary */
+const MAX_LOSS_TIMES = 10_000;
 /** acknowledgements remembered per flow */
 const ACK_MEMORY = 4096;
 
@@ -172,6 +176,7 @@ export class FastpassQdisc {
       dropped: 0,
       retransmitted: 0,
       lossReports: 0,
+      dataLost: [],
       sessions: [],
       firstSend: [],
       unknownFrames: 0,
@@ -307,7 +312,10 @@ export class FastpassQdisc {
     const bit = 1 << (f.q & 7);
     if ((got[f.q >> 3] & bit) === 0) {
       got[f.q >> 3] |= bit;
-      if (via >= 0) this.lossSeen(via, f.f, f.q, LossKind.Data);
+      if (via >= 0) {
+        this.lossSeen(via, f.f, f.q, LossKind.Data);
+        if (this.stats.dataLost.length < MAX_LOSS_TIMES) this.stats.dataLost.push(this.physNow());
+      }
       return;
     }
     if (via < 0) return;

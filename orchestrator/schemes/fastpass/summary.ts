@@ -31,6 +31,8 @@ export interface FastpassFailover {
   detectionNs: number | null;
   toFirstAllocationNs: number | null;
   toFirstPacketNs: number | null;
+  /** data packets lost in the fabric from the primary going down to the first packet after (as their receivers judged their resends) */
+  packetsLost: number;
 }
 
 export interface FastpassSummary {
@@ -115,6 +117,11 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
           if (tm === term && sent >= 0 && (packet === null || since0(sent) < packet)) packet = since0(sent);
         });
       const since = (v: number | null) => (v === null || down === null ? null : Math.round(v - down));
+      const until = packet ?? at;
+      const packetsLost = sum(
+        hosts,
+        (h) => h.dataLost.filter((t) => since0(t) >= (down ?? at) && since0(t) <= until).length,
+      );
       failovers.push({
         arbiter: name,
         term,
@@ -125,6 +132,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
         detectionNs: since(at),
         toFirstAllocationNs: since(alloc),
         toFirstPacketNs: since(packet),
+        packetsLost,
       });
     });
   }
@@ -200,7 +208,7 @@ export function fastpassRows(f: FastpassSummary): Array<[string, string]> {
     const d = (v: number | null) => (v === null ? '-' : formatNs(v));
     rows.push([
       `fastpass takeover ${fo.arbiter} (term ${fo.term})`,
-      `detected +${d(fo.detectionNs)}, first allocation +${d(fo.toFirstAllocationNs)}, first packet +${d(fo.toFirstPacketNs)} after the primary went down`,
+      `detected +${d(fo.detectionNs)}, first allocation +${d(fo.toFirstAllocationNs)}, first packet +${d(fo.toFirstPacketNs)} after the primary went down; ${fo.packetsLost} packets lost`,
     ]);
   }
   for (const sd of f.stepDowns)
