@@ -9,7 +9,8 @@
  *   time modes (skip with --no-quickstart);
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
- * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts.
+ * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
+ * - flowtune_ned_iteration_us: bench/flowtune.ts.
  */
 import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import type { NodeConfig } from '../core/messages.js';
 import { nodeEntry, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
+import { benchNed } from './flowtune.js';
 
 const figures: Array<[string, number, string]> = [];
 const figure = (name: string, value: number, note: string) => figures.push([name, value, note]);
@@ -301,6 +303,11 @@ figure(
   'fastpass_pathsel_us_per_timeslot',
   benchPathsel(),
   'edge-colouring a full timeslot of 16 racks x 32 endpoints, one core (paper: < 12 µs)',
+);
+figure(
+  'flowtune_ned_iteration_us',
+  benchNed(),
+  'one NED iteration + F-NORM, 384 endpoints / 3072 flows, one core (paper: 8.29 µs on 4 cores; aim <= 35)',
 );
 const seconds = 3000;
 const bare = await benchBareRelay(seconds);
