@@ -114,7 +114,7 @@ export class Ned {
     for (let i = 0; i < this.pathLen[s]; i++) sum += this.price[this.path[base + i]];
     const cap = this.capMin[s];
     const x = sum > 0 ? this.weight[s] / sum : cap;
-    return x < cap ? x : cap;
+    return Math.min(x, cap);
   }
 
   /** One NED iteration: rates from prices (eq. 3), then prices from the over-allocation (eq. 4). */
@@ -154,7 +154,7 @@ export class Ned {
       // H_ll = -h[l]; a link no flow crosses keeps its price
       if (h[l] === 0) continue;
       const p = price[l] + (g * (load[l] - cap[l])) / h[l];
-      price[l] = p > 0 ? p : 0;
+      price[l] = Math.max(p, 0);
     }
   }
 
