@@ -27,7 +27,8 @@ export class Ned {
   /** per link: the allocated load Σ x_s of the last iteration, and its ratio to capacity */
   readonly load: Float64Array;
   readonly ratio: Float64Array;
-  private readonly hdiag: Float64Array;
+  /** per link, interleaved: [load, Σ x²/w] of the iteration being computed (one cache line for both) */
+  private readonly acc: Float64Array;
   /** per slot: flow id, weight, rate, normalized rate, path length, links */
   private ids: Int32Array;
   private weight: Float64Array;
@@ -50,7 +51,7 @@ export class Ned {
     this.price = new Float64Array(n).fill(1);
     this.load = new Float64Array(n);
     this.ratio = new Float64Array(n);
-    this.hdiag = new Float64Array(n);
+    this.acc = new Float64Array(2 * n);
     this.ids = new Int32Array(capacityFlows);
     this.weight = new Float64Array(capacityFlows);
     this.rate = new Float64Array(capacityFlows);
@@ -120,10 +121,8 @@ export class Ned {
   /** One NED iteration: rates from prices (eq. 3), then prices from the over-allocation (eq. 4). */
   iterate(): void {
     this.iterations++;
-    const load = this.load;
-    const h = this.hdiag;
-    load.fill(0);
-    h.fill(0);
+    const acc = this.acc;
+    acc.fill(0);
     const path = this.path;
     const price = this.price;
     const pathLen = this.pathLen;
@@ -143,18 +142,21 @@ export class Ned {
       rate[s] = x;
       const d = (x * x) / w;
       for (let i = base; i < end; i++) {
-        const l = path[i];
-        load[l] += x;
-        h[l] += d;
+        const l = path[i] << 1;
+        acc[l] += x;
+        acc[l + 1] += d;
       }
     }
     const g = this.gamma;
     const cap = this.capacity;
+    const load = this.load;
     for (let l = 0; l < price.length; l++) {
-      // H_ll = -h[l]; a link no flow crosses keeps its price
-      if (h[l] === 0) continue;
-      const p = price[l] + (g * (load[l] - cap[l])) / h[l];
-      price[l] = Math.max(p, 0);
+      // H_ll = -Σ x²/w; a link no flow crosses keeps its price
+      const ld = acc[2 * l];
+      const h = acc[2 * l + 1];
+      load[l] = ld;
+      if (h === 0) continue;
+      price[l] = Math.max(price[l] + (g * (ld - cap[l])) / h, 0);
     }
   }
 
