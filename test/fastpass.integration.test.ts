@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runScenario } from './helpers.js';
+import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
@@ -29,13 +29,15 @@ function receiverQueue(out: string): number[] {
 const SPINE = 'test/fixtures/fastpass-spine.yaml';
 
 describe('Fastpass', () => {
-  it('experiment A: near-zero queue at the throughput of the buffer-filling baseline', async () => {
-    const short = ['--set', 'workload.duration=4ms'];
-    const [fp, base] = await Promise.all([
-      run('fastpass-a', 'examples/fastpass.yaml', short),
-      run('fastpass-a-base', 'examples/fastpass.yaml', [...short, '--set', 'scheme.kind=ecmp']),
-    ]);
+  it('experiment A: near-zero queue at the throughput of the buffer-filling baseline (dcemu experiment fastpass-a)', async () => {
+    const out = tempOut('fastpass-a');
+    const r = await dcemu(['experiment', 'fastpass-a', '--set', 'workload.duration=4ms', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('| fastpass | leaf0:0 | 0.0 KB | 0.0 KB | 0.1 KB | 0.1 KB | 9.528 Gbit/s |');
+    const fp = { out: join(out, 'fastpass'), s: readJson(join(out, 'fastpass', 'summary.json')) };
+    const base = { out: join(out, 'baseline'), s: readJson(join(out, 'baseline', 'summary.json')) };
     const f = fp.s.fastpass;
+    expect(base.s.scheme).toBe('ecmp');
     expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 104 });
     expect(base.s.queues.busiest).toMatchObject({
       port: 'leaf0:0',
@@ -75,19 +77,21 @@ describe('Fastpass', () => {
     expect(skewed.s.fastpass.queue).toMatchObject({ p50Bytes: 1500, p99Bytes: 3000 });
   });
 
-  it('experiment C: concurrent senders share evenly (§7.2), far more than under the baseline', async () => {
-    const [fp, base] = await Promise.all([
-      run('fastpass-c', 'examples/fastpass-fairness.yaml'),
-      run('fastpass-c-base', 'examples/fastpass-fairness.yaml', ['--set', 'scheme.kind=ecmp']),
-    ]);
+  it('experiment C: concurrent senders share evenly (§7.2), far more than under the baseline (dcemu experiment fastpass-c)', async () => {
+    const out = tempOut('fastpass-c');
+    const r = await dcemu(['experiment', 'fastpass-c', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('| 5 | 5.879 | 1939.545 | 330× |');
+    const fp = readJson(join(out, 'fastpass', 'summary.json'));
+    const base = readJson(join(out, 'baseline', 'summary.json'));
     // median standard deviation of the senders' throughputs per 1 ms interval, Mbit/s, by senders active
     const med = (s: Summary) =>
       Object.fromEntries(Object.entries(s.fairness.byActive).map(([k, v]) => [k, (v as Summary).p50Mbps]));
-    expect(med(fp.s)).toEqual({ 2: 0, 3: 5.657, 4: 0, 5: 5.879 });
-    expect(med(base.s)).toEqual({ 2: 6, 3: 2274.055, 4: 2415.734, 5: 1939.545 });
+    expect(med(fp)).toEqual({ 2: 0, 3: 5.657, 4: 0, 5: 5.879 });
+    expect(med(base)).toEqual({ 2: 6, 3: 2274.055, 4: 2415.734, 5: 1939.545 });
     // five senders: over 100x lower (the paper: 5200x over 1 s intervals)
-    expect(med(base.s)[5] / med(fp.s)[5]).toBeGreaterThan(300);
-    expect(fp.s.throughput.gbps).toBeGreaterThan(0.95 * base.s.throughput.gbps);
+    expect(med(base)[5] / med(fp)[5]).toBeGreaterThan(300);
+    expect(fp.throughput.gbps).toBeGreaterThan(0.95 * base.throughput.gbps);
   });
 
   it('a FatTree: paths through aggregation switches and cores assigned hierarchically, nothing lost', async () => {

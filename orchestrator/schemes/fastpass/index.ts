@@ -73,6 +73,25 @@ export const fastpassDriver: SchemeDriver<FastpassSettings> = {
     return undefined;
   },
 
+  experiments: [
+    {
+      name: 'fastpass-a',
+      description:
+        'Fastpass §7.1 experiment A: the scenario with Fastpass and with its baseline (scheme.kind=ecmp); the bottleneck queue and the throughput side by side',
+      scenario: 'examples/fastpass.yaml',
+      seeds: 1,
+      load: async () => (await import('./experiments.js')).runExperimentA,
+    },
+    {
+      name: 'fastpass-c',
+      description:
+        "Fastpass §7.2 experiment C: the scenario with Fastpass and with its baseline; the senders' throughput standard deviation by how many are active",
+      scenario: 'examples/fastpass-fairness.yaml',
+      seeds: 1,
+      load: async () => (await import('./experiments.js')).runExperimentC,
+    },
+  ],
+
   summaryKey: 'fastpass',
   summarize: (s, r, totals) => summarizeFastpass(s, r, totals),
 
