@@ -306,11 +306,22 @@ describe('Endpoint flow control over real sockets', () => {
       await new Promise((r) => setTimeout(r, 50));
       expect(seqs.length).toBe(WINDOW);
       expect(tx.stats.held).toBe(40);
+      // everything handed to the socket is out; the held datagrams are not (a node about to be stopped
+      // for a pause waits for those too: its last promise may be among them)
+      await tx.sent();
+      let allOut = false;
+      const held = tx.sent(true).then(() => {
+        allOut = true;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(allOut).toBe(false);
       // the sink acknowledges everything so far: the held datagrams follow, in order
       sink.send(codec.encode({ port: 0, seq: 1, ack: WINDOW, promise: 0 }, []), txPort, '127.0.0.1');
       const end2 = Date.now() + 3000;
       while (seqs.length < WINDOW + 40 && Date.now() < end2) await new Promise((r) => setTimeout(r, 5));
       expect(seqs).toEqual(Array.from({ length: WINDOW + 40 }, (_, i) => i + 1));
+      await held;
+      expect(allOut).toBe(true);
     } finally {
       await tx.close();
       sink.close();
