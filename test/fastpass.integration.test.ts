@@ -152,8 +152,8 @@ describe('Fastpass', () => {
     expect(s.fastpass.queue.p99Bytes).toBeLessThanOrEqual(1500);
   });
 
-  it('a lossy fabric link and stepped host clocks: timeslots re-requested, every flow complete', async () => {
-    const [lossy, stepped] = await Promise.all([
+  it('a lossy fabric link, stepped and drifting host clocks: timeslots re-requested, every flow complete', async () => {
+    const [lossy, stepped, drifting] = await Promise.all([
       run('fastpass-lossy', SPINE, [
         '--set',
         'timeline=[{at: 1ms, action: link-lossy, link: [leaf0, spine1], loss: 0.02}]',
@@ -164,6 +164,12 @@ describe('Fastpass', () => {
         '--set',
         'timeline=[{at: 1ms, action: clock-step, node: h1, step: 30us}, {at: 1.5ms, action: clock-step, node: h7, step: -30us}]',
       ]),
+      run('fastpass-drift', SPINE, [
+        '--set',
+        'clocks.offset=0',
+        '--set',
+        'timeline=[{at: 500us, action: clock-freq, node: h0, freq: 1000}, {at: 500us, action: clock-freq, node: h1, freq: -1000}]',
+      ]),
     ]);
     expect(lossy.s.flows.completed).toBe(4);
     expect(lossy.s.drops.fault).toBe(18);
@@ -172,5 +178,9 @@ describe('Fastpass', () => {
     expect(lossy.s.fastpass.isolation).toEqual([]);
     expect(stepped.s.flows.completed).toBe(4);
     expect(stepped.s.fastpass.timeslots.late).toBe(3);
+    // two senders' clocks drift 1000 ppm apart, 2.5 µs by the end: their timeslots still carry them
+    expect(drifting.s.clocks.errMaxNs).toBe(2504);
+    expect(drifting.s.flows.completed).toBe(4);
+    expect(drifting.s.fastpass.timeslots).toMatchObject({ late: 0, unused: 0 });
   });
 });
