@@ -40,7 +40,7 @@ export interface FastpassArbiterSection {
   primaryFrom: Array<[number, number]>;
   /** physical times it stepped down on hearing a higher term */
   steppedDown: number[];
-  /** physical time of the first allocation it sent after each takeover (same order as primaryFrom) */
+  /** physical time of the first allocation it sent in each of its primary periods (as primaryFrom; -1: none) */
   firstAlloc: number[];
   requests: number;
   /** requests heard while secondary (dropped, §5.1) */
@@ -152,6 +152,7 @@ export class FastpassArbiter implements Role {
   private becomePrimary(now: number): void {
     this.primary = true;
     this.stats.primaryFrom.push([this.ctx.sched.current, this.term]);
+    this.stats.firstAlloc.push(-1);
     this.awaitingFirstAlloc = true;
     this.ctx.clock.cancel(this.takeoverTimer);
     this.takeoverTimer = null;
@@ -227,7 +228,7 @@ export class FastpassArbiter implements Role {
     }
     if (this.awaitingFirstAlloc && this.unsent.size > 0) {
       this.awaitingFirstAlloc = false;
-      this.stats.firstAlloc.push(this.ctx.sched.current);
+      this.stats.firstAlloc[this.stats.firstAlloc.length - 1] = this.ctx.sched.current;
     }
     this.unsent.clear();
   }

@@ -109,7 +109,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
       if (term === 0) return;
       const at = since0(t);
       const down = outages.filter((f) => f.t <= at && f.node !== name).at(-1)?.t ?? null;
-      const alloc = a.firstAlloc[i] !== undefined ? since0(a.firstAlloc[i]) : null;
+      const alloc = (a.firstAlloc[i] ?? -1) >= 0 ? since0(a.firstAlloc[i]) : null;
       let packet: number | null = null;
       for (const h of hosts)
         h.sessions.forEach(([, , tm], j) => {
