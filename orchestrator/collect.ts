@@ -15,6 +15,7 @@ import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes, type Outcome } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
 import { schemeDriver } from './schemes/index.js';
+import { quantile } from './schemes/stats.js';
 import { hostPath } from './topology/routing.js';
 import type { Topology } from './topology/types.js';
 
@@ -157,7 +158,7 @@ export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | nul
   }
   if (best === null) return null;
   const sorted = Float64Array.from(best.s.v).sort();
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  const q = (p: number) => quantile(sorted, p);
   return {
     port: `${best.name}:${best.s.port}`,
     peer: best.s.peer,
@@ -219,10 +220,13 @@ export function fairness(
     groups.set(active.size, g);
   }
   if (all.length === 0) return null;
-  const q = (xs: number[], p: number) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))] * 1000) / 1000;
-  };
+  const q = (xs: number[], p: number) =>
+    Math.round(
+      quantile(
+        [...xs].sort((a, b) => a - b),
+        p,
+      ) * 1000,
+    ) / 1000;
   return {
     intervalNs,
     intervals: all.length,

@@ -5,7 +5,7 @@ export function sum<T>(xs: readonly T[], f: (x: T) => number): number {
 }
 
 /** the q-quantile of ascending `sorted` (the value at rank floor(q·n)); 0 when empty */
-export function quantile(sorted: readonly number[], q: number): number {
+export function quantile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }

@@ -85,6 +85,30 @@ class DstQueue {
     return this.frames.length - this.head;
   }
 
+  /**
+   * Places `z` bytes in the youngest timeslot group, the greedy packing the send uses; true when they
+   * open a new group (one more timeslot to ask for).
+   */
+  place(z: number): boolean {
+    if (this.tailFill + z > WireSize.Mtu) {
+      this.tailFill = z;
+      return true;
+    }
+    this.tailFill += z;
+    return false;
+  }
+
+  /** no more bytes join the youngest group: the next ones start a timeslot of their own */
+  closeGroup(): void {
+    this.tailFill = WireSize.Mtu + 1;
+  }
+
+  /** one more group to ask a timeslot for, asked at node time `now` */
+  addGroup(now: number): void {
+    this.requested++;
+    this.askedAt.push(now);
+  }
+
   push(f: Frame): void {
     this.frames.push(f);
     this.bytes += f.z;
@@ -205,19 +229,18 @@ export class FastpassQdisc {
     const q = this.queue(f.d);
     q.push(f);
     this.totalBytes += f.z;
-    if (q.tailFill + f.z > WireSize.Mtu) {
-      q.tailFill = f.z;
-      this.ask(q);
-    } else {
-      q.tailFill += f.z;
-    }
+    if (q.place(f.z)) this.ask(q);
     return true;
   }
 
   /** one more timeslot group for `q`: asked for with the next request */
   private ask(q: DstQueue): void {
-    q.requested++;
-    q.askedAt.push(this.clock.now());
+    q.addGroup(this.clock.now());
+    this.requestSoon();
+  }
+
+  /** a request goes out after `aggregate`, with whatever else is asked meanwhile */
+  private requestSoon(): void {
     if (this.requestTimer === null)
       this.requestTimer = this.clock.after(this.cfg.aggregateNs, this.sendRequest);
   }
@@ -281,8 +304,7 @@ export class FastpassQdisc {
   private lossSeen(spine: number, flow: number, seq: number, kind: number): void {
     if (this.losses.length >= 4 * MAX_LOSS_REPORTS) return;
     this.losses.push([spine, flow, seq, kind]);
-    if (this.requestTimer === null)
-      this.requestTimer = this.clock.after(this.cfg.aggregateNs, this.sendRequest);
+    this.requestSoon();
   }
 
   /**
@@ -369,17 +391,8 @@ export class FastpassQdisc {
       q.acked = 0;
       q.received = 0;
       q.askedAt.length = 0;
-      q.tailFill = WireSize.Mtu + 1;
-      for (let i = q.head; i < q.frames.length; i++) {
-        const z = q.frames[i].z;
-        if (q.tailFill + z > WireSize.Mtu) {
-          q.tailFill = z;
-          q.requested++;
-          q.askedAt.push(now);
-        } else {
-          q.tailFill += z;
-        }
-      }
+      q.closeGroup();
+      for (let i = q.head; i < q.frames.length; i++) if (q.place(q.frames[i].z)) q.addGroup(now);
     }
     this.clock.cancel(this.requestTimer);
     this.sendRequest();
@@ -397,15 +410,11 @@ export class FastpassQdisc {
         this.stats.allocationsLost += lost;
         q.received = allocated;
         q.askedAt.splice(0, lost);
-        for (let i = 0; i < lost; i++) {
-          q.requested++;
-          q.askedAt.push(this.clock.now());
-        }
+        for (let i = 0; i < lost; i++) q.addGroup(this.clock.now());
         more = true;
       }
     }
-    if (more && this.requestTimer === null)
-      this.requestTimer = this.clock.after(this.cfg.aggregateNs, this.sendRequest);
+    if (more) this.requestSoon();
   }
 
   private allocated(now: number, slot: number, dst: number, route: number[], spine: number): void {
@@ -468,7 +477,7 @@ export class FastpassQdisc {
       this.stats.payloadBytes += f.z;
       this.raw.send(f);
     }
-    if (q.length === 0) q.tailFill = WireSize.Mtu + 1;
+    if (q.length === 0) q.closeGroup();
   };
 
   report(): FastpassHostSection {

@@ -16,7 +16,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { formatNs } from '../../../core/time.js';
-import { Fabric } from '../../api.js';
 import { prepareChaos, timelineScenario } from '../../chaos/index.js';
 import { type DrawnEntry, drawFaults } from '../../chaos/model.js';
 import { RuntimeError } from '../../errors.js';
@@ -26,6 +25,7 @@ import { cdf } from '../../plots/thin.js';
 import { loadScenarioFile } from '../../scenario/load.js';
 import { resolveScenario } from '../../scenario/resolve.js';
 import type { Topology } from '../../topology/types.js';
+import { runForSummary } from '../run.js';
 import type { ExperimentOptions } from '../types.js';
 import { type F10Summary, intervalRates, rateStats } from './summary.js';
 
@@ -64,15 +64,9 @@ interface RunResult {
 
 /** Runs one scenario file to its end into `dir` and returns its `summary.f10`. */
 async function runOne(file: string, dir: string, signal?: AbortSignal): Promise<F10Summary | null> {
-  const fabric = await Fabric.fromScenario(file).withOutput(dir).start();
-  let done: Awaited<ReturnType<typeof fabric.stop>>;
-  try {
-    if (!signal?.aborted) await fabric.run(undefined, signal);
-  } finally {
-    done = await fabric.stop();
-  }
-  if (signal?.aborted) return null;
-  const f10 = (done.summary() as unknown as { f10?: F10Summary }).f10;
+  const summary = await runForSummary(file, dir, {}, signal);
+  if (summary === null) return null;
+  const f10 = (summary as unknown as { f10?: F10Summary }).f10;
   if (!f10) throw new RuntimeError(`${file}: the run has no summary.f10: its scheme is not f10 or portland`);
   return f10;
 }

@@ -9,8 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Fabric } from '../../api.js';
 import type { BusiestQueue, Fairness } from '../../collect.js';
+import { runForSummary } from '../run.js';
 import type { ExperimentOptions } from '../types.js';
 
 interface Side {
@@ -35,17 +35,13 @@ async function runBoth(opts: ExperimentOptions, label: string): Promise<Side[] |
   for (const side of SIDES) {
     if (opts.signal?.aborted) return null;
     opts.say(`${label}: ${side.name}`);
-    const fabric = await Fabric.fromScenario(opts.file, { set: { ...extra, ...side.set } })
-      .withOutput(join(opts.out, side.name))
-      .start();
-    let done: Awaited<ReturnType<typeof fabric.stop>>;
-    try {
-      if (!opts.signal?.aborted) await fabric.run(undefined, opts.signal);
-    } finally {
-      done = await fabric.stop();
-    }
-    if (opts.signal?.aborted) return null;
-    const s = done.summary();
+    const s = await runForSummary(
+      opts.file,
+      join(opts.out, side.name),
+      { ...extra, ...side.set },
+      opts.signal,
+    );
+    if (s === null) return null;
     sides.push({ name: side.name, queue: s.queues.busiest, gbps: s.throughput.gbps, fairness: s.fairness });
   }
   return sides;

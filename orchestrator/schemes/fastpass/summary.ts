@@ -8,6 +8,7 @@
  * the term before), when the secondary took over, sent its first allocation, and when the first
  * packet left in one of its timeslots.
  */
+import { BATCH } from '../../../arbiter/fastpass/allocator.js';
 import type { FastpassArbiterSection } from '../../../arbiter/fastpass/role.js';
 import { Histogram } from '../../../core/histogram.js';
 import { formatNs } from '../../../core/time.js';
@@ -90,7 +91,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   const latency = new Histogram();
   for (const h of hosts) latency.merge(h.allocationLatency);
   const allocated = sum(arbs, (x) => x.a.timeslots);
-  const allocNs = sum(arbs, (x) => x.a.batches) * 8 * s.slotNs;
+  const allocNs = sum(arbs, (x) => x.a.batches) * BATCH * s.slotNs;
   const received = sum(hosts, (h) => h.timeslotsAllocated);
   const used = sum(hosts, (h) => h.timeslotsUsed);
   const fromHosts = sum(hosts, (h) => h.fcpBytesOut);
