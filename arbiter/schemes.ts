@@ -10,6 +10,8 @@ import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { F10Arbiter } from './f10/role.js';
 import { FastpassArbiter } from './fastpass/role.js';
 import { FASTPASS_KIND } from './fastpass/wire.js';
+import { FlowtuneAllocator } from './flowtune/role.js';
+import { FLOWTUNE_KIND } from './flowtune/wire.js';
 
 interface ArbiterEntry {
   create: RoleFactory;
@@ -20,6 +22,7 @@ interface ArbiterEntry {
 const ARBITERS: Record<string, ArbiterEntry> = {
   [F10_KIND]: { create: (ctx) => new F10Arbiter(ctx), detector: f10DetectorFactory },
   [FASTPASS_KIND]: { create: (ctx) => new FastpassArbiter(ctx) },
+  [FLOWTUNE_KIND]: { create: (ctx) => new FlowtuneAllocator(ctx) },
 };
 
 export function arbiterScheme(kind: string | undefined): ArbiterEntry {

@@ -3,6 +3,7 @@
  * to speak its link failure detector, so both ends of a host link agree on liveness.
  */
 import { FASTPASS_KIND, type FastpassHostConfig } from '../arbiter/fastpass/wire.js';
+import { FLOWTUNE_KIND, type FlowtuneHostConfig } from '../arbiter/flowtune/wire.js';
 import type { DetectorFactory } from '../core/liveness.js';
 import type { NodeConfig } from '../core/messages.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
@@ -13,6 +14,7 @@ import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
 import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
 import { ExpressPassTransport } from './transport/expresspass/transport.js';
 import { FastpassTransport } from './transport/fastpass/transport.js';
+import { FlowtuneTransport } from './transport/flowtune/transport.js';
 import { HarmonyTransport } from './transport/harmony/transport.js';
 import type { Transport, TransportComponents } from './transport/types.js';
 
@@ -54,6 +56,10 @@ const SCHEMES: Record<string, HostSchemeEntry> = {
   [FASTPASS_KIND]: {
     under: (config, components, make) =>
       new FastpassTransport(config as FastpassHostConfig, components, make),
+  },
+  [FLOWTUNE_KIND]: {
+    under: (config, components, make) =>
+      new FlowtuneTransport(config as FlowtuneHostConfig, components, make),
   },
 };
 

@@ -91,6 +91,14 @@ export interface Summary {
     slowdownP99: number;
     retransmits: number;
     timeouts: number;
+    /**
+     * FCT by flow size in full frames (Flowtune §6.5's buckets: 1 packet, up to 10, up to 100, more),
+     * over completed flows; the slowdown is the FCT over an empty network's
+     */
+    bySize: Record<
+      string,
+      { flows: number; completed: number; p50Ns: number; p99Ns: number; p99Slowdown: number }
+    >;
     /** flows with a deadline (`workload.deadlines`): met = completed within it; an unfinished one missed */
     deadlines?: { flows: number; met: number; missed: number; missRatio: number };
   };
@@ -179,6 +187,13 @@ export interface Fairness {
   stddevMbps: { p50: number; p90: number; max: number };
   /** the median standard deviation, by how many senders were active */
   byActive: Record<string, { intervals: number; p50Mbps: number }>;
+  /**
+   * After each change of the active senders (a flow's start or finish, two or more active after):
+   * virtual ns until the end of the first interval from which every active sender's throughput stays
+   * within 10% of their mean until the next change (null: it never did). Flowtune §6.3 reads
+   * convergence so, on throughput per 100 µs.
+   */
+  convergence: Array<{ t: number; active: number; convergedNs: number | null }>;
 }
 
 /**
@@ -220,6 +235,7 @@ export function fairness(
     groups.set(active.size, g);
   }
   if (all.length === 0) return null;
+  const convergence = equalShares(flows, (src, i) => bySrc.get(src)?.[i] ?? 0, intervalNs, n);
   const q = (xs: number[], p: number) =>
     Math.round(
       quantile(
@@ -236,7 +252,43 @@ export function fairness(
         .sort(([a], [b]) => a - b)
         .map(([k, g]) => [String(k), { intervals: g.length, p50Mbps: q(g, 0.5) }]),
     ),
+    convergence,
   };
+}
+
+/** `Fairness.convergence`: from every change of the active senders, intervals of `bytes(src, i)`. */
+function equalShares(
+  flows: ReadonlyArray<Pick<FlowRecord, 'src' | 'start' | 'finish'>>,
+  bytes: (src: number, interval: number) => number,
+  intervalNs: number,
+  n: number,
+): Fairness['convergence'] {
+  const changes = [...new Set(flows.flatMap((f) => (f.finish >= 0 ? [f.start, f.finish] : [f.start])))].sort(
+    (a, b) => a - b,
+  );
+  const out: Fairness['convergence'] = [];
+  for (let c = 0; c < changes.length; c++) {
+    const t = changes[c];
+    const next = c + 1 < changes.length ? changes[c + 1] : n * intervalNs;
+    const active = [
+      ...new Set(flows.filter((f) => f.start <= t && (f.finish < 0 || f.finish > t)).map((f) => f.src)),
+    ];
+    if (active.length < 2) continue;
+    let converged: number | null = null;
+    for (let i = Math.ceil(t / intervalNs); (i + 1) * intervalNs <= next && i < n; i++) {
+      const x = active.map((s) => bytes(s, i));
+      const mean = x.reduce((a, b) => a + b, 0) / x.length;
+      const fair = mean > 0 && x.every((v) => Math.abs(v - mean) <= 0.1 * mean);
+      if (!fair) converged = null;
+      else if (converged === null) converged = (i + 1) * intervalNs - t;
+    }
+    out.push({
+      t: Math.round(t),
+      active: active.length,
+      convergedNs: converged === null ? null : Math.round(converged),
+    });
+  }
+  return out;
 }
 
 /** Data bytes delivered to hosts in [start, start + window), from their sampled counters (physical ns). */
@@ -397,6 +449,7 @@ export function collect(
       retransmits: flows.reduce((s, f) => s + f.retransmits, 0),
       timeouts: flows.reduce((s, f) => s + f.timeouts, 0),
       ...deadlineSummary(flows),
+      bySize: fctBySize(flows),
     },
     queues: {
       p50Bytes: queue.quantile(0.5),
@@ -436,6 +489,38 @@ export function collect(
       congestionDrops: summary.drops.congestion,
     });
   return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
+}
+
+/** Size buckets by frames, upper bounds inclusive. */
+export const SIZE_BUCKETS: ReadonlyArray<[string, number]> = [
+  ['1', 1],
+  ['2-10', 10],
+  ['11-100', 100],
+  ['>100', Number.POSITIVE_INFINITY],
+];
+
+function fctBySize(flows: FlowRow[]): Summary['flows']['bySize'] {
+  const out: Summary['flows']['bySize'] = {};
+  let lo = 0;
+  for (const [name, hi] of SIZE_BUCKETS) {
+    const inBucket = flows.filter((f) => {
+      const n = Math.max(1, Math.ceil(f.size / WireSize.Mss));
+      return n > lo && n <= hi;
+    });
+    lo = hi;
+    if (inBucket.length === 0) continue;
+    const done = inBucket.filter((f) => f.finish >= 0);
+    const fct = done.map((f) => f.fct).sort((a, b) => a - b);
+    const slow = done.map((f) => f.slowdown).sort((a, b) => a - b);
+    out[name] = {
+      flows: inBucket.length,
+      completed: done.length,
+      p50Ns: Math.round(quantile(fct, 0.5)),
+      p99Ns: Math.round(quantile(fct, 0.99)),
+      p99Slowdown: Math.round(quantile(slow, 0.99) * 1000) / 1000,
+    };
+  }
+  return out;
 }
 
 /** Deadlines met and missed, over the started flows that have one; nothing when none has. */
@@ -583,6 +668,8 @@ export async function writeResults(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
   );
+  const files = schemeDriver(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
+  for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
   if (!r.scenario.run.plots) return [];
   return (await writeRunPlots(out, r, summary, flows)).problems;
 }

@@ -554,3 +554,37 @@ describe('BaselineTransport receiver', () => {
     expect(net.sched.pending).toBe(0);
   });
 });
+
+describe('baseline transport under an allocator (Flowtune §6.2: window held open, frames paced)', () => {
+  const spec = (id: number, size: number): FlowSpec => ({ id, src: 0, dst: B, size, start: 0 });
+
+  it('paces a held flow at its rate, and resumes its own window from the one given on release', () => {
+    const net = new Net();
+    net.startFlow(spec(1, 4_000_000));
+    const w = net.hosts[0].transport.windows;
+    // 2 Gbit/s from 10 µs: ~1,667 frames take 10 ms; in 2 ms about a fifth of them arrived
+    net.run(10 * US);
+    w.hold(1, 40, 2e9, net.t);
+    net.run(2 * MS);
+    const paced = net.segsAtB.get(1)!.size;
+    expect(paced).toBeGreaterThan(320);
+    expect(paced).toBeLessThan(360);
+    // released: congestion control again, from a window of 20 frames (then it grows)
+    w.release(1, 20, net.t);
+    net.run(8 * MS, net.allAcked([1]));
+    expect(net.ackedAll().map((a) => a.id)).toEqual([1]);
+    expect(net.hosts[0].transport.senderStats(1)).toMatchObject({ retransmits: 0, timeouts: 0 });
+    expect(net.t).toBeLessThan(6 * MS);
+  });
+
+  it('ignores holds and releases of flows it does not know or has finished', () => {
+    const net = new Net();
+    const w = net.hosts[0].transport.windows;
+    w.hold(7, 10, 1e9, 0);
+    w.release(7, 10, 0);
+    net.startFlow(spec(2, 3000));
+    net.run(MS, net.allAcked([2]));
+    w.hold(2, 10, 1e9, net.t);
+    expect(net.ackedAll().map((a) => a.id)).toEqual([2]);
+  });
+});

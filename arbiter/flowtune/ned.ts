@@ -194,6 +194,28 @@ export class Ned {
     return norm;
   }
 
+  /**
+   * Over-allocation of the last iteration (§6.6, figure 12): Σ over links of max(0, load − capacity),
+   * of the rates as computed and of the rates `normalize` handed out (both in the capacities' unit).
+   */
+  overAllocation(): { before: number; after: number } {
+    const cap = this.capacity;
+    const after = this.acc;
+    after.fill(0);
+    const path = this.path;
+    for (let s = 0; s < this.count; s++) {
+      const base = s * MAX_PATH;
+      for (let i = base; i < base + this.pathLen[s]; i++) after[path[i]] += this.norm[s];
+    }
+    let before = 0;
+    let over = 0;
+    for (let l = 0; l < cap.length; l++) {
+      if (this.load[l] > cap[l]) before += this.load[l] - cap[l];
+      if (after[l] > cap[l] * (1 + 1e-9)) over += after[l] - cap[l];
+    }
+    return { before, after: over };
+  }
+
   /** the normalized rate of flow `id` from the last `normalize` (undefined: no such flow) */
   rateOfFlow(id: number): number | undefined {
     const s = this.slotOf.get(id);

@@ -19,6 +19,7 @@ import {
   segmentCount,
   type Transport,
   type TransportComponents,
+  type WindowControl,
 } from './types.js';
 
 /** Defaults and why: RFC 8257 §4.2 (alpha starts at 1, g = 1/16); Linux initial window 10 frames. */
@@ -62,6 +63,12 @@ class SendFlow implements SenderStats {
   timeouts = 0;
   framesSent = 0;
   done = false;
+  /** a window an allocator holds (frames), or 0: congestion control sets it */
+  held = 0;
+  /** the allocator's pace for new data, bit/s of wire bytes (0: none), and when the next may go */
+  paceBps = 0;
+  nextSendAt = 0;
+  paceTimer: Timer | null = null;
   readonly nSeg: number;
 
   constructor(
@@ -98,6 +105,32 @@ class RecvFlow {
 }
 
 export class BaselineTransport implements Transport {
+  /**
+   * An allocator's hold on a flow's window: while held, the window is the allocator's and congestion
+   * control only watches (DCTCP's alpha still moves); released, it resumes from the window given, in
+   * congestion avoidance.
+   */
+  readonly windows: WindowControl = {
+    hold: (id, frames, rateBps, now) => {
+      const fl = this.senders.get(id);
+      if (fl === undefined || fl.done) return;
+      fl.held = Math.max(1, frames);
+      fl.paceBps = Math.max(rateBps, 0);
+      this.trySend(fl, now);
+    },
+    release: (id, frames, now) => {
+      const fl = this.senders.get(id);
+      if (fl === undefined || fl.done || fl.held === 0) return;
+      fl.held = 0;
+      fl.paceBps = 0;
+      this.c.clock.cancel(fl.paceTimer);
+      fl.paceTimer = null;
+      fl.cwnd = Math.max(MIN_CWND, frames);
+      fl.ssthresh = fl.cwnd;
+      fl.inRecovery = false;
+      this.trySend(fl, now);
+    },
+  };
   private readonly senders = new Map<number, SendFlow>();
   private readonly receivers = new Map<number, RecvFlow>();
   private readonly cfg: BaselineTransportConfig;
@@ -139,7 +172,10 @@ export class BaselineTransport implements Transport {
   }
 
   stop(): void {
-    for (const fl of this.senders.values()) this.c.clock.cancel(fl.rtoTimer);
+    for (const fl of this.senders.values()) {
+      this.c.clock.cancel(fl.rtoTimer);
+      this.c.clock.cancel(fl.paceTimer);
+    }
   }
 
   // ---- receiver ----
@@ -207,7 +243,9 @@ export class BaselineTransport implements Transport {
       if (fl.sndUna >= fl.nSeg) {
         fl.done = true;
         this.c.clock.cancel(fl.rtoTimer);
+        this.c.clock.cancel(fl.paceTimer);
         fl.rtoTimer = null;
+        fl.paceTimer = null;
         this.c.acked(fl.spec.id, now);
         return;
       }
@@ -252,12 +290,25 @@ export class BaselineTransport implements Transport {
   }
 
   private trySend(fl: SendFlow, now: number): void {
-    const win = Math.min(Math.floor(fl.cwnd), this.rwndFrames);
+    const win = Math.min(fl.held > 0 ? fl.held : Math.floor(fl.cwnd), this.rwndFrames);
     while (fl.sndNxt < fl.nSeg && fl.sndNxt - fl.sndUna < win) {
+      if (fl.paceBps > 0) {
+        // paced: new data no sooner than one frame-time at the rate after the last (no burst credit)
+        if (now < fl.nextSendAt) {
+          if (fl.paceTimer === null) fl.paceTimer = this.c.clock.at(fl.nextSendAt, this.onPaceTimer, fl);
+          return;
+        }
+        fl.nextSendAt = Math.max(fl.nextSendAt, now) + (fl.segBytes(fl.sndNxt) * 8e9) / fl.paceBps;
+      }
       this.transmit(fl, fl.sndNxt, now);
       fl.sndNxt++;
     }
   }
+
+  private readonly onPaceTimer = (now: number, fl: SendFlow): void => {
+    fl.paceTimer = null;
+    if (!fl.done) this.trySend(fl, now);
+  };
 
   private transmit(fl: SendFlow, seq: number, now: number): void {
     fl.framesSent++;

@@ -75,7 +75,23 @@ export interface SenderStats {
   framesSent: number;
 }
 
+/**
+ * A transport whose flows' windows a rate allocator below it can set (Flowtune §6.2: "it opens the
+ * flow's TCP window and paces packets on that flow according to the allocated rate").
+ */
+export interface WindowControl {
+  /**
+   * flow `id`'s window is `frames`, whatever its congestion control says, and it sends new data at
+   * `rateBps` (wire bytes; 0: unpaced), until released
+   */
+  hold(id: number, frames: number, rateBps: number, now: number): void;
+  /** flow `id`'s own congestion control takes over again, from a window of `frames` */
+  release(id: number, frames: number, now: number): void;
+}
+
 export interface Transport {
+  /** present when an allocator can hold its flows' windows */
+  readonly windows?: WindowControl;
   startFlow(flow: FlowSpec, now: number): void;
   /** a data/ack/control frame addressed to this host */
   onFrame(frame: Frame, now: number): void;

@@ -8,6 +8,7 @@ import type { LinkParams, Topology } from '../topology/types.js';
 import { expressPassDriver } from './expresspass/index.js';
 import { f10Driver } from './f10/index.js';
 import { fastpassDriver } from './fastpass/index.js';
+import { flowtuneDriver } from './flowtune/index.js';
 import { harmonyDriver } from './harmony/index.js';
 import type { SchemeDriver, SchemeExperiment, SchemeSettings } from './types.js';
 
@@ -31,6 +32,7 @@ const DRIVERS: readonly SchemeDriver[] = [
   harmonyDriver as unknown as SchemeDriver,
   expressPassDriver as unknown as SchemeDriver,
   fastpassDriver as unknown as SchemeDriver,
+  flowtuneDriver as unknown as SchemeDriver,
 ];
 
 const byKind = new Map<string, SchemeDriver>();

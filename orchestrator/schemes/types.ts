@@ -23,6 +23,8 @@ export interface RunRecord {
   reports: NodeReport[];
   events: NodeEvent[];
   faults: FiredFault[];
+  /** the scenario as resolved: its topology includes the arbiters */
+  scenario: { topology: Topology };
 }
 
 /** What a summary section is made from, besides the run itself. */
@@ -83,6 +85,8 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   readonly summaryKey?: string;
   /** the run's summary section */
   summarize?(s: S, r: RunRecord, totals: SummaryTotals): unknown;
+  /** extra files for the results folder, by name (a scheme's own series) */
+  files?(s: S, r: RunRecord): Record<string, string>;
   /**
    * What the scheme promises under any faults, checked after every chaos run from its summary section
    * (`summary` is the whole summary): one entry per broken promise.
