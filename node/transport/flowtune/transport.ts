@@ -56,10 +56,17 @@ export interface FlowtuneHostSection {
   rateSeries: Array<[number, number, number]>;
   /** [physical time, 0 start | 1 end, flow, destination, spine] (a start again: the flowlet moved) */
   events: Array<[number, number, number, number, number]>;
-  /** lapses: [start, end (-1: still), allocated bit/s when it began, data bytes sent during it, last send] */
-  fallbacks: Array<[number, number, number, number, number]>;
+  /**
+   * lapses: [start, end (-1: still), allocated bit/s when it began, data bytes sent during it, last
+   * send, data bytes sent in each `LAPSE_BIN_NS` of its first `LAPSE_BINS`]
+   */
+  fallbacks: Array<[number, number, number, number, number, number[]]>;
   unknownFrames: number;
 }
+
+/** a lapse's first millisecond, in bins of 50 µs: the throughput flows keep on their own */
+export const LAPSE_BIN_NS = 50_000;
+export const LAPSE_BINS = 20;
 
 /** events one notification carries at most (the rest follow as these are acknowledged) */
 const MAX_EVENTS = 64;
@@ -182,6 +189,8 @@ export class FlowtuneTransport implements Transport {
     if (!this.lapsed || open === undefined) return;
     open[3] += bytes;
     open[4] = this.c.physNow();
+    const bin = Math.floor((open[4] - open[0]) / LAPSE_BIN_NS);
+    if (bin < LAPSE_BINS) open[5][bin] += bytes;
   }
 
   // ---- the control channel ----
@@ -328,7 +337,14 @@ export class FlowtuneTransport implements Transport {
     // a host without allocated flows expects nothing: silence is no lapse
     if (allocated === 0) return;
     this.lapsed = true;
-    this.stats.fallbacks.push([this.c.physNow(), -1, allocated, 0, this.c.physNow()]);
+    this.stats.fallbacks.push([
+      this.c.physNow(),
+      -1,
+      allocated,
+      0,
+      this.c.physNow(),
+      new Array(LAPSE_BINS).fill(0),
+    ]);
     this.c.emit?.('flowtune-lapse', { allocatedBps: allocated });
     for (const fl of this.flows.values()) {
       if (!fl.governed) continue;
