@@ -4,7 +4,27 @@
  * normalizers keep every link within its capacity (F-NORM losing less throughput than U-NORM).
  */
 import { describe, expect, it } from 'vitest';
+import { FabricLinks } from '../arbiter/flowtune/links.js';
 import { Ned } from '../arbiter/flowtune/ned.js';
+import { FlowtuneAllocator } from '../arbiter/flowtune/role.js';
+import {
+  allocatorRoute,
+  allSpines,
+  dataRoute,
+  type FlowtuneAllocatorConfig,
+  type FlowtuneFabric,
+  type FlowtuneMessage,
+  Ft,
+  flowtuneBytes,
+  isFlowtune,
+  pickSpine,
+  type UpdateMessage,
+} from '../arbiter/flowtune/wire.js';
+import { IdealClock } from '../core/clock.js';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
+import { Metrics } from '../core/metrics.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import { Scheduler } from '../core/scheduler.js';
 
 const caps = (...c: number[]) => Float64Array.from(c);
 
@@ -80,5 +100,185 @@ describe('Flowtune normalization (§4)', () => {
     // U-NORM slows link 2's flows too, F-NORM only those through the congested link
     expect(total(f)).toBeGreaterThan(total(u));
     expect(f.rateOfFlow(5)).toBeCloseTo(10 / 3, 3);
+  });
+});
+
+/** two racks of two hosts under two spines; the allocator on port 2 of each spine */
+const FABRIC: FlowtuneFabric = {
+  hosts: [0, 1, 2, 3].map((h) => ({ rack: h >> 1, rateBps: 10e9 })),
+  fabricRateBps: 10e9,
+  racks: 2,
+  spines: 2,
+  leafUp: [
+    [2, 3],
+    [2, 3],
+  ],
+  spineDown: [
+    [0, 1],
+    [0, 1],
+  ],
+  toAllocator: [2, 2],
+  hostPort: [0, 1, 0, 1],
+};
+
+describe('Flowtune wire and fabric (§6.2)', () => {
+  it("charges §6.2's bytes over the headers, at least a minimum frame", () => {
+    expect(flowtuneBytes({ ft: Ft.Notify, b: 0, e: [], k: 0 })).toBe(64);
+    const starts = Array.from(
+      { length: 4 },
+      (_, i) => [0, i, 1, 1000, 0] as [0, number, number, number, number],
+    );
+    expect(flowtuneBytes({ ft: Ft.Notify, b: 0, e: [...starts, [1, 9]], k: 0 })).toBe(40 + 64 + 4);
+    expect(
+      flowtuneBytes({ ft: Ft.Update, n: 1, r: Array.from({ length: 10 }, (_, i) => [i, 1e9]), k: 0, u: 3 }),
+    ).toBe(100);
+  });
+
+  it('accepts only well-formed messages (hostile fields are dropped, not trusted)', () => {
+    const good: FlowtuneMessage[] = [
+      {
+        ft: Ft.Notify,
+        b: 3,
+        e: [
+          [0, 1, 2, 1500, 1],
+          [1, 1],
+        ],
+        k: 2,
+        y: 1,
+      },
+      { ft: Ft.Update, n: 0, r: [], k: 0, u: 1 },
+    ];
+    for (const m of good) expect(isFlowtune(m)).toBe(true);
+    const bad = [
+      null,
+      7,
+      { ft: 9 },
+      { ft: Ft.Notify, b: -1, e: [], k: 0 },
+      { ft: Ft.Notify, b: 0, e: [[0, 1, 2, -5, 0]], k: 0 },
+      { ft: Ft.Notify, b: 0, e: [[0, 1, 2, 100, 40]], k: 0 },
+      { ft: Ft.Notify, b: 0, e: [[2, 1]], k: 0 },
+      { ft: Ft.Notify, b: 0, e: 'x', k: 0 },
+      { ft: Ft.Update, n: 1.5, r: [], k: 0, u: 0 },
+      { ft: Ft.Update, n: 1, r: [[1, -3]], k: 0, u: 0 },
+      { ft: Ft.Update, n: 1, r: [[1, Number.NaN]], k: 0, u: 0 },
+    ];
+    for (const m of bad) expect(isFlowtune(m), JSON.stringify(m)).toBe(false);
+  });
+
+  it('pins flows to live spines only, spreading them, and routes data and control through the spine', () => {
+    const seen = new Set<number>();
+    for (let f = 0; f < 200; f++) {
+      const s = pickSpine(f, 0, 3, 4, 0b1011);
+      expect([0, 1, 3]).toContain(s);
+      seen.add(s);
+    }
+    expect(seen.size).toBe(3);
+    expect(pickSpine(1, 0, 3, 4, 0)).toBe(-1);
+    expect(allSpines(3)).toBe(7);
+    expect(dataRoute(FABRIC, 0, 3, 1)).toEqual([3, 1, 1]);
+    expect(dataRoute(FABRIC, 0, 1, 1)).toBeNull();
+    expect(allocatorRoute(FABRIC, 2, 0)).toEqual([2, 2]);
+    const links = new FabricLinks(FABRIC);
+    expect(links.path(0, 3, 1).map((l) => links.name(l))).toEqual([
+      'h0-up',
+      'rack0-spine1-up',
+      'rack1-spine1-down',
+      'h3-down',
+    ]);
+    expect(links.path(0, 1, 1).map((l) => links.name(l))).toEqual(['h0-up', 'h1-down']);
+  });
+});
+
+/** the allocator over a stub node context: frames it sends are collected, timers run on a scheduler */
+function allocatorRig(over: Partial<FlowtuneAllocatorConfig> = {}) {
+  const sched = new Scheduler(null);
+  const clock = new IdealClock(sched);
+  const out: Array<{ port: number; frame: Frame }> = [];
+  const config: FlowtuneAllocatorConfig = {
+    gamma: 0.4,
+    iterationNs: 10_000,
+    threshold: 0.01,
+    normalize: 'f-norm',
+    heartbeatNs: 30_000,
+    leaseNs: 100_000,
+    minRtoNs: 20_000,
+    maxRtoNs: 30_000,
+    fabric: FABRIC,
+    ...over,
+  };
+  const ctx = {
+    config: { id: 4, name: 'alloc', seed: 1, scheme: { kind: 'flowtune', config } },
+    sched,
+    clock,
+    ports: [0, 1].map((port) => ({ send: (frame: Frame) => out.push({ port, frame }) > 0 })),
+    metrics: new Metrics(),
+    emit: () => {},
+  } as unknown as NodeContext;
+  const alloc = new FlowtuneAllocator(ctx);
+  sched.at(0, () => alloc.start());
+  const hear = (t: number, src: number, x: unknown, port = 0) => {
+    sched.at(t, () => alloc.onFrame(t, port, makeFrame({ t: FrameType.Control, s: src, d: 4, z: 64, x })));
+    sched.runBefore(t + 1);
+  };
+  const updates = (host: number) =>
+    out.filter((o) => o.frame.d === host).map((o) => o.frame.x as UpdateMessage);
+  return { sched, alloc, out, hear, updates };
+}
+
+describe('Flowtune allocator role (§2, §6.2, §6.4)', () => {
+  it('allocates two flowlets on one downlink half each within two iterations, and tells only changes', () => {
+    const a = allocatorRig();
+    a.hear(1_000, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });
+    a.hear(1_000, 2, { ft: Ft.Notify, b: 0, e: [[0, 8, 3, 1e6, 0]], k: 0 }, 1);
+    a.sched.runBefore(25_000);
+    const r0 = a.updates(0).flatMap((m) => m.r);
+    const r2 = a.updates(2).flatMap((m) => m.r);
+    // capacities less the threshold: 9.9 Gbit/s on h3's downlink, shared
+    expect(r0.at(-1)).toEqual([7, 4.95e9]);
+    expect(r2.at(-1)).toEqual([8, 4.95e9]);
+    // the update acknowledges the host's event and names the live spines; it went back through the spine the notification came by
+    expect(a.updates(0).at(-1)).toMatchObject({ k: 1, u: 3 });
+    expect(a.out.filter((o) => o.frame.d === 2).every((o) => o.port === 1)).toBe(true);
+    // the hosts acknowledge what they heard
+    a.hear(25_000, 0, { ft: Ft.Notify, b: 1, e: [], k: a.updates(0).at(-1)!.n });
+    a.hear(25_000, 2, { ft: Ft.Notify, b: 1, e: [], k: a.updates(2).at(-1)!.n }, 1);
+    const sent = a.out.length;
+    // converged: nothing more than heartbeats (after 30 µs of silence)
+    a.sched.runBefore(54_000);
+    const later = a.out.slice(sent).map((o) => o.frame.x as UpdateMessage);
+    expect(later.length).toBeGreaterThan(0);
+    expect(later.every((m) => m.n === 0 && m.r.length === 0)).toBe(true);
+  });
+
+  it('sends an unacknowledged update again with the current rate, ignores repeats, and drops junk', () => {
+    const a = allocatorRig();
+    a.hear(1_000, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });
+    a.hear(1_500, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });
+    a.sched.runBefore(12_000);
+    expect(a.updates(0).map((m) => m.n)).toEqual([1]);
+    // no acknowledgement within the 20 µs timeout: the rate goes again as update 2
+    a.sched.runBefore(41_000);
+    expect(a.updates(0).map((m) => m.n)).toEqual([1, 2]);
+    a.hear(42_000, 0, { ft: Ft.Notify, b: 1, e: [], k: 2 });
+    const report = a.alloc.report().scheme as { duplicates: number; resent: number; unknownFrames: number };
+    expect(report).toMatchObject({ duplicates: 1, resent: 1 });
+    a.hear(43_000, 0, { ft: Ft.Notify, b: 1, e: [[0, 9, 0, 1e6, 0]], k: 0 }); // to itself
+    a.hear(43_000, 9, { ft: Ft.Notify, b: 0, e: [], k: 0 }); // no such host
+    a.hear(43_000, 1, { ft: Ft.Update, n: 1, r: [], k: 0, u: 0 });
+    a.hear(43_000, 1, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 }); // another host's flow id
+    expect((a.alloc.report().scheme as { unknownFrames: number }).unknownFrames).toBe(4);
+  });
+
+  it('drops a spine it lost from the mask every host with flowlets hears at once', () => {
+    const a = allocatorRig();
+    a.hear(1_000, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });
+    a.sched.runBefore(15_000);
+    a.sched.at(15_000, () => a.alloc.portDown(1));
+    a.sched.runBefore(21_000);
+    const last = a.updates(0).at(-1)!;
+    expect(last.u).toBe(1);
+    // answers go through a spine it still reaches
+    expect(a.out.at(-1)!.port).toBe(0);
+    expect(a.out.at(-1)!.frame.r).toEqual([0, 0]);
   });
 });

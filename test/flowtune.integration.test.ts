@@ -1,0 +1,154 @@
+/**
+ * Flowtune end to end, as real processes in conservative mode (exact: figures are asserted as
+ * measured): the §6.3 convergence experiment against DCTCP (checked again from rates.csv and
+ * flows.csv, independently of the summary's code), the allocator killed (fallback to DCTCP from the
+ * allocated rates) and paused (rates resume), a spine killed with the allocator's link lossy, and the
+ * §6.5 web workload against DCTCP as one command.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
+
+const CONVERGENCE = 'examples/flowtune.yaml';
+const WEB = 'examples/flowtune-websearch.yaml';
+const MS = 1_000_000;
+
+function csv(file: string): string[][] {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','));
+}
+
+/** every flow's latest rate at `t` from rates.csv, bit/s */
+function ratesAt(rows: string[][], t: number): Map<number, number> {
+  const at = new Map<number, number>();
+  for (const [tn, , flow, rate] of rows) if (Number(tn) <= t) at.set(Number(flow), Number(rate));
+  return at;
+}
+
+describe('Flowtune', () => {
+  it('§6.3: every start and stop converges to 1/N of the bottleneck within 25 µs; DCTCP never within 10% per 100 µs', async () => {
+    const { out, s } = await runScenario('flowtune-convergence', CONVERGENCE);
+    const f = s.flowtune;
+    expect(s.flows).toMatchObject({ completed: 5, retransmits: 0, timeouts: 0 });
+    expect(f.convergence).toMatchObject({
+      events: 9,
+      converged: 9,
+      notConverged: 0,
+      p50Ns: 15_425,
+      maxNs: 24_769,
+    });
+    expect(f.optimality).toEqual({ intervals: 9, mean: 1, min: 1 });
+    expect(f.overAllocation).toMatchObject({ beforeMaxGbps: 9.9, afterMaxGbps: 0 });
+    expect(f.updates).toMatchObject({ messages: 39, rates: 39, resent: 0 });
+    expect(f.fallbacks).toEqual([]);
+    expect(f.control.fraction).toBeLessThan(0.01);
+    expect(f.iterations).toBe(897);
+    // independently: rates.csv 100 µs after every start (k ms) and every finish (flows.csv)
+    const rates = csv(join(out, 'rates.csv'));
+    const flows = csv(join(out, 'flows.csv')).map((r) => ({ id: Number(r[0]), finish: Number(r[5]) }));
+    const changes: Array<[number, number[]]> = [];
+    for (let k = 0; k < 5; k++) changes.push([k * MS, [1, 2, 3, 4, 5].slice(0, k + 1)]);
+    const byFinish = [...flows].sort((a, b) => a.finish - b.finish);
+    byFinish.slice(0, 4).forEach((fl, i) => {
+      changes.push([fl.finish, byFinish.slice(i + 1).map((x) => x.id)]);
+    });
+    for (const [t, active] of changes) {
+      const at = ratesAt(rates, t + 100_000);
+      for (const id of active) {
+        const share = 9.9e9 / active.length;
+        expect(Math.abs(at.get(id)! - share), `flow ${id} at ${t}`).toBeLessThanOrEqual(0.1 * share);
+      }
+    }
+    // DCTCP on the same trace, by the same yardstick (throughput per 100 µs)
+    const d = await runScenario('flowtune-convergence-dctcp', CONVERGENCE, ['--set', 'scheme.kind=ecmp']);
+    const never = d.s.fairness.convergence.filter(
+      (c: { convergedNs: number | null }) => c.convergedNs === null,
+    );
+    expect(never.length).toBe(5);
+    expect(d.s.fairness.convergence.length).toBe(7);
+    expect(s.fairness.convergence.every((c: { convergedNs: number | null }) => c.convergedNs !== null)).toBe(
+      true,
+    );
+    expect(d.s.queues.busiest.p99Bytes).toBe(240_000);
+    expect(s.queues.busiest.p99Bytes).toBe(30_000);
+  });
+
+  it('allocator killed: rates lapse after the lease, flows go on with DCTCP from their allocated rates', async () => {
+    const { s } = await runScenario('flowtune-killed', CONVERGENCE, [
+      '--set',
+      'timeline=[{at: 4500us, action: kill, node: alloc}]',
+    ]);
+    const f = s.flowtune;
+    expect(s.flows).toMatchObject({ completed: 5, timeouts: 0 });
+    expect(f.allocatorReported).toBe(false);
+    expect(f.fallbacks).toHaveLength(5);
+    for (const x of f.fallbacks) {
+      expect(x.allocatedGbps).toBe(1.98);
+      // the lease (100 µs) after the last heartbeat heard
+      expect(x.start).toBeGreaterThan(4_500_000);
+      expect(x.start).toBeLessThan(4_610_000);
+      expect(x.end).toBeNull();
+      // no stall, and within 20% of the allocated rate on their own
+      expect(x.first200usRatio).toBeGreaterThan(0.8);
+      expect(x.first200usRatio).toBeLessThan(1.2);
+    }
+    expect(f.fallbacks.map((x: { first200usRatio: number }) => x.first200usRatio)).toEqual([
+      1.152, 1.152, 1.061, 1.061, 1.152,
+    ]);
+  });
+
+  it('allocator paused: flows fall back, and return to allocated rates within 20 µs of the resume', async () => {
+    const { out, s } = await runScenario('flowtune-paused', CONVERGENCE, [
+      '--set',
+      'timeline=[{at: 4500us, action: pause, node: alloc}, {at: 5ms, action: resume, node: alloc}]',
+    ]);
+    const f = s.flowtune;
+    expect(s.flows).toMatchObject({ completed: 5, timeouts: 0 });
+    expect(f.fallbacks).toHaveLength(5);
+    for (const x of f.fallbacks) {
+      expect(x.end).toBeGreaterThan(5 * MS);
+      expect(x.end).toBeLessThan(5 * MS + 20_000);
+    }
+    // flow 1 ended during the pause: the four left get a quarter each once the allocator is back
+    const at = ratesAt(csv(join(out, 'rates.csv')), 5 * MS + 20_000);
+    for (const id of [2, 3, 4, 5]) expect(at.get(id)).toBe(2.475e9);
+  });
+
+  it('a spine killed and a lossy allocator link: the allocator drops the spine, hosts move their flowlets, nothing lapses', async () => {
+    const { s } = await runScenario('flowtune-spine', WEB, [
+      '--set',
+      'timeline=[{at: 2ms, action: kill, node: spine1}, {at: 1ms, action: link-lossy, link: [spine0, alloc], loss: 0.05}]',
+      '--set',
+      'workload.duration=3ms',
+    ]);
+    const f = s.flowtune;
+    expect(s.flows.completed).toBe(s.flows.planned);
+    expect(f.spineEvents).toEqual([{ t: 2_029_743, spine: 1, up: false }]);
+    expect(f.reroutes).toBeGreaterThan(0);
+    expect(f.fallbacks).toEqual([]);
+    expect(f.notifications.resent).toBeGreaterThan(0);
+    expect(f.updates.resent).toBeGreaterThan(0);
+    expect(f.overAllocation.afterMaxGbps).toBe(0);
+    expect(f.unknownFrames).toBe(0);
+  });
+
+  it('§6.5: p99 FCT of 1-packet flowlets ≥ 4× lower than DCTCP under the web workload (dcemu experiment flowtune-websearch)', async () => {
+    const out = tempOut('flowtune-websearch');
+    const r = await dcemu(['experiment', 'flowtune-websearch', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('| 1 | 304 | 304.5 µs | 39.7 µs | 382.4 µs | 9.6× |');
+    const alive = readJson(join(out, 'flowtune-alive', 'summary.json'));
+    const dctcp = readJson(join(out, 'dctcp', 'summary.json'));
+    const killed = readJson(join(out, 'flowtune', 'summary.json'));
+    expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
+    expect(alive.flowtune.optimality.mean).toBeGreaterThanOrEqual(0.99);
+    expect(alive.flows).toMatchObject({ completed: 906, retransmits: 0, timeouts: 0 });
+    // the allocator killed at 4 ms: every host lapses, every flow completes
+    expect(killed.flowtune.fallbacks).toHaveLength(12);
+    expect(killed.flows.completed).toBe(906);
+  }, 120_000);
+});
