@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord, NodeReport } from '../core/messages.js';
+import { segmentCount } from '../node/transport/types.js';
 import type { CaptureFileSummary } from './capture.js';
 import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
@@ -504,7 +505,7 @@ function fctBySize(flows: FlowRow[]): Summary['flows']['bySize'] {
   let lo = 0;
   for (const [name, hi] of SIZE_BUCKETS) {
     const inBucket = flows.filter((f) => {
-      const n = Math.max(1, Math.ceil(f.size / WireSize.Mss));
+      const n = segmentCount(f.size);
       return n > lo && n <= hi;
     });
     lo = hi;

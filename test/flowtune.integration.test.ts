@@ -146,6 +146,7 @@ describe('Flowtune', () => {
     const killed = readJson(join(out, 'flowtune', 'summary.json'));
     expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
     expect(alive.flowtune.optimality.mean).toBeGreaterThanOrEqual(0.99);
+    expect(alive.flowtune.fctP99BySizeNs['1']).toBe(alive.flows.bySize['1'].p99Ns);
     expect(alive.flows).toMatchObject({ completed: 906, retransmits: 0, timeouts: 0 });
     // the allocator killed at 4 ms: every host lapses, every flow completes
     expect(killed.flowtune.fallbacks).toHaveLength(12);

@@ -20,6 +20,8 @@ import type { FlowtuneFabric } from '../../../arbiter/flowtune/wire.js';
 import { Histogram } from '../../../core/histogram.js';
 import { formatNs } from '../../../core/time.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../../../node/transport/flowtune/transport.js';
+import { segmentCount } from '../../../node/transport/types.js';
+import { SIZE_BUCKETS } from '../../collect.js';
 import { quantile, sum } from '../stats.js';
 import type { RunRecord } from '../types.js';
 import type { FlowtuneSettings } from './settings.js';
@@ -88,6 +90,8 @@ export interface FlowtuneSummary {
   }>;
   reroutes: number;
   spineEvents: Array<{ t: number; spine: number; up: boolean }>;
+  /** p99 FCT of completed flowlets by size in frames (§6.5's buckets; summary.flows.bySize has more) */
+  fctP99BySizeNs: Record<string, number>;
   /** p99 switch queue occupancy and its drain time at the host link rate */
   queueP99Bytes: number;
   queueDelayP99Ns: number;
@@ -182,10 +186,27 @@ export function summarizeFlowtune(
     ),
     reroutes: sum(hosts, (x) => x.h.reroutes),
     spineEvents: (alloc?.spines ?? []).map(([t, spine, up]) => ({ t: since0(t), spine, up: up === 1 })),
+    fctP99BySizeNs: fctP99BySize(r.reports.flatMap((rep) => rep.flows)),
     queueP99Bytes: q99,
     queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
     unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
   };
+}
+
+function fctP99BySize(
+  flows: ReadonlyArray<{ size: number; start: number; finish: number }>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  let lo = 0;
+  for (const [name, hi] of SIZE_BUCKETS) {
+    const fct = flows
+      .filter((f) => f.finish >= 0 && segmentCount(f.size) > lo && segmentCount(f.size) <= hi)
+      .map((f) => f.finish - f.start)
+      .sort((a, b) => a - b);
+    lo = hi;
+    if (fct.length > 0) out[name] = Math.round(quantile(fct, 0.99));
+  }
+  return out;
 }
 
 /**
