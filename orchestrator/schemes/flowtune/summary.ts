@@ -186,16 +186,20 @@ export function summarizeFlowtune(
     ),
     reroutes: sum(hosts, (x) => x.h.reroutes),
     spineEvents: (alloc?.spines ?? []).map(([t, spine, up]) => ({ t: since0(t), spine, up: up === 1 })),
-    fctP99BySizeNs: fctP99BySize(r.reports.flatMap((rep) => rep.flows)),
+    fctP99BySizeNs: fctP99BySize(r),
     queueP99Bytes: q99,
     queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
     unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
   };
 }
 
-function fctP99BySize(
-  flows: ReadonlyArray<{ size: number; start: number; finish: number }>,
-): Record<string, number> {
+/** from the senders' records and the receivers' finish times (the receiver saw the last byte) */
+function fctP99BySize(r: RunRecord): Record<string, number> {
+  const finish = new Map<number, number>();
+  for (const rep of r.reports) for (const [id, t] of rep.received) finish.set(id, t);
+  const flows = r.reports.flatMap((rep) =>
+    rep.flows.map((f) => ({ size: f.size, start: f.start, finish: finish.get(f.id) ?? -1 })),
+  );
   const out: Record<string, number> = {};
   let lo = 0;
   for (const [name, hi] of SIZE_BUCKETS) {
