@@ -30,8 +30,14 @@ function ratesAt(rows: string[][], t: number): Map<number, number> {
 }
 
 describe('Flowtune', () => {
-  it('§6.3: every start and stop converges to 1/N of the bottleneck within 25 µs; DCTCP never within 10% per 100 µs', async () => {
-    const { out, s } = await runScenario('flowtune-convergence', CONVERGENCE);
+  it('§6.3: every start and stop converges to 1/N of the bottleneck within 25 µs; DCTCP never within 10% per 100 µs (dcemu experiment flowtune-convergence)', async () => {
+    const top = tempOut('flowtune-convergence');
+    const r = await dcemu(['experiment', 'flowtune-convergence', '--out', top]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('| start flow 5 | 4.00 ms | 5 | 24.8 µs | 100.0 µs |');
+    expect(r.stdout).toContain('| 4.00 ms | 4 | never |');
+    const out = join(top, 'flowtune');
+    const s = readJson(join(out, 'summary.json'));
     const f = s.flowtune;
     expect(s.flows).toMatchObject({ completed: 5, retransmits: 0, timeouts: 0 });
     expect(f.convergence).toMatchObject({
@@ -64,16 +70,17 @@ describe('Flowtune', () => {
       }
     }
     // DCTCP on the same trace, by the same yardstick (throughput per 100 µs)
-    const d = await runScenario('flowtune-convergence-dctcp', CONVERGENCE, ['--set', 'scheme.kind=ecmp']);
-    const never = d.s.fairness.convergence.filter(
+    const d = readJson(join(top, 'dctcp', 'summary.json'));
+    expect(d.scheme).toBe('ecmp');
+    const never = d.fairness.convergence.filter(
       (c: { convergedNs: number | null }) => c.convergedNs === null,
     );
     expect(never.length).toBe(5);
-    expect(d.s.fairness.convergence.length).toBe(7);
+    expect(d.fairness.convergence.length).toBe(7);
     expect(s.fairness.convergence.every((c: { convergedNs: number | null }) => c.convergedNs !== null)).toBe(
       true,
     );
-    expect(d.s.queues.busiest.p99Bytes).toBe(240_000);
+    expect(d.queues.busiest.p99Bytes).toBe(240_000);
     expect(s.queues.busiest.p99Bytes).toBe(30_000);
   });
 

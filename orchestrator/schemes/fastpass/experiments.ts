@@ -7,10 +7,10 @@
  * - `fastpass-c` (experiment C): the median standard deviation of the senders' throughputs per
  *   interval, by how many were active (summary.fairness).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BusiestQueue, Fairness } from '../../collect.js';
-import { runForSummary } from '../run.js';
+import { runVariants } from '../run.js';
 import type { ExperimentOptions } from '../types.js';
 
 interface Side {
@@ -27,24 +27,15 @@ const SIDES = [
 
 /** runs the scenario once per side; null when aborted */
 async function runBoth(opts: ExperimentOptions, label: string): Promise<Side[] | null> {
-  mkdirSync(opts.out, { recursive: true });
-  const extra = Object.fromEntries(
-    (opts.set ?? []).map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
+  const runs = await runVariants(opts, label, SIDES);
+  return (
+    runs?.map((s, i) => ({
+      name: SIDES[i].name,
+      queue: s.queues.busiest,
+      gbps: s.throughput.gbps,
+      fairness: s.fairness,
+    })) ?? null
   );
-  const sides: Side[] = [];
-  for (const side of SIDES) {
-    if (opts.signal?.aborted) return null;
-    opts.say(`${label}: ${side.name}`);
-    const s = await runForSummary(
-      opts.file,
-      join(opts.out, side.name),
-      { ...extra, ...side.set },
-      opts.signal,
-    );
-    if (s === null) return null;
-    sides.push({ name: side.name, queue: s.queues.busiest, gbps: s.throughput.gbps, fairness: s.fairness });
-  }
-  return sides;
 }
 
 const kb = (b: number | undefined) => (b === undefined ? '-' : `${(b / 1000).toFixed(1)} KB`);

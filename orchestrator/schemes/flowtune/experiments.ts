@@ -9,40 +9,13 @@
  *   the scenario has it (its timeline kills the allocator), Flowtune with the allocator left alive
  *   (`timeline=[]`), and DCTCP; the lapses of the first run.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatNs } from '../../../core/time.js';
 import type { Summary } from '../../collect.js';
-import { runForSummary } from '../run.js';
+import { runVariants } from '../run.js';
 import type { ExperimentOptions } from '../types.js';
 import type { FlowtuneSummary } from './summary.js';
-
-interface Side {
-  name: string;
-  set: Record<string, string>;
-}
-
-/** runs the scenario once per side, with the user's `--set`s first; null when aborted */
-async function runSides(opts: ExperimentOptions, label: string, sides: Side[]): Promise<Summary[] | null> {
-  mkdirSync(opts.out, { recursive: true });
-  const extra = Object.fromEntries(
-    (opts.set ?? []).map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
-  );
-  const out: Summary[] = [];
-  for (const side of sides) {
-    if (opts.signal?.aborted) return null;
-    opts.say(`${label}: ${side.name}`);
-    const s = await runForSummary(
-      opts.file,
-      join(opts.out, side.name),
-      { ...extra, ...side.set },
-      opts.signal,
-    );
-    if (s === null) return null;
-    out.push(s);
-  }
-  return out;
-}
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
 
@@ -53,7 +26,7 @@ function write(opts: ExperimentOptions, name: string, table: string, data: unkno
 }
 
 export async function runConvergence(opts: ExperimentOptions): Promise<string> {
-  const runs = await runSides(opts, 'flowtune-convergence', [
+  const runs = await runVariants(opts, 'flowtune-convergence', [
     { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
     { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
   ]);
@@ -92,7 +65,7 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
 }
 
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
-  const runs = await runSides(opts, 'flowtune-websearch', [
+  const runs = await runVariants(opts, 'flowtune-websearch', [
     { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
     { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
     { name: 'dctcp', set: { 'scheme.kind': 'ecmp', timeline: '[]' } },
