@@ -304,7 +304,9 @@ export class FlowtuneTransport implements Transport {
   }
 
   /** the allocator's rate for a flow: its window held open, its frames paced */
-  private govern(fl: Flowlet, rate: number, now: number): void {
+  private govern(fl: Flowlet, allocated: number, now: number): void {
+    // never beyond the host's own link (a rate above it would only open the window wider)
+    const rate = Math.min(allocated, this.nic.rateBps ?? allocated);
     fl.rate = rate;
     this.stats.rateSeries.push([this.c.physNow(), fl.id, rate]);
     fl.governed = true;
