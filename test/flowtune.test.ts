@@ -25,6 +25,8 @@ import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import { Metrics } from '../core/metrics.js';
 import type { NodeContext } from '../core/node-runtime.js';
 import { Scheduler } from '../core/scheduler.js';
+import { loadScenarioFile } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 
 const caps = (...c: number[]) => Float64Array.from(c);
 
@@ -280,5 +282,36 @@ describe('Flowtune allocator role (§2, §6.2, §6.4)', () => {
     // answers go through a spine it still reaches
     expect(a.out.at(-1)!.port).toBe(0);
     expect(a.out.at(-1)!.frame.r).toEqual([0, 0]);
+  });
+});
+
+describe('Flowtune scenarios', () => {
+  const resolve = (set: string[]) =>
+    resolveScenario(loadScenarioFile('examples/flowtune-websearch.yaml', set));
+
+  it('attaches the allocator to every spine by a 40 Gbit/s link; a baseline run of the file leaves its kill out (ifPresent)', () => {
+    const ft = resolve([]);
+    const alloc = ft.topology.nodes.find((n) => n.name === 'alloc')!;
+    expect(alloc.ports.map((p) => p.peer)).toEqual(['spine0', 'spine1', 'spine2', 'spine3']);
+    expect(ft.topology.links[alloc.ports[0].link].rateBps).toBe(40e9);
+    expect(ft.timeline.map((e) => [e.action, e.node])).toEqual([['kill', 'alloc']]);
+    const dctcp = resolve(['scheme.kind=ecmp']);
+    expect(dctcp.topology.nodes.some((n) => n.name === 'alloc')).toBe(false);
+    expect(dctcp.timeline).toEqual([]);
+    // without ifPresent the same entry is a mistake on a run with no allocator
+    expect(() => resolve(['scheme.kind=ecmp', 'timeline=[{at: 1ms, action: kill, node: alloc}]'])).toThrow(
+      /timeline\.0\.node: no node named 'alloc' in the topology/,
+    );
+  });
+
+  it('refuses topologies and transports it cannot model, naming the field', () => {
+    expect(() => resolve(['topology={kind: fat-tree, k: 4}'])).toThrow(
+      /topology\.kind: flowtune models two-tier fabrics/,
+    );
+    expect(() => resolve(['transport={kind: udp}'])).toThrow(/transport\.kind: flowtune paces the baseline/);
+    expect(() => resolve(['scheme.heartbeat=200us'])).toThrow(
+      /scheme\.heartbeat: must be shorter than the lease/,
+    );
+    expect(() => resolve(['scheme.nope=1'])).toThrow(/scheme\.nope/);
   });
 });

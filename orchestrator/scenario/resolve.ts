@@ -732,7 +732,16 @@ function resolveCapture(src: ScenarioSource, topo: Topology): CapturePort[] {
 
 function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): TimelineEvent[] {
   const raw: Array<Record<string, unknown>> = src.data.timeline ?? [];
-  return raw.map((e, i) => {
+  const has = (name: unknown) => topo.nodes.some((n) => n.name === name);
+  // `ifPresent` entries whose node this run does not have (an arbiter on a baseline run) are left out
+  const present = raw
+    .map((e, i) => [e, i] as const)
+    .filter(
+      ([e]) =>
+        e.ifPresent !== true ||
+        (e.node !== undefined ? has(e.node) : ((e.link as unknown[] | undefined) ?? []).every(has)),
+    );
+  return present.map(([e, i]) => {
     const path = ['timeline', i];
     const at = parseDurationNs(e.at as string);
     if (at > endNs)

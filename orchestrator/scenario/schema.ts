@@ -287,6 +287,11 @@ export const scenarioSchema = {
           delay: duration,
           step: signedDuration,
           freq: { type: 'number' },
+          ifPresent: {
+            type: 'boolean',
+            description:
+              "only when the topology has the entry's node (a scheme's arbiter): the same file run as a baseline (--set scheme.kind=ecmp) leaves it out",
+          },
         },
       },
     },

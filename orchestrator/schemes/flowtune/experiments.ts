@@ -68,7 +68,7 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
   const runs = await runVariants(opts, 'flowtune-websearch', [
     { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
     { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
-    { name: 'dctcp', set: { 'scheme.kind': 'ecmp', timeline: '[]' } },
+    { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
   ]);
   if (runs === null) return '';
   const [killed, alive, dc] = runs;
