@@ -271,6 +271,24 @@ describe('Flowtune allocator role (§2, §6.2, §6.4)', () => {
     expect((a.alloc.report().scheme as { unknownFrames: number }).unknownFrames).toBe(4);
   });
 
+  it('answers a host that asks for every rate again (after a lapse) with a numbered update, even an empty one', () => {
+    const a = allocatorRig();
+    a.hear(1_000, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });
+    a.sched.runBefore(12_000);
+    a.hear(12_000, 0, { ft: Ft.Notify, b: 1, e: [], k: 1 });
+    a.sched.runBefore(35_000);
+    const before = a.updates(0).length;
+    // converged and acknowledged: the rate would not go again on its own
+    a.hear(35_000, 0, { ft: Ft.Notify, b: 1, e: [], k: 1, y: 1 });
+    a.sched.runBefore(41_000);
+    const again = a.updates(0).slice(before);
+    expect(again.map((m) => [m.n, m.r])).toEqual([[2, [[7, 9.9e9]]]]);
+    // a host with no flowlets left gets an empty numbered answer
+    a.hear(41_000, 2, { ft: Ft.Notify, b: 0, e: [], k: 0, y: 1 }, 1);
+    a.sched.runBefore(51_000);
+    expect(a.updates(2).map((m) => [m.n, m.r])).toEqual([[1, []]]);
+  });
+
   it('drops a spine it lost from the mask every host with flowlets hears at once', () => {
     const a = allocatorRig();
     a.hear(1_000, 0, { ft: Ft.Notify, b: 0, e: [[0, 7, 3, 1e6, 1]], k: 0 });

@@ -74,6 +74,8 @@ class HostState {
   spine = 0;
   /** its events were received and not yet acknowledged */
   ackDue = false;
+  /** it asked for every rate again (after a lapse): the answer is numbered, even with none */
+  syncDue = false;
   rto: number;
   constructor(minRto: number) {
     this.rto = minRto;
@@ -160,7 +162,9 @@ export class FlowtuneAllocator implements Role {
       this.stats.resent++;
       host.rto = Math.min(this.cfg.maxRtoNs, host.rto * 2);
     }
-    if (host.dirty.size > 0) {
+    if (host.dirty.size > 0 || host.syncDue) {
+      const sync = host.syncDue;
+      host.syncDue = false;
       const r: Array<[number, number]> = [];
       for (const id of host.dirty) {
         const f = this.flows.get(id);
@@ -170,7 +174,7 @@ export class FlowtuneAllocator implements Role {
         r.push([id, f.sent]);
       }
       host.dirty.clear();
-      if (r.length > 0) {
+      if (r.length > 0 || sync) {
         const n = ++host.seq;
         host.inflight.push({ n, flows: r.map((x) => x[0]), at: now });
         this.stats.rates += r.length;
@@ -255,7 +259,10 @@ export class FlowtuneAllocator implements Role {
       if (e[0] === 0) this.flowletStart(src, e[1], e[2], e[3], e[4]);
       else this.flowletEnd(src, e[1]);
     }
-    if (m.y === 1) for (const id of host.flows) host.dirty.add(id);
+    if (m.y === 1) {
+      for (const id of host.flows) host.dirty.add(id);
+      host.syncDue = true;
+    }
   }
 
   private flowletStart(src: number, id: number, dst: number, _size: number, spine: number): void {

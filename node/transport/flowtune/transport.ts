@@ -213,18 +213,17 @@ export class FlowtuneTransport implements Transport {
       e: this.pending.slice(0, MAX_EVENTS),
       k: this.updatesHeard,
     };
-    if (this.syncDue) {
-      m.y = 1;
-      this.syncDue = false;
-    }
+    // asked until the allocator answers with a numbered update (a lost request would leave the
+    // flows on DCTCP: the allocator only sends rates that move)
+    if (this.syncDue) m.y = 1;
     this.send(m);
-    if (this.pending.length > 0 && this.rtoTimer === null)
+    if ((this.pending.length > 0 || this.syncDue) && this.rtoTimer === null)
       this.rtoTimer = this.c.clock.at(now + this.rto, this.timeout);
   };
 
   private readonly timeout = (now: number): void => {
     this.rtoTimer = null;
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0 && !this.syncDue) return;
     this.stats.resent++;
     this.attempt++;
     // a lapse says the allocator is away: ask ever less often, up to ten leases apart
@@ -272,7 +271,7 @@ export class FlowtuneTransport implements Transport {
       this.lapsed = false;
       const open = this.stats.fallbacks.at(-1);
       if (open !== undefined) open[1] = this.c.physNow();
-      this.syncDue = true;
+      this.syncDue = this.flows.size > 0;
       this.notifySoon(now);
     }
     // events acknowledged
@@ -282,10 +281,11 @@ export class FlowtuneTransport implements Transport {
       this.base += acked;
       this.rto = this.cfg.minRtoNs;
       this.attempt = 0;
-      if (this.pending.length === 0) {
-        this.c.clock.cancel(this.rtoTimer);
-        this.rtoTimer = null;
-      }
+    }
+    if (m.n > 0) this.syncDue = false;
+    if (acked > 0 && this.pending.length === 0 && !this.syncDue) {
+      this.c.clock.cancel(this.rtoTimer);
+      this.rtoTimer = null;
     }
     if (m.u !== this.liveSpines && this.spines > 0) this.spinesChanged(m.u & allSpines(this.spines), now);
     if (m.n === 0) {
