@@ -99,9 +99,12 @@ export class Fabric {
       throw new RuntimeError(
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
       );
-    if (needs && this.scenario.sync === 'conservative')
+    // conservative mode cuts a container's network at the emulated wire (`disconnect`, `connect`); a
+    // restarted process cannot rejoin the synchronization yet
+    const restarts = this.scenario.timeline.find((e) => e.action === 'stop' || e.action === 'start');
+    if (restarts && this.scenario.sync === 'conservative')
       throw new RuntimeError(
-        `${this.scenario.file}:${needs.line}: action ${needs.action} needs --sync dilated (conservative mode cannot restart or re-network a node yet)`,
+        `${this.scenario.file}:${restarts.line}: action ${restarts.action} needs --sync dilated (conservative mode cannot restart a node yet)`,
       );
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
@@ -668,9 +671,18 @@ export class StartedFabric implements AsyncDisposable {
         case 'clock-freq':
           n.conn?.send({ type: 'fault', fault: clockFault(ev), at });
           return;
+        case 'disconnect':
+        case 'connect':
+          // the container's network, cut at the emulated wire: every link of the node, both ways, at
+          // its exact time (the real network stays up: it carries the synchronization too)
+          for (const [node, port] of this.linksOf(ev.node)) {
+            const state = { down: ev.action === 'disconnect' };
+            this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state }, at });
+          }
+          return;
       }
       throw new RuntimeError(
-        `${this.scenario.file}:${ev.line}: action ${ev.action} needs --sync dilated (conservative mode cannot restart or re-network a node yet)`,
+        `${this.scenario.file}:${ev.line}: action ${ev.action} needs --sync dilated (conservative mode cannot restart a node yet)`,
       );
     }
     for (const [node, port, state] of this.wireFaults(ev)) {
@@ -727,6 +739,16 @@ export class StartedFabric implements AsyncDisposable {
     for (const [from, to] of ends) {
       const n = this.nodes.get(from)!;
       for (const p of n.config.ports) if (p.peer === to) out.push([from, p.index, state]);
+    }
+    return out;
+  }
+
+  /** Every egress port on a link of `node`: its own, and each peer's toward it. */
+  private linksOf(node: string): Array<[string, number]> {
+    const out: Array<[string, number]> = [];
+    for (const p of this.nodes.get(node)!.config.ports) {
+      out.push([node, p.index]);
+      out.push([p.peer, p.peerPort]);
     }
     return out;
   }
