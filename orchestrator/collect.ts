@@ -191,8 +191,8 @@ export interface Fairness {
   /**
    * After each change of the active senders (a flow's start or finish, two or more active after):
    * virtual ns until the end of the first interval from which every active sender's throughput stays
-   * within 10% of their mean until the next change (null: it never did). Flowtune §6.3 reads
-   * convergence so, on throughput per 100 µs.
+   * within 10% of their mean until the next change (null: it never did); the first 1,000 changes.
+   * Flowtune §6.3 reads convergence so, on throughput per 100 µs.
    */
   convergence: Array<{ t: number; active: number; convergedNs: number | null }>;
 }
@@ -257,23 +257,37 @@ export function fairness(
   };
 }
 
-/** `Fairness.convergence`: from every change of the active senders, intervals of `bytes(src, i)`. */
+/** changes of the active senders `Fairness.convergence` lists at most (the first ones) */
+const CONVERGENCE_CHANGES = 1000;
+
+/**
+ * `Fairness.convergence`: from every change of the active senders (kept incrementally: a flow is
+ * active from its start until its finish), intervals of `bytes(src, i)`.
+ */
 function equalShares(
   flows: ReadonlyArray<Pick<FlowRecord, 'src' | 'start' | 'finish'>>,
   bytes: (src: number, interval: number) => number,
   intervalNs: number,
   n: number,
 ): Fairness['convergence'] {
-  const changes = [...new Set(flows.flatMap((f) => (f.finish >= 0 ? [f.start, f.finish] : [f.start])))].sort(
-    (a, b) => a - b,
-  );
+  const edges: Array<[number, number, number]> = [];
+  for (const f of flows) {
+    edges.push([f.start, f.src, 1]);
+    if (f.finish >= 0) edges.push([f.finish, f.src, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0]);
+  const count = new Map<number, number>();
   const out: Fairness['convergence'] = [];
-  for (let c = 0; c < changes.length; c++) {
-    const t = changes[c];
-    const next = c + 1 < changes.length ? changes[c + 1] : n * intervalNs;
-    const active = [
-      ...new Set(flows.filter((f) => f.start <= t && (f.finish < 0 || f.finish > t)).map((f) => f.src)),
-    ];
+  for (let e = 0; e < edges.length && out.length < CONVERGENCE_CHANGES; ) {
+    const t = edges[e][0];
+    for (; e < edges.length && edges[e][0] === t; e++) {
+      const [, src, d] = edges[e];
+      const c = (count.get(src) ?? 0) + d;
+      if (c > 0) count.set(src, c);
+      else count.delete(src);
+    }
+    const next = e < edges.length ? edges[e][0] : n * intervalNs;
+    const active = [...count.keys()];
     if (active.length < 2) continue;
     let converged: number | null = null;
     for (let i = Math.ceil(t / intervalNs); (i + 1) * intervalNs <= next && i < n; i++) {
