@@ -184,6 +184,22 @@ export class Endpoint {
     for (const [buf, from] of early) this.receive(buf, from);
   }
 
+  /**
+   * The peer on `port` is a new process (conservative mode: a container started again): a new link
+   * session from sequence 1 both ways; datagrams held for the old process are dropped (a stopped box
+   * loses what was sent to it), and the next flush tells the new one this side's promise.
+   */
+  relink(port: number): void {
+    this.txSeq[port] = 0;
+    this.rxSeq[port] = 0;
+    this.peerAck[port] = 0;
+    this.rxUnacked[port] = 0;
+    this.sentPromise[port] = 0;
+    this.wantsAck[port] = false;
+    this.outbox[port].length = 0;
+    this.wakeDrained();
+  }
+
   /** datagrams that came before the peers were known (a neighbour told them first): checked once they are */
   private readonly early: Array<[Buffer, { address: string; port: number }]> = [];
 

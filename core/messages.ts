@@ -184,8 +184,16 @@ export type ControlMessage =
   | { type: 'snapshot' }
   /** conservative mode: run every event before `until` */
   | { type: 'grant'; until: number }
-  /** conservative mode (`kill`): handle nothing from `at` on; links fall silent */
-  | { type: 'halt'; at: number }
+  /**
+   * conservative mode (`kill`, `stop`): handle nothing from `at` on; links fall silent, promising
+   * nothing before `until` (a `start` brings a new process then; absent: never)
+   */
+  | { type: 'halt'; at: number; until?: number }
+  /**
+   * conservative mode: the peer on `port` is a new process (a container started again): the link
+   * starts a new session (sequence numbers, window), what was held for the old one is lost
+   */
+  | { type: 'relink'; port: number }
   /** conservative mode (`pause`/`resume`): handle nothing in [from, until) */
   | { type: 'pause'; from: number; until: number }
   | { type: 'stop' };
@@ -282,6 +290,8 @@ export type NodeMessage =
   /** conservative mode: every event before the grant `at` is handled */
   | { type: 'reached'; at: number; stats: ProgressStats }
   | { type: 'halted'; at: number }
+  /** the `relink` is done: the peer may speak */
+  | { type: 'relinked'; port: number }
   | { type: 'paused'; at: number }
   /**
    * captured frames (core/capture.ts records) since the last such message, and per captured port (in

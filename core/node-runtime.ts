@@ -215,7 +215,12 @@ class NodeProcess {
           this.sync?.setGrant(m.until);
           break;
         case 'halt':
-          this.sync?.haltAtTime(m.at);
+          this.sync?.haltAtTime(m.at, m.until ?? Number.POSITIVE_INFINITY);
+          break;
+        case 'relink':
+          this.endpoint?.relink(m.port);
+          this.endpoint?.flush();
+          this.client.send({ type: 'relinked', port: m.port });
           break;
         case 'pause':
           this.sync?.pause(m.from, m.until);

@@ -34,6 +34,8 @@ export class ConservativeSync {
   private grant = 0;
   private reportedGrant = -1;
   private haltAt = Number.POSITIVE_INFINITY;
+  /** what a halted node's links promise: when its next process starts (a `stop` then `start`), or never */
+  private haltUntil = Number.POSITIVE_INFINITY;
   private halted = false;
   private pauseAt = Number.POSITIVE_INFINITY;
   private pauseReported = false;
@@ -57,9 +59,15 @@ export class ConservativeSync {
     }
   }
 
-  /** a `kill` at `t`: the node handles nothing from t on and its links fall silent */
-  haltAtTime(t: number): void {
-    this.haltAt = Math.min(this.haltAt, t);
+  /**
+   * a `kill` (or `stop`) at `t`: the node handles nothing from t on and its links fall silent; they
+   * promise `until`, when a new process takes the node's place (never, for a kill)
+   */
+  haltAtTime(t: number, until = Number.POSITIVE_INFINITY): void {
+    if (t < this.haltAt) {
+      this.haltAt = t;
+      this.haltUntil = until;
+    }
     this.kick();
   }
 
@@ -133,10 +141,13 @@ export class ConservativeSync {
     }
   };
 
-  /** The node stops at its halt time: every link promises "never" once its last frames are out. */
+  /**
+   * The node stops at its halt time: every link promises "never" (or nothing before its next process
+   * starts) once its last frames are out.
+   */
   private halt(): void {
     this.halted = true;
-    this.endpoint.promises.fill(Number.POSITIVE_INFINITY);
+    this.endpoint.promises.fill(this.haltUntil);
     this.endpoint.flush();
     void this.endpoint.sent().then(() => this.listener.halted(this.haltAt));
   }

@@ -99,12 +99,11 @@ export class Fabric {
       throw new RuntimeError(
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
       );
-    // conservative mode cuts a container's network at the emulated wire (`disconnect`, `connect`); a
-    // restarted process cannot rejoin the synchronization yet
-    const restarts = this.scenario.timeline.find((e) => e.action === 'stop' || e.action === 'start');
-    if (restarts && this.scenario.sync === 'conservative')
+    // conservative mode waits at a `start` for the node's new process: there must be one to wait for
+    const orphan = this.scenario.sync === 'conservative' ? unmatchedStart(this.scenario.timeline) : undefined;
+    if (orphan)
       throw new RuntimeError(
-        `${this.scenario.file}:${restarts.line}: action ${restarts.action} needs --sync dilated (conservative mode cannot restart a node yet)`,
+        `${this.scenario.file}:${orphan.line}: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before (a stop must come first)`,
       );
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
@@ -158,6 +157,19 @@ export class Fabric {
   }
 }
 
+/** The first `start` of a node that no earlier `stop` (since its last start) left down. */
+function unmatchedStart(timeline: readonly TimelineEvent[]): TimelineEvent | undefined {
+  const down = new Set<string>();
+  for (const e of [...timeline].sort((a, b) => a.at - b.at)) {
+    if (e.action === 'stop') down.add(e.node!);
+    else if (e.action === 'start') {
+      if (!down.has(e.node!)) return e;
+      down.delete(e.node!);
+    }
+  }
+  return undefined;
+}
+
 interface NodeState {
   config: NodeConfig;
   conn: ControlConnection | null;
@@ -176,6 +188,16 @@ interface NodeState {
   reached: number;
   /** conservative mode: the node stopped at its `kill` time (its process is killed next) */
   halted: boolean;
+  /** conservative mode: its halt is a `stop` (the container is stopped, not killed) */
+  haltIsStop: boolean;
+  /** conservative mode: the `docker stop` under way after its halt */
+  stopping: Promise<void> | null;
+  /** conservative mode: virtual times the timeline starts it again, earliest first */
+  restarts: number[];
+  /** conservative mode: the restart under way (docker start, config, peers relinking) */
+  restartBusy: boolean;
+  /** conservative mode: peers still to start a new link session with the restarted process */
+  relinks: number;
   /** conservative mode: stopped for real (SIGSTOP) while its pause lasts, until this virtual time */
   pausedUntil: number;
   report: NodeReport | null;
@@ -244,6 +266,11 @@ export class StartedFabric implements AsyncDisposable {
         disconnected: false,
         reached: -1,
         halted: false,
+        haltIsStop: false,
+        stopping: null,
+        restarts: [],
+        restartBusy: false,
+        relinks: 0,
         pausedUntil: -1,
         report: null,
         stats: null,
@@ -310,12 +337,22 @@ export class StartedFabric implements AsyncDisposable {
             case 'halted':
               n.halted = true;
               // the node stopped at its time and its links fell silent: now its process dies for real
-              if (this.runtime && !n.killed) {
+              // (`stop`: its container is stopped, to be started again)
+              if (n.haltIsStop && this.runtime?.containers) {
+                n.stopped = true;
+                n.stopping = this.runtime.containers.stopNode(n.config.name).catch(() => {});
+              } else if (this.runtime && !n.killed) {
                 n.killed = true;
                 void this.runtime.kill(n.config.name).catch(() => {});
               }
               this.onBarrier?.();
               break;
+            case 'relinked': {
+              // a peer started a new link session with a restarted node: when all have, it may speak
+              const restarted = this.nodes.get(n.config.ports[m.port]?.peer ?? '');
+              if (restarted && --restarted.relinks === 0) this.rejoinConservative(restarted);
+              break;
+            }
             case 'paused': {
               // stopped for real only while its pause outlasts the time granted: a pause that ends
               // inside the grant must run on to it, and nothing would wake the process before the
@@ -390,7 +427,11 @@ export class StartedFabric implements AsyncDisposable {
    * and their records, died with the old process, as on a real reboot.
    */
   private restartConfig(n: NodeState): NodeConfig {
-    n.restartAt = this.clock.now() + this.clock.virtualNs(RESTART_LEAD_MS);
+    // conservative mode: exactly at the timeline's `start` (the fabric waits there for it)
+    n.restartAt =
+      this.scenario.sync === 'conservative'
+        ? n.restarts[0]
+        : this.clock.now() + this.clock.virtualNs(RESTART_LEAD_MS);
     const config = n.config;
     if (!config.flows) return config;
     const shift = n.restartAt - this.trafficStart;
@@ -411,6 +452,18 @@ export class StartedFabric implements AsyncDisposable {
     n.killed = false;
     n.exited = false;
     n.stats = null;
+    if (this.scenario.sync === 'conservative') {
+      // its peers start new link sessions with it first (their old ones died with the old process);
+      // it speaks once all have (rejoinConservative)
+      n.relinks = n.config.ports.length;
+      for (const p of n.config.ports) {
+        const peer = this.nodes.get(p.peer)!;
+        if (moved) peer.conn?.send({ type: 'peers', peers: this.peersOf(peer) });
+        peer.conn?.send({ type: 'relink', port: p.peerPort });
+      }
+      if (n.relinks === 0) this.rejoinConservative(n);
+      return;
+    }
     if (moved) {
       for (const p of n.config.ports) {
         const peer = this.nodes.get(p.peer)!;
@@ -420,6 +473,41 @@ export class StartedFabric implements AsyncDisposable {
     n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
     n.conn!.send({ type: 'start', at: n.restartAt });
     this.record({ t: this.relNow(), kind: 'node-restarted', node: n.config.name, udpPort });
+  }
+
+  /**
+   * Conservative mode: every peer of a restarted node has a new link session with it: it gets its
+   * peers, its start (the timeline's time) and the grant, and the fabric moves on from the barrier
+   * where it waited for it.
+   */
+  private rejoinConservative(n: NodeState): void {
+    n.restarts.shift();
+    n.halted = false;
+    n.haltIsStop = false;
+    n.restartBusy = false;
+    n.reached = this.barrier;
+    n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
+    n.conn!.send({ type: 'start', at: n.restartAt });
+    if (this.granted > this.barrier) n.conn!.send({ type: 'grant', until: this.granted });
+    this.record({ t: this.relNow(), kind: 'node-restarted', node: n.config.name, udpPort: n.udpPort });
+    this.onBarrier?.();
+  }
+
+  /** Conservative mode: the fabric reached a node's restart time: its container is started again. */
+  private restartConservative(n: NodeState): void {
+    if (n.restartBusy) return;
+    n.restartBusy = true;
+    const c = this.runtime?.containers;
+    if (!c) return this.fail(`${n.config.name}: a start needs a container runtime`);
+    void (async () => {
+      await n.stopping;
+      n.stopping = null;
+      // its next control connection is the restarted process: accepted, configured, relinked, started
+      n.restarting = true;
+      await c.startNode(n.config.name);
+    })().catch((err) =>
+      this.fail(`${n.config.name}: start failed: ${(err as Error).message.split('\n')[0]}`),
+    );
   }
 
   private relNow(): number {
@@ -601,7 +689,15 @@ export class StartedFabric implements AsyncDisposable {
     const wall0 = performance.now();
     let lastBarrierWall = wall0;
     let grant = this.barrier;
-    const nextGrant = (): number => Math.min(this.barrier + sc.run.stepNs, target);
+    // never past a node's restart time before it is back (it must handle everything from then on)
+    const nextRestart = (): NodeState | undefined => {
+      let first: NodeState | undefined;
+      for (const n of this.nodes.values())
+        if (n.restarts.length > 0 && (first === undefined || n.restarts[0] < first.restarts[0])) first = n;
+      return first;
+    };
+    const nextGrant = (): number =>
+      Math.min(this.barrier + sc.run.stepNs, target, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
     const sendGrant = (until: number): void => {
       grant = until;
       this.granted = until;
@@ -635,6 +731,12 @@ export class StartedFabric implements AsyncDisposable {
         const p = this.progress();
         const done = untilDone && grant >= sc.workload.durationNs && p.flowsDone >= total;
         if (done || grant >= target || signal?.aborted) return finish();
+        const restart = nextRestart();
+        if (restart !== undefined && restart.restarts[0] <= this.barrier) {
+          // the fabric waits here until the node is back (rejoinConservative calls this again)
+          this.restartConservative(restart);
+          return;
+        }
         sendGrant(nextGrant());
       };
       const tick = setInterval(() => {
@@ -671,6 +773,23 @@ export class StartedFabric implements AsyncDisposable {
         case 'clock-freq':
           n.conn?.send({ type: 'fault', fault: clockFault(ev), at });
           return;
+        case 'stop': {
+          // halts like a kill, but its links promise silence only until the next start, if any
+          const start = this.scenario.timeline.find(
+            (e) => e.action === 'start' && e.node === ev.node && e.at > ev.at,
+          );
+          n.haltIsStop = true;
+          n.conn?.send(
+            start === undefined
+              ? { type: 'halt', at }
+              : { type: 'halt', at, until: this.trafficStart + start.at },
+          );
+          return;
+        }
+        case 'start':
+          n.restarts.push(at);
+          n.restarts.sort((a, b) => a - b);
+          return;
         case 'disconnect':
         case 'connect':
           // the container's network, cut at the emulated wire: every link of the node, both ways, at
@@ -681,9 +800,6 @@ export class StartedFabric implements AsyncDisposable {
           }
           return;
       }
-      throw new RuntimeError(
-        `${this.scenario.file}:${ev.line}: action ${ev.action} needs --sync dilated (conservative mode cannot restart a node yet)`,
-      );
     }
     for (const [node, port, state] of this.wireFaults(ev)) {
       this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state }, at });

@@ -156,7 +156,7 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const r = await dcemu([
       'run',
       'test/fixtures/docker-faults.yaml',
-      // restarting a container needs real time (conservative mode refuses it)
+      // the daemon's own timing in the loop: dilated mode
       '--sync',
       'dilated',
       // what is asserted is that the actions fire and are detected, not the dilated run's fidelity
@@ -196,13 +196,11 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
   });
 
-  it('conservative mode: disconnect and connect cut the container off at the emulated wire, at their exact times', async () => {
-    const out = tempOut('docker-disconnect');
+  it('conservative mode: stop/start restart the node exactly at their times, disconnect/connect cut it off at the wire', async () => {
+    const out = tempOut('docker-conservative-faults');
     const r = await dcemu([
       'run',
       'test/fixtures/docker-faults.yaml',
-      '--set',
-      'timeline=[{at: 4ms, action: disconnect, node: spine1}, {at: 5ms, action: connect, node: spine1}]',
       '--runtime',
       'docker',
       '--out',
@@ -213,41 +211,51 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const s = readJson(join(out, 'summary.json'));
     expect(s.sync).toBe('conservative');
     expect(s.fidelity.causalityMisses).toBe(0);
-    const [disconnect, connect] = s.faults;
-    expect([disconnect.t, connect.t]).toEqual([4_000_000, 5_000_000]);
-    const ev = events(out);
-    const seen = (kind: string, from: number, to: number) =>
-      ev
-        .filter(
-          (e) => e.kind === kind && (e.peer === 'spine1' || e.node === 'spine1') && e.t > from && e.t < to,
-        )
-        .map((e) => e.node)
-        .sort();
-    // both leaves and spine1 itself see the links go within a detection time, and come back after connect
-    expect(seen('port-down-detected', disconnect.t, connect.t)).toEqual([
-      'leaf0',
-      'leaf1',
-      'spine1',
-      'spine1',
-    ]);
-    expect(seen('port-up-detected', connect.t, Number.POSITIVE_INFINITY)).toEqual([
-      'leaf0',
-      'leaf1',
-      'spine1',
-      'spine1',
-    ]);
+    const [stop, start, disconnect, connect] = s.faults;
+    expect([stop.t, start.t, disconnect.t, connect.t]).toEqual([1_000_000, 2_000_000, 4_000_000, 5_000_000]);
     // exact, as on every conservative run: the same figures run to run
+    expect(stop.detectedAt).toBeCloseTo(1_021_974.4, 3);
+    expect(start.detectedAt).toBeCloseTo(2_001_051.2, 3);
     expect(disconnect.detectedAt).toBeCloseTo(4_027_645.6, 3);
     expect(connect.detectedAt).toBeCloseTo(5_007_645.6, 3);
+    const ev = events(out);
+    // the new spine0 process joins at the start's exact time, and its leaves see it come back
+    expect(ev.find((e) => e.kind === 'node-restarted')).toMatchObject({ node: 'spine0', t: 2_000_000 });
+    const seen = (kind: string, node: string, from: number, to: number) =>
+      ev
+        .filter((e) => e.kind === kind && (e.peer === node || e.node === node) && e.t > from && e.t < to)
+        .map((e) => e.node)
+        .sort();
+    expect(seen('port-down-detected', 'spine0', stop.t, start.t)).toEqual(['leaf0', 'leaf1']);
+    expect(seen('port-up-detected', 'spine0', start.t, disconnect.t)).toEqual(['leaf0', 'leaf1']);
+    // the disconnected spine and its leaves see the links go within a detection time, and come back
+    expect(seen('port-down-detected', 'spine1', disconnect.t, connect.t)).toEqual([
+      'leaf0',
+      'leaf1',
+      'spine1',
+      'spine1',
+    ]);
+    expect(seen('port-up-detected', 'spine1', connect.t, Number.POSITIVE_INFINITY)).toEqual([
+      'leaf0',
+      'leaf1',
+      'spine1',
+      'spine1',
+    ]);
     expect(s.drops.fault).toBe(400);
     expect(s.flows).toMatchObject({ planned: 225, completed: 225 });
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
-    // a restart cannot rejoin the synchronization yet: refused before anything starts, naming the line
-    const stop = await dcemu(['run', 'test/fixtures/docker-faults.yaml', '--runtime', 'docker', '-q']);
-    expect(stop.exitCode).toBe(2);
-    expect(stop.stderr).toContain(
-      'test/fixtures/docker-faults.yaml:16: action stop needs --sync dilated (conservative mode cannot restart a node yet)',
-    );
+    // the fabric would wait at a start for a process that never comes: refused before anything starts
+    const orphan = await dcemu([
+      'run',
+      'test/fixtures/docker-faults.yaml',
+      '--set',
+      'timeline=[{at: 1ms, action: start, node: spine0}]',
+      '--runtime',
+      'docker',
+      '-q',
+    ]);
+    expect(orphan.exitCode).toBe(2);
+    expect(orphan.stderr).toContain('start of spine0 at 1000000 ns: the node was not stopped before');
   });
 
   it("leaves what 'dcemu clean' removes when the orchestrator is killed with SIGKILL", async () => {
