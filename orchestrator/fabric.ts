@@ -498,7 +498,10 @@ export class StartedFabric implements AsyncDisposable {
     if (n.restartBusy) return;
     n.restartBusy = true;
     const c = this.runtime?.containers;
-    if (!c) return this.fail(`${n.config.name}: a start needs a container runtime`);
+    if (!c) {
+      this.fail(`${n.config.name}: a start needs a container runtime`);
+      return;
+    }
     void (async () => {
       await n.stopping;
       n.stopping = null;
