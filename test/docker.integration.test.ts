@@ -258,6 +258,42 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     expect(orphan.stderr).toContain('start of spine0 at 1000000 ns: the node was not stopped before');
   });
 
+  it('conservative mode: a Flowtune allocator stopped and started again relearns every flowlet from the hosts', async () => {
+    const out = tempOut('docker-flowtune-restart');
+    const r = await dcemu([
+      'run',
+      'examples/flowtune.yaml',
+      '--set',
+      'timeline=[{at: 4500us, action: stop, node: alloc}, {at: 5ms, action: start, node: alloc}]',
+      '--runtime',
+      'docker',
+      '--out',
+      out,
+      '-q',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    const f = s.flowtune;
+    expect(s.flows).toMatchObject({ completed: 5, timeouts: 0 });
+    // every sender lapsed to DCTCP while it was down, and came back when the new process answered
+    expect(f.fallbacks.map((x: { host: string; end: number }) => [x.host, x.end])).toEqual([
+      ['h1', 5_204_615],
+      ['h2', 5_214_615],
+      ['h3', 5_204_666],
+      ['h4', 5_204_718],
+      ['h5', 5_204_769],
+    ]);
+    // the new process (its report is the one kept) learned the four flows left from the hosts alone
+    expect(f.iterations).toBe(376);
+    const rates = readFileSync(join(out, 'rates.csv'), 'utf8').trim().split('\n').slice(1);
+    const at = new Map<string, number>();
+    for (const row of rates) {
+      const [t, , flow, rate] = row.split(',');
+      if (Number(t) <= 5_300_000) at.set(flow, Number(rate));
+    }
+    for (const flow of ['2', '3', '4', '5']) expect(at.get(flow)).toBe(2.475e9);
+  });
+
   it("leaves what 'dcemu clean' removes when the orchestrator is killed with SIGKILL", async () => {
     const out = tempOut('docker-orchkill');
     const run = execa(

@@ -132,7 +132,14 @@ describe('Flowtune wire and fabric (§6.2)', () => {
     );
     expect(flowtuneBytes({ ft: Ft.Notify, b: 0, e: [...starts, [1, 9]], k: 0 })).toBe(40 + 64 + 4);
     expect(
-      flowtuneBytes({ ft: Ft.Update, n: 1, r: Array.from({ length: 10 }, (_, i) => [i, 1e9]), k: 0, u: 3 }),
+      flowtuneBytes({
+        ft: Ft.Update,
+        n: 1,
+        r: Array.from({ length: 10 }, (_, i) => [i, 1e9]),
+        k: 0,
+        u: 3,
+        i: 0,
+      }),
     ).toBe(100);
   });
 
@@ -148,7 +155,7 @@ describe('Flowtune wire and fabric (§6.2)', () => {
         k: 2,
         y: 1,
       },
-      { ft: Ft.Update, n: 0, r: [], k: 0, u: 1 },
+      { ft: Ft.Update, n: 0, r: [], k: 0, u: 1, i: 5_000_000 },
     ];
     for (const m of good) expect(isFlowtune(m)).toBe(true);
     const bad = [
@@ -160,9 +167,11 @@ describe('Flowtune wire and fabric (§6.2)', () => {
       { ft: Ft.Notify, b: 0, e: [[0, 1, 2, 100, 40]], k: 0 },
       { ft: Ft.Notify, b: 0, e: [[2, 1]], k: 0 },
       { ft: Ft.Notify, b: 0, e: 'x', k: 0 },
-      { ft: Ft.Update, n: 1.5, r: [], k: 0, u: 0 },
-      { ft: Ft.Update, n: 1, r: [[1, -3]], k: 0, u: 0 },
-      { ft: Ft.Update, n: 1, r: [[1, Number.NaN]], k: 0, u: 0 },
+      { ft: Ft.Update, n: 1.5, r: [], k: 0, u: 0, i: 0 },
+      { ft: Ft.Update, n: 1, r: [], k: 0, u: 0 },
+      { ft: Ft.Update, n: 1, r: [], k: 0, u: 0, i: -1 },
+      { ft: Ft.Update, n: 1, r: [[1, -3]], k: 0, u: 0, i: 0 },
+      { ft: Ft.Update, n: 1, r: [[1, Number.NaN]], k: 0, u: 0, i: 0 },
     ];
     for (const m of bad) expect(isFlowtune(m), JSON.stringify(m)).toBe(false);
   });
@@ -217,7 +226,7 @@ function allocatorRig(over: Partial<FlowtuneAllocatorConfig> = {}) {
     emit: () => {},
   } as unknown as NodeContext;
   const alloc = new FlowtuneAllocator(ctx);
-  sched.at(0, () => alloc.start());
+  sched.at(0, () => alloc.start(0));
   const hear = (t: number, src: number, x: unknown, port = 0) => {
     sched.at(t, () => alloc.onFrame(t, port, makeFrame({ t: FrameType.Control, s: src, d: 4, z: 64, x })));
     sched.runBefore(t + 1);

@@ -119,7 +119,11 @@ export class FlowtuneAllocator implements Role {
     };
   }
 
-  start(): void {
+  /** this process's start time (ns): hosts tell a restarted allocator from the one they knew */
+  private incarnation = 0;
+
+  start(at: number): void {
+    this.incarnation = Math.max(0, Math.round(at));
     this.timer = this.ctx.clock.after(this.cfg.iterationNs, this.iterate);
   }
 
@@ -179,13 +183,17 @@ export class FlowtuneAllocator implements Role {
         host.inflight.push({ n, flows: r.map((x) => x[0]), at: now });
         this.stats.rates += r.length;
         this.stats.updates++;
-        this.send(h, { ft: Ft.Update, n, r, k: host.expected, u: this.liveSpines }, now);
+        this.send(h, { ft: Ft.Update, n, r, k: host.expected, u: this.liveSpines, i: this.incarnation }, now);
         return;
       }
     }
     if (host.ackDue || (host.flows.size > 0 && now - host.lastSent >= this.cfg.heartbeatNs)) {
       if (!host.ackDue) this.stats.heartbeats++;
-      this.send(h, { ft: Ft.Update, n: 0, r: [], k: host.expected, u: this.liveSpines }, now);
+      this.send(
+        h,
+        { ft: Ft.Update, n: 0, r: [], k: host.expected, u: this.liveSpines, i: this.incarnation },
+        now,
+      );
     }
   }
 

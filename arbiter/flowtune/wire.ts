@@ -105,6 +105,11 @@ export interface UpdateMessage {
   k: number;
   /** spines the allocator reaches, as a bit mask */
   u: number;
+  /**
+   * the allocator process's incarnation (its start time, ns): a host that sees a new one announces
+   * its flowlets again, as a new process knows none of them
+   */
+  i: number;
 }
 
 export type FlowtuneMessage = NotifyMessage | UpdateMessage;
@@ -138,6 +143,8 @@ export function isFlowtune(m: unknown): m is FlowtuneMessage {
       isInt(x.n) &&
       isInt(x.k) &&
       isInt(x.u, 0, 2 ** 32) &&
+      Number.isSafeInteger(x.i) &&
+      (x.i as number) >= 0 &&
       Array.isArray(x.r) &&
       x.r.length <= 4096 &&
       x.r.every(

@@ -99,6 +99,8 @@ export class FlowtuneTransport implements Transport {
   private attempt = 0;
   private leaseUntil = Number.NEGATIVE_INFINITY;
   private leaseTimer: Timer | null = null;
+  /** the allocator process heard last (its incarnation; -1: none yet) */
+  private incarnation = -1;
   private lapsed = false;
   private syncDue = false;
   private readonly stats: FlowtuneHostSection;
@@ -267,6 +269,14 @@ export class FlowtuneTransport implements Transport {
     // the lease: rates hold for `lease` after the allocator was last heard
     this.leaseUntil = now + this.cfg.leaseNs;
     if (this.leaseTimer === null) this.leaseTimer = this.c.clock.at(this.leaseUntil, this.leaseCheck);
+    if (m.i !== this.incarnation) {
+      // a new allocator process (restarted): it knows none of this host's flowlets, nor its updates
+      if (this.incarnation >= 0) {
+        this.updatesHeard = 0;
+        this.announceAll(now);
+      }
+      this.incarnation = m.i;
+    }
     if (this.lapsed) {
       this.lapsed = false;
       const open = this.stats.fallbacks.at(-1);
@@ -301,6 +311,12 @@ export class FlowtuneTransport implements Transport {
       this.stats.rates++;
       this.govern(fl, rate, now);
     }
+  }
+
+  /** every flowlet's start again, for an allocator that lost its state (a start of a known one only re-prices it) */
+  private announceAll(now: number): void {
+    for (const fl of this.flows.values()) this.event([0, fl.id, fl.dst, fl.size, fl.spine], now);
+    this.syncDue = this.flows.size > 0;
   }
 
   /** the allocator's rate for a flow: its window held open, its frames paced */
@@ -339,6 +355,10 @@ export class FlowtuneTransport implements Transport {
     // a host without allocated flows expects nothing: silence is no lapse
     if (allocated === 0) return;
     this.lapsed = true;
+    // asked for every rate until an allocator answers (backing off while lapsed): a restarted one
+    // would otherwise never hear of a host with nothing new to say
+    this.syncDue = true;
+    this.notifySoon(now);
     this.stats.fallbacks.push([
       this.c.physNow(),
       -1,
