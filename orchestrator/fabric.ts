@@ -631,6 +631,14 @@ export class StartedFabric implements AsyncDisposable {
       if (CONTAINER_ACTIONS.has(ev.action) && !this.runtime?.containers)
         throw new RuntimeError(`inject: action ${ev.action} needs the docker runtime`);
     }
+    const orphan =
+      this.scenario.sync === 'conservative'
+        ? unmatchedStart([...this.scenario.timeline, ...events])
+        : undefined;
+    if (orphan && events.includes(orphan))
+      throw new RuntimeError(
+        `inject: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before`,
+      );
     this.scenario.timeline.push(...events);
     this.schedule(events);
   }
