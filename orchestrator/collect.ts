@@ -502,12 +502,13 @@ export function collect(
     summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {
       frames: summary.frames,
       congestionDrops: summary.drops.congestion,
+      fctP99BySizeNs: Object.fromEntries(Object.entries(summary.flows.bySize).map(([k, v]) => [k, v.p99Ns])),
     });
   return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
 }
 
 /** Size buckets by frames, upper bounds inclusive. */
-export const SIZE_BUCKETS: ReadonlyArray<[string, number]> = [
+const SIZE_BUCKETS: ReadonlyArray<[string, number]> = [
   ['1', 1],
   ['2-10', 10],
   ['11-100', 100],

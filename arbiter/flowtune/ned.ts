@@ -303,6 +303,11 @@ export class Ned {
     return s === undefined ? undefined : this.norm[s];
   }
 
+  /** every flow's id and normalized rate, without allocating (the allocator's every iteration) */
+  forEachRate(fn: (id: number, rate: number) => void): void {
+    for (let s = 0; s < this.count; s++) fn(this.ids[s], this.norm[s]);
+  }
+
   /** every flow: [id, normalized rate] */
   *entries(): IterableIterator<[number, number]> {
     for (let s = 0; s < this.count; s++) yield [this.ids[s], this.norm[s]];

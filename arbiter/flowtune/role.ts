@@ -20,6 +20,7 @@ import { FabricLinks } from './links.js';
 import { Ned } from './ned.js';
 import {
   allSpines,
+  downRoute,
   type FlowtuneAllocatorConfig,
   type FlowtuneMessage,
   Ft,
@@ -139,12 +140,7 @@ export class FlowtuneAllocator implements Role {
       ned.iterate();
       ned.normalize(this.cfg.normalize);
       this.iterations++;
-      const th = this.cfg.threshold;
-      for (const [id, r] of ned.entries()) {
-        const f = this.flows.get(id)!;
-        const rate = Math.round(r * 1e9);
-        if (f.sent === 0 || Math.abs(rate - f.sent) > th * f.sent) this.hosts[f.src].dirty.add(id);
-      }
+      ned.forEachRate(this.markMoved);
       this.cpu.record(Math.round((performance.now() - t0) * 1e6));
       const o = ned.overAllocation();
       const ov = this.over;
@@ -155,6 +151,14 @@ export class FlowtuneAllocator implements Role {
       if (o.after > ov.afterMax) ov.afterMax = o.after;
     }
     for (let h = 0; h < this.hosts.length; h++) this.serve(h, now);
+  };
+
+  /** a flow whose normalized rate moved by more than the threshold since it was sent is told it */
+  private readonly markMoved = (id: number, r: number): void => {
+    const f = this.flows.get(id)!;
+    const rate = Math.round(r * 1e9);
+    if (f.sent === 0 || Math.abs(rate - f.sent) > this.cfg.threshold * f.sent)
+      this.hosts[f.src].dirty.add(id);
   };
 
   /** what host `h` is told this iteration: rates that moved or were not acknowledged, else a heartbeat */
@@ -183,32 +187,32 @@ export class FlowtuneAllocator implements Role {
         host.inflight.push({ n, flows: r.map((x) => x[0]), at: now });
         this.stats.rates += r.length;
         this.stats.updates++;
-        this.send(h, { ft: Ft.Update, n, r, k: host.expected, u: this.liveSpines, i: this.incarnation }, now);
+        this.send(h, n, r, now);
         return;
       }
     }
     if (host.ackDue || (host.flows.size > 0 && now - host.lastSent >= this.cfg.heartbeatNs)) {
       if (!host.ackDue) this.stats.heartbeats++;
-      this.send(
-        h,
-        { ft: Ft.Update, n: 0, r: [], k: host.expected, u: this.liveSpines, i: this.incarnation },
-        now,
-      );
+      this.send(h, 0, [], now);
     }
   }
 
-  private send(h: number, m: FlowtuneMessage, now: number): void {
+  /** an update to host `h`: number `n` (0: a heartbeat or an acknowledgement) with rates `r` */
+  private send(h: number, n: number, r: Array<[number, number]>, now: number): void {
     const host = this.hosts[h];
+    const m: FlowtuneMessage = {
+      ft: Ft.Update,
+      n,
+      r,
+      k: host.expected,
+      u: this.liveSpines,
+      i: this.incarnation,
+    };
     host.lastSent = now;
     host.ackDue = false;
-    const f = this.cfg.fabric;
-    let port = 0;
-    let route: number[];
-    if (f.spines === 0) route = [f.hostPort[h]];
-    else {
-      port = this.replySpine(host.spine);
-      route = [f.spineDown[port][f.hosts[h].rack], f.hostPort[h]];
-    }
+    // the allocator's port i leads to spine i (the one switch, with no spines)
+    const port = this.cfg.fabric.spines === 0 ? 0 : this.replySpine(host.spine);
+    const route = downRoute(this.cfg.fabric, h, port);
     const z = flowtuneBytes(m);
     const frame = makeFrame({
       t: FrameType.Control,

@@ -69,7 +69,13 @@ export function dataRoute(f: FlowtuneFabric, src: number, dst: number, spine: nu
   const rs = f.hosts[src].rack;
   const rd = f.hosts[dst]?.rack;
   if (rd === undefined || rs === rd || f.spines === 0) return null;
-  return [f.leafUp[rs][spine], f.spineDown[spine][rd], f.hostPort[dst]];
+  return [f.leafUp[rs][spine], ...downRoute(f, dst, spine)];
+}
+
+/** Source route from `spine` (with no spines: the one switch) down to host `dst`. */
+export function downRoute(f: FlowtuneFabric, dst: number, spine: number): number[] {
+  if (f.spines === 0) return [f.hostPort[dst]];
+  return [f.spineDown[spine][f.hosts[dst].rack], f.hostPort[dst]];
 }
 
 /** Source route from host `src` to the allocator through `spine` (with no spines: the one switch's port). */

@@ -32,6 +32,8 @@ export interface SummaryTotals {
   /** UDP data frames, end to end, when the transport counts them */
   frames: { sent: number; received: number } | undefined;
   congestionDrops: number;
+  /** p99 FCT of completed flows by size bucket (summary.flows.bySize), ns */
+  fctP99BySizeNs: Record<string, number>;
 }
 
 /** What `dcemu experiment <name>` hands a scheme's experiment. */

@@ -38,6 +38,13 @@ export function connectUp(links: TopoLink[], lower: TopoNode, upper: TopoNode, p
   connect(links, lower, 'up', upper, 'down', params);
 }
 
+/** The index of `node`'s port whose peer is `peer` (the two are linked). */
+export function portToward(node: TopoNode, peer: string): number {
+  const port = node.ports.find((p) => p.peer === peer);
+  if (port === undefined) throw new Error(`${node.name} has no link to ${peer}`);
+  return port.index;
+}
+
 export function requirePositiveInt(builder: string, what: string, v: number): void {
   if (!Number.isInteger(v) || v < 1)
     throw new RangeError(`${builder}: ${what} must be a positive integer, got ${v}`);

@@ -15,6 +15,7 @@ import { WireSize } from '../../../core/frame.js';
 import { parseBytes, parseDurationNs } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
 import { bytes, duration } from '../../scenario/units.js';
+import { portToward } from '../../topology/build.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
 
 /** The `scheme:` properties Fastpass reads (besides kind). */
@@ -158,10 +159,9 @@ export function fastpassFabric(topo: Topology): FastpassFabric {
   const { racks, spines, cores } = fastpassShape(topo) as Exclude<ReturnType<typeof fastpassShape>, string>;
   const rackOf = new Map(racks.map((r, i) => [r.name, i]));
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
-  const portTo = (from: TopoNode, peer: string): number => from.ports.find((p) => p.peer === peer)!.index;
   const attach = (n: TopoNode) => {
     const tor = byName.get(n.ports[0].peer)!;
-    return { rack: rackOf.get(tor.name)!, port: portTo(tor, n.name) };
+    return { rack: rackOf.get(tor.name)!, port: portToward(tor, n.name) };
   };
   const hosts = topo.nodes.filter((n) => n.role === 'host').map(attach);
   const hostLink = topo.links[topo.nodes.find((n) => n.role === 'host')!.ports[0].link];
@@ -171,8 +171,8 @@ export function fastpassFabric(topo: Topology): FastpassFabric {
   if (cores.length === 0)
     return {
       hosts,
-      leafUp: racks.map((r) => spines.map((s) => portTo(r, s.name))),
-      spineDown: spines.map((s) => racks.map((r) => portTo(s, r.name))),
+      leafUp: racks.map((r) => spines.map((s) => portToward(r, s.name))),
+      spineDown: spines.map((s) => racks.map((r) => portToward(s, r.name))),
       spineFactor,
       arbiters,
     };
@@ -183,20 +183,22 @@ export function fastpassFabric(topo: Topology): FastpassFabric {
   const coresPerAgg = cores.length / aggsOf[0].length;
   return {
     hosts,
-    leafUp: racks.map((r) => aggsOf[r.pod ?? 0].map((a) => portTo(r, a.name))),
+    leafUp: racks.map((r) => aggsOf[r.pod ?? 0].map((a) => portToward(r, a.name))),
     spineDown: [],
     spineFactor,
     arbiters,
     pods: {
       podOf: racks.map((r) => r.pod ?? 0),
       rackIndex: racks.map((r) => racksOf[r.pod ?? 0].indexOf(r)),
-      aggDown: aggsOf.map((aggs, p) => aggs.map((a) => racksOf[p].map((r) => portTo(a, r.name)))),
+      aggDown: aggsOf.map((aggs, p) => aggs.map((a) => racksOf[p].map((r) => portToward(a, r.name)))),
       aggUp: aggsOf.map((aggs) =>
         aggs.map((a, i) =>
-          Array.from({ length: coresPerAgg }, (_, c) => portTo(a, cores[i * coresPerAgg + c].name)),
+          Array.from({ length: coresPerAgg }, (_, c) => portToward(a, cores[i * coresPerAgg + c].name)),
         ),
       ),
-      coreDown: cores.map((c, j) => aggsOf.map((aggs) => portTo(c, aggs[Math.floor(j / coresPerAgg)].name))),
+      coreDown: cores.map((c, j) =>
+        aggsOf.map((aggs) => portToward(c, aggs[Math.floor(j / coresPerAgg)].name)),
+      ),
       coresPerAgg,
     },
   };

@@ -89,7 +89,7 @@ export const flowtuneDriver: SchemeDriver<FlowtuneSettings> = {
   ],
 
   summaryKey: 'flowtune',
-  summarize: (s, r) => summarizeFlowtune(s, fabricOf(r.scenario.topology), r),
+  summarize: (s, r, totals) => summarizeFlowtune(s, fabricOf(r.scenario.topology), r, totals),
 
   files(_s, r) {
     const t0 = r.trafficStart;

@@ -11,6 +11,7 @@ import { WireSize } from '../../../core/frame.js';
 import { parseDurationNs, parseRateBps } from '../../../core/time.js';
 import type { ScenarioSource } from '../../scenario/source.js';
 import { duration, rate } from '../../scenario/units.js';
+import { portToward } from '../../topology/build.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
 
 /** The `scheme:` properties Flowtune reads (besides kind). */
@@ -120,7 +121,6 @@ export function flowtuneFabric(topo: Topology): FlowtuneFabric {
   const { racks, spines } = flowtuneShape(topo) as { racks: TopoNode[]; spines: TopoNode[] };
   const rackOf = new Map(racks.map((r, i) => [r.name, i]));
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
-  const portTo = (from: TopoNode, peer: string): number => from.ports.find((p) => p.peer === peer)!.index;
   const hosts = topo.nodes.filter((n) => n.role === 'host');
   hosts.forEach((h, i) => {
     if (h.id !== i) throw new Error(`flowtune: host ${h.name} has id ${h.id}, not ${i}`);
@@ -135,13 +135,13 @@ export function flowtuneFabric(topo: Topology): FlowtuneFabric {
     fabricRateBps: spineLink?.rateBps ?? 0,
     racks: racks.length,
     spines: spines.length,
-    leafUp: racks.map((r) => spines.map((s) => portTo(r, s.name))),
-    spineDown: spines.map((s) => racks.map((r) => portTo(s, r.name))),
+    leafUp: racks.map((r) => spines.map((s) => portToward(r, s.name))),
+    spineDown: spines.map((s) => racks.map((r) => portToward(s, r.name))),
     toAllocator:
       alloc === undefined
         ? []
-        : (spines.length > 0 ? spines : racks.slice(0, 1)).map((s) => portTo(s, alloc.name)),
-    hostPort: hosts.map((h) => portTo(byName.get(h.ports[0].peer)!, h.name)),
+        : (spines.length > 0 ? spines : racks.slice(0, 1)).map((s) => portToward(s, alloc.name)),
+    hostPort: hosts.map((h) => portToward(byName.get(h.ports[0].peer)!, h.name)),
   };
 }
 

@@ -20,10 +20,8 @@ import type { FlowtuneFabric } from '../../../arbiter/flowtune/wire.js';
 import { Histogram } from '../../../core/histogram.js';
 import { formatNs } from '../../../core/time.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../../../node/transport/flowtune/transport.js';
-import { segmentCount } from '../../../node/transport/types.js';
-import { SIZE_BUCKETS } from '../../collect.js';
 import { quantile, sum } from '../stats.js';
-import type { RunRecord } from '../types.js';
+import type { RunRecord, SummaryTotals } from '../types.js';
 import type { FlowtuneSettings } from './settings.js';
 
 /** flows within this share of their optimum are converged (§6.3 reads "each get 1/N") */
@@ -107,6 +105,7 @@ export function summarizeFlowtune(
   s: FlowtuneSettings,
   fabric: FlowtuneFabric,
   r: RunRecord,
+  totals: SummaryTotals,
 ): FlowtuneSummary {
   const hosts: Array<{ name: string; h: FlowtuneHostSection }> = [];
   let alloc: FlowtuneAllocatorSection | undefined;
@@ -186,31 +185,11 @@ export function summarizeFlowtune(
     ),
     reroutes: sum(hosts, (x) => x.h.reroutes),
     spineEvents: (alloc?.spines ?? []).map(([t, spine, up]) => ({ t: since0(t), spine, up: up === 1 })),
-    fctP99BySizeNs: fctP99BySize(r),
+    fctP99BySizeNs: totals.fctP99BySizeNs,
     queueP99Bytes: q99,
     queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
     unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
   };
-}
-
-/** from the senders' records and the receivers' finish times (the receiver saw the last byte) */
-function fctP99BySize(r: RunRecord): Record<string, number> {
-  const finish = new Map<number, number>();
-  for (const rep of r.reports) for (const [id, t] of rep.received) finish.set(id, t);
-  const flows = r.reports.flatMap((rep) =>
-    rep.flows.map((f) => ({ size: f.size, start: f.start, finish: finish.get(f.id) ?? -1 })),
-  );
-  const out: Record<string, number> = {};
-  let lo = 0;
-  for (const [name, hi] of SIZE_BUCKETS) {
-    const fct = flows
-      .filter((f) => f.finish >= 0 && segmentCount(f.size) > lo && segmentCount(f.size) <= hi)
-      .map((f) => f.finish - f.start)
-      .sort((a, b) => a - b);
-    lo = hi;
-    if (fct.length > 0) out[name] = Math.round(quantile(fct, 0.99));
-  }
-  return out;
 }
 
 /**
@@ -240,11 +219,21 @@ function convergenceOf(
     links.capacityBps.map((c) => (c * (1 - s.threshold)) / 1e9),
     0.5,
   );
+  // each flow's series is in time order (one host applies its rates): the first entry after `t`
+  const firstAfter = (a: ReadonlyArray<[number, number]>, t: number): number => {
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[mid][0] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   const rateAt = (flow: number, t: number): number => {
     const a = series.get(flow);
-    let v = 0;
-    if (a) for (let i = 0; i < a.length && a[i][0] <= t; i++) v = a[i][1];
-    return v / 1e9;
+    const i = a === undefined ? 0 : firstAfter(a, t);
+    return i === 0 ? 0 : a![i - 1][1] / 1e9;
   };
   const active = new Set<number>();
   const times: number[] = [];
@@ -268,9 +257,11 @@ function convergenceOf(
     const next = i + 1 < events.length ? events[i + 1][0] : Number.POSITIVE_INFINITY;
     // every rate change of an active flow in [t, next): when were all within 10%, for good?
     const changes: Array<[number, number, number]> = [];
-    for (const f of active)
-      for (const [tc, rate] of series.get(f) ?? [])
-        if (tc > t && tc < next) changes.push([tc, f, rate / 1e9]);
+    for (const f of active) {
+      const a = series.get(f) ?? [];
+      for (let j = firstAfter(a, t); j < a.length && a[j][0] < next; j++)
+        changes.push([a[j][0], f, a[j][1] / 1e9]);
+    }
     changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     const cur = new Map<number, number>();
     let out = 0;
