@@ -58,6 +58,15 @@ export interface LinkListener {
   gap(port: number, expected: number, got: number): void;
 }
 
+/** dgram's resolver hook for peers given as IPv4 literals (the only kind the orchestrator hands out) */
+function literalAddress(
+  address: string,
+  _family: unknown,
+  callback: (err: null, address: string, family: number) => void,
+): void {
+  callback(null, address, 4);
+}
+
 const WINDOW_DEFAULT = 128;
 /** datagrams kept while the peers are not known yet (more is a flood, not a neighbour) */
 const EARLY_MAX = 4 * WINDOW_DEFAULT;
@@ -154,7 +163,13 @@ export class Endpoint {
 
   /** Binds the socket; resolves to the bound UDP port. */
   async bind(host: string, port = 0): Promise<number> {
-    const socket = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
+    const socket = dgram.createSocket({
+      type: 'udp4',
+      recvBufferSize: 4 << 20,
+      sendBufferSize: 4 << 20,
+      // peers are IP literals: no resolver round (a process.nextTick per datagram) before each send
+      lookup: literalAddress,
+    });
     this.socket = socket;
     socket.on('message', (buf, rinfo) => {
       if (this.peers.length === 0) {
@@ -282,10 +297,10 @@ export class Endpoint {
   private sendBuf(port: number, buf: Buffer): void {
     const peer = this.peers[port]!;
     this.stats.datagramsOut++;
-    // errors (e.g. a peer that is gone) come to the callback; close() waits for sends in flight, as a
-    // socket closed right after send() silently drops the datagram
-    this.inFlight++;
-    this.socket!.send(buf, peer.port, peer.host, this.sendDone);
+    // no callback: the datagram goes to the kernel synchronously when it can (most of the time), and
+    // errors (e.g. a peer that is gone) come to the socket's 'error' listener; `sent()` watches the
+    // socket's queue instead, as a socket closed right after send() silently drops what it still holds
+    this.socket!.send(buf, peer.port, peer.host);
   }
 
   /** the peer acknowledged up to `ack`: send what the window now admits, oldest first */
@@ -306,15 +321,8 @@ export class Endpoint {
     this.wakeDrained();
   }
 
-  private inFlight = 0;
-  /** who waits for every datagram to be out (a halt, a close), held ones too (a pause report) */
-  private drained: Array<() => void> = [];
+  /** who waits for the datagrams a peer's window holds back to be out (a pause report) */
   private drainedHeld: Array<() => void> = [];
-  private readonly sendDone = (err: Error | null): void => {
-    if (err) this.stats.sendErrors++;
-    this.inFlight--;
-    this.wakeDrained();
-  };
 
   /** nothing held back for a peer's window */
   private noneHeld(): boolean {
@@ -323,12 +331,6 @@ export class Endpoint {
   }
 
   private wakeDrained(): void {
-    if (this.inFlight > 0) return;
-    if (this.drained.length > 0) {
-      const d = this.drained;
-      this.drained = [];
-      for (const f of d) f();
-    }
     if (this.drainedHeld.length > 0 && this.noneHeld()) {
       const d = this.drainedHeld;
       this.drainedHeld = [];
@@ -342,8 +344,10 @@ export class Endpoint {
    * must have its last promises out, or its peers wait on it forever.
    */
   async sent(held = false): Promise<void> {
-    if (this.inFlight === 0 && (!held || this.noneHeld())) return;
-    await new Promise<void>((resolve) => (held ? this.drainedHeld : this.drained).push(resolve));
+    if (held && !this.noneHeld()) await new Promise<void>((resolve) => this.drainedHeld.push(resolve));
+    // datagrams the kernel could not take at once wait in the socket's queue (rare on loopback)
+    while (this.socket !== null && this.socket.getSendQueueCount() > 0)
+      await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   private readonly deliver = (now: number, port: number, frame: Frame): void => {
