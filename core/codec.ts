@@ -1,9 +1,12 @@
 /**
- * Datagram codec on msgpackr. A datagram is `[MAGIC, ingressPort, seq, ack, promise, frame, ...]`:
- * several frames bound for the same next hop share it, behind a link header — the datagram's sequence
- * number on this link direction, the highest sequence the sender got in order on the reverse direction
- * (flow control), and the sender's promise that nothing more arrives on this link before that physical
- * time (conservative synchronization; 0 in dilated mode). A header with no frames is a null message. Frames use one fixed msgpackr record structure agreed by
+ * Datagram codec on msgpackr. A datagram is `[MAGIC, ingressPort, seq, ack, promise, cond, need,
+ * frame, ...]`: several frames bound for the same next hop share it, behind a link header — the
+ * datagram's sequence number on this link direction, the highest sequence the sender got in order on
+ * the reverse direction (flow control), and for conservative synchronization (core/sync.ts; 0 in
+ * dilated mode) the sender's promise that nothing more arrives on this link before that physical time,
+ * its conditional promise (the same, unless the receiver's own frames after `ack` make it answer
+ * sooner) and its need (the time it waits to pass; -1: any progress helps). A header with
+ * no frames is a null message. Frames use one fixed msgpackr record structure agreed by
  * every process up front, so they travel without key names. A datagram that does not decode, has the
  * wrong magic, holds a frame of the wrong shape, or exceeds the size cap is rejected with a reason,
  * never an exception.
@@ -46,11 +49,20 @@ export interface LinkHeader {
   ack: number;
   /** nothing more arrives on this link before this physical time, virtual ns (Infinity: never) */
   promise: number;
+  /**
+   * nothing more arrives before this either, except what the receiver's frames after `ack` cause
+   * (0: no such promise)
+   */
+  cond?: number;
+  /** the sender has nothing to do before this time (a single-link node); < 0: any progress helps */
+  need?: number;
 }
 
-export type DecodeResult = ({ ok: true; frames: Frame[] } & LinkHeader) | { ok: false; reason: string };
+export type DecodeResult =
+  | ({ ok: true; frames: Frame[]; cond: number; need: number } & LinkHeader)
+  | { ok: false; reason: string };
 
-const HEADER = 5;
+const HEADER = 7;
 
 export class Codec {
   private readonly packr = packr();
@@ -62,6 +74,11 @@ export class Codec {
     msg[2] = h.seq;
     msg[3] = h.ack;
     msg[4] = h.promise;
+    // "none" travels in one byte: a conditional promise of 0 promises nothing, a need below 0 is none
+    const cond = h.cond ?? 0;
+    const need = h.need ?? -1;
+    msg[5] = Math.max(cond, 0);
+    msg[6] = need >= 0 ? need : -1;
     for (let i = 0; i < frames.length; i++) msg[i + HEADER] = frames[i];
     return this.packr.pack(msg);
   }
@@ -84,7 +101,11 @@ export class Codec {
       !Number.isSafeInteger(msg[3]) ||
       msg[3] < 0 ||
       typeof msg[4] !== 'number' ||
-      Number.isNaN(msg[4])
+      Number.isNaN(msg[4]) ||
+      typeof msg[5] !== 'number' ||
+      Number.isNaN(msg[5]) ||
+      typeof msg[6] !== 'number' ||
+      Number.isNaN(msg[6])
     ) {
       return { ok: false, reason: 'bad-header' };
     }
@@ -114,7 +135,16 @@ export class Codec {
       }
       frames[i - HEADER] = f;
     }
-    return { ok: true, port: msg[1], seq: msg[2], ack: msg[3], promise: msg[4], frames };
+    return {
+      ok: true,
+      port: msg[1],
+      seq: msg[2],
+      ack: msg[3],
+      promise: msg[4],
+      cond: msg[5],
+      need: msg[6],
+      frames,
+    };
   }
 }
 

@@ -52,7 +52,7 @@ export type FrameHandler = (now: number, port: number, frame: Frame) => void;
 
 /** What the link protocol reports upward (to core/sync.ts and the node runtime). */
 export interface LinkListener {
-  /** a datagram on `port` raised the peer's promise (conservative mode) */
+  /** a datagram on `port` brought promises, acknowledgements or frames (conservative mode) */
   promised(port: number): void;
   /** datagrams went missing on `port`: results can no longer be trusted */
   gap(port: number, expected: number, got: number): void;
@@ -114,8 +114,25 @@ export class Endpoint {
   };
   /** the promise each port's next datagram carries (set by the synchronization before a flush) */
   readonly promises: Float64Array;
+  /**
+   * the conditional promise each port's next datagram carries: valid only with the acknowledgement it
+   * was computed for (`setConds`); -Infinity: none
+   */
+  readonly conds: Float64Array;
+  /** what this node waits to pass (a single-link node: its next event or grant), or -1: any progress */
+  need = -1;
+  /** each link's shortest frame's serialization and its propagation delay, ns (set by the sync) */
+  readonly minSerNs: Float64Array;
+  readonly propNs: Float64Array;
   /** the latest promise received from each port's peer: nothing arrives on it before this */
   readonly inClock: Float64Array;
+  /**
+   * the peer's latest conditional promise: nothing arrives before it either, except what this node's
+   * frames the peer had not acknowledged then (`unackedArrival`) make it answer
+   */
+  readonly inCond: Float64Array;
+  /** the peer's latest need: a null message that cannot take it past this is not sent */
+  readonly inNeed: Float64Array;
   private readonly codec = new Codec();
   private socket: dgram.Socket | null = null;
   private peers: Array<PeerAddress | null> = [];
@@ -133,6 +150,19 @@ export class Endpoint {
   private readonly rxUnacked: number[];
   private readonly frameSeq: number[];
   private readonly sentPromise: Float64Array;
+  private readonly sentCond: Float64Array;
+  private readonly sentNeed: Float64Array;
+  /** the reverse direction's sequence number `conds` were computed for (-1: none valid) */
+  private readonly condSeq: number[];
+  /**
+   * the earliest arrival among the frames received from the peer since the last datagram sent to it
+   * (+Infinity: none): until acknowledged, they hold the peer's bound on this side below it + lookahead
+   */
+  private readonly rxUnackedMin: Float64Array;
+  /** per port, datagrams with frames the peer has not acknowledged: sequence, earliest arrival */
+  private readonly pending: UnackedArrivals[];
+  /** per port, the earliest arrival among the frames queued for the next flush */
+  private readonly batchMin: Float64Array;
   private readonly outbox: Buffer[][];
   private readonly wantsAck: boolean[];
 
@@ -151,8 +181,19 @@ export class Endpoint {
     this.rxUnacked = new Array(portCount).fill(0);
     this.frameSeq = new Array(portCount).fill(0);
     this.promises = new Float64Array(portCount);
+    this.conds = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
     this.inClock = new Float64Array(portCount);
+    this.inCond = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
+    this.inNeed = new Float64Array(portCount).fill(-1);
     this.sentPromise = new Float64Array(portCount);
+    this.sentCond = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
+    this.sentNeed = new Float64Array(portCount).fill(-1);
+    this.condSeq = new Array(portCount).fill(-1);
+    this.rxUnackedMin = new Float64Array(portCount).fill(Number.POSITIVE_INFINITY);
+    this.minSerNs = new Float64Array(portCount);
+    this.propNs = new Float64Array(portCount);
+    this.pending = Array.from({ length: portCount }, () => new UnackedArrivals());
+    this.batchMin = new Float64Array(portCount).fill(Number.POSITIVE_INFINITY);
     this.outbox = Array.from({ length: portCount }, () => []);
     this.wantsAck = new Array(portCount).fill(false);
   }
@@ -210,9 +251,32 @@ export class Endpoint {
     this.peerAck[port] = 0;
     this.rxUnacked[port] = 0;
     this.sentPromise[port] = 0;
+    this.sentCond[port] = Number.NEGATIVE_INFINITY;
+    this.sentNeed[port] = -1;
+    this.condSeq[port] = -1;
+    this.inCond[port] = Number.NEGATIVE_INFINITY;
+    this.inNeed[port] = -1;
+    this.rxUnackedMin[port] = Number.POSITIVE_INFINITY;
+    this.pending[port].clear();
     this.wantsAck[port] = false;
     this.outbox[port].length = 0;
     this.wakeDrained();
+  }
+
+  /**
+   * The synchronization has set `conds` from everything received so far: each is valid with the
+   * acknowledgement the port's datagrams now carry (a datagram received later makes it stale).
+   */
+  setConds(): void {
+    for (let p = 0; p < this.portCount; p++) this.condSeq[p] = this.rxSeq[p];
+  }
+
+  /**
+   * The earliest arrival at the peer of any frame on `port` that the peer had not acknowledged when
+   * it computed its conditional promise (+Infinity: none).
+   */
+  unackedArrival(port: number): number {
+    return Math.min(this.pending[port].earliest(), this.batchMin[port]);
   }
 
   /** datagrams that came before the peers were known (a neighbour told them first): checked once they are */
@@ -223,6 +287,7 @@ export class Endpoint {
     const b = this.batches[port];
     if (b.length === 0) this.dirty.push(port);
     b.push(frame);
+    if (frame.a < this.batchMin[port]) this.batchMin[port] = frame.a;
     if (!this.conservative && !this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flush);
@@ -230,61 +295,121 @@ export class Endpoint {
   }
 
   /**
-   * Sends every port's batch; a port with nothing to send still sends a header when its promise rose
-   * (a null message) or it owes its peer an acknowledgement. Conservative mode calls it once per step.
+   * Sends every port's batch; a port with nothing to send still sends a header (a null message) when
+   * it owes its peer an acknowledgement, or when its promises rose and the peer can use them: a peer
+   * that said what it waits for (`need`) and already has promises past it is not sent more. Conservative
+   * mode calls it once per step; `all` sends every risen promise (before the process stops or halts).
    */
-  readonly flush = (): void => {
+  readonly flush = (all = false): void => {
     this.flushQueued = false;
     for (const port of this.dirty) this.flushPort(port);
     this.dirty.length = 0;
     for (let port = 0; port < this.portCount; port++) {
-      if (this.promises[port] > this.sentPromise[port] || this.wantsAck[port]) this.flushPort(port);
+      const need = this.inNeed[port];
+      // the peer's frames hold its bound on this side below their arrival + lookahead until they are
+      // acknowledged: a peer that said its need hears once they hold it below that
+      const answer = this.hop(port, this.rxUnackedMin[port]);
+      if (
+        this.wantsAck[port] ||
+        // a peer that heard this node's need hears when it moves, or it would stop sending promises
+        this.need !== this.sentNeed[port] ||
+        (answer < Number.POSITIVE_INFINITY && (need < 0 || answer <= need))
+      ) {
+        this.flushPort(port);
+        continue;
+      }
+      const cond = this.condFor(port);
+      if (!(this.promises[port] > this.sentPromise[port] || cond > this.sentCond[port])) continue;
+      // a peer with a need is sent the first promise that takes it past its need, not the ones before
+      if (
+        all ||
+        need < 0 ||
+        (Math.max(this.promises[port], cond) > need &&
+          Math.max(this.sentPromise[port], this.sentCond[port]) <= need)
+      ) {
+        this.flushPort(port);
+      }
     }
   };
+
+  /**
+   * The earliest arrival over `port` of a frame sent at `t`: the shortest frame's serialization, then
+   * the propagation delay, added in the order EgressPort adds them, so that the float sums agree with
+   * the stamps the port gives its frames (a sum in another order can land one ulp after a stamp).
+   */
+  hop(port: number, t: number): number {
+    return t + this.minSerNs[port] + this.propNs[port];
+  }
+
+  /** the conditional promise a datagram on `port` may carry now */
+  private condFor(port: number): number {
+    return this.condSeq[port] === this.rxSeq[port] ? this.conds[port] : Number.NEGATIVE_INFINITY;
+  }
 
   private flushPort(port: number): void {
     const b = this.batches[port];
     const peer = this.peers[port];
     if (peer && this.socket) {
       const promise = this.promises[port];
+      const cond = this.condFor(port);
+      const old = this.sentPromise[port];
+      const none = Number.NEGATIVE_INFINITY;
       let i = 0;
-      // one datagram per MAX_BATCH frames; only the last carries the new promise (the earlier ones'
-      // frames may lie before it)
+      // one datagram per MAX_BATCH frames; only the last carries the new promises (the earlier ones'
+      // frames may lie before them)
       do {
         const chunk = b.length - i > MAX_BATCH ? b.slice(i, i + MAX_BATCH) : i === 0 ? b : b.slice(i);
         i += chunk.length;
         const last = i >= b.length;
-        let buf = this.encode(port, peer, chunk, last ? promise : this.sentPromise[port]);
+        let buf = this.encode(port, peer, chunk, last ? promise : old, last ? cond : none);
         if (buf.length > MAX_DATAGRAM) {
           // large scheme headers: one frame per datagram
           this.txSeq[port]--;
           for (let j = 0; j < chunk.length; j++) {
-            const p = last && j === chunk.length - 1 ? promise : this.sentPromise[port];
-            buf = this.encode(port, peer, [chunk[j]], p);
-            this.transmit(port, buf, 1);
+            const end = last && j === chunk.length - 1;
+            buf = this.encode(port, peer, [chunk[j]], end ? promise : old, end ? cond : none);
+            this.transmit(port, buf, [chunk[j]]);
           }
         } else {
-          this.transmit(port, buf, chunk.length);
+          this.transmit(port, buf, chunk);
         }
       } while (i < b.length);
       if (promise > this.sentPromise[port]) this.sentPromise[port] = promise;
+      this.sentCond[port] = cond;
+      this.sentNeed[port] = this.need;
+      this.rxUnackedMin[port] = Number.POSITIVE_INFINITY;
     }
     b.length = 0;
+    this.batchMin[port] = Number.POSITIVE_INFINITY;
   }
 
-  private encode(port: number, peer: PeerAddress, frames: readonly Frame[], promise: number): Buffer {
+  private encode(
+    port: number,
+    peer: PeerAddress,
+    frames: readonly Frame[],
+    promise: number,
+    cond: number,
+  ): Buffer {
     this.rxUnacked[port] = 0;
     this.wantsAck[port] = false;
     if (frames.length === 0) this.stats.nullOut++;
     return this.codec.encode(
-      { port: peer.peerPort, seq: ++this.txSeq[port], ack: this.rxSeq[port], promise },
+      {
+        port: peer.peerPort,
+        seq: ++this.txSeq[port],
+        ack: this.rxSeq[port],
+        promise,
+        cond,
+        need: this.need,
+      },
       frames,
     );
   }
 
   /** Sends now if the peer's window has room, else holds the datagram until it acknowledges more. */
-  private transmit(port: number, buf: Buffer, frames: number): void {
-    this.stats.framesOut += frames;
+  private transmit(port: number, buf: Buffer, frames: readonly Frame[]): void {
+    this.stats.framesOut += frames.length;
+    if (this.conservative && frames.length > 0) this.pending[port].add(this.txSeq[port], frames);
     const box = this.outbox[port];
     if (box.length > 0 || this.txSeq[port] - this.peerAck[port] > WINDOW) {
       box.push(buf);
@@ -398,6 +523,13 @@ export class Endpoint {
     }
     this.rxSeq[port] = r.seq;
     this.acked(port, r.ack);
+    if (this.conservative) {
+      // the conditional promise speaks for everything the peer had received up to its `ack`
+      this.pending[port].release(Math.min(r.ack, this.txSeq[port]));
+      this.inCond[port] = r.cond;
+      this.inNeed[port] = r.need;
+      for (const f of r.frames) if (f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
+    }
     if (++this.rxUnacked[port] >= ACK_EVERY) {
       this.wantsAck[port] = true;
       if (!this.conservative && !this.flushQueued) {
@@ -430,10 +562,8 @@ export class Endpoint {
       if (f.a > latest) latest = f.a;
     }
     if (this.conservative) {
-      if (r.promise > this.inClock[port]) {
-        this.inClock[port] = r.promise;
-        this.listener?.promised(port);
-      }
+      if (r.promise > this.inClock[port]) this.inClock[port] = r.promise;
+      this.listener?.promised(port);
       return;
     }
     if (this.eager && latest > now) sched.runDue(latest);
@@ -446,5 +576,48 @@ export class Endpoint {
     const s = this.socket;
     this.socket = null;
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}
+
+/**
+ * The datagrams with frames one port sent that its peer has not acknowledged yet, in sequence order,
+ * each with the earliest arrival among its frames. `earliest()` is the minimum over all of them: each
+ * entry keeps the minimum of itself and every later one, so the first entry answers.
+ */
+class UnackedArrivals {
+  private seqs: number[] = [];
+  private mins: number[] = [];
+  private head = 0;
+
+  add(seq: number, frames: readonly Frame[]): void {
+    let min = Number.POSITIVE_INFINITY;
+    for (const f of frames) if (f.a < min) min = f.a;
+    // arrivals rise along a port, except when a delay fault is lifted: then earlier entries come down
+    for (let i = this.mins.length - 1; i >= this.head && this.mins[i] > min; i--) this.mins[i] = min;
+    this.seqs.push(seq);
+    this.mins.push(min);
+  }
+
+  /** the peer acknowledged every datagram up to `ack` */
+  release(ack: number): void {
+    const seqs = this.seqs;
+    while (this.head < seqs.length && seqs[this.head] <= ack) this.head++;
+    if (this.head === seqs.length) {
+      this.clear();
+    } else if (this.head >= 64 && this.head * 2 >= seqs.length) {
+      this.seqs = seqs.slice(this.head);
+      this.mins = this.mins.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  earliest(): number {
+    return this.head < this.mins.length ? this.mins[this.head] : Number.POSITIVE_INFINITY;
+  }
+
+  clear(): void {
+    this.seqs.length = 0;
+    this.mins.length = 0;
+    this.head = 0;
   }
 }

@@ -479,7 +479,11 @@ class NodeProcess {
     };
     await ep.close();
     this.capture?.flush();
-    ctx.log.info({ maxRssKb: process.resourceUsage().maxRSS }, 'node stopped');
+    const usage = process.resourceUsage();
+    ctx.log.info(
+      { maxRssKb: usage.maxRSS, cpuUserUs: usage.userCPUTime, cpuSystemUs: usage.systemCPUTime },
+      'node stopped',
+    );
     flushLogger(ctx.log);
     await this.client.sendAndFlush({ type: 'report', report });
     this.client.close();

@@ -8,16 +8,28 @@
  * - the orchestrator: its grant, "run up to here" (timeline actions reach the node ahead of their
  *   times, so the grant only paces the run and lets the orchestrator stop it at an exact time).
  *
- * A step handles every event before `safe = min(grant, halt, promises of all links)`, then promises
+ * A step handles every event before `safe = min(grant, halt, bounds of all links)`, then promises
  * each peer the earliest arrival of any frame not yet committed on that link (EgressPort.promise: the
  * next event or the end of the committed departures, plus the shortest frame's serialization and the
  * propagation delay, which is > 0 on every link, so the fabric cannot deadlock). Promises ride on the
  * step's data datagrams or travel alone as null messages (measured against on-demand requests and
  * rounds: docs/architecture.md). Steps are coalesced: every datagram that arrived in one turn of the
  * event loop is read before the next step runs.
+ *
+ * Two promises per link, so that a node and its neighbour do not crawl forward one lookahead at a
+ * time echoing each other's promises:
+ * - the promise P: nothing arrives before it;
+ * - the conditional promise Q, computed without the receiver's own link: nothing arrives before it
+ *   either, except answers to the receiver's frames that the sender had not received when it computed
+ *   Q (they come at the earliest one lookahead after such a frame arrives there), and answers to frames
+ *   the receiver has yet to send (at the earliest one round trip after its next event).
+ * A link's bound is `max(P, min(Q, earliest unacknowledged arrival + lookahead, next event + round
+ * trip))`, and never falls (each value was true when computed, so stays true). A single-link node (a
+ * host) also tells its peer what it waits for, its need; promises that cannot take it past its need
+ * are not sent, so an idle host costs nothing between its own events.
  */
 import type { Endpoint } from './endpoint.js';
-import type { EgressPort } from './port.js';
+import { type EgressPort, MIN_FRAME } from './port.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface SyncListener {
@@ -43,13 +55,28 @@ export class ConservativeSync {
   private stopped = false;
   /** steps taken and null-only flushes, for the bench and the summary */
   steps = 0;
+  /** each link's bound: nothing arrives on it before this (never falls) */
+  private readonly bounds: Float64Array;
+  /** scratch: per link, the earliest the peer sends unless answering this node's frames */
+  private readonly answers: Float64Array;
+  /** a single-link node tells its peer its need */
+  private readonly single: boolean;
 
   constructor(
     private readonly sched: Scheduler,
     private readonly ports: readonly EgressPort[],
     private readonly endpoint: Endpoint,
     private readonly listener: SyncListener,
-  ) {}
+  ) {
+    this.bounds = new Float64Array(ports.length);
+    this.answers = new Float64Array(ports.length);
+    // a link's two directions share its rate and delay (orchestrator/plan.ts)
+    for (const p of ports) {
+      endpoint.minSerNs[p.index] = p.serializationNs(MIN_FRAME);
+      endpoint.propNs[p.index] = p.params.propNs;
+    }
+    this.single = ports.length === 1;
+  }
 
   /** the orchestrator lets the node run up to (not including) `until` */
   setGrant(until: number): void {
@@ -83,14 +110,15 @@ export class ConservativeSync {
     this.stopped = true;
   }
 
-  /** The input each step waits on: the link (port index) or -1 for the orchestrator's grant, and its clock. */
+  /** The input each step waits on: the link (port index) or -1 for the orchestrator's grant, and its bound. */
   waitingOn(): { port: number; clock: number } {
-    const inClock = this.endpoint.inClock;
+    this.updateBounds(this.sched.nextTime());
+    const bounds = this.bounds;
     let port = -1;
     let clock = this.grant;
-    for (let p = 0; p < inClock.length; p++) {
-      if (inClock[p] < clock) {
-        clock = inClock[p];
+    for (let p = 0; p < bounds.length; p++) {
+      if (bounds[p] < clock) {
+        clock = bounds[p];
         port = p;
       }
     }
@@ -99,10 +127,65 @@ export class ConservativeSync {
 
   /** the safe time: nothing can still arrive before it */
   safeTime(): number {
-    const inClock = this.endpoint.inClock;
+    this.updateBounds(this.sched.nextTime());
+    const bounds = this.bounds;
     let safe = Math.min(this.grant, this.haltAt);
-    for (let p = 0; p < inClock.length; p++) if (inClock[p] < safe) safe = inClock[p];
+    for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
     return safe;
+  }
+
+  /**
+   * Each link's bound from its peer's promises, given this node's next event at `next`. Answers to this
+   * node's future frames come a round trip after its earliest future event, which is its next event
+   * or the earliest arrival on any link, whichever comes first; the earliest arrival on any link is at
+   * least the smallest of the links' bounds computed with the next event alone (the answer to a frame
+   * sent on that arrival would come a round trip after it).
+   */
+  private updateBounds(next: number): void {
+    const ep = this.endpoint;
+    const { inClock, inCond } = ep;
+    const bounds = this.bounds;
+    const answers = this.answers;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let p = 0; p < bounds.length; p++) {
+      // what the peer sends unless answering this node's frames: those sent, and those to come
+      answers[p] = Math.min(inCond[p], ep.hop(p, ep.unackedArrival(p)));
+      const b = Math.max(inClock[p], bounds[p], Math.min(answers[p], ep.hop(p, ep.hop(p, next))));
+      if (b < earliest) earliest = b;
+    }
+    const from = Math.min(next, earliest);
+    for (let p = 0; p < bounds.length; p++) {
+      const b = Math.max(inClock[p], Math.min(answers[p], ep.hop(p, ep.hop(p, from))));
+      if (b > bounds[p]) bounds[p] = b;
+    }
+  }
+
+  /**
+   * The conditional promise of each link: what the port could send next if nothing new came from that
+   * link's peer, so the earliest of the next event, the grant (later timeline actions are due after it)
+   * and the bounds of every other link.
+   */
+  private setConds(next: number): void {
+    const bounds = this.bounds;
+    let first = Number.POSITIVE_INFINITY;
+    let second = Number.POSITIVE_INFINITY;
+    let firstPort = -1;
+    for (let p = 0; p < bounds.length; p++) {
+      if (bounds[p] < first) {
+        second = first;
+        first = bounds[p];
+        firstPort = p;
+      } else if (bounds[p] < second) {
+        second = bounds[p];
+      }
+    }
+    const own = Math.min(next, this.grant);
+    const conds = this.endpoint.conds;
+    for (let p = 0; p < bounds.length; p++) {
+      const others = p === firstPort ? second : first;
+      conds[p] = this.ports[p].promise(this.sched.settle(Math.min(own, others)));
+    }
+    this.endpoint.setConds();
   }
 
   /** Something changed (a promise, a grant, an action): step once the current I/O is read. */
@@ -117,8 +200,16 @@ export class ConservativeSync {
     if (this.stopped || this.halted) return;
     this.steps++;
     const sched = this.sched;
-    const safe = this.safeTime();
+    let safe = this.safeTime();
     sched.runBefore(safe);
+    // handling events moves this node's next event, and with it the bounds that answers to its own
+    // frames set: run on while they rise
+    while (safe < this.haltAt) {
+      const further = this.safeTime();
+      if (further <= safe) break;
+      safe = further;
+      sched.runBefore(safe);
+    }
     if (safe >= this.haltAt) {
       this.halt();
       return;
@@ -128,9 +219,15 @@ export class ConservativeSync {
     const tNext = sched.settle(Math.min(next, safe));
     const promises = this.endpoint.promises;
     for (let p = 0; p < this.ports.length; p++) promises[p] = this.ports[p].promise(tNext);
-    this.endpoint.flush();
-    if (!this.pauseReported && safe >= this.pauseAt) {
-      // the orchestrator stops the process on this report: the promises over the pause must be out first
+    this.setConds(next);
+    // what a host waits for: its next event, its grant, its halt or its pause
+    this.endpoint.need = this.single
+      ? Math.min(next, this.grant, this.haltAt, this.pauseReported ? Number.POSITIVE_INFINITY : this.pauseAt)
+      : -1;
+    const pausing = !this.pauseReported && safe >= this.pauseAt;
+    // the orchestrator stops the process on the pause report: every promise over the pause goes first
+    this.endpoint.flush(pausing);
+    if (pausing) {
       this.pauseReported = true;
       const at = this.pauseAt;
       void this.endpoint.sent(true).then(() => this.listener.paused(at));
@@ -147,8 +244,11 @@ export class ConservativeSync {
    */
   private halt(): void {
     this.halted = true;
+    // nothing is sent from here to the next process, whatever arrives: both promises say so
     this.endpoint.promises.fill(this.haltUntil);
-    this.endpoint.flush();
+    this.endpoint.conds.fill(this.haltUntil);
+    this.endpoint.setConds();
+    this.endpoint.flush(true);
     void this.endpoint.sent().then(() => this.listener.halted(this.haltAt));
   }
 }

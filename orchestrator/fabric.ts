@@ -698,7 +698,8 @@ export class StartedFabric implements AsyncDisposable {
     const pendingFaults = this.pendingFaults;
     const total = this.plan.flows.length;
     const wall0 = performance.now();
-    let lastBarrierWall = wall0;
+    let lastProgressWall = wall0;
+    let lastProgressNs = this.barrier;
     let grant = this.barrier;
     // never past a node's restart time before it is back (it must handle everything from then on)
     const nextRestart = (): NodeState | undefined => {
@@ -707,8 +708,19 @@ export class StartedFabric implements AsyncDisposable {
         if (n.restarts.length > 0 && (first === undefined || n.restarts[0] < first.restarts[0])) first = n;
       return first;
     };
-    const nextGrant = (): number =>
-      Math.min(this.barrier + sc.run.stepNs, target, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
+    const step = sc.run.stepNs;
+    const nextGrant = (): number => {
+      let until = this.barrier + step;
+      if (untilDone && until < sc.workload.durationNs) {
+        // the run cannot be done before the workload ends, so no barrier is needed at every step until
+        // then; still one at every step before a timeline action (a pause stops its process only when
+        // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
+        // the same one.
+        const cap = Math.min(sc.workload.durationNs, pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY);
+        until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
+      }
+      return Math.min(until, target, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
+    };
     const sendGrant = (until: number): void => {
       grant = until;
       this.granted = until;
@@ -735,7 +747,7 @@ export class StartedFabric implements AsyncDisposable {
         for (const n of this.nodes.values()) if (holds(n, grant)) return;
         // every node handled everything before `grant`
         this.barrier = grant;
-        lastBarrierWall = performance.now();
+        lastProgressWall = performance.now();
         for (const n of this.nodes.values()) n.eventsAtBarrier = n.stats?.fidelity.events ?? 0;
         while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
           this.noteFired(pendingFaults.shift()!);
@@ -753,7 +765,13 @@ export class StartedFabric implements AsyncDisposable {
       const tick = setInterval(() => {
         for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
         onProgress(this.progress());
-        const stalledMs = performance.now() - lastBarrierWall;
+        // a long grant: the slowest node moving counts as progress too
+        const slowest = this.progress().virtualNs;
+        if (slowest > lastProgressNs) {
+          lastProgressNs = slowest;
+          lastProgressWall = performance.now();
+        }
+        const stalledMs = performance.now() - lastProgressWall;
         if (stalledMs > STALL_MS) {
           this.fail(
             `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${(this.barrier / 1000).toFixed(1)} µs: ${this.holderText()}`,
