@@ -319,7 +319,11 @@ export class Endpoint {
         continue;
       }
       const cond = this.condFor(port);
-      if (!(this.promises[port] > this.sentPromise[port] || cond > this.sentCond[port])) continue;
+      // a node with a need (a single-link node) sends its conditional promise, not its promise: its
+      // promise follows its peer's own promises, which the peer's bound on it already allows for
+      const rose =
+        cond > this.sentCond[port] || (this.need < 0 && this.promises[port] > this.sentPromise[port]);
+      if (!rose) continue;
       // a peer with a need is sent the first promise that takes it past its need, not the ones before
       if (
         all ||
