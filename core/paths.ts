@@ -3,6 +3,7 @@
  * the root is found by walking up from this module to the directory holding package.json and data/.
  */
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NodeKind } from './messages.js';
@@ -26,4 +27,12 @@ const ROLE_FOLDER: Record<NodeKind, string> = { host: 'node', switch: 'switch', 
 /** The built entry script of a node process role. */
 export function nodeEntry(role: NodeKind): string {
   return join(packageRoot(), 'dist', ROLE_FOLDER[role], 'main.js');
+}
+
+/**
+ * Where V8's compile cache lives for the command line and the node processes it starts (Node's
+ * NODE_COMPILE_CACHE, when set, wins): the second and later processes skip compiling dcemu's modules.
+ */
+export function compileCacheDir(): string {
+  return process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'dcemu-compile-cache');
 }

@@ -146,6 +146,7 @@ export class Fabric {
           role: n.kind,
           logDir,
           env: { DCEMU_CONTROL: `${site.controlHost}:${controlPort}`, DCEMU_NODE: n.name },
+          cpuBound: this.scenario.sync === 'conservative',
         })),
       );
       await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000);

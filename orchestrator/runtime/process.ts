@@ -5,10 +5,10 @@
  * nothing survived. execa's cleanup also kills children if the orchestrator itself exits abruptly,
  * and every node ends itself when its control connection drops.
  */
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { nodeEntry } from '../../core/paths.js';
+import { compileCacheDir, nodeEntry } from '../../core/paths.js';
 import type { ExitInfo, NodeLaunch, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './types.js';
 
 /** every process of a run lives on loopback; each node's socket gets its own port */
@@ -34,8 +34,8 @@ interface Child {
   paused: boolean;
 }
 
-/** where node processes keep V8's compile cache, unless the environment says otherwise */
-const COMPILE_CACHE = process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'dcemu-compile-cache');
+/** util-linux's `chrt`, if this machine has it */
+const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((f) => existsSync(f));
 
 class StartedProcesses implements StartedRuntime {
   readonly kind = 'process';
@@ -46,23 +46,26 @@ class StartedProcesses implements StartedRuntime {
   constructor(launches: NodeLaunch[]) {
     for (const l of launches) {
       // the arguments only label the process, so `ps`/`pgrep -f <runId>` can find a run's nodes
-      const proc = execa(
-        process.execPath,
-        [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
-        {
-          // the node watches this process: it ends with it, even before its control connection is up
-          // V8's compile cache on disk: the second and later node processes skip compiling dcemu's
-          // modules (about a tenth of a node's start-up CPU)
-          env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...l.env, DCEMU_PARENT_PID: String(process.pid) },
-          extendEnv: true,
-          stdin: 'ignore',
-          stdout: { file: join(l.logDir, `${l.name}.stdout`) },
-          stderr: { file: join(l.logDir, `${l.name}.stderr`) },
-          reject: false,
-          cleanup: true,
-          forceKillAfterDelay: 2000,
-        },
-      );
+      const args = [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name];
+      // a CPU-bound node runs as a batch process where `chrt` can say so (it then execs node, same pid):
+      // fewer preemptions when a datagram wakes a peer, about 3% less CPU on the quickstart
+      const [file, argv] =
+        l.cpuBound && CHRT !== undefined
+          ? [CHRT, ['--batch', '0', process.execPath, ...args]]
+          : [process.execPath, args];
+      const proc = execa(file, argv, {
+        // V8's compile cache on disk: the second and later node processes skip compiling dcemu's
+        // modules; the node watches this process: it ends with it, even before its control
+        // connection is up
+        env: { NODE_COMPILE_CACHE: compileCacheDir(), ...l.env, DCEMU_PARENT_PID: String(process.pid) },
+        extendEnv: true,
+        stdin: 'ignore',
+        stdout: { file: join(l.logDir, `${l.name}.stdout`) },
+        stderr: { file: join(l.logDir, `${l.name}.stderr`) },
+        reject: false,
+        cleanup: true,
+        forceKillAfterDelay: 2000,
+      });
       const child: Child = { name: l.name, proc, pid: proc.pid ?? -1, running: true, paused: false };
       this.children.set(l.name, child);
       proc.then((r) => {

@@ -15,6 +15,11 @@ export interface NodeLaunch {
   env: Record<string, string>;
   /** where the node's stdout/stderr go */
   logDir: string;
+  /**
+   * the node runs as fast as the CPU allows (conservative mode) rather than with the wall clock, so the
+   * OS may schedule it as a batch process
+   */
+  cpuBound?: boolean;
 }
 
 export interface ExitInfo {

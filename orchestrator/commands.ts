@@ -1,0 +1,518 @@
+/**
+ * The dcemu command line: `dcemu run <scenario>` runs a scenario on a runtime and leaves a results
+ * folder; `dcemu topo <scenario>` prints its topology. User mistakes print one line and exit 2;
+ * Ctrl-C stops the run, tears everything down and still writes what was collected.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { composeFile } from '../compose/compose.js';
+import { ensureImage } from '../compose/image.js';
+import type { SyncMode } from '../core/messages.js';
+import { resolveChaos } from './chaos/model.js';
+import { collect, writeResults } from './collect.js';
+import { isUserError, RuntimeError } from './errors.js';
+import { Fabric } from './fabric.js';
+import { progressLine, summaryTable } from './report.js';
+import { refuseNodeFaults } from './runtime/attached.js';
+import { createRuntime } from './runtime/index.js';
+import type { Runtime } from './runtime/types.js';
+import { loadScenarioFile, parseScenario } from './scenario/load.js';
+import { resolveScenario } from './scenario/resolve.js';
+import { scenarioSchemaDocument } from './scenario/schema.js';
+import { parseAxis, runSweep } from './sweep.js';
+import { toDot, toJson, validateTopology } from './topology/index.js';
+import { loadTopologyFile } from './topology/load.js';
+
+/**
+ * Ctrl-C (or SIGTERM) for commands that run many fabrics (sweep, chaos): the running ones stop and
+ * are collected, no other starts, and the command writes what it has.
+ */
+function interruptible(): AbortController {
+  const abort = new AbortController();
+  const onSignal = () => {
+    if (abort.signal.aborted) return;
+    process.stderr.write('\ndcemu: interrupted, stopping the current run ...\n');
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return abort;
+}
+
+function integer(v: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number, got '${v}'`);
+  return n;
+}
+
+function positive(v: string): number {
+  const n = Number(v);
+  if (!(n > 0)) throw new InvalidArgumentError(`expected a positive number, got '${v}'`);
+  return n;
+}
+
+interface RunOptions {
+  tdf?: number;
+  sync?: string;
+  allowUnfaithful?: boolean;
+  out?: string;
+  quiet?: boolean;
+  set?: string[];
+  runtime?: string;
+  subnet?: string;
+  scenarioEnv?: string;
+  force?: boolean;
+  /** false with --no-plots */
+  plots?: boolean;
+}
+
+/** The scenario text comes from the file, or (compose) from an environment variable; `file` names it. */
+function loadScenario(file: string, opts: RunOptions) {
+  // --no-plots is run.plots: false, after any --set
+  const set = [...(opts.set ?? []), ...(opts.plots === false ? ['run.plots=false'] : [])];
+  if (!opts.scenarioEnv) return loadScenarioFile(file, set);
+  const text = process.env[opts.scenarioEnv];
+  if (text === undefined) throw new RuntimeError(`--scenario-env ${opts.scenarioEnv}: variable not set`);
+  return parseScenario(text, file, set);
+}
+
+function runtimeFor(opts: RunOptions): Promise<Runtime> {
+  return createRuntime(opts.runtime ?? 'process', {
+    log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
+    subnet: opts.subnet,
+  });
+}
+
+function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined {
+  const s = opts.sync;
+  if (s === undefined) return undefined;
+  if (s !== 'conservative' && s !== 'dilated')
+    throw new InvalidArgumentError(`--sync must be conservative or dilated, got '${s}'`);
+  if (s === 'conservative' && opts.tdf !== undefined)
+    throw new InvalidArgumentError(
+      '--tdf applies to --sync dilated only (conservative mode has no wall clock)',
+    );
+  return s;
+}
+
+async function run(file: string, opts: RunOptions): Promise<number> {
+  const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf, sync: syncOption(opts) });
+  const runtime = await runtimeFor(opts);
+  if (runtime.kind === 'attached') refuseNodeFaults(scenario);
+  const out = resolve(
+    opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+  );
+  mkdirSync(out, { recursive: true });
+  const tty = process.stderr.isTTY && !opts.quiet;
+  const say = (s: string) => process.stderr.write(`${s}\n`);
+  const mode = scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative';
+  say(
+    runtime.kind === 'attached'
+      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode})`
+      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode})`,
+  );
+  const abort = new AbortController();
+  let interrupted = 0;
+  // set once the run reached its end: a signal after that (compose stops the orchestrator when the
+  // first node container exits) only hurries a teardown that is already on its way
+  let ranToEnd = false;
+  const onSignal = () => {
+    interrupted++;
+    if (interrupted > 1 || ranToEnd) return; // teardown is on its way; children die with us anyway (execa cleanup)
+    say('\ndcemu: interrupted, stopping every node ...');
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // containers of a compose file come up one after another: give them longer than processes
+  const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
+  const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs, force: opts.force }).start();
+  let lastPrint = 0;
+  let failed: string | null = null;
+  try {
+    if (!abort.signal.aborted) {
+      say(
+        `dcemu: ${scenario.topology.nodes.length} nodes ready; traffic starts (${fabric.plan.flows.length} flows planned)`,
+      );
+      const t0 = Date.now();
+      try {
+        await fabric.run((p) => {
+          if (opts.quiet) return;
+          const line = progressLine(p, (Date.now() - t0) / 1000);
+          if (tty) process.stderr.write(`\r\x1b[2K${line}`);
+          else if (Date.now() - lastPrint >= 5000) {
+            lastPrint = Date.now();
+            say(line);
+          }
+        }, abort.signal);
+      } catch (err) {
+        if (!isUserError(err)) throw err;
+        failed = (err as Error).message;
+      }
+      if (tty) process.stderr.write('\n');
+      ranToEnd = !abort.signal.aborted;
+    }
+  } finally {
+    const result = await fabric.stop();
+    const { summary, flows, outcomes } = collect(result, runtime.kind);
+    for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
+    process.stdout.write(`${summaryTable(summary, out)}\n`);
+    if (failed) say(`dcemu: error: ${failed}`);
+    if (!summary.fidelity.ok) {
+      say(
+        `dcemu: ${opts.allowUnfaithful ? 'warning' : 'error'}: causality misses ${(100 * summary.fidelity.missRate).toFixed(3)}% exceed ${100 * summary.fidelity.threshold}%: queue figures are not trustworthy${scenario.sync === 'dilated' ? ` at tdf ${scenario.tdf}; rerun with a larger --tdf or --sync conservative` : ''}`,
+      );
+      if (!opts.allowUnfaithful && ranToEnd && !failed) failed = 'unfaithful run';
+    }
+    if (summary.processes.leftRunning > 0)
+      say(`dcemu: error: ${summary.processes.leftRunning} node processes survived teardown`);
+  }
+  if (!ranToEnd) return 130;
+  return failed ? 1 : 0;
+}
+
+/** `--set key.path=value`, repeatable: the same scenario with one field changed (studies, sweeps) */
+const SET_OPTION = [
+  '--set <key=value>',
+  'override a scenario field, e.g. --set ptp.timestamping=software (repeatable)',
+  (v: string, acc: string[] = []) => [...acc, v],
+] as const;
+
+const program = new Command()
+  .name('dcemu')
+  .description('datacenter-fabric emulator made of real processes')
+  .showHelpAfterError()
+  .configureOutput({ outputError: (s, write) => write(s) });
+
+program
+  .command('run')
+  .description(
+    'run a scenario: start every node as its own process or container, run traffic and the fault timeline, collect results',
+  )
+  .argument('<scenario>', 'scenario YAML file')
+  .option(
+    '--sync <mode>',
+    'conservative (default: exact, reproducible, as fast as the CPU allows) or dilated (real time, tdf times slower)',
+  )
+  .option(
+    '--tdf <n>',
+    'dilated mode: time dilation factor (real time runs n times slower than virtual time); implies --sync dilated',
+    positive,
+  )
+  .option(
+    '--allow-unfaithful',
+    'exit 0 even when the run was not faithful (causality misses above the threshold)',
+  )
+  .option('--out <dir>', 'results folder (default results/<name>-<time>)')
+  .option('--force', 'start even when the nodes need more memory than this machine has (~75 MB each)')
+  .option('-q, --quiet', 'no progress line')
+  .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
+  .option(...SET_OPTION)
+  .option(
+    '--runtime <kind>',
+    'process (default): a child process per node; docker: a container per node (docs/containers.md); attached: nodes started by others connect (dcemu compose)',
+  )
+  .option('--subnet <cidr>', 'attached runtime: the fabric subnet of the compose file')
+  .option(
+    '--scenario-env <var>',
+    'read the scenario text from this environment variable; <scenario> only names it',
+  )
+  .action(async (file: string, opts) => {
+    process.exitCode = await run(file, opts);
+  });
+
+program
+  .command('compose')
+  .description(
+    'print a docker-compose file that runs the scenario: one service per node plus an orchestrator',
+  )
+  .argument('<scenario>', 'scenario YAML file')
+  .option('--tdf <n>', 'time dilation factor', positive)
+  .option(...SET_OPTION)
+  .option('--image <tag>', "dcemu image to run (default: build the current app's image if needed)")
+  .option('--results <dir>', 'host folder for the results, mounted into the services', './dcemu-results')
+  .option('--project <id>', 'label of every container and the network (default dcemu-<name>-<hash>)')
+  .option('--subnet <cidr>', 'fabric subnet inside 198.18.0.0/15 (default: a block of 198.19.0.0/16)')
+  .action(
+    async (
+      file: string,
+      opts: {
+        tdf?: number;
+        set?: string[];
+        image?: string;
+        results: string;
+        project?: string;
+        subnet?: string;
+      },
+    ) => {
+      const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
+      const image = opts.image ?? (await ensureImage({ log: say }));
+      // compose resolves relative paths against the file's folder: make the mount absolute now, and
+      // create it so it belongs to the user, not to the daemon
+      const results = resolve(opts.results);
+      mkdirSync(results, { recursive: true });
+      const c = composeFile({
+        scenarioFile: file,
+        overrides: opts.set,
+        tdf: opts.tdf,
+        image,
+        results,
+        project: opts.project,
+        subnet: opts.subnet,
+      });
+      for (const d of c.dropped)
+        say(
+          `timeline ${d.action} ${d.node} at ${d.at} left out: compose nodes are not the orchestrator's to ${d.action}`,
+        );
+      process.stdout.write(c.text);
+    },
+  );
+
+const image = program.command('image').description('the dcemu container image (docs/containers.md)');
+image
+  .command('build')
+  .description('build the image of the current build (FROM scratch, offline) unless it exists; print its tag')
+  .option('--force', 'build even if an image of this build exists')
+  .action(async (opts: { force?: boolean }) => {
+    const tag = await ensureImage({ force: opts.force, log: (s) => process.stderr.write(`dcemu: ${s}\n`) });
+    process.stdout.write(`${tag}\n`);
+  });
+
+program
+  .command('clean')
+  .description(
+    "remove every container and network of dcemu docker runs (label 'dcemu'), also of crashed runs",
+  )
+  .action(async () => {
+    const { removeAllRuns } = await import('./runtime/docker-client.js');
+    const removed = await removeAllRuns();
+    process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
+  });
+
+program
+  .command('topo')
+  .description('print the topology of a scenario without running it')
+  .argument('<scenario>', 'scenario YAML file')
+  .option('--format <fmt>', 'dot or json', 'dot')
+  .option(...SET_OPTION)
+  .action((file: string, opts: { format: string; set?: string[] }) => {
+    if (opts.format !== 'dot' && opts.format !== 'json')
+      throw new InvalidArgumentError(`--format must be dot or json, got '${opts.format}'`);
+    const sc = resolveScenario(loadScenarioFile(file, opts.set ?? []));
+    process.stdout.write(`${opts.format === 'dot' ? toDot(sc.topology) : toJson(sc.topology)}\n`);
+  });
+
+program
+  .command('check-topology')
+  .description(
+    'check a hand-written topology (the JSON `topo --format json` prints): wiring, up/down routing and, for F10 trees, the F10 §8 address verification',
+  )
+  .argument('<topology>', 'topology JSON file')
+  .action((file: string) => {
+    const problems = validateTopology(loadTopologyFile(file));
+    if (problems.length === 0) {
+      process.stdout.write(`${file}: ok\n`);
+      return;
+    }
+    for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
+    process.exitCode = 1;
+  });
+
+program
+  .command('sweep')
+  .description(
+    'run a scenario over a grid of values (--set key=v1,v2,...; repeatable), collect the summaries into sweep.csv and sweep.md and plot each figure against the swept values',
+  )
+  .argument('<scenario>', 'scenario YAML file')
+  .option(
+    '--set <key=values>',
+    'a swept field and its comma-separated values (repeatable)',
+    (v: string, acc: string[] = []) => [...acc, v],
+  )
+  .option(
+    '--fix <key=value>',
+    'a field changed for every point (repeatable)',
+    (v: string, acc: string[] = []) => [...acc, v],
+  )
+  .option('--out <dir>', 'results folder (default results/<name>-sweep-<time>)')
+  .option('--parallel <n>', 'runs at a time (each is a whole fabric of processes)', positive, 1)
+  .option('--runtime <kind>', 'process (default) or docker')
+  .option(
+    '--no-plots',
+    "draw no plots: neither the sweep's nor its runs' (--fix run.plots=false leaves out only the runs')",
+  )
+  .action(
+    async (
+      file: string,
+      opts: {
+        set?: string[];
+        fix?: string[];
+        out?: string;
+        parallel: number;
+        runtime?: string;
+        plots: boolean;
+      },
+    ) => {
+      const axes = (opts.set ?? []).map(parseAxis);
+      if (axes.length === 0) throw new RuntimeError('sweep: give at least one --set key=value1,value2,...');
+      if (opts.runtime !== undefined && opts.runtime !== 'process' && opts.runtime !== 'docker')
+        throw new RuntimeError(`sweep: --runtime must be process or docker, got '${opts.runtime}'`);
+      const name = resolveScenario(loadScenarioFile(file, opts.fix ?? [])).name;
+      const out = resolve(
+        opts.out ?? `results/${name}-sweep-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      );
+      const abort = interruptible();
+      const rows = await runSweep(file, axes, {
+        signal: abort.signal,
+        base: [...(opts.fix ?? []), ...(opts.plots ? [] : ['run.plots=false'])],
+        plots: opts.plots,
+        out,
+        runtime: opts.runtime as 'process' | 'docker' | undefined,
+        parallel: opts.parallel,
+        log: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(
+        `${readFileSync(join(out, 'sweep.md'), 'utf8')}\n${rows.length} runs; tables in ${out}/sweep.csv and sweep.md\n`,
+      );
+      if (abort.signal.aborted) process.exitCode = 130;
+    },
+  );
+
+program
+  .command('chaos')
+  .description(
+    'run a scenario again and again under faults drawn from its chaos: failure model (one seed per run) and check the invariants after each run; a run that breaks one leaves a reproducer scenario',
+  )
+  .argument('<scenario>', 'scenario YAML file with a chaos: section')
+  .option('--runs <n>', 'how many runs', positive, 10)
+  .option('--seed <s>', 'seed of the first run; run i draws its faults with seed + i', integer, 1)
+  .option('--out <dir>', 'results folder (default results/<name>-chaos-<time>)')
+  .option('--parallel <n>', 'runs at a time (each is a whole fabric of processes)', positive, 1)
+  .option(
+    '--minimize <runs>',
+    "extra runs allowed to reduce a failing run's faults to the fewest that still break the invariant (0: keep them all)",
+    integer,
+    8,
+  )
+  .option(...SET_OPTION)
+  .option('--runtime <kind>', 'process (default) or docker')
+  .action(
+    async (
+      file: string,
+      opts: {
+        runs: number;
+        seed: number;
+        out?: string;
+        parallel: number;
+        minimize: number;
+        set?: string[];
+        runtime?: string;
+      },
+    ) => {
+      if (opts.runtime !== undefined && opts.runtime !== 'process' && opts.runtime !== 'docker')
+        throw new RuntimeError(`chaos: --runtime must be process or docker, got '${opts.runtime}'`);
+      if (!Number.isInteger(opts.runs))
+        throw new RuntimeError(`chaos: --runs must be a whole number, got ${opts.runs}`);
+      const { prepareChaos, runChaos } = await import('./chaos/index.js');
+      prepareChaos(file, opts.set ?? []);
+      const name = resolveScenario(loadScenarioFile(file, opts.set ?? [])).name;
+      const out = resolve(
+        opts.out ?? `results/${name}-chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      );
+      const abort = interruptible();
+      const report = await runChaos(file, {
+        signal: abort.signal,
+        runs: opts.runs,
+        seed: opts.seed,
+        out,
+        set: opts.set,
+        runtime: opts.runtime as 'process' | 'docker' | undefined,
+        parallel: opts.parallel,
+        minimize: Math.max(0, opts.minimize),
+        log: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(`${readFileSync(join(out, 'chaos.md'), 'utf8')}\nresults in ${out}\n`);
+      process.exitCode = abort.signal.aborted ? 130 : report.failingSeeds.length > 0 ? 1 : 0;
+    },
+  );
+
+program
+  .command('experiment')
+  .description(
+    "run a paper's evaluation as one command (tables and plots in the results folder); without a name, list them",
+  )
+  .argument('[name]', 'the experiment')
+  .argument('[scenario]', "scenario YAML file (default: the experiment's own example)")
+  .option('--seeds <n>', "how many seeds (default: the experiment's)", positive)
+  .option('--seed <s>', 'the first seed', integer, 1)
+  .option('--out <dir>', 'results folder (default results/<name>-<time>)')
+  .option(...SET_OPTION)
+  .action(
+    async (
+      name: string | undefined,
+      file: string | undefined,
+      opts: { seeds?: number; seed: number; out?: string; set?: string[] },
+    ) => {
+      const { experiments } = await import('./schemes/index.js');
+      const all = experiments();
+      const e = name === undefined ? undefined : all.get(name);
+      if (e === undefined) {
+        const list = [...all.values()].map((x) => `  ${x.name}  ${x.description}`).join('\n');
+        if (name !== undefined)
+          throw new RuntimeError(`experiment: no experiment '${name}'; there are:\n${list}`);
+        process.stdout.write(`${list}\n`);
+        return;
+      }
+      const scenario = file ?? e.scenario;
+      const seeds = opts.seeds ?? e.seeds;
+      if (!Number.isInteger(seeds))
+        throw new RuntimeError(`experiment: --seeds must be a whole number, got ${seeds}`);
+      resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
+      const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+      const abort = interruptible();
+      const run = await e.load();
+      const table = await run({
+        file: scenario,
+        out,
+        seeds,
+        seed: opts.seed,
+        set: opts.set,
+        signal: abort.signal,
+        say: (line) => process.stderr.write(`dcemu: ${line}\n`),
+      });
+      process.stdout.write(`${table}\nresults in ${out}\n`);
+      process.exitCode = abort.signal.aborted ? 130 : 0;
+    },
+  );
+
+program
+  .command('schema')
+  .description('print the scenario JSON Schema (editors validate YAML with it; docs/scenario.schema.json)')
+  .action(() => {
+    process.stdout.write(`${JSON.stringify(scenarioSchemaDocument(), null, 2)}\n`);
+  });
+
+program
+  .command('validate')
+  .description('check a scenario file and exit')
+  .argument('<scenario>', 'scenario YAML file')
+  .option(...SET_OPTION)
+  .action((file: string, opts: { set?: string[] }) => {
+    const src = loadScenarioFile(file, opts.set ?? []);
+    const sc = resolveScenario(src);
+    const chaos = src.data.chaos ? resolveChaos(src, sc.topology, sc.workload.durationNs) : null;
+    process.stdout.write(
+      `${file}: ok (${sc.topology.nodes.length} nodes, ${sc.timeline.length} timeline events${chaos ? `, a chaos model of ${chaos.failures.length} failure kinds over ${chaos.failures.reduce((n, f) => n + f.targets.length, 0)} components` : ''})\n`,
+    );
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (isUserError(err) || err instanceof InvalidArgumentError) {
+    process.stderr.write(`dcemu: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
