@@ -320,9 +320,12 @@ export class Endpoint {
       }
       const cond = this.condFor(port);
       // a node with a need (a single-link node) sends its conditional promise, not its promise: its
-      // promise follows its peer's own promises, which the peer's bound on it already allows for
+      // promise follows its peer's own promises, which the peer's bound on it already allows for while
+      // it runs; before its process stops (a pause), its promise over the pause goes too, since it
+      // cannot acknowledge what arrives meanwhile
       const rose =
-        cond > this.sentCond[port] || (this.need < 0 && this.promises[port] > this.sentPromise[port]);
+        cond > this.sentCond[port] ||
+        ((this.need < 0 || all) && this.promises[port] > this.sentPromise[port]);
       if (!rose) continue;
       // a peer with a need is sent the first promise that takes it past its need, not the ones before
       if (

@@ -182,4 +182,24 @@ describe('Endpoint null messages to a peer with a need', () => {
     expect(await received(4)).toEqual([6000, 9500, 9800, 9900]);
     await close();
   });
+
+  it('a node with a need sends its conditional promise as it rises, its plain one only before it stops', async () => {
+    const { ep, received, close } = await pair();
+    ep.need = 4000;
+    ep.promises[0] = 1000;
+    ep.flush();
+    // the need is news to the peer; the plain promise alone is not
+    expect(await received(1)).toEqual([1000]);
+    ep.promises[0] = 2000;
+    ep.flush();
+    ep.conds[0] = 5000;
+    ep.setConds();
+    ep.flush();
+    expect(await received(2)).toEqual([1000, 2000]);
+    ep.promises[0] = 3000;
+    ep.flush();
+    ep.flush(true);
+    expect(await received(3)).toEqual([1000, 2000, 3000]);
+    await close();
+  });
 });
