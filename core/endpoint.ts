@@ -557,6 +557,9 @@ export class Endpoint {
       this.stats.framesIn++;
       if (f.a < floor || f.a > ceiling) {
         this.stats.forged++;
+        // from the peer's own address, a frame before its promise means a promise was broken: whatever
+        // the cause, the run's results can no longer be trusted, so it counts as a causality miss too
+        if (f.a < floor) fid.causalityMisses++;
         continue;
       }
       if (f.c !== 0) {

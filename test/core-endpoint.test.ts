@@ -234,6 +234,8 @@ describe('Endpoint link protocol (conservative mode)', () => {
       ]),
     );
     expect(ep.stats.forged).toBe(1);
+    // a broken promise makes the run unfaithful, not just one frame short
+    expect(sched.fidelity.causalityMisses).toBe(1);
     // a promise that goes backwards is ignored
     ep.receive(codec.encode({ port: 0, seq: 3, ack: 0, promise: 10 }, []));
     expect(ep.inClock[0]).toBe(6000);
