@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import { execa, execaSync, type ResultPromise } from 'execa';
 import { compileCacheDir, nodeEntry } from '../../core/paths.js';
 import type { ExitInfo, NodeLaunch, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './types.js';
 
@@ -34,8 +34,20 @@ interface Child {
   paused: boolean;
 }
 
-/** util-linux's `chrt`, if this machine has it */
-const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((f) => existsSync(f));
+let chrt: string | null | undefined;
+
+/** util-linux's `chrt`, if this machine has one that can start a batch process (checked once) */
+function batchLauncher(): string | null {
+  if (chrt === undefined) {
+    const found = ['/usr/bin/chrt', '/bin/chrt'].find((f) => existsSync(f));
+    chrt =
+      found !== undefined &&
+      execaSync(found, ['--batch', '0', found, '--version'], { reject: false }).exitCode === 0
+        ? found
+        : null;
+  }
+  return chrt;
+}
 
 class StartedProcesses implements StartedRuntime {
   readonly kind = 'process';
@@ -49,10 +61,9 @@ class StartedProcesses implements StartedRuntime {
       const args = [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name];
       // a CPU-bound node runs as a batch process where `chrt` can say so (it then execs node, same pid):
       // fewer preemptions when a datagram wakes a peer, about 3% less CPU on the quickstart
+      const batch = l.cpuBound ? batchLauncher() : null;
       const [file, argv] =
-        l.cpuBound && CHRT !== undefined
-          ? [CHRT, ['--batch', '0', process.execPath, ...args]]
-          : [process.execPath, args];
+        batch !== null ? [batch, ['--batch', '0', process.execPath, ...args]] : [process.execPath, args];
       const proc = execa(file, argv, {
         // V8's compile cache on disk: the second and later node processes skip compiling dcemu's
         // modules; the node watches this process: it ends with it, even before its control
