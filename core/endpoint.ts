@@ -121,9 +121,11 @@ export class Endpoint {
   readonly conds: Float64Array;
   /** what this node waits to pass (a single-link node: its next event or grant), or -1: any progress */
   need = -1;
-  /** each link's shortest frame's serialization and its propagation delay, ns (set by the sync) */
-  readonly minSerNs: Float64Array;
-  readonly propNs: Float64Array;
+  /**
+   * The earliest arrival over `port` of a frame sent at `t` (EgressPort.earliestArrival; set by the
+   * synchronization, which knows the ports)
+   */
+  hop: (port: number, t: number) => number = (_port, t) => t;
   /** the latest promise received from each port's peer: nothing arrives on it before this */
   readonly inClock: Float64Array;
   /**
@@ -190,8 +192,6 @@ export class Endpoint {
     this.sentNeed = new Float64Array(portCount).fill(-1);
     this.condSeq = new Array(portCount).fill(-1);
     this.rxUnackedMin = new Float64Array(portCount).fill(Number.POSITIVE_INFINITY);
-    this.minSerNs = new Float64Array(portCount);
-    this.propNs = new Float64Array(portCount);
     this.pending = Array.from({ length: portCount }, () => new UnackedArrivals());
     this.batchMin = new Float64Array(portCount).fill(Number.POSITIVE_INFINITY);
     this.outbox = Array.from({ length: portCount }, () => []);
@@ -338,15 +338,6 @@ export class Endpoint {
       }
     }
   };
-
-  /**
-   * The earliest arrival over `port` of a frame sent at `t`: the shortest frame's serialization, then
-   * the propagation delay, added in the order EgressPort adds them, so that the float sums agree with
-   * the stamps the port gives its frames (a sum in another order can land one ulp after a stamp).
-   */
-  hop(port: number, t: number): number {
-    return t + this.minSerNs[port] + this.propNs[port];
-  }
 
   /** the conditional promise a datagram on `port` may carry now */
   private condFor(port: number): number {
@@ -535,7 +526,6 @@ export class Endpoint {
       this.pending[port].release(Math.min(r.ack, this.txSeq[port]));
       this.inCond[port] = r.cond;
       this.inNeed[port] = r.need;
-      for (const f of r.frames) if (f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
     }
     if (++this.rxUnacked[port] >= ACK_EVERY) {
       this.wantsAck[port] = true;
@@ -555,6 +545,7 @@ export class Endpoint {
     const lane = portLane(port);
     for (const f of r.frames) {
       this.stats.framesIn++;
+      if (this.conservative && f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
       if (f.a < floor || f.a > ceiling) {
         this.stats.forged++;
         // from the peer's own address, a frame before its promise means a promise was broken: whatever

@@ -117,8 +117,17 @@ export class EgressPort {
    * serialization and the propagation delay (faults only add delay).
    */
   promise(tNext: number): number {
-    const start = Math.max(tNext, this.busyUntil);
-    return start + MIN_FRAME * this.nsPerByte + this.params.propNs;
+    return this.earliestArrival(Math.max(tNext, this.busyUntil));
+  }
+
+  /**
+   * The earliest arrival of a frame that starts at `t` on this link, either way (a link's two
+   * directions share its rate and delay: orchestrator/plan.ts): the shortest frame's serialization,
+   * then the propagation delay, summed in the order `pump` stamps frames, so that a bound derived from
+   * it never lies one ulp after a frame's stamp.
+   */
+  earliestArrival(t: number): number {
+    return t + MIN_FRAME * this.nsPerByte + this.params.propNs;
   }
 
   /** Bytes in the buffer at `now`: waiting frames plus committed ones that have not started. */

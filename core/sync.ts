@@ -29,7 +29,7 @@
  * are not sent, so an idle host costs nothing between its own events.
  */
 import type { Endpoint } from './endpoint.js';
-import { type EgressPort, MIN_FRAME } from './port.js';
+import type { EgressPort } from './port.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface SyncListener {
@@ -70,11 +70,7 @@ export class ConservativeSync {
   ) {
     this.bounds = new Float64Array(ports.length);
     this.answers = new Float64Array(ports.length);
-    // a link's two directions share its rate and delay (orchestrator/plan.ts)
-    for (const p of ports) {
-      endpoint.minSerNs[p.index] = p.serializationNs(MIN_FRAME);
-      endpoint.propNs[p.index] = p.params.propNs;
-    }
+    endpoint.hop = (port, t) => ports[port].earliestArrival(t);
     this.single = ports.length === 1;
   }
 
@@ -144,18 +140,20 @@ export class ConservativeSync {
   private updateBounds(next: number): void {
     const ep = this.endpoint;
     const { inClock, inCond } = ep;
-    const bounds = this.bounds;
-    const answers = this.answers;
+    const { bounds, answers, ports } = this;
     let earliest = Number.POSITIVE_INFINITY;
     for (let p = 0; p < bounds.length; p++) {
+      const link = ports[p];
       // what the peer sends unless answering this node's frames: those sent, and those to come
-      answers[p] = Math.min(inCond[p], ep.hop(p, ep.unackedArrival(p)));
-      const b = Math.max(inClock[p], bounds[p], Math.min(answers[p], ep.hop(p, ep.hop(p, next))));
+      answers[p] = Math.min(inCond[p], link.earliestArrival(ep.unackedArrival(p)));
+      const roundTrip = link.earliestArrival(link.earliestArrival(next));
+      const b = Math.max(inClock[p], bounds[p], Math.min(answers[p], roundTrip));
       if (b < earliest) earliest = b;
     }
     const from = Math.min(next, earliest);
     for (let p = 0; p < bounds.length; p++) {
-      const b = Math.max(inClock[p], Math.min(answers[p], ep.hop(p, ep.hop(p, from))));
+      const roundTrip = ports[p].earliestArrival(ports[p].earliestArrival(from));
+      const b = Math.max(inClock[p], Math.min(answers[p], roundTrip));
       if (b > bounds[p]) bounds[p] = b;
     }
   }

@@ -765,11 +765,11 @@ export class StartedFabric implements AsyncDisposable {
       };
       const tick = setInterval(() => {
         for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
-        onProgress(this.progress());
+        const progress = this.progress();
+        onProgress(progress);
         // a long grant: the slowest node moving counts as progress too
-        const slowest = this.progress().virtualNs;
-        if (slowest > lastProgressNs) {
-          lastProgressNs = slowest;
+        if (progress.virtualNs > lastProgressNs) {
+          lastProgressNs = progress.virtualNs;
           lastProgressWall = performance.now();
         }
         const stalledMs = performance.now() - lastProgressWall;
