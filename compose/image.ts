@@ -135,11 +135,12 @@ function imageEntries(root: string): Entry[] {
 }
 
 /**
- * The Node binary to put in the image: the pinned Node of the project (`node_modules/node`), which is
- * what the npm scripts and so `process.execPath` run on; else the binary running this code.
+ * The Node binary to put in the image: the pinned Node of the project (the platform package
+ * `node-<os>-<cpu>` that `node_modules/.bin/node` links to), which is what the npm scripts and so
+ * `process.execPath` run on; else the binary running this code.
  */
 function nodeBinary(root: string): string {
-  const pinned = join(root, 'node_modules', 'node', 'bin', 'node');
+  const pinned = join(root, 'node_modules', '.bin', 'node');
   return realpathSync(existsSync(pinned) ? pinned : process.execPath);
 }
 

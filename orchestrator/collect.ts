@@ -126,6 +126,8 @@ export interface Summary {
   processes: {
     started: number;
     leftRunning: number;
+    /** what the runtime could not remove (a network the Docker daemon keeps), and how to clear it */
+    kept?: string[];
     missingReports: Array<{ node: string; reason: string }>;
   };
   /**

@@ -12,7 +12,7 @@ import type { SyncMode } from '../core/messages.js';
 import { resolveChaos } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
-import { Fabric } from './fabric.js';
+import { Fabric, newRunId } from './fabric.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
 import { createRuntime } from './runtime/index.js';
@@ -107,10 +107,12 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   const tty = process.stderr.isTTY && !opts.quiet;
   const say = (s: string) => process.stderr.write(`${s}\n`);
   const mode = scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative';
+  // the run id labels every process and container of the run (`pgrep -f`, `docker ps --filter label=dcemu=`)
+  const runId = newRunId();
   say(
     runtime.kind === 'attached'
-      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode})`
-      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode})`,
+      ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode}; run ${runId})`
+      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode}; run ${runId})`,
   );
   const abort = new AbortController();
   let interrupted = 0;
@@ -127,7 +129,13 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   // containers of a compose file come up one after another: give them longer than processes
   const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
-  const fabric = await new Fabric(scenario, { runtime, out, startTimeoutMs, force: opts.force }).start();
+  const fabric = await new Fabric(scenario, {
+    runtime,
+    out,
+    runId,
+    startTimeoutMs,
+    force: opts.force,
+  }).start();
   let lastPrint = 0;
   let failed: string | null = null;
   try {
@@ -167,6 +175,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     }
     if (summary.processes.leftRunning > 0)
       say(`dcemu: error: ${summary.processes.leftRunning} node processes survived teardown`);
+    for (const k of summary.processes.kept ?? []) say(`dcemu: warning: ${k}`);
   }
   if (!ranToEnd) return 130;
   return failed ? 1 : 0;
@@ -284,10 +293,16 @@ program
   .description(
     "remove every container and network of dcemu docker runs (label 'dcemu'), also of crashed runs",
   )
-  .action(async () => {
-    const { removeAllRuns } = await import('./runtime/docker-client.js');
-    const removed = await removeAllRuns();
+  .option('--run <id>', 'only this run (its id is in the start line and in summary.json)')
+  .action(async (opts: { run?: string }) => {
+    const { removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
+    const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
     process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
+    if (removed.kept.length > 0) {
+      const { KEPT_ADVICE } = await import('./runtime/docker-client.js');
+      process.stderr.write(`dcemu: error: ${removed.kept.join('; ')}: ${KEPT_ADVICE}\n`);
+      process.exitCode = 1;
+    }
   });
 
 program

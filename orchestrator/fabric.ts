@@ -58,6 +58,11 @@ export interface FabricOptions {
   force?: boolean;
 }
 
+/** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
+export function newRunId(): string {
+  return `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
 /** Conservative mode: no barrier for this long (wall) means the fabric is stuck; the run fails naming the holder. */
 const STALL_MS = 60_000;
 
@@ -83,7 +88,7 @@ export class Fabric {
     const logDir = `${this.opts.out}/logs`;
     mkdirSync(logDir, { recursive: true });
     const epoch = monotonicEpoch();
-    const runId = this.opts.runId ?? `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const runId = this.opts.runId ?? newRunId();
     const runtime = this.opts.runtime;
     // every node is a process of ~NODE_MEMORY_MB: a fabric the machine cannot hold is refused up front
     const nodes = this.scenario.topology.nodes.length;
@@ -1055,8 +1060,11 @@ export class StartedFabric implements AsyncDisposable {
       );
     }
     await Promise.race([Promise.all(waits), new Promise((r) => setTimeout(r, 15_000).unref())]);
-    const processes = rt ? await rt.stop() : { started: 0, leftRunning: 0 };
-    await this.site.release();
+    const processes: StoppedRuntime = rt ? await rt.stop() : { started: 0, leftRunning: 0 };
+    // what the runtime could not remove is said in the results, never lost with them
+    await this.site.release().catch((err: Error) => {
+      processes.kept ??= [err.message];
+    });
     await this.server.close();
     const capture = this.capture?.close(this.now());
     const missing: FabricResult['missing'] = [];

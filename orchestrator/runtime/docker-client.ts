@@ -44,71 +44,124 @@ export async function docker(): Promise<Docker> {
 }
 
 /** how often removal is checked and repeated before dcemu gives up on a daemon that keeps something */
-const REMOVE_ROUNDS = 20;
+const REMOVE_ROUNDS = 12;
 const REMOVE_PAUSE_MS = 250;
 
 /**
- * Removes every container and network labelled `dcemu=<runId>` (or every one labelled `dcemu` when
- * `runId` is null); returns how many of each it removed. Idempotent. The daemon may still list a
- * network for a moment after its last endpoint went (or refuse to remove it while one is being torn
- * down): removal is repeated until a listing shows nothing of the run, and what the daemon still
- * keeps after that is an error naming it, never a silent leftover.
+ * the label on a run's network listing its nodes: the names of the endpoints its containers had
+ * (`<runId>-<node>`), for a force-disconnect when the daemon keeps one after its container is gone
  */
-async function removeLabelled(runId: string | null): Promise<{ containers: number; networks: number }> {
+export const NODES_LABEL = 'dcemu.nodes';
+
+/** What a removal left on the daemon, each thing named with what the daemon said. */
+export interface Removal {
+  containers: number;
+  networks: number;
+  /** what the daemon still keeps after every try, one line each (empty when all went) */
+  kept: string[];
+}
+
+/** The endpoint names a run's network may still hold: its containers' names. */
+function endpointNames(
+  network: { Name: string; Labels?: Record<string, string> },
+  listed: string[],
+): string[] {
+  const nodes = network.Labels?.[NODES_LABEL];
+  const names = new Set(listed);
+  if (nodes) for (const n of nodes.split(',')) if (n) names.add(`${network.Name}-${n}`);
+  return [...names];
+}
+
+/**
+ * Removes every container and network labelled `dcemu=<runId>` (or every one labelled `dcemu` when
+ * `runId` is null); returns how many of each it removed and what the daemon still keeps. Idempotent,
+ * and never throws for what the daemon keeps: the caller says it.
+ *
+ * Containers go first, one at a time per container (force: a running one is killed), then the
+ * networks. Docker 20.10 sometimes keeps a network's endpoint after its container is gone — "has
+ * active endpoints" while `docker network inspect` lists no container (seen after the runc shim of a
+ * killed container failed to clean up, moby#33156, #42119). Such a ghost endpoint is removed by a
+ * forced disconnect by its name, the container's name, which the daemon accepts for a container it no
+ * longer has: the names come from the containers listed here and from the network's own label
+ * (`dcemu.nodes`), so `dcemu clean` finds them also after the containers were removed long ago.
+ */
+async function removeLabelled(runId: string | null): Promise<Removal> {
   const d = await docker();
   const label = runId === null ? RUN_LABEL : `${RUN_LABEL}=${runId}`;
   const removed = { containers: new Set<string>(), networks: new Set<string>() };
-  let left: string[] = [];
+  /** container names seen in any round: the endpoint names a ghost may carry */
+  const seen = new Set<string>();
+  let kept: string[] = [];
   for (let round = 0; round < REMOVE_ROUNDS; round++) {
     // the first re-listing comes at once: it nearly always shows nothing
     if (round > 1) await new Promise((r) => setTimeout(r, REMOVE_PAUSE_MS));
     const containers = await d.listContainers({ all: true, filters: { label: [label] } });
+    const refusedContainers: string[] = [];
     await Promise.all(
-      containers.map((c) =>
-        d
+      containers.map((c) => {
+        const name = (c.Names?.[0] ?? c.Id).replace(/^\//, '');
+        seen.add(name);
+        return d
           .getContainer(c.Id)
           .remove({ force: true })
           .then(() => removed.containers.add(c.Id))
-          .catch((err: { statusCode?: number }) => {
-            // already gone, or being removed by a concurrent teardown: the next listing tells
-            if (err.statusCode !== 404 && err.statusCode !== 409) throw err;
-          }),
-      ),
+          .catch((err: { statusCode?: number; message?: string }) => {
+            // already gone (404), or being removed by a concurrent teardown (409): the next listing tells
+            if (err.statusCode !== 404) refusedContainers.push(`container ${name} (${oneLine(err)})`);
+          });
+      }),
     );
     const networks = await d.listNetworks({ filters: { label: [label] } });
-    const refused: string[] = [];
+    const refusedNetworks: string[] = [];
     await Promise.all(
-      networks.map((n) =>
-        d
-          .getNetwork(n.Id)
-          .remove()
-          .then(() => removed.networks.add(n.Id))
-          .catch((err: { statusCode?: number; message?: string }) => {
-            // 403/409: an endpoint is still being released; try again in the next round
-            if (err.statusCode === 403 || err.statusCode === 409) refused.push(`${n.Name} (${err.message})`);
-            else if (err.statusCode !== 404) throw err;
-          }),
-      ),
+      networks.map(async (n) => {
+        const net = d.getNetwork(n.Id);
+        try {
+          await net.remove();
+          removed.networks.add(n.Id);
+        } catch (err) {
+          const e = err as { statusCode?: number; message?: string };
+          if (e.statusCode === 404) return;
+          refusedNetworks.push(`network ${n.Name} (${oneLine(e)})`);
+          // a container being removed this round still holds its endpoint: only once none is listed
+          // does a refusal mean a ghost endpoint
+          if (containers.length > 0 || !/active endpoints/i.test(e.message ?? '')) return;
+          const listedHere = [...seen].filter((name) => name.startsWith(`${n.Name}-`));
+          for (const name of endpointNames(n, listedHere))
+            await net.disconnect({ Container: name, Force: true }).catch(() => {});
+        }
+      }),
     );
     if (containers.length === 0 && networks.length === 0)
-      return { containers: removed.containers.size, networks: removed.networks.size };
-    left = [
-      ...containers.map((c) => c.Names?.[0] ?? c.Id),
-      ...(refused.length ? refused : networks.map((n) => n.Name)),
+      return { containers: removed.containers.size, networks: removed.networks.size, kept: [] };
+    kept = [
+      ...(refusedContainers.length
+        ? refusedContainers
+        : containers.map((c) => `container ${(c.Names?.[0] ?? c.Id).replace(/^\//, '')}`)),
+      ...(refusedNetworks.length ? refusedNetworks : networks.map((n) => `network ${n.Name}`)),
     ];
   }
-  throw new RuntimeError(
-    `the Docker daemon still keeps ${left.join(', ')} after ${REMOVE_ROUNDS} removals; remove them with 'dcemu clean'`,
-  );
+  return { containers: removed.containers.size, networks: removed.networks.size, kept };
+}
+
+/** How to clear what the daemon keeps, for the error that names it. */
+export const KEPT_ADVICE =
+  "the Docker daemon keeps it after every removal and forced disconnect; restart the daemon (e.g. 'systemctl restart docker', or stop and start dockerd), then run 'dcemu clean'. Later runs are not blocked: each takes its own subnet";
+
+function oneLine(err: { message?: string }): string {
+  return (err.message ?? String(err))
+    .split('\n')[0]
+    .replace(/^\(HTTP code \d+\) [a-z ]+- /, '')
+    .trim();
 }
 
 /** Removes one run's containers and network (teardown, and after a failed start). */
-export function removeRun(runId: string): Promise<{ containers: number; networks: number }> {
+export function removeRun(runId: string): Promise<Removal> {
   return removeLabelled(runId);
 }
 
 /** Removes the containers and networks of every dcemu run on this daemon (`dcemu clean`). */
-export function removeAllRuns(): Promise<{ containers: number; networks: number }> {
+export function removeAllRuns(): Promise<Removal> {
   return removeLabelled(null);
 }
 

@@ -8,7 +8,7 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { RuntimeError } from '../errors.js';
-import { type Docker, RUN_LABEL } from './docker-client.js';
+import { type Docker, NODES_LABEL, RUN_LABEL } from './docker-client.js';
 
 /** 198.18.0.0/15: RFC 2544 benchmarking addresses */
 const RANGE_BASE = ipToInt('198.18.0.0');
@@ -31,10 +31,12 @@ export interface FabricNetwork {
 }
 
 /**
- * Creates the run's network. Two runs choosing the same free block at once: the daemon refuses the
- * second ("pool overlaps"), which then takes the next block.
+ * Creates the run's network, labelled with its run and its nodes (the endpoint names teardown may have
+ * to force out, see `removeLabelled`). Two runs choosing the same free block at once: the daemon
+ * refuses the second ("pool overlaps"), which then takes the next block.
  */
-export async function createFabricNetwork(d: Docker, runId: string, nodes: number): Promise<FabricNetwork> {
+export async function createFabricNetwork(d: Docker, runId: string, names: string[]): Promise<FabricNetwork> {
+  const nodes = names.length;
   const size = blockSize(nodes);
   for (let attempt = 0; attempt < 8; attempt++) {
     const base = freeBlock(await usedRanges(d), size);
@@ -52,7 +54,7 @@ export async function createFabricNetwork(d: Docker, runId: string, nodes: numbe
         Internal: true,
         IPAM: { Driver: 'default', Config: [{ Subnet: subnet, Gateway: gateway }] },
         Options: { 'com.docker.network.driver.mtu': String(MTU) },
-        Labels: { [RUN_LABEL]: runId },
+        Labels: { [RUN_LABEL]: runId, [NODES_LABEL]: names.join(',') },
       });
       await hostHasAddress(gateway);
       return { name: runId, id: net.id, subnet, gateway, address: (i) => intToIp(base + FIRST_NODE + i) };

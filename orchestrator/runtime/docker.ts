@@ -17,6 +17,7 @@ import {
   type Docker,
   demuxLogs,
   docker,
+  KEPT_ADVICE,
   NODE_LABEL,
   RUN_LABEL,
   removeRun,
@@ -59,7 +60,7 @@ export class DockerRuntime implements Runtime {
 
   async prepare(nodes: string[], runId: string): Promise<RuntimeSite> {
     const d = await docker();
-    const net = await createFabricNetwork(d, runId, nodes.length).catch(async (err) => {
+    const net = await createFabricNetwork(d, runId, nodes).catch(async (err) => {
       await removeRun(runId).catch(() => {});
       throw err;
     });
@@ -76,7 +77,8 @@ export class DockerRuntime implements Runtime {
       },
       nodePort: NODE_UDP_PORT,
       release: async () => {
-        await removeRun(runId);
+        const { kept } = await removeRun(runId);
+        if (kept.length > 0) throw new RuntimeError(`${kept.join('; ')}: ${KEPT_ADVICE}`);
       },
     };
   }
@@ -295,9 +297,13 @@ class StartedContainers implements StartedRuntime {
     this.events?.removeAllListeners('data');
     (this.events as unknown as { destroy?: () => void } | null)?.destroy?.();
     const runId = all[0]?.launch.runId;
-    if (runId !== undefined) await removeRun(runId);
+    const kept = runId === undefined ? [] : (await removeRun(runId)).kept;
     const leftRunning = runId === undefined ? 0 : await runContainers(runId);
-    return { started: all.length, leftRunning };
+    return {
+      started: all.length,
+      leftRunning,
+      ...(kept.length > 0 && { kept: [`${kept.join('; ')}: ${KEPT_ADVICE}`] }),
+    };
   }
 }
 

@@ -85,6 +85,11 @@ export interface StoppedRuntime {
   started: number;
   /** processes still alive after teardown: must be 0 */
   leftRunning: number;
+  /**
+   * what the runtime could not remove (a container or network the Docker daemon keeps), one line
+   * each, and how to clear it; absent when nothing was left
+   */
+  kept?: string[];
 }
 
 export interface Runtime {
