@@ -45,6 +45,12 @@ export interface EndpointStats {
   nullOut: number;
   /** dilated mode: sequence gaps (datagrams lost between processes) */
   gaps: number;
+  /**
+   * conservative mode: datagrams still arriving from a peer that died unplanned, and frames this side
+   * had for it (dropped: the link ended at the peer's last promise)
+   */
+  fromGone: number;
+  toGone: number;
 }
 
 /** Receives each frame at its handling time: `port` is the local ingress port index. */
@@ -111,6 +117,8 @@ export class Endpoint {
     held: 0,
     nullOut: 0,
     gaps: 0,
+    fromGone: 0,
+    toGone: 0,
   };
   /** the promise each port's next datagram carries (set by the synchronization before a flush) */
   readonly promises: Float64Array;
@@ -166,6 +174,8 @@ export class Endpoint {
   /** per port, the earliest arrival among the frames queued for the next flush */
   private readonly batchMin: Float64Array;
   private readonly outbox: Buffer[][];
+  /** conservative mode: ports whose peer died unplanned (`peerGone`) */
+  private readonly gone: boolean[];
   private readonly wantsAck: boolean[];
 
   constructor(
@@ -196,6 +206,7 @@ export class Endpoint {
     this.batchMin = new Float64Array(portCount).fill(Number.POSITIVE_INFINITY);
     this.outbox = Array.from({ length: portCount }, () => []);
     this.wantsAck = new Array(portCount).fill(false);
+    this.gone = new Array(portCount).fill(false);
   }
 
   onFrame(handler: FrameHandler): void {
@@ -261,6 +272,27 @@ export class Endpoint {
     this.wantsAck[port] = false;
     this.outbox[port].length = 0;
     this.wakeDrained();
+  }
+
+  /**
+   * Conservative mode: the peer on `port` died unplanned. Its last promise is where the link ends: the
+   * input clock goes to "never", nothing of this side's waits on its acknowledgements any more, and a
+   * datagram of it still on its way is dropped (counted in `fromGone`), never handled late. Returns
+   * that last promise.
+   */
+  peerGone(port: number): number {
+    const last = this.inClock[port];
+    this.gone[port] = true;
+    this.inClock[port] = Number.POSITIVE_INFINITY;
+    this.inCond[port] = Number.POSITIVE_INFINITY;
+    this.inNeed[port] = -1;
+    this.rxUnackedMin[port] = Number.POSITIVE_INFINITY;
+    this.pending[port].clear();
+    this.outbox[port].length = 0;
+    this.wantsAck[port] = false;
+    this.wakeDrained();
+    this.listener?.promised(port);
+    return last;
   }
 
   /**
@@ -346,6 +378,12 @@ export class Endpoint {
 
   private flushPort(port: number): void {
     const b = this.batches[port];
+    if (this.gone[port]) {
+      this.stats.toGone += b.length;
+      b.length = 0;
+      this.batchMin[port] = Number.POSITIVE_INFINITY;
+      return;
+    }
     const peer = this.peers[port];
     if (peer && this.socket) {
       const promise = this.promises[port];
@@ -497,6 +535,10 @@ export class Endpoint {
       return;
     }
     const port = r.port;
+    if (this.gone[port]) {
+      this.stats.fromGone++;
+      return;
+    }
     if (from) {
       const peer = this.peers[port];
       if (!peer || peer.port !== from.port || peer.host !== from.address) {

@@ -196,6 +196,11 @@ export type ControlMessage =
   | { type: 'relink'; port: number }
   /** conservative mode (`pause`/`resume`): handle nothing in [from, until) */
   | { type: 'pause'; from: number; until: number }
+  /**
+   * conservative mode: the peer on `port` died unplanned (a crash, an OOM kill): the link is silent
+   * from the last promise it sent, and whatever still comes from it is dropped
+   */
+  | { type: 'peer-gone'; port: number }
   | { type: 'stop' };
 
 export interface FlowRecord {
@@ -240,6 +245,10 @@ export interface ClockSeries {
 
 export interface NodeReport {
   name: string;
+  /** the node's time when it reported (conservative mode: its safe time), physical ns */
+  now: number;
+  /** why it reported: the orchestrator's stop, or a signal that reached the node itself */
+  end: 'stop' | 'SIGTERM';
   clock?: ClockSeries;
   fidelity: FidelitySnapshot;
   metrics: MetricsSnapshot;
@@ -293,6 +302,8 @@ export type NodeMessage =
   /** the `relink` is done: the peer may speak */
   | { type: 'relinked'; port: number }
   | { type: 'paused'; at: number }
+  /** conservative mode: the link from the crashed peer on `port` ended at its last promise, `at` */
+  | { type: 'peer-gone'; port: number; at: number }
   /**
    * captured frames (core/capture.ts records) since the last such message, and per captured port (in
    * the order of `NodeConfig.capture.ports`) the frames past the capture limit so far

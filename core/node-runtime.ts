@@ -105,7 +105,10 @@ export async function runNode(
   const node = new NodeProcess(client, factory, detector, disciplines);
   // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
   client.on('close', () => node.exit(0));
-  process.on('SIGTERM', () => node.exit(0));
+  // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
+  // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
+  // so an interrupted run keeps every node's counters
+  process.on('SIGTERM', () => void node.stop('SIGTERM'));
   // Ctrl-C in a terminal reaches the whole process group: the orchestrator stops its nodes over the
   // control channel and collects their reports, so a node leaves SIGINT to it
   process.on('SIGINT', () => {});
@@ -168,7 +171,12 @@ const ENDPOINT_COUNTERS: ReadonlyArray<[string, keyof EndpointStats]> = [
   ['datagramsHeld', 'held'],
   ['nullMessages', 'nullOut'],
   ['datagramGaps', 'gaps'],
+  ['datagramsFromCrashedPeer', 'fromGone'],
+  ['framesToCrashedPeer', 'toGone'],
 ];
+
+/** a node that was told to stop ends within this long (real ms), reported or not */
+const STOP_DEADLINE_MS = 5000;
 
 class NodeProcess {
   private ctx: NodeContext | null = null;
@@ -225,12 +233,16 @@ class NodeProcess {
         case 'pause':
           this.sync?.pause(m.from, m.until);
           break;
+        case 'peer-gone':
+          if (this.endpoint)
+            this.client.send({ type: 'peer-gone', port: m.port, at: this.endpoint.peerGone(m.port) });
+          break;
         case 'snapshot':
           this.capture?.flush();
           this.client.send({ type: 'stats', stats: this.progress() });
           break;
         case 'stop':
-          await this.stop();
+          await this.stop('stop');
           break;
       }
     } catch (err) {
@@ -434,12 +446,20 @@ class NodeProcess {
     };
   }
 
-  private async stop(): Promise<void> {
+  /** the report on its way (stop is idempotent: a signal and the orchestrator's stop may both come) */
+  private stopping = false;
+
+  async stop(why: NodeReport['end']): Promise<void> {
     const ctx = this.ctx;
     if (!ctx || !this.role) {
       this.exit(0);
       return;
     }
+    if (this.stopping) return;
+    this.stopping = true;
+    // whatever happens to the report, the process ends soon: a node never outlives its run
+    setTimeout(() => this.exit(0), STOP_DEADLINE_MS).unref();
+    const now = this.sync ? this.sync.safeTime() : ctx.sched.now();
     ctx.liveness.stop();
     this.role.stop();
     ctx.sched.stop();
@@ -464,6 +484,8 @@ class NodeProcess {
     const roleReport = this.role.report();
     const report: NodeReport = {
       name: ctx.config.name,
+      now,
+      end: why,
       fidelity: ctx.sched.fidelity.snapshot(),
       metrics: m.snapshot(),
       ports: ctx.ports.map((p) => ({

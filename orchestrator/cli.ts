@@ -2,10 +2,14 @@
 /**
  * The `dcemu` executable. It turns on V8's compile cache on disk before the command line's modules
  * load (orchestrator/commands.ts), so later runs skip compiling them; node processes share the same
- * cache (orchestrator/runtime/process.ts). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ * cache (orchestrator/runtime/process.ts). NODE_DISABLE_COMPILE_CACHE=1 turns it off. Signals are
+ * caught before anything else (orchestrator/interrupts.ts).
  */
 import module from 'node:module';
 import { compileCacheDir } from '../core/paths.js';
+import { catchInterrupts } from './interrupts.js';
 
+// a Ctrl-C while the modules below load is caught too: it says so instead of vanishing
+catchInterrupts();
 module.enableCompileCache?.(compileCacheDir());
 await import('./commands.js');

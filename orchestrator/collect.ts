@@ -123,6 +123,14 @@ export interface Summary {
   clocks?: ClockSummary;
   /** packet captures (`run.capture`): one pcapng file per captured egress port */
   capture?: CaptureFileSummary[];
+  /** the run was cut short (Ctrl-C, SIGTERM): by what, and the virtual time it had reached */
+  interrupted?: { by: string; atNs: number; during: 'start-up' | 'traffic' };
+  /**
+   * node processes that ended unplanned (a crash, an OOM kill, a signal from outside): the run went on
+   * without them from where their peers' view of them ended, so it is not reproducible
+   */
+  crashes?: Array<{ node: string; t: number; reason: string }>;
+  reproducible?: false;
   processes: {
     started: number;
     leftRunning: number;
@@ -386,7 +394,8 @@ export function collect(
   const slow = new Histogram();
   // unfinished flows are not left out of the tail: each counts as running until the run's end
   const censored = new Histogram();
-  const endNs = Math.max(0, ...r.events.map((e) => e.t));
+  // an interrupted run inside a long grant has events only up to its last barrier: it reached further
+  const endNs = Math.max(0, r.interrupted ? r.reachedNs : 0, ...r.events.map((e) => e.t));
   for (const f of flows) censored.record(f.finish >= 0 ? f.fct : Math.max(0, endNs - f.start));
   for (const f of done) {
     fct.record(f.fct);
@@ -410,7 +419,8 @@ export function collect(
     flows,
     faults: r.faults,
     endNs,
-    stoppedEarly: endNs < r.endNs && flows.some((f) => f.finish < 0),
+    // an interrupted run stopped early even when every node's report was lost with it
+    stoppedEarly: r.interrupted !== undefined || (endNs < r.endNs && flows.some((f) => f.finish < 0)),
     reliable: sc.transport.kind !== 'udp',
     congested: new Set(
       r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
@@ -437,7 +447,7 @@ export function collect(
     sync: sc.sync,
     scheme: sc.scheme.kind,
     tdf: sc.sync === 'dilated' ? sc.tdf : null,
-    virtualNs: Math.round(Math.max(0, ...r.events.map((e) => e.t))),
+    virtualNs: Math.round(endNs),
     wallMs: r.wallMs,
     fidelity: {
       lateP50Ns: late.quantile(0.5),
@@ -489,6 +499,8 @@ export function collect(
     },
     faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
     processes: { ...r.processes, missingReports: r.missing },
+    ...(r.interrupted && { interrupted: r.interrupted }),
+    ...(r.crashes.length > 0 && { crashes: r.crashes, reproducible: false }),
   };
   const frameCounted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
   if (frameCounted.length > 0) {

@@ -9,10 +9,12 @@ import { Command, InvalidArgumentError } from 'commander';
 import { composeFile } from '../compose/compose.js';
 import { ensureImage } from '../compose/image.js';
 import type { SyncMode } from '../core/messages.js';
+import { formatNs } from '../core/time.js';
 import { resolveChaos } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
-import { Fabric, newRunId } from './fabric.js';
+import { Fabric, newRunId, type StartedFabric } from './fabric.js';
+import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
 import { createRuntime } from './runtime/index.js';
@@ -30,13 +32,11 @@ import { loadTopologyFile } from './topology/load.js';
  */
 function interruptible(): AbortController {
   const abort = new AbortController();
-  const onSignal = () => {
+  onInterrupt((signal) => {
     if (abort.signal.aborted) return;
-    process.stderr.write('\ndcemu: interrupted, stopping the current run ...\n');
-    abort.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+    process.stderr.write(`\ndcemu: interrupted (${signal}), stopping the current run ...\n`);
+    abort.abort(signal);
+  });
   return abort;
 }
 
@@ -97,15 +97,33 @@ function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined
 }
 
 async function run(file: string, opts: RunOptions): Promise<number> {
+  const say = (s: string) => process.stderr.write(`${s}\n`);
+  // from here on a signal stops what started and collects it (before, nothing had started)
+  const abort = new AbortController();
+  let interrupted = 0;
+  let fabric: StartedFabric | null = null;
+  // set once the run reached its end: a signal after that (compose stops the orchestrator when the
+  // first node container exits) only hurries a teardown that is already on its way
+  let ranToEnd = false;
+  onInterrupt((signal) => {
+    interrupted++;
+    if (interrupted > 1 || ranToEnd) return; // teardown is on its way
+    say(`\ndcemu: interrupted (${signal}), stopping every node ...`);
+    fabric?.interrupt(signal);
+    abort.abort(signal);
+  });
   const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf, sync: syncOption(opts) });
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );
+  if (abort.signal.aborted) {
+    say('dcemu: interrupted before any node started');
+    return 130;
+  }
   mkdirSync(out, { recursive: true });
   const tty = process.stderr.isTTY && !opts.quiet;
-  const say = (s: string) => process.stderr.write(`${s}\n`);
   const mode = scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative';
   // the run id labels every process and container of the run (`pgrep -f`, `docker ps --filter label=dcemu=`)
   const runId = newRunId();
@@ -114,28 +132,13 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode}; run ${runId})`
       : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode}; run ${runId})`,
   );
-  const abort = new AbortController();
-  let interrupted = 0;
-  // set once the run reached its end: a signal after that (compose stops the orchestrator when the
-  // first node container exits) only hurries a teardown that is already on its way
-  let ranToEnd = false;
-  const onSignal = () => {
-    interrupted++;
-    if (interrupted > 1 || ranToEnd) return; // teardown is on its way; children die with us anyway (execa cleanup)
-    say('\ndcemu: interrupted, stopping every node ...');
-    abort.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   // containers of a compose file come up one after another: give them longer than processes
   const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
-  const fabric = await new Fabric(scenario, {
-    runtime,
-    out,
-    runId,
-    startTimeoutMs,
-    force: opts.force,
-  }).start();
+  // a signal during start-up ends the wait for the nodes: what had started is stopped and collected
+  fabric = await new Fabric(scenario, { runtime, out, runId, startTimeoutMs, force: opts.force }).start(
+    abort.signal,
+  );
+  if (abort.signal.aborted) fabric.interrupt(String(abort.signal.reason));
   let lastPrint = 0;
   let failed: string | null = null;
   try {
@@ -164,6 +167,11 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   } finally {
     const result = await fabric.stop();
     const { summary, flows, outcomes } = collect(result, runtime.kind);
+    for (const c of result.crashes)
+      say(
+        `dcemu: error: node ${c.node} crashed at ${formatNs(c.t)} (${c.reason}); the run went on without it and is not reproducible (see ${c.node}.stderr in ${out}/logs)`,
+      );
+    if (result.crashes.length > 0) failed ??= `${result.crashes.length} node(s) crashed`;
     for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     if (failed) say(`dcemu: error: ${failed}`);

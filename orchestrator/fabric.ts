@@ -84,7 +84,11 @@ export class Fabric {
     private readonly opts: FabricOptions,
   ) {}
 
-  async start(): Promise<StartedFabric> {
+  /**
+   * Starts every node and waits until all are ready. An abort of `signal` ends the wait early: the
+   * started fabric then holds what had started, for `stop()` to collect (no traffic ran).
+   */
+  async start(signal?: AbortSignal): Promise<StartedFabric> {
     const logDir = `${this.opts.out}/logs`;
     mkdirSync(logDir, { recursive: true });
     const epoch = monotonicEpoch();
@@ -154,7 +158,7 @@ export class Fabric {
           cpuBound: this.scenario.sync === 'conservative',
         })),
       );
-      await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000);
+      await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000, signal);
     } catch (err) {
       await started.stop();
       throw err;
@@ -212,6 +216,8 @@ interface NodeState {
   statsWall: number;
   /** conservative mode: events it had handled when the fabric last moved (a barrier) */
   eventsAtBarrier: number;
+  /** why its process ended unplanned (a crash, a signal from outside the run), if it did */
+  crashed: string | null;
 }
 
 export interface FabricResult {
@@ -227,6 +233,12 @@ export interface FabricResult {
   processes: StoppedRuntime;
   /** nodes whose report is missing, with why */
   missing: Array<{ node: string; reason: string }>;
+  /** nodes whose process ended unplanned, with when (virtual ns since traffic start) and why */
+  crashes: Array<{ node: string; t: number; reason: string }>;
+  /** the run was cut short (Ctrl-C, SIGTERM, an aborted library run): by what, and where */
+  interrupted?: { by: string; atNs: number; during: 'start-up' | 'traffic' };
+  /** virtual time the run reached, ns since traffic start (conservative mode: its last barrier) */
+  reachedNs: number;
   /** the pcapng files written (`run.capture`), if any */
   capture?: CaptureFileSummary[];
 }
@@ -282,6 +294,7 @@ export class StartedFabric implements AsyncDisposable {
         stats: null,
         statsWall: 0,
         eventsAtBarrier: 0,
+        crashed: null,
       });
     }
   }
@@ -291,8 +304,11 @@ export class StartedFabric implements AsyncDisposable {
     this.earlyConnections.push(conn);
   };
 
-  /** Waits until every node has connected, taken its config and bound its socket; sends peers. */
-  async attach(runtime: StartedRuntime, timeoutMs: number): Promise<void> {
+  /**
+   * Waits until every node has connected, taken its config and bound its socket; sends peers. An abort
+   * of `signal` ends the wait (the nodes that connected are collected by `stop`).
+   */
+  async attach(runtime: StartedRuntime, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.runtime = runtime;
     const ready = new Promise<void>((resolve, reject) => {
       let pending = this.nodes.size;
@@ -301,14 +317,21 @@ export class StartedFabric implements AsyncDisposable {
         if (!n) return;
         n.exited = true;
         if (!n.killed && !n.stopped && !this.stopping) {
-          const why = info.signal ? `signal ${info.signal}` : `exit code ${info.code}`;
-          this.record({ t: this.relNow(), kind: 'node-crashed', node: info.name, reason: why });
+          // a node that reported on a SIGTERM of its own was ended from outside the run; any other
+          // unplanned exit is a crash (scheme code that threw, an OOM kill, a SIGKILL)
+          const why =
+            n.report?.end === 'SIGTERM'
+              ? 'ended by a SIGTERM from outside the run'
+              : info.signal
+                ? `signal ${info.signal}`
+                : `exit code ${info.code}`;
           if (n.udpPort === 0)
             reject(
               new RuntimeError(
                 `node ${info.name} exited during start-up (${why}); see ${info.name}.stderr in the logs folder`,
               ),
             );
+          else this.crash(n, why);
         }
       });
       const accept = (conn: ControlConnection): void => {
@@ -371,12 +394,18 @@ export class StartedFabric implements AsyncDisposable {
               this.onBarrier?.();
               break;
             }
+            case 'peer-gone':
+              // where the crashed peer's influence ended: the furthest promise any neighbour had of it
+              this.crashSeen(n.config.ports[m.port]?.peer ?? '', m.at - this.trafficStart);
+              break;
             case 'stats':
               n.stats = m.stats;
               n.statsWall = performance.now();
               break;
             case 'report':
-              n.report = m.report;
+              // a node the timeline stopped or killed has no report, also when `docker stop`'s
+              // SIGTERM makes it send one: what it carried ended with it (a restarted node reports anew)
+              if (!n.stopped && !n.killed) n.report = m.report;
               break;
             case 'capture':
               this.capture?.write(n.config.name, m.records, m.dropped, this.trafficStart);
@@ -410,10 +439,22 @@ export class StartedFabric implements AsyncDisposable {
         );
       }, timeoutMs);
     });
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = () => resolve();
+      if (signal?.aborted) resolve();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      await Promise.race([ready, timeout]);
+      await Promise.race([ready, timeout, aborted]);
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+    // an interrupted start-up: nodes that never hear their peers are stopped and collected as they are
+    if (signal?.aborted) {
+      ready.catch(() => {});
+      return;
     }
     for (const n of this.nodes.values()) n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
   }
@@ -517,6 +558,66 @@ export class StartedFabric implements AsyncDisposable {
     })().catch((err) =>
       this.fail(`${n.config.name}: start failed: ${(err as Error).message.split('\n')[0]}`),
     );
+  }
+
+  /**
+   * A node's process ended unplanned. The run goes on without it, as after a kill where its peers'
+   * view of it ended: in conservative mode each peer's link from it ends at the last promise it sent
+   * (`peer-gone`), so the fabric never waits for a process that is gone. Such a run is not
+   * reproducible (the crash came at a wall-clock moment), and its summary and events say so.
+   */
+  private crash(n: NodeState, why: string): void {
+    if (n.crashed !== null) return;
+    n.crashed = why;
+    // conservative mode: at least as far as the fabric and the node's last snapshot had come; its
+    // neighbours' last promises of it move this on (crashSeen)
+    const t =
+      this.scenario.sync === 'conservative'
+        ? Math.max(this.barrier, (n.stats?.now ?? 0) - this.trafficStart)
+        : this.relNow();
+    const crash = { node: n.config.name, t, reason: why };
+    this.crashes.push(crash);
+    const event: NodeEvent = {
+      t,
+      kind: 'node-crashed',
+      node: n.config.name,
+      reason: why,
+      reproducible: false,
+    };
+    this.record(event);
+    // the failure accounting treats it as a kill at that moment (flows through it failed for a reason)
+    const fault: FiredFault = { t, at: t, action: 'crash', node: n.config.name, detail: { reason: why } };
+    this.faults.push(fault);
+    this.crashRecords.set(n.config.name, [crash, event, fault]);
+    if (this.scenario.sync !== 'conservative') return;
+    n.halted = true;
+    for (const p of n.config.ports)
+      this.nodes.get(p.peer)?.conn?.send({ type: 'peer-gone', port: p.peerPort });
+    this.onBarrier?.();
+  }
+
+  /** A neighbour's link from crashed `node` ended at `t`: the crash's time is the latest such end. */
+  private crashSeen(node: string, t: number): void {
+    const records = this.crashRecords.get(node);
+    if (!records || !Number.isFinite(t)) return;
+    for (const r of records) if (t > r.t) r.t = t;
+    const fault = records[2] as FiredFault;
+    fault.at = fault.t;
+  }
+
+  /** nodes whose process ended unplanned */
+  private readonly crashes: FabricResult['crashes'] = [];
+  /** each crash's records (crash, event, fault), whose time the neighbours' answers move on */
+  private readonly crashRecords = new Map<string, Array<{ t: number }>>();
+  /** what cut the run short, if anything did */
+  private interruption: FabricResult['interrupted'];
+
+  /**
+   * The run is being cut short (the command line's Ctrl-C or SIGTERM): the teardown that follows says
+   * so, and where, in the results.
+   */
+  interrupt(by: string): void {
+    this.interruption ??= { by, atNs: Math.round(this.now()), during: this.begun ? 'traffic' : 'start-up' };
   }
 
   private relNow(): number {
@@ -1076,9 +1177,28 @@ export class StartedFabric implements AsyncDisposable {
           ? 'killed by the timeline'
           : n.stopped
             ? 'stopped by the timeline'
-            : n.exited
-              ? 'exited early'
-              : 'no report',
+            : n.crashed !== null
+              ? `crashed (${n.crashed})`
+              : n.exited
+                ? 'exited early'
+                : 'no report',
+      });
+    }
+    // the virtual time reached: the last barrier, or (inside a long grant) the time every node that
+    // reported had got to when it did
+    let reached = this.now();
+    const times = [...this.nodes.values()].flatMap((n) =>
+      n.report ? [n.report.now - this.trafficStart] : [],
+    );
+    if (this.interruption && this.begun && times.length > 0) reached = Math.max(reached, Math.min(...times));
+    if (this.interruption) {
+      this.interruption.atNs = Math.round(reached);
+      this.record({
+        t: this.interruption.atNs,
+        kind: 'interrupted',
+        node: 'orchestrator',
+        by: this.interruption.by,
+        during: this.interruption.during,
       });
     }
     this.events.sort(byTimeNode);
@@ -1094,6 +1214,9 @@ export class StartedFabric implements AsyncDisposable {
       faults: this.faults,
       processes,
       missing,
+      crashes: this.crashes,
+      reachedNs: Math.round(reached),
+      ...(this.interruption && { interrupted: this.interruption }),
       ...(capture && { capture }),
     };
   }

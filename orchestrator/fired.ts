@@ -15,9 +15,14 @@ export interface FiredFault {
   detail?: Record<string, unknown>;
 }
 
-/** Timeline actions that take a node out, each with the action that brings it back (none: a kill). */
+/**
+ * Timeline actions that take a node out, each with the action that brings it back (none: a kill).
+ * `crash` is no timeline action: it is how the fault list records a node process that ended unplanned
+ * (orchestrator/fabric.ts), which the run then treats as killed.
+ */
 export const OUTAGE_ENDS: Readonly<Record<string, string | null>> = {
   kill: null,
+  crash: null,
   stop: 'start',
   pause: 'resume',
   disconnect: 'connect',

@@ -37,6 +37,18 @@ export function summaryTable(s: Summary, out: string): string {
       `${s.scenario} (${s.runtime} runtime, ${s.sync === 'dilated' ? `dilated, tdf ${s.tdf}` : 'conservative'})`,
     ],
     ['virtual time', `${formatNs(s.virtualNs)} in ${(s.wallMs / 1000).toFixed(1)} s wall`],
+    ...(s.interrupted
+      ? ([
+          [
+            'interrupted',
+            `by ${s.interrupted.by} at ${formatNs(s.interrupted.atNs)}, during ${s.interrupted.during}: unfinished flows are running, not failed`,
+          ],
+        ] as Array<[string, string]>)
+      : []),
+    ...(s.crashes ?? []).map((c): [string, string] => [
+      'crashed',
+      `${c.node} at ${formatNs(c.t)} (${c.reason}): not reproducible`,
+    ]),
     [
       'flows',
       `${s.flows.completed} completed / ${s.flows.started} started / ${s.flows.planned} planned${s.flows.unfinished > 0 ? ` (${s.flows.unfinished} unfinished: FCT p99 with them ≥ ${formatNs(s.flows.fctP99CensoredNs)})` : ''}`,

@@ -140,9 +140,55 @@ describe('dcemu run (process runtime)', () => {
     expect(r.exitCode).toBe(130);
     const s = readJson(join(out, 'summary.json'));
     expect(s.processes.leftRunning).toBe(0);
-    expect(s.processes.missingReports).toEqual([{ node: 'h2', reason: 'exited early' }]);
+    expect(s.processes.missingReports).toEqual([{ node: 'h2', reason: 'crashed (signal SIGKILL)' }]);
+    expect(s.crashes).toEqual([expect.objectContaining({ node: 'h2', reason: 'signal SIGKILL' })]);
+    expect(s.reproducible).toBe(false);
     const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
     expect(events).toContain('"kind":"node-crashed","node":"h2"');
+  });
+
+  it('conservative mode: a node SIGKILLed mid-traffic ends its links at its last promise; the run goes on at once and says it crashed', async () => {
+    const out = tempOut('crash-conservative');
+    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    await waitForStderr(run, 'traffic starts');
+    const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node leaf1$`], {
+      reject: false,
+    });
+    const leaf1 = Number(pids.stdout.split('\n')[0]);
+    expect(leaf1).toBeGreaterThan(0);
+    // mid-traffic: the fabric has moved past its start (a barrier or two in), not yet at its end
+    await sleep(300);
+    const t0 = Date.now();
+    process.kill(leaf1, 'SIGKILL');
+    const r = await run;
+    // never the stall watchdog's 60 s: the rest of the run takes seconds
+    expect(Date.now() - t0).toBeLessThan(45_000);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(
+      /node leaf1 crashed at .* \(signal SIGKILL\); the run went on without it and is not reproducible/,
+    );
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.crashes).toEqual([expect.objectContaining({ node: 'leaf1', reason: 'signal SIGKILL' })]);
+    expect(s.reproducible).toBe(false);
+    expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
+    expect(s.processes.missingReports).toEqual([
+      { node: 'leaf1', reason: 'crashed (signal SIGKILL)' },
+      { node: 'spine0', reason: 'killed by the timeline' },
+    ]);
+    // it ran to its end: the spine kill at 5 ms fired too, and every flow is accounted for
+    expect(s.faults.map((f: { action: string }) => f.action).sort()).toEqual(['crash', 'kill']);
+    expect(s.flows.unexplained).toBe(0);
+    expect(s.flows.started).toBeGreaterThan(0);
+    // the leaf's neighbours saw its links fall silent
+    const downs = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.kind === 'port-down-detected' && e.peer === 'leaf1');
+    expect(downs.length).toBeGreaterThan(0);
   });
 
   it('stops every node on Ctrl-C and still writes the results', async () => {
@@ -208,6 +254,92 @@ describe('dcemu run (process runtime)', () => {
     expect(s.processes).toMatchObject({ started: 4, leftRunning: 0, missingReports: [] });
     expect(s.flows.started).toBeGreaterThan(0);
     expect(await allNodePids()).toEqual([]);
+  });
+});
+
+describe('dcemu run, cut short (process runtime)', () => {
+  it('SIGTERM to the whole process group (as `timeout` sends it) inside a long grant keeps every node report and says where it stopped', async () => {
+    const out = tempOut('sigterm-group');
+    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+      detached: true,
+    });
+    await waitForStderr(run, 'traffic starts');
+    // before the workload's end the fabric runs inside one grant up to the spine kill at 5 ms
+    await sleep(500);
+    process.kill(-run.pid!, 'SIGTERM');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain('interrupted (SIGTERM)');
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.interrupted).toMatchObject({ by: 'SIGTERM', during: 'traffic' });
+    // where it stopped: past the start, before the end (19.4 ms when it runs to the end)
+    expect(s.interrupted.atNs).toBeGreaterThan(0);
+    expect(s.interrupted.atNs).toBeLessThan(19_000_000);
+    expect(s.virtualNs).toBe(s.interrupted.atNs);
+    expect(s.processes).toMatchObject({ started: 22, leftRunning: 0, missingReports: [] });
+    // the flows and frames it really carried, unfinished ones running (none unexplained)
+    expect(s.flows.started).toBeGreaterThan(0);
+    expect(s.flows.unexplained).toBe(0);
+    expect(s.fidelity.framesHandled).toBeGreaterThan(1000);
+    const flows = csvRows(join(out, 'flows.csv'));
+    expect(flows.length).toBe(s.flows.started);
+    expect(flows.filter((f) => f.includes('unexplained'))).toEqual([]);
+    expect(await allNodePids()).toEqual([]);
+  });
+
+  it('Ctrl-C to the group during start-up stops what started and writes a summary saying so', async () => {
+    const out = tempOut('sigint-startup');
+    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
+      cwd: ROOT,
+      reject: false,
+      detached: true,
+    });
+    // as soon as the first node processes exist, before all are connected and configured
+    while ((await allNodePids()).length === 0) await sleep(10);
+    process.kill(-run.pid!, 'SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain('interrupted (SIGINT)');
+    expect(r.stderr).not.toContain('Error');
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.interrupted).toMatchObject({ by: 'SIGINT', during: 'start-up', atNs: 0 });
+    expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
+    expect(s.flows.started).toBe(0);
+    expect(existsSync(join(out, 'logs'))).toBe(true);
+    expect(await allNodePids()).toEqual([]);
+  });
+
+  it('Ctrl-C at any early moment: a one-line message, or a results folder saying it was interrupted; never a stack trace or a process left', async () => {
+    // from while the command line's modules load to while its nodes connect
+    for (const delayMs of [0, 15, 40, 80, 150]) {
+      const out = tempOut(`early-${delayMs}`);
+      const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out], {
+        cwd: ROOT,
+        reject: false,
+      });
+      await sleep(delayMs);
+      run.kill('SIGINT');
+      const r = await run;
+      expect(await allNodePids()).toEqual([]);
+      // before Node runs any of dcemu's code (its own start-up, ~40 ms) the signal's default action
+      // ends it: nothing had started, nothing is left
+      if (r.signal === 'SIGINT') {
+        expect(r.stderr, `${delayMs} ms`).toBe('');
+        expect(existsSync(join(out, 'logs')), `${delayMs} ms`).toBe(false);
+        continue;
+      }
+      expect(r.exitCode, `${delayMs} ms: ${r.stderr}`).toBe(130);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      if (existsSync(join(out, 'summary.json')))
+        expect(readJson(join(out, 'summary.json')).interrupted, `${delayMs} ms`).toMatchObject({
+          by: 'SIGINT',
+        });
+      else
+        expect(r.stderr.trim(), `${delayMs} ms`).toBe('dcemu: interrupted (SIGINT) before any node started');
+      expect(await allNodePids()).toEqual([]);
+    }
   });
 });
 

@@ -408,6 +408,8 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 10KB }] }
   it('puts frame counts in flows.csv and summary.json for UDP runs only', async () => {
     const report = (name: string, part: Partial<NodeReport>): NodeReport => ({
       name,
+      now: 0,
+      end: 'stop',
       fidelity: {
         lateness: new Histogram().snapshot(),
         arrivalLateness: new Histogram().snapshot(),
@@ -454,6 +456,8 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 10KB }] }
         faults: [],
         processes: { started: 3, leftRunning: 0 },
         missing: [],
+        crashes: [],
+        reachedNs: 0,
       };
     };
 

@@ -2,8 +2,9 @@
  * The embedded process runtime: every node a child process of the orchestrator on this machine,
  * started with the Node binary the orchestrator runs on (`process.execPath`). Teardown resumes paused
  * children, asks them to end (SIGTERM), then kills what is left (SIGKILL) and verifies by pid that
- * nothing survived. execa's cleanup also kills children if the orchestrator itself exits abruptly,
- * and every node ends itself when its control connection drops.
+ * nothing survived. Each node is its own process group, so signals for the orchestrator's group go to
+ * the orchestrator alone; every node ends itself when its control connection drops or its parent is
+ * gone (a SIGKILLed orchestrator).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,6 +75,10 @@ class StartedProcesses implements StartedRuntime {
         stdout: { file: join(l.logDir, `${l.name}.stdout`) },
         stderr: { file: join(l.logDir, `${l.name}.stderr`) },
         reject: false,
+        // its own process group: a Ctrl-C in the terminal, or a supervisor's SIGTERM to the group,
+        // reaches the orchestrator only, which stops every node and collects its report (a node that
+        // got the signal itself would die before it reported, or during start-up before it connected)
+        detached: true,
         cleanup: true,
         forceKillAfterDelay: 2000,
       });
