@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
 import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './collect.js';
-import { RuntimeError } from './errors.js';
+import { RuntimeError, ScenarioError } from './errors.js';
 import { type Progress, Fabric as RunFabric, type StartedFabric as RunStartedFabric } from './fabric.js';
 import type { FiredFault } from './fired.js';
 import { createRuntime } from './runtime/index.js';
@@ -143,7 +143,20 @@ export class StartedFabric implements AsyncDisposable {
    * workload is done. Conservative mode stops at exactly that time.
    */
   async runFor(duration: Duration, onProgress?: (p: Progress) => void): Promise<void> {
-    await this.fabric.runFor(parseDurationNs(duration), onProgress);
+    let ns: number;
+    try {
+      ns = parseDurationNs(duration);
+    } catch (err) {
+      throw new ScenarioError('runFor()', -1, 'duration', (err as Error).message);
+    }
+    if (!(ns >= 0))
+      throw new ScenarioError(
+        'runFor()',
+        -1,
+        'duration',
+        `must be a duration >= 0, got ${JSON.stringify(duration)}`,
+      );
+    await this.fabric.runFor(ns, onProgress);
   }
 
   /**

@@ -13,7 +13,7 @@ import { formatNs } from '../core/time.js';
 import { resolveChaos } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { isUserError, RuntimeError } from './errors.js';
-import { Fabric, newRunId, type StartedFabric } from './fabric.js';
+import { Fabric, memoryProblem, newRunId, type StartedFabric } from './fabric.js';
 import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
@@ -115,6 +115,8 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf, sync: syncOption(opts) });
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
+  const tooBig = runtime.kind !== 'attached' && !opts.force ? memoryProblem(scenario) : null;
+  if (tooBig) throw new RuntimeError(`${scenario.file}: ${tooBig}: use --force to start anyway`);
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );
@@ -525,6 +527,12 @@ program
     const src = loadScenarioFile(file, opts.set ?? []);
     const sc = resolveScenario(src);
     const chaos = src.data.chaos ? resolveChaos(src, sc.topology, sc.workload.durationNs) : null;
+    // valid, but `dcemu run` here would refuse it: say so now, not after 'starting ... processes'
+    const tooBig = memoryProblem(sc);
+    if (tooBig)
+      throw new RuntimeError(
+        `${file}: valid, but ${tooBig}: 'dcemu run' refuses it here (--force runs it anyway)`,
+      );
     process.stdout.write(
       `${file}: ok (${sc.topology.nodes.length} nodes, ${sc.timeline.length} timeline events${chaos ? `, a chaos model of ${chaos.failures.length} failure kinds over ${chaos.failures.reduce((n, f) => n + f.targets.length, 0)} components` : ''})\n`,
     );

@@ -58,6 +58,18 @@ export interface FabricOptions {
   force?: boolean;
 }
 
+/**
+ * Why this machine cannot hold the scenario's node processes (~NODE_MEMORY_MB each, against 90% of
+ * its memory), or null when it can: checked before anything starts, and by `dcemu validate`.
+ */
+export function memoryProblem(scenario: Scenario): string | null {
+  const nodes = scenario.topology.nodes.length;
+  const needMb = nodes * NODE_MEMORY_MB;
+  const haveMb = totalmem() / 2 ** 20;
+  if (needMb <= 0.9 * haveMb) return null;
+  return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
+}
+
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
 export function newRunId(): string {
   return `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -95,13 +107,8 @@ export class Fabric {
     const runId = this.opts.runId ?? newRunId();
     const runtime = this.opts.runtime;
     // every node is a process of ~NODE_MEMORY_MB: a fabric the machine cannot hold is refused up front
-    const nodes = this.scenario.topology.nodes.length;
-    const needMb = nodes * NODE_MEMORY_MB;
-    const haveMb = totalmem() / 2 ** 20;
-    if (runtime.kind !== 'attached' && needMb > 0.9 * haveMb && !this.opts.force)
-      throw new RuntimeError(
-        `${this.scenario.file}: ${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB: use --force to start anyway`,
-      );
+    const tooBig = runtime.kind !== 'attached' && !this.opts.force ? memoryProblem(this.scenario) : null;
+    if (tooBig) throw new RuntimeError(`${this.scenario.file}: ${tooBig}: use --force to start anyway`);
     // container faults need containers: refuse before anything starts, naming the timeline line
     const needs = this.scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
     if (needs && !runtime.containerFaults)

@@ -53,6 +53,20 @@ describe('library API', () => {
       /inject\(\): entry 0\.action: unknown action 'explode'/,
     );
     expect(() => fabric.inject({ action: 'kill', node: 'h9' })).toThrow(/entry 0\.node: no node named 'h9'/);
+    // a rate where a time belongs, a negative time: the entry and field, like a scenario file's
+    expect(() => fabric.inject({ action: 'kill', node: 'h0', at: '10Gbs' as '1us' })).toThrow(
+      /^inject\(\): entry 0\.at: '10Gbs' is not a valid value/,
+    );
+    expect(() => fabric.inject({ action: 'kill', node: 'h0', at: -5 })).toThrow(
+      /^inject\(\): entry 0\.at: must be >= 0/,
+    );
+    // a pause without its resume would leave the process stopped past the test
+    expect(() => fabric.inject({ action: 'pause', node: 'h1' })).toThrow(
+      /^inject\(\): entry 0\.action: pause of h1 needs its resume/,
+    );
+    await expect(fabric.runFor('-5us')).rejects.toThrow(ScenarioError);
+    await expect(fabric.runFor('-5us')).rejects.toThrow(/^runFor\(\): duration: not a duration: '-5us'/);
+    await expect(fabric.runFor(-5)).rejects.toThrow(/^runFor\(\): duration: must be a duration >= 0, got -5/);
     expect(() => Fabric.fromYaml(`${STAR}workload: 3\n`, { name: 'bad.yaml' })).toThrow(ScenarioError);
   });
 

@@ -69,6 +69,32 @@ const refused: Array<[string, string, RegExp]> = [
     `topology: { kind: star, hosts: 1 }\n${WORK}`,
     /^b\.yaml:1: topology\.hosts: must be >= 2/,
   ],
+  [
+    'a workload on a leaf-spine of one host',
+    `topology: { kind: leaf-spine, leaves: 1, spines: 1, hostsPerLeaf: 1 }\n${WORK}`,
+    /^b\.yaml:2: workload\.pattern: a workload needs at least 2 hosts; this leaf-spine topology has 1$/,
+  ],
+  [
+    'a negative duration as a bare number',
+    `${STAR}${WORK}run:\n  drain: -1000000\n`,
+    /^b\.yaml:4: run\.drain: must be >= 0, got -1000000$/,
+  ],
+  [
+    'a negative link delay with a unit',
+    `${STAR}${WORK}links:\n  host: { rate: 10Gbps, delay: -1us }\n`,
+    /^b\.yaml:4: links\.host\.delay: must not be negative, got '-1us'$/,
+  ],
+  [
+    'a negative link delay as a bare number',
+    `${STAR}${WORK}links:\n  host:\n    delay: -1000\n`,
+    /^b\.yaml:5: links\.host\.delay: must be >= 0, got -1000$/,
+  ],
+  [
+    'a misspelt top-level key over a block, on the key’s own line',
+    `${STAR}workloda:\n  pattern: all-to-all\n${WORK}`,
+    /^b\.yaml:2: workloda: unknown field \(did you mean 'workload'\?\)/,
+  ],
+  ['a key given twice, by its name', `${STAR}${WORK}${WORK}`, /^b\.yaml:3: workload: this key appears twice/],
 ];
 
 describe('bad scenarios', () => {

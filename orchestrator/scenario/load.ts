@@ -41,6 +41,11 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
+    // a repeated key: name it (yaml says only "Map keys must be unique")
+    if (e.code === 'DUPLICATE_KEY') {
+      const key = /^["']?([^\s:#"']+)/.exec(text.slice(e.pos[0]))?.[1] ?? '';
+      throw new ScenarioError(file, line, key, 'this key appears twice in the same mapping; keep one');
+    }
     throw new ScenarioError(file, line, '', `YAML syntax: ${e.message.split('\n')[0]}`);
   }
   applyOverrides(doc, overrides, file);
@@ -51,12 +56,16 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
   }
-  if (!validate(data)) {
-    const err = pickError(validate.errors ?? []);
-    const path = pathOf(err);
-    throw error(path, describe(err));
-  }
+  const problem = schemaProblem(data);
+  if (problem) throw error(problem.path, problem.problem);
   return { file, data, lineOf, error };
+}
+
+/** The most useful complaint of the scenario schema about `data`, or null when it is valid. */
+export function schemaProblem(data: unknown): { path: Array<string | number>; problem: string } | null {
+  if (validate(data)) return null;
+  const err = pickError(validate.errors ?? []);
+  return { path: pathOf(err), problem: describe(err) };
 }
 
 /** `key.path=value` overrides, set into the document (values parse as YAML). */
@@ -106,9 +115,8 @@ export function plainData(doc: Document, lc: LineCounter, file: string): unknown
 
 export function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | number>): number {
   for (let n = path.length; n >= 0; n--) {
-    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
-    // a key without a value node: find the key's own position in its parent mapping
+    // a field of a mapping: the line of its key, where the user wrote the name (a block value starts
+    // on the next line)
     if (n > 0) {
       const parent = n === 1 ? doc.contents : doc.getIn(path.slice(0, n - 1), true);
       const key = (
@@ -116,6 +124,8 @@ export function lineOfPath(doc: Document, lc: LineCounter, path: Array<string | 
       )?.items?.find((it) => it.key?.value === path[n - 1])?.key;
       if (key?.range) return lc.linePos(key.range[0]).line;
     }
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
   }
   return 1;
 }
@@ -154,7 +164,10 @@ function describe(err: ErrorObject): string {
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).join(', ')}`;
     case 'pattern':
+      if (/^\s*-/.test(String(err.data))) return `must not be negative, got '${String(err.data)}'`;
       return `'${String(err.data)}' is not a valid value (expected a number with a unit, e.g. 10us, 10Gbps, 150KB)`;
+    case 'minimum':
+      return `must be >= ${String(p.limit)}, got ${JSON.stringify(err.data)}`;
     case 'type':
       return `must be ${String(p.type).replace(',', ' or ')}, got ${JSON.stringify(err.data)}`;
     default:

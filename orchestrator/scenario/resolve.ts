@@ -21,6 +21,7 @@ import { leafSpine } from '../topology/leafspine.js';
 import { validateTopology } from '../topology/routing.js';
 import { star } from '../topology/star.js';
 import type { LinkParams, Topology } from '../topology/types.js';
+import { schemaProblem } from './load.js';
 import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
 import type { ScenarioSource } from './source.js';
 
@@ -545,6 +546,16 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
       );
     return n.id;
   };
+  // every flow joins two hosts: the node processes' workload generator would refuse it mid-start
+  const hosts = countHosts(topo);
+  if (hosts < 2)
+    throw src.error(
+      ['workload', 'pattern'],
+      `a workload needs at least 2 hosts; this ${src.data.topology?.kind ?? ''} topology has ${hosts}`.replace(
+        '  ',
+        ' ',
+      ),
+    );
   const spec: WorkloadSpec = {
     pattern: w.pattern,
     durationNs: parseDurationNs(w.duration ?? DEFAULTS.workload.duration),
@@ -687,7 +698,27 @@ export function resolveInjected(
         `unknown action '${e.action}' (one of ${[...TIMELINE_ACTION_SET].join(', ')})`,
       );
   }
-  return resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
+  // the same checks as a scenario file's timeline (`at: '10Gbs'`, a negative time, a field too many)
+  const problem = schemaProblem(src.data);
+  if (problem) throw src.error(problem.path, problem.problem);
+  const events = resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
+  // a pause without its resume would leave the process stopped to the end of the run, and beyond a
+  // library run that never reaches that end
+  for (const [i, ev] of events.entries()) {
+    if (ev.action !== 'pause') continue;
+    const resumed = [...(base.data.timeline ?? []), ...entries].some(
+      (e) =>
+        e.action === 'resume' &&
+        e.node === ev.node &&
+        (e.at === undefined || parseDurationNs(e.at as string) > ev.at),
+    );
+    if (!resumed)
+      throw src.error(
+        ['timeline', i, 'action'],
+        `pause of ${ev.node} needs its resume (in the same inject call)`,
+      );
+  }
+  return events;
 }
 
 /**
