@@ -46,6 +46,8 @@ export async function docker(): Promise<Docker> {
 /** how often removal is checked and repeated before dcemu gives up on a daemon that keeps something */
 const REMOVE_ROUNDS = 12;
 const REMOVE_PAUSE_MS = 250;
+/** container removals at once */
+const REMOVE_CONCURRENCY = 4;
 
 /**
  * the label on a run's network listing its nodes: the names of the endpoints its containers had
@@ -97,20 +99,26 @@ async function removeLabelled(runId: string | null): Promise<Removal> {
     if (round > 1) await new Promise((r) => setTimeout(r, REMOVE_PAUSE_MS));
     const containers = await d.listContainers({ all: true, filters: { label: [label] } });
     const refusedContainers: string[] = [];
-    await Promise.all(
-      containers.map((c) => {
+    // a few at a time: dozens of removals at once race in the daemon's endpoint bookkeeping
+    let next = 0;
+    const remover = async (): Promise<void> => {
+      while (next < containers.length) {
+        const c = containers[next++];
         const name = (c.Names?.[0] ?? c.Id).replace(/^\//, '');
         seen.add(name);
-        return d
-          .getContainer(c.Id)
+        const container = d.getContainer(c.Id);
+        // a paused container is thawed first: a SIGKILL waits in the frozen cgroup otherwise
+        if (c.State === 'paused') await container.unpause().catch(() => {});
+        await container
           .remove({ force: true })
           .then(() => removed.containers.add(c.Id))
           .catch((err: { statusCode?: number; message?: string }) => {
             // already gone (404), or being removed by a concurrent teardown (409): the next listing tells
             if (err.statusCode !== 404) refusedContainers.push(`container ${name} (${oneLine(err)})`);
           });
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: REMOVE_CONCURRENCY }, remover));
     const networks = await d.listNetworks({ filters: { label: [label] } });
     const refusedNetworks: string[] = [];
     await Promise.all(

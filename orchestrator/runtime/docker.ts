@@ -264,7 +264,10 @@ class StartedContainers implements StartedRuntime {
   }
 
   async kill(name: string): Promise<void> {
+    const n = this.node(name);
     await this.container(name).kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
+    // a frozen process dies only once its cgroup is thawed
+    if (n.state === 'paused') await this.container(name).unpause().catch(() => {});
   }
 
   async pause(name: string): Promise<void> {
