@@ -17,9 +17,9 @@ async function run(name: string, extra: string[] = []) {
   return readJson(join(out, 'summary.json'));
 }
 
-/** spine1 killed at 1 ms, a 2% lossy leaf–spine link for 600 µs */
+/** spine1 killed at 500 µs, a 2% lossy leaf–spine link for 400 µs */
 const FAULTS =
-  'timeline=[{at: 1ms, action: kill, node: spine1}, {at: 1.2ms, action: link-lossy, link: [leaf0, spine2], loss: 0.02}, {at: 1.8ms, action: link-up, link: [leaf0, spine2]}]';
+  'timeline=[{at: 500us, action: kill, node: spine1}, {at: 600us, action: link-lossy, link: [leaf0, spine2], loss: 0.02}, {at: 1ms, action: link-up, link: [leaf0, spine2]}]';
 
 describe('ExpressPass', () => {
   it('loses no data frame at 0.6 load: credits are dropped instead, and the queues stay small', async () => {
@@ -46,7 +46,7 @@ describe('ExpressPass', () => {
       x.credits.sent,
       x.credits.droppedAtSwitches,
       x.maxQueueBytes,
-    ]).toEqual([124, 16998, 22913, 1833, 13668]);
+    ]).toEqual([52, 7124, 9016, 596, 15252]);
   });
 
   it('loses data only to a killed spine and a lossy link, and every flow still completes', async () => {
@@ -67,7 +67,7 @@ describe('ExpressPass around a black hole', () => {
     // the baseline routing has no withdrawal: spine0 keeps taking traffic for leaf3 it cannot deliver
     const s = await run('expresspass-blackhole', [
       '--set',
-      'timeline=[{at: 1ms, action: link-down, link: [leaf3, spine0]}]',
+      'timeline=[{at: 500us, action: link-down, link: [leaf3, spine0]}]',
     ]);
     const x = s.expresspass;
     expect(x.stalledStreams).toBeGreaterThan(0);
@@ -152,12 +152,12 @@ describe('TOP', () => {
     const xp = await run('xp-deadline', deadlines);
     expect(top.expresspass.tokens.objective).toBe('deadline');
     expect(top.expresspass.tokens.deadlineThresholdsNs).toEqual([182322, 405465, 693147, 1098612, 1791759]);
-    // 124 flows of 200 KB, deadlines exponential around 1 ms but at least 200 µs (1.25 transfer times)
+    // 52 flows of 200 KB, deadlines exponential around 1 ms but at least 200 µs (1.25 transfer times)
     expect([top.flows.deadlines, xp.flows.deadlines]).toEqual([
-      { flows: 124, met: 93, missed: 31, missRatio: 31 / 124 },
-      { flows: 124, met: 67, missed: 57, missRatio: 57 / 124 },
+      { flows: 52, met: 38, missed: 14, missRatio: 14 / 52 },
+      { flows: 52, met: 31, missed: 21, missRatio: 21 / 52 },
     ]);
-    expect(top.flows.completed).toBe(124);
+    expect(top.flows.completed).toBe(52);
     expect(top.expresspass.data.droppedCongestion).toBe(0);
   });
 
