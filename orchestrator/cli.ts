@@ -9,6 +9,14 @@ import module from 'node:module';
 import { compileCacheDir } from '../core/paths.js';
 import { catchInterrupts } from './interrupts.js';
 
+// the project runs on Node 24 (package.json engines); an older Node fails deep inside a dependency
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(
+    `dcemu: needs Node 24 or later, this is ${process.version} (${process.execPath}); run it through npm (npx dcemu, npm start), which uses the pinned Node 24, or install Node 24\n`,
+  );
+  process.exit(2);
+}
 // a Ctrl-C while the modules below load is caught too: it says so instead of vanishing
 catchInterrupts();
 module.enableCompileCache?.(compileCacheDir());

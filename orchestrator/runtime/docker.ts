@@ -267,7 +267,10 @@ class StartedContainers implements StartedRuntime {
     const n = this.node(name);
     await this.container(name).kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
     // a frozen process dies only once its cgroup is thawed
-    if (n.state === 'paused') await this.container(name).unpause().catch(() => {});
+    if (n.state === 'paused')
+      await this.container(name)
+        .unpause()
+        .catch(() => {});
   }
 
   async pause(name: string): Promise<void> {
