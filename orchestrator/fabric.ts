@@ -595,7 +595,7 @@ export class StartedFabric implements AsyncDisposable {
     // the failure accounting treats it as a kill at that moment (flows through it failed for a reason)
     const fault: FiredFault = { t, at: t, action: 'crash', node: n.config.name, detail: { reason: why } };
     this.faults.push(fault);
-    this.crashRecords.set(n.config.name, [crash, event, fault]);
+    this.crashRecords.set(n.config.name, { crash, event, fault });
     if (this.scenario.sync !== 'conservative') return;
     n.halted = true;
     for (const p of n.config.ports)
@@ -605,17 +605,21 @@ export class StartedFabric implements AsyncDisposable {
 
   /** A neighbour's link from crashed `node` ended at `t`: the crash's time is the latest such end. */
   private crashSeen(node: string, t: number): void {
-    const records = this.crashRecords.get(node);
-    if (!records || !Number.isFinite(t)) return;
-    for (const r of records) if (t > r.t) r.t = t;
-    const fault = records[2] as FiredFault;
-    fault.at = fault.t;
+    const r = this.crashRecords.get(node);
+    if (!r || !Number.isFinite(t) || t <= r.crash.t) return;
+    r.crash.t = t;
+    r.event.t = t;
+    r.fault.t = t;
+    r.fault.at = t;
   }
 
   /** nodes whose process ended unplanned */
   private readonly crashes: FabricResult['crashes'] = [];
-  /** each crash's records (crash, event, fault), whose time the neighbours' answers move on */
-  private readonly crashRecords = new Map<string, Array<{ t: number }>>();
+  /** each crash's records, whose time the neighbours' answers move on */
+  private readonly crashRecords = new Map<
+    string,
+    { crash: FabricResult['crashes'][number]; event: NodeEvent; fault: FiredFault }
+  >();
   /** what cut the run short, if anything did */
   private interruption: FabricResult['interrupted'];
 

@@ -25,12 +25,16 @@ export function loadScenarioFile(file: string, overrides: Overrides = []): Scena
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ScenarioError(
-      file,
-      0,
-      '',
-      `cannot read scenario file (${(err as NodeJS.ErrnoException).code ?? err})`,
-    );
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such scenario file'
+        : code === 'EISDIR'
+          ? 'a folder, not a scenario file'
+          : code === 'EACCES'
+            ? 'cannot read the scenario file (permission denied)'
+            : `cannot read the scenario file (${code ?? err})`;
+    throw new ScenarioError(file, -1, '', why);
   }
   return parseScenario(text, file, overrides);
 }
@@ -72,7 +76,7 @@ export function schemaProblem(data: unknown): { path: Array<string | number>; pr
 export function applyOverrides(doc: Document, overrides: Overrides, file: string): void {
   for (const o of overrides) {
     const eq = o.indexOf('=');
-    if (eq <= 0) throw new ScenarioError(file, 0, '', `--set '${o}': expected key.path=value`);
+    if (eq <= 0) throw new ScenarioError(file, -1, '', `--set '${o}': expected key.path=value`);
     const path = o
       .slice(0, eq)
       .split('.')
@@ -81,7 +85,7 @@ export function applyOverrides(doc: Document, overrides: Overrides, file: string
     try {
       doc.setIn(path, doc.createNode(value));
     } catch (err) {
-      throw new ScenarioError(file, 0, o.slice(0, eq), `--set: ${(err as Error).message}`);
+      throw new ScenarioError(file, -1, o.slice(0, eq), `--set: ${(err as Error).message}`);
     }
   }
 }

@@ -15,7 +15,7 @@ export function loadTopologyFile(file: string): Topology {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new ScenarioError(file, 0, '', `cannot read topology file (${why})`);
+    throw new ScenarioError(file, -1, '', `cannot read topology file (${why})`);
   }
   // JSON is YAML: the yaml parser gives every field its line
   const lc = new LineCounter();
