@@ -7,6 +7,8 @@
  *   through a real dcemu switch process, side by side in one run; loss is counted for both;
  * - quickstart_*, sync_speedup_vs_dilated, frame_hops_per_cpu_s, determinism: the quickstart in both
  *   time modes (skip with --no-quickstart);
+ * - startup_24_nodes_s, startup_unbundled_vs_bundled: start-up of a 24-node fabric with the nodes'
+ *   bundles, and without them;
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
@@ -230,6 +232,47 @@ async function runScenario(file: string, extra: string[]) {
 
 const quickstart = (extra: string[]) => runScenario('examples/quickstart.yaml', extra);
 
+/**
+ * Wall seconds from the command line's start line to every node ready, for the 24 processes of the
+ * ExpressPass test fixture (a 10 µs workload), median of 3; `unbundled` starts the nodes' module tree
+ * instead of their bundles (DCEMU_UNBUNDLED=1).
+ */
+async function startupS(unbundled: boolean): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
+    const run = execa(
+      process.execPath,
+      ['dist/orchestrator/cli.js', 'run', 'test/fixtures/expresspass.yaml', '--out', out, '-q'].concat([
+        '--set',
+        'workload.duration=10us',
+      ]),
+      { cwd: packageRoot(), reject: false, env: unbundled ? { DCEMU_UNBUNDLED: '1' } : {} },
+    );
+    let starting = 0;
+    let ready = 0;
+    run.stderr?.on('data', (d: Buffer) => {
+      const text = d.toString();
+      if (starting === 0 && text.includes('starting')) starting = performance.now();
+      if (ready === 0 && text.includes('nodes ready')) ready = performance.now();
+    });
+    await run;
+    times.push((ready - starting) / 1000);
+  }
+  return times.sort((a, b) => a - b)[1];
+}
+
+async function benchStartup(): Promise<void> {
+  const bundled = await startupS(false);
+  const unbundled = await startupS(true);
+  figure('startup_24_nodes_s', bundled, '24 node processes started, connected and bound (median of 3)');
+  figure(
+    'startup_unbundled_vs_bundled',
+    unbundled / bundled,
+    'the same with each node loading its module tree instead of its bundle',
+  );
+}
+
 /** Peak resident memory of each node process, MB, from the `node stopped` line of its log. */
 function peakRssMb(out: string): number[] {
   const dir = join(out, 'logs');
@@ -327,6 +370,7 @@ const sw1 = await benchSwitch(seconds / 2, 1);
 figure('bare_relay_w1_frames_per_s', bare1.framesPerS, 'bare relay, one frame in flight (latency-bound)');
 figure('switch_w1_frames_per_s', sw1.framesPerS, 'switch, one frame in flight (latency-bound, no batching)');
 figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame cost ratio without batching');
+await benchStartup();
 if (!skipQuickstart) await benchQuickstart();
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 

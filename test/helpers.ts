@@ -53,7 +53,7 @@ export async function nodePids(marker: string): Promise<number[]> {
 
 /** All dcemu node processes started from this checkout. */
 export function allNodePids(): Promise<number[]> {
-  return nodePids(`${ROOT}/dist/(node|switch)/main.js`);
+  return nodePids(`${ROOT}/dist/(node|switch|arbiter)/main(\\.bundle)?\\.js`);
 }
 
 /** Resolves once the process has printed `text` on stderr; rejects if it ends first. */
