@@ -109,8 +109,9 @@ export async function runNode(
   // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
   // so an interrupted run keeps every node's counters
   process.on('SIGTERM', () => void node.stop('SIGTERM'));
-  // Ctrl-C in a terminal reaches the whole process group: the orchestrator stops its nodes over the
-  // control channel and collects their reports, so a node leaves SIGINT to it
+  // Ctrl-C is the orchestrator's to handle: it stops its nodes over the control channel and collects
+  // their reports (the process runtime gives each node its own process group; a node started by
+  // someone else, under compose, may still share a terminal's)
   process.on('SIGINT', () => {});
   client.on('message', (m) => node.handle(m));
 }

@@ -305,11 +305,10 @@ program
   )
   .option('--run <id>', 'only this run (its id is in the start line and in summary.json)')
   .action(async (opts: { run?: string }) => {
-    const { removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
+    const { KEPT_ADVICE, removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
     const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
     process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
     if (removed.kept.length > 0) {
-      const { KEPT_ADVICE } = await import('./runtime/docker-client.js');
       process.stderr.write(`dcemu: error: ${removed.kept.join('; ')}: ${KEPT_ADVICE}\n`);
       process.exitCode = 1;
     }
