@@ -14,8 +14,13 @@ export function tempOut(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `dcemu-${prefix}-`));
 }
 
-export function dcemu(args: string[], opts: { timeout?: number } = {}) {
-  return execa(process.execPath, [CLI, ...args], {
+/**
+ * The built CLI, as a user runs it. A `run` draws no per-run plots unless `plots` is set: they cost
+ * ~0.6 s a run, and only the tests that read them ask for them.
+ */
+export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean } = {}) {
+  const noPlots = args[0] === 'run' && !opts.plots && !args.includes('--no-plots');
+  return execa(process.execPath, [CLI, ...args, ...(noPlots ? ['--no-plots'] : [])], {
     cwd: ROOT,
     reject: false,
     timeout: opts.timeout ?? 180_000,

@@ -26,7 +26,7 @@ function csvRows(file: string): string[][] {
 describe('dcemu run (process runtime)', () => {
   it('carries traffic on a leaf-spine, survives a killed spine and leaves nothing running', async () => {
     const out = tempOut('small');
-    const r = await dcemu(['run', 'test/fixtures/small.yaml', '--out', out, '-q']);
+    const r = await dcemu(['run', 'test/fixtures/small.yaml', '--out', out, '-q'], { plots: true });
     expect(r.exitCode, r.stderr).toBe(0);
     const s = readJson(join(out, 'summary.json'));
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
