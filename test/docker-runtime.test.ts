@@ -1,9 +1,10 @@
 /**
- * The parts of the docker runtime that need no daemon: choosing a free subnet in 198.18.0.0/15 and
- * splitting a container's multiplexed log.
+ * The parts of the docker runtime that need no daemon: choosing a free subnet in 198.18.0.0/15,
+ * splitting a container's multiplexed log, and removing a run against a daemon that keeps a ghost
+ * endpoint (a stand-in with Docker 20.10's behaviour: "has active endpoints" with no container left).
  */
 import { describe, expect, it } from 'vitest';
-import { demuxLogs } from '../orchestrator/runtime/docker-client.js';
+import { demuxLogs, type RemovalClient, removeLabelled } from '../orchestrator/runtime/docker-client.js';
 import { blockSize, freeBlock } from '../orchestrator/runtime/docker-network.js';
 
 const ip = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
@@ -44,5 +45,82 @@ describe('container log demultiplexing', () => {
     );
     expect(stdout.toString()).toBe('out 1\nout 2\n');
     expect(stderr.toString()).toBe('err\n');
+  });
+});
+
+/**
+ * A daemon holding one run's network whose endpoints outlive their containers until each is
+ * force-disconnected by its container name; `stubborn` ones never go.
+ */
+function ghostDaemon(opts: { containers: string[]; ghosts: string[]; stubborn?: string[] }) {
+  const containers = new Set(opts.containers);
+  const endpoints = new Set([...opts.containers, ...opts.ghosts]);
+  let network = true;
+  const calls: string[] = [];
+  const client: RemovalClient = {
+    listContainers: async () => [...containers].map((n) => ({ Id: n, Names: [`/${n}`], State: 'exited' })),
+    getContainer: (id) => ({
+      remove: async () => {
+        calls.push(`rm ${id}`);
+        containers.delete(id);
+        // the daemon's bug: the endpoint of a ghost stays after its container is gone
+        if (!opts.ghosts.includes(id)) endpoints.delete(id);
+      },
+      unpause: async () => {},
+    }),
+    listNetworks: async () =>
+      network
+        ? [{ Id: 'n1', Name: 'dcemu-1-abc', Labels: { dcemu: 'dcemu-1-abc', 'dcemu.nodes': 'h0,h1,sw0' } }]
+        : [],
+    getNetwork: () => ({
+      remove: async () => {
+        calls.push('rm network');
+        if (endpoints.size > 0)
+          throw Object.assign(
+            new Error(
+              '(HTTP code 403) unexpected - error while removing network: network dcemu-1-abc id n1 has active endpoints',
+            ),
+            {
+              statusCode: 403,
+            },
+          );
+        network = false;
+      },
+      disconnect: async (o: object) => {
+        const name = (o as { Container: string; Force: boolean }).Container;
+        calls.push(`disconnect ${name}`);
+        if (!(opts.stubborn ?? []).includes(name)) endpoints.delete(name);
+      },
+    }),
+  };
+  return { client, calls };
+}
+
+describe('run removal against a daemon that keeps ghost endpoints', () => {
+  it('force-disconnects a ghost by its container name (also one long gone, from the network label) and removes the network', async () => {
+    const { client, calls } = ghostDaemon({
+      containers: ['dcemu-1-abc-h0', 'dcemu-1-abc-h1'],
+      // h1's container is removed but its endpoint stays; sw0's container went in an earlier teardown
+      ghosts: ['dcemu-1-abc-h1', 'dcemu-1-abc-sw0'],
+    });
+    const r = await removeLabelled('dcemu-1-abc', client, 0);
+    expect(r).toEqual({ containers: 2, networks: 1, kept: [] });
+    expect(calls).toContain('disconnect dcemu-1-abc-h1');
+    expect(calls).toContain('disconnect dcemu-1-abc-sw0');
+    // containers first; the forced disconnects only once none is left
+    expect(calls.indexOf('rm dcemu-1-abc-h0')).toBeLessThan(calls.indexOf('disconnect dcemu-1-abc-h1'));
+  });
+
+  it('names what the daemon still keeps instead of throwing', async () => {
+    const { client } = ghostDaemon({
+      containers: [],
+      ghosts: ['dcemu-1-abc-h0'],
+      stubborn: ['dcemu-1-abc-h0'],
+    });
+    const r = await removeLabelled(null, client, 0);
+    expect(r.networks).toBe(0);
+    expect(r.kept).toEqual([
+      'network dcemu-1-abc (error while removing network: network dcemu-1-abc id n1 has active endpoints)',
+    ]);
   });
 });

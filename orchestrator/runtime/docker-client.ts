@@ -63,6 +63,14 @@ export interface Removal {
   kept: string[];
 }
 
+/** The few daemon calls removal makes (dockerode's, or a test's stand-in). */
+export interface RemovalClient {
+  listContainers(opts: object): Promise<Array<{ Id: string; Names?: string[]; State?: string }>>;
+  getContainer(id: string): { remove(opts: object): Promise<unknown>; unpause(): Promise<unknown> };
+  listNetworks(opts: object): Promise<Array<{ Id: string; Name: string; Labels?: Record<string, string> }>>;
+  getNetwork(id: string): { remove(): Promise<unknown>; disconnect(opts: object): Promise<unknown> };
+}
+
 /** The endpoint names a run's network may still hold: its containers' names. */
 function endpointNames(
   network: { Name: string; Labels?: Record<string, string> },
@@ -87,8 +95,11 @@ function endpointNames(
  * longer has: the names come from the containers listed here and from the network's own label
  * (`dcemu.nodes`), so `dcemu clean` finds them also after the containers were removed long ago.
  */
-async function removeLabelled(runId: string | null): Promise<Removal> {
-  const d = await docker();
+export async function removeLabelled(
+  runId: string | null,
+  d: RemovalClient,
+  pauseMs = REMOVE_PAUSE_MS,
+): Promise<Removal> {
   const label = runId === null ? RUN_LABEL : `${RUN_LABEL}=${runId}`;
   const removed = { containers: new Set<string>(), networks: new Set<string>() };
   /** container names seen in any round: the endpoint names a ghost may carry */
@@ -96,7 +107,7 @@ async function removeLabelled(runId: string | null): Promise<Removal> {
   let kept: string[] = [];
   for (let round = 0; round < REMOVE_ROUNDS; round++) {
     // the first re-listing comes at once: it nearly always shows nothing
-    if (round > 1) await new Promise((r) => setTimeout(r, REMOVE_PAUSE_MS));
+    if (round > 1) await new Promise((r) => setTimeout(r, pauseMs));
     const containers = await d.listContainers({ all: true, filters: { label: [label] } });
     const refusedContainers: string[] = [];
     // a few at a time: dozens of removals at once race in the daemon's endpoint bookkeeping
@@ -164,13 +175,13 @@ function oneLine(err: { message?: string }): string {
 }
 
 /** Removes one run's containers and network (teardown, and after a failed start). */
-export function removeRun(runId: string): Promise<Removal> {
-  return removeLabelled(runId);
+export async function removeRun(runId: string): Promise<Removal> {
+  return removeLabelled(runId, await docker());
 }
 
 /** Removes the containers and networks of every dcemu run on this daemon (`dcemu clean`). */
-export function removeAllRuns(): Promise<Removal> {
-  return removeLabelled(null);
+export async function removeAllRuns(): Promise<Removal> {
+  return removeLabelled(null, await docker());
 }
 
 /** Containers of a run still present (any state). */
