@@ -548,13 +548,11 @@ function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): Wor
   };
   // every flow joins two hosts: the node processes' workload generator would refuse it mid-start
   const hosts = countHosts(topo);
+  const kind = src.data.topology?.kind;
   if (hosts < 2)
     throw src.error(
       ['workload', 'pattern'],
-      `a workload needs at least 2 hosts; this ${src.data.topology?.kind ?? ''} topology has ${hosts}`.replace(
-        '  ',
-        ' ',
-      ),
+      `a workload needs at least 2 hosts; this ${kind ? `${kind} ` : ''}topology has ${hosts}`,
     );
   const spec: WorkloadSpec = {
     pattern: w.pattern,
