@@ -105,10 +105,12 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   // set once the run reached its end: a signal after that (compose stops the orchestrator when the
   // first node container exits) only hurries a teardown that is already on its way
   let ranToEnd = false;
+  // set once nodes may exist: before, an interrupt only keeps them from starting (one line, below)
+  let starting = false;
   onInterrupt((signal) => {
     interrupted++;
     if (interrupted > 1 || ranToEnd) return; // teardown is on its way
-    say(`\ndcemu: interrupted (${signal}), stopping every node ...`);
+    if (starting) say(`\ndcemu: interrupted (${signal}), stopping every node ...`);
     fabric?.interrupt(signal);
     abort.abort(signal);
   });
@@ -121,9 +123,10 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );
   if (abort.signal.aborted) {
-    say('dcemu: interrupted before any node started');
+    say(`dcemu: interrupted (${String(abort.signal.reason)}) before any node started`);
     return 130;
   }
+  starting = true;
   mkdirSync(out, { recursive: true });
   const tty = process.stderr.isTTY && !opts.quiet;
   const mode = scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative';

@@ -277,7 +277,8 @@ describe('dcemu run, cut short (process runtime)', () => {
     // where it stopped: past the start, before the end (19.4 ms when it runs to the end)
     expect(s.interrupted.atNs).toBeGreaterThan(0);
     expect(s.interrupted.atNs).toBeLessThan(19_000_000);
-    expect(s.virtualNs).toBe(s.interrupted.atNs);
+    // (a node ahead of the slowest may have logged events past it)
+    expect(s.virtualNs).toBeGreaterThanOrEqual(s.interrupted.atNs);
     expect(s.processes).toMatchObject({ started: 22, leftRunning: 0, missingReports: [] });
     // the flows and frames it really carried, unfinished ones running (none unexplained)
     expect(s.flows.started).toBeGreaterThan(0);
