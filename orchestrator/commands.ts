@@ -308,11 +308,11 @@ program
   )
   .option('--run <id>', 'only this run (its id is in the start line and in summary.json)')
   .action(async (opts: { run?: string }) => {
-    const { KEPT_ADVICE, removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
+    const { keptMessage, removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
     const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
     process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
     if (removed.kept.length > 0) {
-      process.stderr.write(`dcemu: error: ${removed.kept.join('; ')}: ${KEPT_ADVICE}\n`);
+      process.stderr.write(`dcemu: error: ${keptMessage(removed.kept)}\n`);
       process.exitCode = 1;
     }
   });

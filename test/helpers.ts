@@ -28,6 +28,18 @@ export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean 
   });
 }
 
+/**
+ * `dcemu run <scenario> --out <out> -q` started in the background, for a test that signals or kills
+ * it (`detached`: in its own process group, as a shell would start it).
+ */
+export function startRun(scenario: string, out: string, opts: { detached?: boolean } = {}) {
+  return execa(process.execPath, [CLI, 'run', scenario, '--out', out, '-q'], {
+    cwd: ROOT,
+    reject: false,
+    ...opts,
+  });
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: summary.json is read as plain JSON
 export function readJson(file: string): any {
   return JSON.parse(readFileSync(file, 'utf8'));

@@ -6,7 +6,17 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, sleep, tempOut, waitForStderr } from './helpers.js';
+import {
+  allNodePids,
+  CLI,
+  dcemu,
+  ROOT,
+  readJson,
+  sleep,
+  startRun,
+  tempOut,
+  waitForStderr,
+} from './helpers.js';
 
 afterEach(async () => {
   // a failed test must not leave processes behind for the next one
@@ -122,10 +132,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('reports a node that crashes mid-run and still tears everything down', async () => {
     const out = tempOut('crash');
-    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-    });
+    const run = startRun('test/fixtures/long.yaml', out);
     await waitForStderr(run, 'traffic starts');
     // this run's h2 only (its run id starts with the orchestrator's pid): other fabrics may be running
     const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node h2$`], {
@@ -149,10 +156,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('conservative mode: a node SIGKILLed mid-traffic ends its links at its last promise; the run goes on at once and says it crashed', async () => {
     const out = tempOut('crash-conservative');
-    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-    });
+    const run = startRun('examples/quickstart.yaml', out);
     await waitForStderr(run, 'traffic starts');
     const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node leaf1$`], {
       reject: false,
@@ -193,10 +197,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('stops every node on Ctrl-C and still writes the results', async () => {
     const out = tempOut('sigint');
-    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-    });
+    const run = startRun('test/fixtures/long.yaml', out);
     await waitForStderr(run, 'traffic starts');
     expect((await allNodePids()).length).toBe(4);
     run.kill('SIGINT');
@@ -209,10 +210,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('leaves no node behind when the orchestrator itself is killed', async () => {
     const out = tempOut('orchkill');
-    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-    });
+    const run = startRun('test/fixtures/long.yaml', out);
     await waitForStderr(run, 'traffic starts');
     expect((await allNodePids()).length).toBe(4);
     run.kill('SIGKILL');
@@ -224,10 +222,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('leaves no node behind when the orchestrator is killed during start-up, within 2 s', async () => {
     const out = tempOut('startkill');
-    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-    });
+    const run = startRun('test/fixtures/long.yaml', out);
     // kill it as soon as its first nodes exist, before they are all connected and configured
     while ((await allNodePids()).length === 0) await sleep(10);
     run.kill('SIGKILL');
@@ -240,11 +235,7 @@ describe('dcemu run (process runtime)', () => {
 
   it('keeps every node report when Ctrl-C reaches the whole process group, as in a terminal', async () => {
     const out = tempOut('sigint-group');
-    const run = execa(process.execPath, [CLI, 'run', 'test/fixtures/long.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-      detached: true,
-    });
+    const run = startRun('test/fixtures/long.yaml', out, { detached: true });
     await waitForStderr(run, 'traffic starts');
     await sleep(300);
     process.kill(-run.pid!, 'SIGINT');
@@ -260,11 +251,7 @@ describe('dcemu run (process runtime)', () => {
 describe('dcemu run, cut short (process runtime)', () => {
   it('SIGTERM to the whole process group (as `timeout` sends it) inside a long grant keeps every node report and says where it stopped', async () => {
     const out = tempOut('sigterm-group');
-    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-      detached: true,
-    });
+    const run = startRun('examples/quickstart.yaml', out, { detached: true });
     await waitForStderr(run, 'traffic starts');
     // before the workload's end the fabric runs inside one grant up to the spine kill at 5 ms
     await sleep(500);
@@ -292,11 +279,7 @@ describe('dcemu run, cut short (process runtime)', () => {
 
   it('Ctrl-C to the group during start-up stops what started and writes a summary saying so', async () => {
     const out = tempOut('sigint-startup');
-    const run = execa(process.execPath, [CLI, 'run', 'examples/quickstart.yaml', '--out', out, '-q'], {
-      cwd: ROOT,
-      reject: false,
-      detached: true,
-    });
+    const run = startRun('examples/quickstart.yaml', out, { detached: true });
     // as soon as the first node processes exist, before all are connected and configured
     while ((await allNodePids()).length === 0) await sleep(10);
     process.kill(-run.pid!, 'SIGINT');

@@ -71,6 +71,11 @@ export interface RemovalClient {
   getNetwork(id: string): { remove(): Promise<unknown>; disconnect(opts: object): Promise<unknown> };
 }
 
+/** A listed container's name, without the daemon's leading slash (its id if it has none). */
+function containerName(c: { Id: string; Names?: string[] }): string {
+  return (c.Names?.[0] ?? c.Id).replace(/^\//, '');
+}
+
 /** The endpoint names a run's network may still hold: its containers' names. */
 function endpointNames(
   network: { Name: string; Labels?: Record<string, string> },
@@ -87,8 +92,7 @@ function endpointNames(
  * `runId` is null); returns how many of each it removed and what the daemon still keeps. Idempotent,
  * and never throws for what the daemon keeps: the caller says it.
  *
- * Containers go first, one at a time per container (force: a running one is killed), then the
- * networks. Docker 20.10 sometimes keeps a network's endpoint after its container is gone — "has
+ * Containers go first, a few at a time (force: a running one is killed), then the networks. Docker 20.10 sometimes keeps a network's endpoint after its container is gone — "has
  * active endpoints" while `docker network inspect` lists no container (seen after the runc shim of a
  * killed container failed to clean up, moby#33156, #42119). Such a ghost endpoint is removed by a
  * forced disconnect by its name, the container's name, which the daemon accepts for a container it no
@@ -111,25 +115,20 @@ export async function removeLabelled(
     const containers = await d.listContainers({ all: true, filters: { label: [label] } });
     const refusedContainers: string[] = [];
     // a few at a time: dozens of removals at once race in the daemon's endpoint bookkeeping
-    let next = 0;
-    const remover = async (): Promise<void> => {
-      while (next < containers.length) {
-        const c = containers[next++];
-        const name = (c.Names?.[0] ?? c.Id).replace(/^\//, '');
-        seen.add(name);
-        const container = d.getContainer(c.Id);
-        // a paused container is thawed first: a SIGKILL waits in the frozen cgroup otherwise
-        if (c.State === 'paused') await container.unpause().catch(() => {});
-        await container
-          .remove({ force: true })
-          .then(() => removed.containers.add(c.Id))
-          .catch((err: { statusCode?: number; message?: string }) => {
-            // already gone (404), or being removed by a concurrent teardown (409): the next listing tells
-            if (err.statusCode !== 404) refusedContainers.push(`container ${name} (${oneLine(err)})`);
-          });
-      }
-    };
-    await Promise.all(Array.from({ length: REMOVE_CONCURRENCY }, remover));
+    await mapBounded(containers, REMOVE_CONCURRENCY, async (c) => {
+      const name = containerName(c);
+      seen.add(name);
+      const container = d.getContainer(c.Id);
+      // a paused container is thawed first: a SIGKILL waits in the frozen cgroup otherwise
+      if (c.State === 'paused') await container.unpause().catch(() => {});
+      await container
+        .remove({ force: true })
+        .then(() => removed.containers.add(c.Id))
+        .catch((err: { statusCode?: number; message?: string }) => {
+          // already gone (404), or being removed by a concurrent teardown (409): the next listing tells
+          if (err.statusCode !== 404) refusedContainers.push(`container ${name} (${oneLine(err)})`);
+        });
+    });
     const networks = await d.listNetworks({ filters: { label: [label] } });
     const refusedNetworks: string[] = [];
     await Promise.all(
@@ -156,16 +155,17 @@ export async function removeLabelled(
     kept = [
       ...(refusedContainers.length
         ? refusedContainers
-        : containers.map((c) => `container ${(c.Names?.[0] ?? c.Id).replace(/^\//, '')}`)),
+        : containers.map((c) => `container ${containerName(c)}`)),
       ...(refusedNetworks.length ? refusedNetworks : networks.map((n) => `network ${n.Name}`)),
     ];
   }
   return { containers: removed.containers.size, networks: removed.networks.size, kept };
 }
 
-/** How to clear what the daemon keeps, for the error that names it. */
-export const KEPT_ADVICE =
-  "the Docker daemon keeps it after every removal and forced disconnect; restart the daemon (e.g. 'systemctl restart docker', or stop and start dockerd), then run 'dcemu clean'. Later runs are not blocked: each takes its own subnet";
+/** What the daemon keeps (`Removal.kept`) in one line, with how to clear it. */
+export function keptMessage(kept: string[]): string {
+  return `${kept.join('; ')}: the Docker daemon keeps it after every removal and forced disconnect; restart the daemon (e.g. 'systemctl restart docker', or stop and start dockerd), then run 'dcemu clean'. Later runs are not blocked: each takes its own subnet`;
+}
 
 function oneLine(err: { message?: string }): string {
   return (err.message ?? String(err))
@@ -204,4 +204,24 @@ export function demuxLogs(buf: Buffer): { stdout: Buffer; stderr: Buffer } {
     i += 8 + len;
   }
   return { stdout: Buffer.concat(out), stderr: Buffer.concat(err) };
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure after all settle. */
+export async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  let failure: unknown = null;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure;
+  return results;
 }

@@ -17,7 +17,8 @@ import {
   type Docker,
   demuxLogs,
   docker,
-  KEPT_ADVICE,
+  keptMessage,
+  mapBounded,
   NODE_LABEL,
   RUN_LABEL,
   removeRun,
@@ -78,7 +79,7 @@ export class DockerRuntime implements Runtime {
       nodePort: NODE_UDP_PORT,
       release: async () => {
         const { kept } = await removeRun(runId);
-        if (kept.length > 0) throw new RuntimeError(`${kept.join('; ')}: ${KEPT_ADVICE}`);
+        if (kept.length > 0) throw new RuntimeError(keptMessage(kept));
       },
     };
   }
@@ -308,29 +309,9 @@ class StartedContainers implements StartedRuntime {
     return {
       started: all.length,
       leftRunning,
-      ...(kept.length > 0 && { kept: [`${kept.join('; ')}: ${KEPT_ADVICE}`] }),
+      ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
     };
   }
-}
-
-/** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure after all settle. */
-async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  let failure: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i]);
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure;
-  return results;
 }
 
 /** A dockerode rejection handler that swallows one HTTP status (304 not modified, 409 conflict). */
