@@ -15,12 +15,20 @@ export function tempOut(prefix: string): string {
 }
 
 /**
- * The built CLI, as a user runs it. A `run` draws no per-run plots unless `plots` is set: they cost
- * ~0.6 s a run, and only the tests that read them ask for them.
+ * The built CLI, as a user runs it. A `run`, and each run of an `experiment` or `chaos`, draws no
+ * per-run plots unless `plots` is set: they cost ~0.6 s a run, and only the tests that read them ask
+ * for them (an experiment's own figures are drawn either way).
  */
 export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean } = {}) {
-  const noPlots = args[0] === 'run' && !opts.plots && !args.includes('--no-plots');
-  return execa(process.execPath, [CLI, ...args, ...(noPlots ? ['--no-plots'] : [])], {
+  const noPlots = !opts.plots && !args.includes('--no-plots') && !args.includes('run.plots=false');
+  const extra = !noPlots
+    ? []
+    : args[0] === 'run'
+      ? ['--no-plots']
+      : (args[0] === 'experiment' && args.length > 1) || args[0] === 'chaos'
+        ? ['--set', 'run.plots=false']
+        : [];
+  return execa(process.execPath, [CLI, ...args, ...extra], {
     cwd: ROOT,
     reject: false,
     timeout: opts.timeout ?? 180_000,
@@ -32,11 +40,12 @@ export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean 
  * `dcemu run <scenario> --out <out> -q` started in the background, for a test that signals or kills
  * it (`detached`: in its own process group, as a shell would start it).
  */
-export function startRun(scenario: string, out: string, opts: { detached?: boolean } = {}) {
-  return execa(process.execPath, [CLI, 'run', scenario, '--out', out, '-q'], {
+export function startRun(scenario: string, out: string, opts: { detached?: boolean; args?: string[] } = {}) {
+  const { args = [], ...options } = opts;
+  return execa(process.execPath, [CLI, 'run', scenario, '--out', out, '-q', ...args], {
     cwd: ROOT,
     reject: false,
-    ...opts,
+    ...options,
   });
 }
 

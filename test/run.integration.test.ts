@@ -156,7 +156,10 @@ describe('dcemu run (process runtime)', () => {
 
   it('conservative mode: a node SIGKILLed mid-traffic ends its links at its last promise; the run goes on at once and says it crashed', async () => {
     const out = tempOut('crash-conservative');
-    const run = startRun('examples/quickstart.yaml', out);
+    // the quickstart cut to 6 ms: its spine kill at 5 ms still fires after the crash
+    const run = startRun('examples/quickstart.yaml', out, {
+      args: ['--set', 'workload.duration=4ms', '--set', 'run.drain=2ms'],
+    });
     await waitForStderr(run, 'traffic starts');
     const pids = await execa('pgrep', ['-f', `dcemu-run dcemu-${run.pid}-[^ ]+ --dcemu-node leaf1$`], {
       reject: false,
