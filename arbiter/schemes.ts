@@ -5,13 +5,13 @@
  */
 import type { DetectorFactory } from '../core/liveness.js';
 import type { RoleFactory } from '../core/node-runtime.js';
-import { F10_KIND } from '../switch/f10/config.js';
-import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
-import { F10Arbiter } from './f10/role.js';
-import { FastpassArbiter } from './fastpass/role.js';
-import { FASTPASS_KIND } from './fastpass/wire.js';
-import { FlowtuneAllocator } from './flowtune/role.js';
-import { FLOWTUNE_KIND } from './flowtune/wire.js';
+import { F10Arbiter } from '../schemes/f10/arbiter/role.js';
+import { F10_KIND } from '../schemes/f10/config.js';
+import { f10DetectorFactory } from '../schemes/f10/detector-factory.js';
+import { FastpassArbiter } from '../schemes/fastpass/arbiter/role.js';
+import { FASTPASS_KIND } from '../schemes/fastpass/wire.js';
+import { FlowtuneAllocator } from '../schemes/flowtune/arbiter/role.js';
+import { FLOWTUNE_KIND } from '../schemes/flowtune/wire.js';
 
 interface ArbiterEntry {
   create: RoleFactory;

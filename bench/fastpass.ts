@@ -6,9 +6,10 @@
  * - fastpass_pathsel_us_per_timeslot: edge-colouring one full timeslot of 16 racks x 32 endpoints
  *   (every endpoint sends to a random one in another rack). The paper: under 12 µs (Figure 12).
  */
-import { TimeslotAllocator } from '../arbiter/fastpass/allocator.js';
-import { colourEdges } from '../arbiter/fastpass/pathsel.js';
+
 import { Rng } from '../core/random.js';
+import { TimeslotAllocator } from '../schemes/fastpass/arbiter/allocator.js';
+import { colourEdges } from '../schemes/fastpass/arbiter/pathsel.js';
 
 export function benchAllocator(ms = 1500, endpoints = 256): number {
   const a = new TimeslotAllocator({

@@ -4,8 +4,9 @@
  * between two random hosts of different racks through a random spine (4 links: host up, ToR up,
  * spine down, host down). The paper: 8.29 µs on 4 cores; the aim here: ≤ 35 µs on one.
  */
-import { Ned } from '../arbiter/flowtune/ned.js';
+
 import { Rng } from '../core/random.js';
+import { Ned } from '../schemes/flowtune/arbiter/ned.js';
 
 export function benchNed(ms = 1500, hosts = 384, racks = 12, spines = 8, flows = 3072): number {
   const perRack = hosts / racks;

@@ -2,20 +2,21 @@
  * What a scheme adds to a host process, by the `scheme.kind` of its node config. F10 only asks the NIC
  * to speak its link failure detector, so both ends of a host link agree on liveness.
  */
-import { FASTPASS_KIND, type FastpassHostConfig } from '../arbiter/fastpass/wire.js';
-import { FLOWTUNE_KIND, type FlowtuneHostConfig } from '../arbiter/flowtune/wire.js';
+
 import type { DetectorFactory } from '../core/liveness.js';
 import type { NodeConfig } from '../core/messages.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
-import { creditPort } from '../switch/expresspass/discipline.js';
-import { EXPRESSPASS_KIND, TOP_KIND, type XpHostConfig } from '../switch/expresspass/wire.js';
-import { F10_KIND } from '../switch/f10/config.js';
-import { f10DetectorFactory } from '../switch/f10/detector-factory.js';
-import { HARMONY_KIND, type HarmonyHostConfig } from '../switch/harmony/wire.js';
-import { ExpressPassTransport } from './transport/expresspass/transport.js';
-import { FastpassTransport } from './transport/fastpass/transport.js';
-import { FlowtuneTransport } from './transport/flowtune/transport.js';
-import { HarmonyTransport } from './transport/harmony/transport.js';
+import { creditPort } from '../schemes/expresspass/discipline.js';
+import { ExpressPassTransport } from '../schemes/expresspass/host/transport.js';
+import { EXPRESSPASS_KIND, TOP_KIND, type XpHostConfig } from '../schemes/expresspass/wire.js';
+import { F10_KIND } from '../schemes/f10/config.js';
+import { f10DetectorFactory } from '../schemes/f10/detector-factory.js';
+import { FastpassTransport } from '../schemes/fastpass/host/transport.js';
+import { FASTPASS_KIND, type FastpassHostConfig } from '../schemes/fastpass/wire.js';
+import { FlowtuneTransport } from '../schemes/flowtune/host/transport.js';
+import { FLOWTUNE_KIND, type FlowtuneHostConfig } from '../schemes/flowtune/wire.js';
+import { HarmonyTransport } from '../schemes/harmony/host/transport.js';
+import { HARMONY_KIND, type HarmonyHostConfig } from '../schemes/harmony/wire.js';
 import type { Transport, TransportComponents } from './transport/types.js';
 
 interface HostSchemeEntry {

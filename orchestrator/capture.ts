@@ -13,10 +13,10 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { unpack } from 'msgpackr';
-import { allocateAddresses } from '../compose/addresses.js';
 import { CaptureFate, DcemuHeader, RECORD_HEAD } from '../core/capture.js';
 import type { NodeConfig } from '../core/messages.js';
 import { MIN_FRAME } from '../core/port.js';
+import type { Topology } from '../topology/types.js';
 import { RuntimeError } from './errors.js';
 import {
   EpbFlags,
@@ -27,7 +27,7 @@ import {
   nameResolution,
   sectionHeader,
 } from './pcapng.js';
-import type { Topology } from './topology/types.js';
+import { allocateAddresses } from './runtime/addresses.js';
 
 /**
  * UDP source and destination port of every captured frame: tools/dcemu.lua decodes this port. One

@@ -5,207 +5,24 @@
  * measured.
  */
 import { writeFileSync } from 'node:fs';
-import { WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
 import type { FlowRecord, NodeReport } from '../core/messages.js';
 import { segmentCount } from '../node/transport/types.js';
-import type { CaptureFileSummary } from './capture.js';
-import { type ClockSummary, summarizeClocks, writeClockFiles } from './clocks.js';
+import type { Topology } from '../topology/types.js';
+import { summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './fabric.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
-import { type FlowOutcome, flowOutcomes, type Outcome } from './outcomes.js';
+import { type FlowOutcome, flowOutcomes } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
 import { schemeDriver } from './schemes/index.js';
-import { quantile } from './schemes/stats.js';
+import { type BusiestQueue, busiestQueue, idealFct, quantile } from './schemes/stats.js';
+
+export { type BusiestQueue, busiestQueue, idealFct };
+
+import type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 import { hostPath } from './topology/routing.js';
-import type { Topology } from './topology/types.js';
 
-export interface FlowRow extends FlowRecord {
-  /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
-  framesReceived?: number;
-  /** unfinished flows: when the receiver last got data it had not seen, virtual ns since traffic start */
-  lastProgress?: number;
-  /** completed, failed (a fault explains it) or unexplained (see orchestrator/outcomes.ts) */
-  outcome: Outcome;
-  fct: number;
-  ideal: number;
-  slowdown: number;
-  /** ns after its start by which it should have completed (`workload.deadlines`) */
-  deadline?: number;
-}
-
-export interface FaultSummary {
-  t: number;
-  at: number;
-  action: string;
-  node?: string;
-  link?: [string, string];
-  /** first detection of this failure by a neighbour (port-down-detected), virtual ns since traffic start */
-  detectedAt: number | null;
-  detectionNs: number | null;
-  /** for a killed or paused switch: flows whose path turned at it and were in flight when it failed */
-  flowsInFlight?: number;
-  /** of those, completed after the failure was detected */
-  flowsRecovered?: number;
-}
-
-export interface Summary {
-  runId: string;
-  scenario: string;
-  runtime: string;
-  /** how the processes agreed on time: conservative (exact) or dilated (tdf) */
-  sync: string;
-  /** the fabric design that ran (`ecmp`, `f10`, `portland`, ...) */
-  scheme: string;
-  /** dilated mode's time dilation factor (null in conservative mode) */
-  tdf: number | null;
-  virtualNs: number;
-  wallMs: number;
-  fidelity: {
-    lateP50Ns: number;
-    lateP99Ns: number;
-    /** how late datagrams arrived against their frames' stamped arrival (late ones are not all misses) */
-    arrivalLateP99Ns: number;
-    arrivalLateP999Ns: number;
-    causalityMisses: number;
-    framesHandled: number;
-    missRate: number;
-    threshold: number;
-    ok: boolean;
-  };
-  flows: {
-    planned: number;
-    started: number;
-    completed: number;
-    /** started but not finished when the run ended */
-    unfinished: number;
-    /** planned flows that did not complete for a reason the faults give (outcomes.csv) */
-    failed: number;
-    /** planned flows that did not complete and that no fault explains (outcomes.csv) */
-    unexplained: number;
-    fctP50Ns: number;
-    fctP99Ns: number;
-    /** FCT percentiles over every started flow, an unfinished one counting as running until the end (censored) */
-    fctP50CensoredNs: number;
-    fctP99CensoredNs: number;
-    slowdownP50: number;
-    slowdownP99: number;
-    retransmits: number;
-    timeouts: number;
-    /**
-     * FCT by flow size in full frames (Flowtune §6.5's buckets: 1 packet, up to 10, up to 100, more),
-     * over completed flows; the slowdown is the FCT over an empty network's
-     */
-    bySize: Record<
-      string,
-      { flows: number; completed: number; p50Ns: number; p99Ns: number; p99Slowdown: number }
-    >;
-    /** flows with a deadline (`workload.deadlines`): met = completed within it; an unfinished one missed */
-    deadlines?: { flows: number; met: number; missed: number; missRatio: number };
-  };
-  queues: {
-    p50Bytes: number;
-    p99Bytes: number;
-    p999Bytes: number;
-    maxBytes: number;
-    /** the switch port with the largest mean occupancy, over its samples (a bottleneck's queue) */
-    busiest: BusiestQueue | null;
-  };
-  /** data bytes hosts received while the workload ran (its duration from the traffic start) */
-  throughput: { windowNs: number; bytes: number; gbps: number };
-  /** how evenly concurrent senders share (Fastpass §7.2), null with never two senders at once */
-  fairness: Fairness | null;
-  drops: { congestion: number; fault: number; malformed: number; noRoute: number };
-  /** data frames of UDP flows (present when the transport counts them); lost = sent − received */
-  frames?: { sent: number; received: number; lost: number };
-  faults: FaultSummary[];
-  /** time synchronization, when the scenario runs PTP */
-  clocks?: ClockSummary;
-  /** packet captures (`run.capture`): one pcapng file per captured egress port */
-  capture?: CaptureFileSummary[];
-  /** the run was cut short (Ctrl-C, SIGTERM): by what, and the virtual time it had reached */
-  interrupted?: { by: string; atNs: number; during: 'start-up' | 'traffic' };
-  /**
-   * node processes that ended unplanned (a crash, an OOM kill, a signal from outside): the run went on
-   * without them from where their peers' view of them ended, so it is not reproducible
-   */
-  crashes?: Array<{ node: string; t: number; reason: string }>;
-  reproducible?: false;
-  processes: {
-    started: number;
-    leftRunning: number;
-    /** what the runtime could not remove (a network the Docker daemon keeps), and how to clear it */
-    kept?: string[];
-    missingReports: Array<{ node: string; reason: string }>;
-  };
-  /**
-   * The scheme's own section, under its name (`f10`: failures, reroutes, detours, pushback, losses),
-   * made by its summary code in orchestrator/schemes/.
-   */
-  [scheme: string]: unknown;
-}
-
-/** FCT in an empty network: serialization of all bytes at the bottleneck, plus one frame per extra hop, plus propagation. */
-export function idealFct(size: number, links: number, rateBps: number, propNs: number): number {
-  const frames = Math.max(1, Math.ceil(size / WireSize.Mss));
-  const wire = size + frames * WireSize.Header;
-  const nsPerByte = 8e9 / rateBps;
-  return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
-}
-
-export interface BusiestQueue {
-  /** `node:index` */
-  port: string;
-  peer: string;
-  meanBytes: number;
-  p50Bytes: number;
-  p90Bytes: number;
-  p99Bytes: number;
-  p999Bytes: number;
-  maxBytes: number;
-}
-
-/** The switch port whose sampled queue was longest on average, with its quantiles. */
-export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | null {
-  let best: { name: string; s: NodeReport['queues'][number]; mean: number } | null = null;
-  for (const rep of reports) {
-    for (const s of rep.queues) {
-      if (s.v.length === 0) continue;
-      const mean = s.v.reduce((a, b) => a + b, 0) / s.v.length;
-      if (best === null || mean > best.mean) best = { name: rep.name, s, mean };
-    }
-  }
-  if (best === null) return null;
-  const sorted = Float64Array.from(best.s.v).sort();
-  const q = (p: number) => quantile(sorted, p);
-  return {
-    port: `${best.name}:${best.s.port}`,
-    peer: best.s.peer,
-    meanBytes: Math.round(best.mean),
-    p50Bytes: q(0.5),
-    p90Bytes: q(0.9),
-    p99Bytes: q(0.99),
-    p999Bytes: q(0.999),
-    maxBytes: sorted[sorted.length - 1],
-  };
-}
-
-export interface Fairness {
-  intervalNs: number;
-  /** intervals with at least two senders active throughout */
-  intervals: number;
-  /** per interval, the standard deviation of the active senders' throughputs, Mbit/s */
-  stddevMbps: { p50: number; p90: number; max: number };
-  /** the median standard deviation, by how many senders were active */
-  byActive: Record<string, { intervals: number; p50Mbps: number }>;
-  /**
-   * After each change of the active senders (a flow's start or finish, two or more active after):
-   * virtual ns until the end of the first interval from which every active sender's throughput stays
-   * within 10% of their mean until the next change (null: it never did); the first 1,000 changes.
-   * Flowtune §6.3 reads convergence so, on throughput per 100 µs.
-   */
-  convergence: Array<{ t: number; active: number; convergedNs: number | null }>;
-}
+export type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 
 /**
  * Per `run.interval`, the throughput each active sender got (its data bytes at every receiver) and

@@ -6,22 +6,23 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { composeFile } from '../compose/compose.js';
-import { ensureImage } from '../compose/image.js';
 import type { SyncMode } from '../core/messages.js';
 import { formatNs } from '../core/time.js';
 import { resolveChaos } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
+import { composeFile } from './compose.js';
 import { isUserError, RuntimeError } from './errors.js';
 import { Fabric, memoryProblem, newRunId, type StartedFabric } from './fabric.js';
 import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
+import { ensureImage } from './runtime/image.js';
 import { createRuntime } from './runtime/index.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { scenarioSchemaDocument } from './scenario/schema.js';
+import type { ExperimentOptions, SchemeExperiment } from './schemes/types.js';
 import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
 import { loadTopologyFile } from './topology/load.js';
@@ -464,6 +465,15 @@ program
     },
   );
 
+/** The experiment's function from the module its scheme names. */
+async function loadExperiment(e: SchemeExperiment): Promise<(opts: ExperimentOptions) => Promise<string>> {
+  const mod = (await import(e.module)) as Record<string, unknown>;
+  const run = mod[e.run];
+  if (typeof run !== 'function')
+    throw new RuntimeError(`experiment ${e.name}: ${e.module} exports no function '${e.run}'`);
+  return run as (opts: ExperimentOptions) => Promise<string>;
+}
+
 program
   .command('experiment')
   .description(
@@ -498,7 +508,7 @@ program
       resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
       const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       const abort = interruptible();
-      const run = await e.load();
+      const run = await loadExperiment(e);
       const table = await run({
         file: scenario,
         out,

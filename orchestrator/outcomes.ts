@@ -11,8 +11,8 @@
 
 import type { FlowSpec } from '../core/messages.js';
 import { formatNs } from '../core/time.js';
+import type { Topology } from '../topology/types.js';
 import { type FiredFault, LINK_DROPS, OUTAGE_ENDS, OUTAGES } from './fired.js';
-import type { Topology } from './topology/types.js';
 
 /**
  * `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`),

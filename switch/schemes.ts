@@ -4,14 +4,14 @@
  */
 import type { DetectorFactory } from '../core/liveness.js';
 import type { DisciplineFactory } from '../core/node-runtime.js';
-import { creditPort } from './expresspass/discipline.js';
-import { ExpressPassModule } from './expresspass/module.js';
-import { EXPRESSPASS_KIND, TOP_KIND, type XpSwitchConfig } from './expresspass/wire.js';
-import { F10_KIND } from './f10/config.js';
-import { f10DetectorFactory } from './f10/detector-factory.js';
-import { F10Module } from './f10/module.js';
-import { HarmonyModule } from './harmony/module.js';
-import { HARMONY_KIND } from './harmony/wire.js';
+import { creditPort } from '../schemes/expresspass/discipline.js';
+import { ExpressPassModule } from '../schemes/expresspass/switch/module.js';
+import { EXPRESSPASS_KIND, TOP_KIND, type XpSwitchConfig } from '../schemes/expresspass/wire.js';
+import { F10_KIND } from '../schemes/f10/config.js';
+import { f10DetectorFactory } from '../schemes/f10/detector-factory.js';
+import { F10Module } from '../schemes/f10/switch/module.js';
+import { HarmonyModule } from '../schemes/harmony/switch/module.js';
+import { HARMONY_KIND } from '../schemes/harmony/wire.js';
 import type { SwitchSchemeFactory } from './scheme.js';
 
 interface SwitchSchemeEntry {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { allocateAddresses, CONTROL_PORT, parseCidr, pickSubnet } from '../compose/addresses.js';
-import { composeFile } from '../compose/compose.js';
+import { composeFile } from '../orchestrator/compose.js';
+import { allocateAddresses, CONTROL_PORT, parseCidr, pickSubnet } from '../orchestrator/runtime/addresses.js';
 import { AttachedRuntime } from '../orchestrator/runtime/attached.js';
 import { dcemu, ROOT, readJson, tempOut } from './helpers.js';
 

@@ -11,9 +11,9 @@ import { Metrics } from '../core/metrics.js';
 import { EgressPort } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
 import { SizeCdf } from '../node/cdf.js';
-import { ExpressPassTransport } from '../node/transport/expresspass/transport.js';
 import type { Transport } from '../node/transport/types.js';
-import { CreditLimited } from '../switch/expresspass/discipline.js';
+import { CreditLimited } from '../schemes/expresspass/discipline.js';
+import { ExpressPassTransport } from '../schemes/expresspass/host/transport.js';
 import {
   CREDIT_BYTES,
   TopClasses,
@@ -24,7 +24,7 @@ import {
   XpCtl,
   type XpData,
   type XpHostConfig,
-} from '../switch/expresspass/wire.js';
+} from '../schemes/expresspass/wire.js';
 
 const credit = (q: number): Frame => makeFrame({ t: 3, s: 1, d: 2, z: CREDIT_BYTES, p: XpClass.Credit, q });
 const data = (q: number): Frame => makeFrame({ t: 0, s: 2, d: 1, z: 1500, p: XpClass.Data, q });

@@ -4,7 +4,6 @@
  * commands it sends back on them at exact times (F10 §5.3; PortLand's reaction for the baseline).
  */
 import { describe, expect, it } from 'vitest';
-import { F10Arbiter } from '../arbiter/f10/role.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
@@ -13,7 +12,8 @@ import { Scheduler } from '../core/scheduler.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { schemeDriver } from '../orchestrator/schemes/index.js';
-import type { F10Command, F10Report } from '../switch/f10/control.js';
+import { F10Arbiter } from '../schemes/f10/arbiter/role.js';
+import type { F10Command, F10Report } from '../schemes/f10/control.js';
 
 function controller(kind: 'f10' | 'portland') {
   const sc = resolveScenario(

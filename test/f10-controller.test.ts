@@ -5,9 +5,9 @@
  * predictability, and the route overrides around a killed aggregation switch and a failed core link.
  */
 import { describe, expect, it } from 'vitest';
-import { type EpochPlan, F10Controller, portlandRoutes } from '../arbiter/f10/controller.js';
 import { f10Tree } from '../orchestrator/topology/f10.js';
-import type { Topology } from '../orchestrator/topology/types.js';
+import { type EpochPlan, F10Controller, portlandRoutes } from '../schemes/f10/arbiter/controller.js';
+import type { Topology } from '../topology/types.js';
 
 const host = { rateBps: 10e9, propNs: 500 };
 const fabric = { rateBps: 10e9, propNs: 1000 };

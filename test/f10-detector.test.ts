@@ -3,8 +3,8 @@ import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../core/frame.js';
 import type { LivenessPort } from '../core/liveness.js';
 import { Scheduler } from '../core/scheduler.js';
-import type { F10DetectorConfig } from '../switch/f10/config.js';
-import { F10Detector, LinkState, STABLE_WINDOWS } from '../switch/f10/detector.js';
+import type { F10DetectorConfig } from '../schemes/f10/config.js';
+import { F10Detector, LinkState, STABLE_WINDOWS } from '../schemes/f10/detector.js';
 
 /** §5.4 defaults of the task: t = 10 µs, c = 2, d = 3, keepalive 2.5 µs */
 const T = 10_000;
@@ -398,7 +398,7 @@ describe('F10Detector timing', () => {
 
 describe('a switch with a control link (its own, slower detector)', () => {
   it('keeps each port to its own cadence: fabric ports every 2.5 µs, the control link every 25 µs', async () => {
-    const { f10DetectorFactory } = await import('../switch/f10/detector-factory.js');
+    const { f10DetectorFactory } = await import('../schemes/f10/detector-factory.js');
     const sched = newSched();
     const log = newLog();
     const control: F10DetectorConfig = { ...CFG, windowNs: 10 * T, keepaliveNs: 10 * KA };

@@ -12,11 +12,11 @@ import { Metrics } from '../core/metrics.js';
 import type { NodeContext } from '../core/node-runtime.js';
 import { attachArbiters, dataPlane } from '../orchestrator/topology/arbiter.js';
 import { f10Tree } from '../orchestrator/topology/f10.js';
-import type { Topology, TopoNode } from '../orchestrator/topology/types.js';
-import type { F10Config, F10CongestionConfig } from '../switch/f10/config.js';
-import type { F10Command, F10Report } from '../switch/f10/control.js';
-import { F10Module } from '../switch/f10/module.js';
-import { inflationOf } from '../switch/f10/router.js';
+import type { F10Config, F10CongestionConfig } from '../schemes/f10/config.js';
+import type { F10Command, F10Report } from '../schemes/f10/control.js';
+import { F10Module } from '../schemes/f10/switch/module.js';
+import { inflationOf } from '../schemes/f10/switch/router.js';
+import type { Topology, TopoNode } from '../topology/types.js';
 
 const LINK = { rateBps: 10e9, propNs: 1000 };
 const DETECTOR = {

@@ -6,10 +6,19 @@
  * the arbiter role's sessions, allocation, watchdog, takeover and step-down over a stub node.
  */
 import { describe, expect, it } from 'vitest';
-import { type Allocation, TimeslotAllocator } from '../arbiter/fastpass/allocator.js';
-import { FaultIsolation } from '../arbiter/fastpass/isolation.js';
-import { colourEdges, selectPaths } from '../arbiter/fastpass/pathsel.js';
-import { FastpassArbiter } from '../arbiter/fastpass/role.js';
+import { IdealClock } from '../core/clock.js';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
+import { Metrics } from '../core/metrics.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import { Rng } from '../core/random.js';
+import { Scheduler } from '../core/scheduler.js';
+import { fatTree } from '../orchestrator/topology/fattree.js';
+import { type Allocation, TimeslotAllocator } from '../schemes/fastpass/arbiter/allocator.js';
+import { FaultIsolation } from '../schemes/fastpass/arbiter/isolation.js';
+import { colourEdges, selectPaths } from '../schemes/fastpass/arbiter/pathsel.js';
+import { FastpassArbiter } from '../schemes/fastpass/arbiter/role.js';
+import { FastpassQdisc } from '../schemes/fastpass/host/qdisc.js';
+import { fastpassFabric } from '../schemes/fastpass/orchestrator/settings.js';
 import {
   type FastpassArbiterConfig,
   type FastpassFabric,
@@ -19,16 +28,7 @@ import {
   LossKind,
   planes,
   routeVia,
-} from '../arbiter/fastpass/wire.js';
-import { IdealClock } from '../core/clock.js';
-import { type Frame, FrameType, makeFrame } from '../core/frame.js';
-import { Metrics } from '../core/metrics.js';
-import type { NodeContext } from '../core/node-runtime.js';
-import { Rng } from '../core/random.js';
-import { Scheduler } from '../core/scheduler.js';
-import { FastpassQdisc } from '../node/transport/fastpass/qdisc.js';
-import { fastpassFabric } from '../orchestrator/schemes/fastpass/settings.js';
-import { fatTree } from '../orchestrator/topology/fattree.js';
+} from '../schemes/fastpass/wire.js';
 
 function oneRack(n: number, policy: 'max-min' | 'min-fct' = 'max-min') {
   return new TimeslotAllocator({ endpoints: n, rackOf: new Array(n).fill(0), rackCapacity: 0, policy });

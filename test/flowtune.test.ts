@@ -4,9 +4,16 @@
  * normalizers keep every link within its capacity (F-NORM losing less throughput than U-NORM).
  */
 import { describe, expect, it } from 'vitest';
-import { FabricLinks } from '../arbiter/flowtune/links.js';
-import { Ned } from '../arbiter/flowtune/ned.js';
-import { FlowtuneAllocator } from '../arbiter/flowtune/role.js';
+import { IdealClock } from '../core/clock.js';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
+import { Metrics } from '../core/metrics.js';
+import type { NodeContext } from '../core/node-runtime.js';
+import { Scheduler } from '../core/scheduler.js';
+import { loadScenarioFile } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+import { FabricLinks } from '../schemes/flowtune/arbiter/links.js';
+import { Ned } from '../schemes/flowtune/arbiter/ned.js';
+import { FlowtuneAllocator } from '../schemes/flowtune/arbiter/role.js';
 import {
   allocatorRoute,
   allSpines,
@@ -19,14 +26,7 @@ import {
   isFlowtune,
   pickSpine,
   type UpdateMessage,
-} from '../arbiter/flowtune/wire.js';
-import { IdealClock } from '../core/clock.js';
-import { type Frame, FrameType, makeFrame } from '../core/frame.js';
-import { Metrics } from '../core/metrics.js';
-import type { NodeContext } from '../core/node-runtime.js';
-import { Scheduler } from '../core/scheduler.js';
-import { loadScenarioFile } from '../orchestrator/scenario/load.js';
-import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+} from '../schemes/flowtune/wire.js';
 
 const caps = (...c: number[]) => Float64Array.from(c);
 

@@ -14,13 +14,13 @@ import { Scheduler } from '../core/scheduler.js';
 import { ScenarioError } from '../orchestrator/errors.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { harmonyBounds } from '../orchestrator/schemes/harmony/settings.js';
 import { schemeDriver } from '../orchestrator/schemes/index.js';
 import { fatTree } from '../orchestrator/topology/fattree.js';
 import { leafSpine } from '../orchestrator/topology/leafspine.js';
 import { routingTable } from '../orchestrator/topology/routing.js';
-import { HarmonyModule } from '../switch/harmony/module.js';
-import { Ctl, type HarmonyControl, type Hop, RejectWhy } from '../switch/harmony/wire.js';
+import { harmonyBounds } from '../schemes/harmony/orchestrator/settings.js';
+import { HarmonyModule } from '../schemes/harmony/switch/module.js';
+import { Ctl, type HarmonyControl, type Hop, RejectWhy } from '../schemes/harmony/wire.js';
 
 const G100 = { rateBps: 100e9, propNs: 200 };
 const G10 = { rateBps: 10e9, propNs: 1000 };

@@ -7,12 +7,12 @@
  */
 import { draw, Rng } from '../../core/random.js';
 import { parseDurationNs } from '../../core/time.js';
+import type { Topology, TopoNode } from '../../topology/types.js';
+import type { FailureKind } from '../scenario/chaos-schema.js';
 import { parseDist } from '../scenario/resolve.js';
 import type { ScenarioSource } from '../scenario/source.js';
-import type { Topology, TopoNode } from '../topology/types.js';
-import type { FailureKind } from './schema.js';
 
-export { chaosSchema, FAILURE_KINDS, type FailureKind } from './schema.js';
+export { chaosSchema, FAILURE_KINDS, type FailureKind } from '../scenario/chaos-schema.js';
 
 const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq']);
 /** kinds that end by themselves after `repair` (the others are one-shot: a kill stays, a clock fault is the servo's to repair) */

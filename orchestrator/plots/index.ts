@@ -4,8 +4,8 @@
  * caller to show; a plot never fails a run.
  */
 import { join } from 'node:path';
-import type { FlowRow, Summary } from '../collect.js';
 import type { FabricResult } from '../fabric.js';
+import type { FlowRow, Summary } from '../results.js';
 import { type PlotOutcome, writePlots } from './render.js';
 import { type NodeSeries, runPlots } from './run.js';
 import { type SweepPlotAxis, type SweepPlotRow, sweepPlots } from './sweep.js';

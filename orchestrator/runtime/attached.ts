@@ -2,16 +2,17 @@
  * The attached runtime: the orchestrator starts no node. Someone else does — the services of a file
  * written by `dcemu compose` — and each node connects to the control server on its own, at an address
  * it was told in advance. `prepare` therefore returns the addresses the compose file assigned (the
- * same allocation, compose/addresses.ts) and a fixed control port; `start` only follows the nodes
+ * same allocation, orchestrator/runtime/addresses.ts) and a fixed control port; `start` only follows the nodes
  * through their control connections: a node has "exited" when its connection closed.
  *
  * The orchestrator owns no process here, so it cannot kill, pause or resume one: those timeline
  * actions are refused (`refuseNodeFaults`, checked before a run starts; `dcemu compose` leaves them
  * out of the file it writes). Link and clock faults travel over the control channel and still work.
  */
-import { allocateAddresses, CONTROL_PORT } from '../../compose/addresses.js';
+
 import { RuntimeError } from '../errors.js';
 import type { Scenario } from '../scenario/resolve.js';
+import { allocateAddresses, CONTROL_PORT } from './addresses.js';
 import type {
   ExitInfo,
   NodeLaunch,

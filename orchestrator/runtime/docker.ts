@@ -1,6 +1,6 @@
 /**
  * The docker runtime (DESIGN §3): one container per node from the locally built image
- * (`compose/image.ts`), all on one internal network of the run with fixed addresses, driven through
+ * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses, driven through
  * testcontainers. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
  * `start`, `disconnect`, `connect`) act on the container and its network interface. Every container
  * and the network carry `dcemu=<runId>`: teardown removes them by that label and checks that none
@@ -11,7 +11,6 @@ import { writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GenericContainer, Wait } from 'testcontainers';
-import { ensureImage, imageEntry } from '../../compose/image.js';
 import { RuntimeError } from '../errors.js';
 import {
   type Docker,
@@ -25,6 +24,7 @@ import {
   runContainers,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
+import { ensureImage, imageEntry } from './image.js';
 import type {
   ContainerFaults,
   ExitInfo,

@@ -5,8 +5,8 @@
  * silently ignored key.
  */
 
-import { chaosSchema } from '../chaos/schema.js';
 import { schemeSchema } from '../schemes/index.js';
+import { chaosSchema } from './chaos-schema.js';
 import { bytes, duration, rate } from './units.js';
 
 const nodeName = { type: 'string', minLength: 1 };

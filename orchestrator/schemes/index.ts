@@ -3,13 +3,14 @@
  * arbiter, nothing on the nodes beyond their ECMP tables. The `scheme:` section's schema is the union
  * of the schemes' properties; each scheme checks in `resolve` that only its own are used.
  */
+
+import { expressPassDriver } from '../../schemes/expresspass/orchestrator/index.js';
+import { f10Driver } from '../../schemes/f10/orchestrator/index.js';
+import { fastpassDriver } from '../../schemes/fastpass/orchestrator/index.js';
+import { flowtuneDriver } from '../../schemes/flowtune/orchestrator/index.js';
+import { harmonyDriver } from '../../schemes/harmony/orchestrator/index.js';
+import type { LinkParams, Topology } from '../../topology/types.js';
 import type { ScenarioSource } from '../scenario/source.js';
-import type { LinkParams, Topology } from '../topology/types.js';
-import { expressPassDriver } from './expresspass/index.js';
-import { f10Driver } from './f10/index.js';
-import { fastpassDriver } from './fastpass/index.js';
-import { flowtuneDriver } from './flowtune/index.js';
-import { harmonyDriver } from './harmony/index.js';
 import type { SchemeDriver, SchemeExperiment, SchemeSettings } from './types.js';
 
 export type {

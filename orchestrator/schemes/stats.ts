@@ -1,4 +1,6 @@
-/** Small statistics the schemes' summaries share. */
+/** Small statistics and figures the run's summary and the schemes' sections share. */
+import { WireSize } from '../../core/frame.js';
+import type { NodeReport } from '../../core/messages.js';
 
 export function sum<T>(xs: readonly T[], f: (x: T) => number): number {
   return xs.reduce((a, x) => a + f(x), 0);
@@ -13,4 +15,49 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
 /** the mean of `xs`; 0 when empty */
 export function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** FCT in an empty network: serialization of all bytes at the bottleneck, plus one frame per extra hop, plus propagation. */
+export function idealFct(size: number, links: number, rateBps: number, propNs: number): number {
+  const frames = Math.max(1, Math.ceil(size / WireSize.Mss));
+  const wire = size + frames * WireSize.Header;
+  const nsPerByte = 8e9 / rateBps;
+  return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
+}
+
+export interface BusiestQueue {
+  /** `node:index` */
+  port: string;
+  peer: string;
+  meanBytes: number;
+  p50Bytes: number;
+  p90Bytes: number;
+  p99Bytes: number;
+  p999Bytes: number;
+  maxBytes: number;
+}
+
+/** The switch port whose sampled queue was longest on average, with its quantiles. */
+export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | null {
+  let best: { name: string; s: NodeReport['queues'][number]; mean: number } | null = null;
+  for (const rep of reports) {
+    for (const s of rep.queues) {
+      if (s.v.length === 0) continue;
+      const mean = s.v.reduce((a, b) => a + b, 0) / s.v.length;
+      if (best === null || mean > best.mean) best = { name: rep.name, s, mean };
+    }
+  }
+  if (best === null) return null;
+  const sorted = Float64Array.from(best.s.v).sort();
+  const q = (p: number) => quantile(sorted, p);
+  return {
+    port: `${best.name}:${best.s.port}`,
+    peer: best.s.peer,
+    meanBytes: Math.round(best.mean),
+    p50Bytes: q(0.5),
+    p90Bytes: q(0.9),
+    p99Bytes: q(0.99),
+    p999Bytes: q(0.999),
+    maxBytes: sorted[sorted.length - 1],
+  };
 }

@@ -5,10 +5,10 @@
  * only go through this interface; a new scheme is a folder here plus a line in `index.ts`.
  */
 import type { NodeEvent, NodeReport, SchemeNodeConfig } from '../../core/messages.js';
+import type { LinkParams, Topology, TopoNode } from '../../topology/types.js';
 import type { FiredFault } from '../fired.js';
 import type { ScenarioSource } from '../scenario/source.js';
 import type { ArbiterSpec } from '../topology/arbiter.js';
-import type { LinkParams, Topology, TopoNode } from '../topology/types.js';
 
 /** A resolved `scheme:` section: plain data, written into the resolved scenario. */
 export interface SchemeSettings {
@@ -55,7 +55,8 @@ export interface ExperimentOptions {
 /**
  * A paper's evaluation as one command, `dcemu experiment <name>`: it runs the scenario as the paper's
  * figure needs (variants, seeds), writes tables and plots into the results folder and returns the
- * table it prints. `load` imports the code only when the command runs.
+ * table it prints. Its code is named by module, not imported: it drives whole runs through the API,
+ * a layer above the scenario resolution that reads the scheme, so only the command loads it.
  */
 export interface SchemeExperiment {
   name: string;
@@ -64,7 +65,10 @@ export interface SchemeExperiment {
   scenario: string;
   /** seeds when `--seeds` is not given */
   seeds: number;
-  load(): Promise<(opts: ExperimentOptions) => Promise<string>>;
+  /** the module (a file URL or a package specifier) that exports the experiment's function */
+  module: string;
+  /** the name of that export: `(opts: ExperimentOptions) => Promise<string>` */
+  run: string;
 }
 
 export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {

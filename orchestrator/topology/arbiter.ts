@@ -5,7 +5,7 @@
  * port and points 'control', so no routing table ever uses it. `dataPlane` gives the topology the
  * arbiters schedule over: the same nodes, ids and port indices, without them.
  */
-import type { LinkParams, Topology, TopoNode } from './types.js';
+import type { LinkParams, Topology, TopoNode } from '../../topology/types.js';
 
 export interface ArbiterSpec {
   /** derivable: `arb0`, `arb1`, ... */

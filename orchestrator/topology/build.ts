@@ -2,7 +2,7 @@
  * What every topology builder shares: making a node and wiring a link on each end's next free port.
  * Port numbers follow creation order, which is part of each builder's contract.
  */
-import type { LinkParams, TopoLink, TopoNode } from './types.js';
+import type { LinkParams, TopoLink, TopoNode } from '../../topology/types.js';
 
 export function makeNode(
   name: string,

@@ -2,8 +2,9 @@
  * What bounds a scheme's delays on a topology's data plane: the longest of the shortest paths between
  * two hosts, in links, and the slowest and longest links.
  */
+
+import type { Topology } from '../../topology/types.js';
 import { dataPlane } from './arbiter.js';
-import type { Topology } from './types.js';
 
 export interface PathFigures {
   /** links on the longest host-to-host shortest path */

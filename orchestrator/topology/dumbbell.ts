@@ -4,8 +4,9 @@
  * both ends: a switch sends there exactly the traffic its own hosts cannot take, and up/down routing never
  * bounces a frame back across it. Host ports come first on each switch, the bottleneck port last.
  */
+
+import type { LinkParams, TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { connect, makeNode, requirePositiveInt } from './build.js';
-import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 export function dumbbell(p: { hostsPerSide: number; host: LinkParams; bottleneck: LinkParams }): Topology {
   const n = p.hostsPerSide;

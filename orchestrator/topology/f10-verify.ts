@@ -15,8 +15,8 @@ import {
   parentIndices,
   prefix,
   subtreeType,
-} from '../../switch/f10/address.js';
-import type { TopoLink, Topology, TopoNode } from './types.js';
+} from '../../topology/f10-address.js';
+import type { TopoLink, Topology, TopoNode } from '../../topology/types.js';
 
 /** Human-readable problems with a topology's F10 addresses and wiring; empty when it is a valid F10 tree. */
 export function verifyF10(topo: Topology): string[] {

@@ -21,9 +21,9 @@ import {
   parentIndices,
   type SubtreeType,
   subtreeType,
-} from '../../switch/f10/address.js';
+} from '../../topology/f10-address.js';
+import type { LinkParams, TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { connectUp, makeNode } from './build.js';
-import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 /** the roots of one subtree (a group), in index order, and how they are wired to their parents */
 interface Group {

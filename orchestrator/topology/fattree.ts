@@ -4,8 +4,9 @@
  * pod, the standard wiring that gives every pair of pods (k/2)^2 disjoint core paths. Ports are ordered
  * down first, then up; a core's ports follow pod order.
  */
+
+import type { LinkParams, TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { connectUp, makeNode } from './build.js';
-import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 export function fatTree(p: { k: number; host: LinkParams; fabric: LinkParams }): Topology {
   const { k } = p;

@@ -3,8 +3,9 @@
  * Graphviz output draws the fabric in tiers (core at the top, hosts at the bottom) so a wiring mistake
  * is visible at a glance; JSON output is the plain data itself.
  */
-import type { Topology } from './types.js';
+import type { Topology } from '../../topology/types.js';
 
+export type { LinkParams, NodeRole, TopoLink, Topology, TopoNode, TopoPort } from '../../topology/types.js';
 export { type ArbiterSpec, attachArbiters, dataPlane } from './arbiter.js';
 export { dumbbell } from './dumbbell.js';
 export { f10Tree } from './f10.js';
@@ -13,7 +14,6 @@ export { fatTree } from './fattree.js';
 export { leafSpine } from './leafspine.js';
 export { hostPath, routingTable, validateTopology } from './routing.js';
 export { star } from './star.js';
-export type { LinkParams, NodeRole, TopoLink, Topology, TopoNode, TopoPort } from './types.js';
 
 /** Graphviz source: an undirected graph, hosts as ellipses, switches as boxes, one rank per tier. */
 export function toDot(topo: Topology): string {

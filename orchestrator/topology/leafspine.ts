@@ -4,8 +4,9 @@
  * by index: a leaf's host-facing ports come first, then its uplinks to spine0..; a spine's ports follow
  * leaf order.
  */
+
+import type { LinkParams, TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { connectUp, makeNode, requirePositiveInt } from './build.js';
-import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 export function leafSpine(p: {
   leaves: number;

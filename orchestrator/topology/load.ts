@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
+import type { Topology } from '../../topology/types.js';
 import { ScenarioError } from '../errors.js';
 import { lineOfPath, plainData } from '../scenario/load.js';
-import type { Topology } from './types.js';
 
 export function loadTopologyFile(file: string): Topology {
   let text: string;

@@ -7,8 +7,8 @@
  * named `node:index` in messages, as everywhere else.
  */
 import type { RoutingTable } from '../../core/messages.js';
+import type { Topology, TopoNode } from '../../topology/types.js';
 import { verifyF10 } from './f10-verify.js';
-import type { Topology, TopoNode } from './types.js';
 
 /** Routing table of one switch: for each host id below it, the down ports leading there; its up ports. */
 export function routingTable(topo: Topology, switchName: string): RoutingTable {

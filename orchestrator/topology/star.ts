@@ -2,8 +2,9 @@
  * Star builder: one switch `sw0` with every host attached, the smallest fabric with a shared egress
  * queue (incast onto one host port). Host i sits on switch port i.
  */
+
+import type { LinkParams, TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { connectUp, makeNode, requirePositiveInt } from './build.js';
-import type { LinkParams, TopoLink, Topology, TopoNode } from './types.js';
 
 export function star(p: { hosts: number; host: LinkParams }): Topology {
   requirePositiveInt('star', 'hosts', p.hosts);

@@ -1,0 +1,111 @@
+/**
+ * The house's rooms and which way their doors open (docs/architecture.md, "Rooms"). `npm test` runs
+ * it (`npm run deps`); every rule is an error.
+ *
+ *   core  <-  topology  <-  roles (switch, node, arbiter)  <-  schemes/<s>/{switch,host,arbiter}
+ *   core, topology  <-  orchestrator  <-  schemes/<s>/orchestrator  (a scheme's driver)
+ *   orchestrator: scenario, plan, runtime, fabric, collect  <-  api  <-  studies (chaos, sweep,
+ *   compose, schemes/<s>/experiments)  <-  commands  <-  cli
+ *
+ * A role process reaches a scheme's parts only through its role's registry; a scheme's experiments
+ * are named by module in its driver and loaded by the command, never imported below it.
+ */
+const ROLES = '^(switch|node|arbiter)/';
+const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts)|schemes/[^/]+/experiments[.]ts)';
+const COMMANDS = '^orchestrator/(cli|commands)[.]ts$';
+const BELOW_API =
+  '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|fabric|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/orchestrator/)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no module reaches itself through its imports (type-only and dynamic imports included)',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-imports-nothing-of-ours',
+      comment: 'core/ is the frame, the clock, the sync and the endpoint: it learns no role, scheme or orchestrator',
+      severity: 'error',
+      from: { path: '^core/' },
+      to: { path: '^(topology|switch|node|arbiter|schemes|orchestrator|bench|test)/' },
+    },
+    {
+      name: 'topology-is-shared-data',
+      comment: 'the topology types are read by roles, schemes and the orchestrator alike: they import core only',
+      severity: 'error',
+      from: { path: '^topology/' },
+      to: { path: '^(switch|node|arbiter|schemes|orchestrator|bench)/' },
+    },
+    {
+      name: 'roles-never-import-the-orchestrator',
+      comment: 'a node process runs core, its role and its scheme parts; nothing of the orchestrator',
+      severity: 'error',
+      from: { path: `${ROLES}|^schemes/[^/]+/(switch|host|arbiter)/` },
+      to: { path: '^(orchestrator|bench)/' },
+    },
+    {
+      name: 'roles-never-import-each-other',
+      comment: "a switch, a host and an arbiter are different processes: none imports another's role code",
+      severity: 'error',
+      from: { path: '^(switch)/|^schemes/[^/]+/switch/' },
+      to: { path: '^(node|arbiter)/|^schemes/[^/]+/(host|arbiter)/' },
+    },
+    {
+      name: 'hosts-never-import-switches-or-arbiters',
+      severity: 'error',
+      from: { path: '^node/|^schemes/[^/]+/host/' },
+      to: { path: '^(switch|arbiter)/|^schemes/[^/]+/(switch|arbiter)/' },
+    },
+    {
+      name: 'arbiters-never-import-switches-or-hosts',
+      severity: 'error',
+      from: { path: '^arbiter/|^schemes/[^/]+/arbiter/' },
+      to: { path: '^(switch|node)/|^schemes/[^/]+/(switch|host)/' },
+    },
+    {
+      name: 'roles-reach-schemes-through-their-registry',
+      comment: 'a role runtime learns no scheme: only its registry (<role>/schemes.ts) names them',
+      severity: 'error',
+      from: { path: ROLES, pathNot: '^(switch|node|arbiter)/schemes[.]ts$' },
+      to: { path: '^schemes/' },
+    },
+    {
+      name: 'scheme-shared-code-serves-every-part',
+      comment: "a scheme's shared files (wire formats, configs, detectors) import none of its parts",
+      severity: 'error',
+      from: { path: '^schemes/[^/]+/[^/]+[.]ts$', pathNot: '/experiments[.]ts$' },
+      to: { path: '^schemes/[^/]+/(switch|host|arbiter|orchestrator)/' },
+    },
+    {
+      name: 'schemes-never-import-each-other',
+      comment: "a scheme's code sits in its own folder: another scheme's is not its to import",
+      severity: 'error',
+      from: { path: '^schemes/([^/]+)/' },
+      to: { path: '^schemes/', pathNot: '^schemes/$1/' },
+    },
+    {
+      name: 'studies-sit-above-the-api',
+      comment:
+        'chaos, sweeps, compose and the paper experiments drive whole runs: the layers they use never import them',
+      severity: 'error',
+      from: { path: BELOW_API },
+      to: { path: `${STUDIES}|^orchestrator/api[.]ts$` },
+    },
+    {
+      name: 'nothing-imports-the-command-line',
+      severity: 'error',
+      from: { pathNot: '^orchestrator/cli[.]ts$' },
+      to: { path: COMMANDS },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

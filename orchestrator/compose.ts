@@ -1,0 +1,203 @@
+/**
+ * A compose file from a scenario (DESIGN §3): the same topology the runtimes instantiate, run by
+ * `docker-compose` instead — one service per node plus one `orchestrator` service running
+ * `dcemu run --runtime attached`, on one internal network whose addresses are fixed in the file
+ * (orchestrator/runtime/addresses.ts). Format 2.4, the newest that docker-compose 1.29 reads with `ipv4_address`
+ * and `ipam` (3.x drops neither but is meant for Swarm, which ignores both).
+ *
+ * The scenario reaches the orchestrator inside the file itself: its YAML text is the orchestrator's
+ * `DCEMU_SCENARIO` environment variable (`$` doubled, compose's escape), which `dcemu run
+ * --scenario-env DCEMU_SCENARIO` reads instead of a file; `--set` overrides and the tdf travel on
+ * its command line. So the compose file is the only file a user needs; results land in a host
+ * folder bind-mounted at /results into every service (node logs go to /results/logs).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename, isAbsolute, posix } from 'node:path';
+import { Document } from 'yaml';
+import { RuntimeError, ScenarioError } from './errors.js';
+import { allocateAddresses, CONTROL_PORT, pickSubnet } from './runtime/addresses.js';
+import { NODE_PROCESS_FAULTS } from './runtime/attached.js';
+import { APP_DIR, imageEntry } from './runtime/image.js';
+import { parseScenario } from './scenario/load.js';
+import { resolveScenario } from './scenario/resolve.js';
+
+/** the environment variable that carries the scenario text to the orchestrator service */
+export const SCENARIO_ENV = 'DCEMU_SCENARIO';
+/** where the results folder is mounted in every service */
+const RESULTS_IN_CONTAINER = '/results';
+/** the orchestrator's teardown (reports, results folder) outlasts compose's default 10 s stop grace */
+const ORCHESTRATOR_STOP_GRACE = '60s';
+/** compose project names: lowercase letters, digits, '-' and '_' (docker-compose 1.29) */
+const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+const SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+
+export interface ComposeOptions {
+  /** the scenario file, read and sent as text */
+  scenarioFile: string;
+  /** `--set key=value` overrides, applied here to check them and passed on to the orchestrator */
+  overrides?: string[];
+  tdf?: number;
+  /** the dcemu image tag every service runs */
+  image: string;
+  /** absolute host folder mounted at /results */
+  results: string;
+  /** labels every container and the network (`dcemu=<project>`); default dcemu-<name>-<hash> */
+  project?: string;
+  /** inside 198.18.0.0/15; default a block of 198.19.0.0/16 chosen by the project's hash */
+  subnet?: string;
+  /** `uid:gid` the services run as, so the results belong to the user; null: the image's (root) */
+  user?: string | null;
+}
+
+export interface ComposeFile {
+  /** the compose file, YAML */
+  text: string;
+  project: string;
+  subnet: string;
+  nodes: number;
+  /** timeline entries left out: the attached runtime cannot kill, pause or resume a container */
+  dropped: Array<{ action: string; node: string; at: string }>;
+}
+
+export function composeFile(opts: ComposeOptions): ComposeFile {
+  if (!isAbsolute(opts.results))
+    throw new RuntimeError(`results folder must be absolute, got '${opts.results}'`);
+  let text: string;
+  try {
+    text = readFileSync(opts.scenarioFile, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new ScenarioError(opts.scenarioFile, 0, '', `cannot read scenario file (${code})`);
+  }
+  const overrides = [...(opts.overrides ?? [])];
+  const src = parseScenario(text, opts.scenarioFile, overrides);
+  // node faults need a runtime that owns the node's process: keep the rest of the timeline
+  const raw: Array<Record<string, unknown>> = src.data.timeline ?? [];
+  const kept = raw.filter((e) => !NODE_PROCESS_FAULTS.has(String(e.action)));
+  const dropped = raw
+    .filter((e) => NODE_PROCESS_FAULTS.has(String(e.action)))
+    .map((e) => ({ action: String(e.action), node: String(e.node), at: String(e.at) }));
+  if (dropped.length > 0) overrides.push(`timeline=${JSON.stringify(kept)}`);
+  const scenario = resolveScenario(parseScenario(text, opts.scenarioFile, overrides), { tdf: opts.tdf });
+  const names = scenario.topology.nodes.map((n) => n.name);
+  for (const n of names) {
+    if (!SERVICE_NAME.test(n) || n === 'orchestrator')
+      throw new RuntimeError(`node name '${n}' cannot be a compose service name`);
+  }
+
+  const project = opts.project ?? defaultProject(scenario.name, text, overrides, opts);
+  if (!PROJECT_NAME.test(project))
+    throw new RuntimeError(`project '${project}': use lowercase letters, digits, '-' and '_'`);
+  const addr = allocateAddresses(names, opts.subnet ?? pickSubnet(names.length, project));
+  const user = opts.user === undefined ? currentUser() : opts.user;
+  const common = {
+    image: opts.image,
+    ...(user ? { user } : {}),
+    volumes: [`${composeEscape(opts.results)}:${RESULTS_IN_CONTAINER}`],
+  };
+
+  const services: Record<string, unknown> = {
+    orchestrator: {
+      ...common,
+      command: [
+        posix.join(APP_DIR, 'dist', 'orchestrator', 'cli.js'),
+        'run',
+        basename(opts.scenarioFile),
+        '--scenario-env',
+        SCENARIO_ENV,
+        '--runtime',
+        'attached',
+        '--subnet',
+        addr.subnet,
+        '--out',
+        RESULTS_IN_CONTAINER,
+        // the scenario's time mode; a tdf only for dilated time
+        ...(scenario.sync === 'dilated' ? ['--tdf', String(scenario.tdf)] : ['--sync', 'conservative']),
+        ...overrides.flatMap((o) => ['--set', composeEscape(o)]),
+      ],
+      // compose interpolates ${VAR} in the file: '$$' is a literal '$'
+      environment: { [SCENARIO_ENV]: composeEscape(text) },
+      networks: { fabric: { ipv4_address: addr.orchestrator } },
+      labels: { dcemu: project, 'dcemu.role': 'orchestrator' },
+      stop_grace_period: ORCHESTRATOR_STOP_GRACE,
+    },
+  };
+  for (const node of scenario.topology.nodes) {
+    services[node.name] = {
+      ...common,
+      // the arguments only label the process, as under the process runtime
+      command: [imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
+      environment: {
+        DCEMU_CONTROL: `${addr.orchestrator}:${CONTROL_PORT}`,
+        DCEMU_NODE: node.name,
+      },
+      networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
+      // starts once the orchestrator's container runs; the node retries until it listens (20 s)
+      depends_on: ['orchestrator'],
+      labels: { dcemu: project, 'dcemu.node': node.name, 'dcemu.role': node.role },
+    };
+  }
+
+  // YAML 1.1 rules, as docker-compose's PyYAML reads them: `0:0` must be quoted there (base 60)
+  const doc = new Document(
+    {
+      version: '2.4',
+      services,
+      networks: {
+        fabric: {
+          driver: 'bridge',
+          // the fabric talks only to itself: no route out of 198.18.0.0/15
+          internal: true,
+          labels: { dcemu: project },
+          ipam: { config: [{ subnet: addr.subnet }] },
+        },
+      },
+    },
+    { version: '1.1', aliasDuplicateObjects: false },
+  );
+  const run = `docker-compose -p ${project} -f <this file>`;
+  doc.commentBefore = [
+    ` dcemu compose: '${scenario.name}' from ${opts.scenarioFile}, ${names.length} nodes + orchestrator, ${scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative'}`,
+    ` image ${opts.image}, subnet ${addr.subnet}, results in ${opts.results}`,
+    ` run:   ${run} up --abort-on-container-exit --exit-code-from orchestrator`,
+    ` clean: ${run} down`,
+    ...(dropped.length > 0
+      ? [
+          ` left out of the timeline (compose nodes are not the orchestrator's to kill, pause or resume):`,
+          ` ${dropped.map((d) => `${d.action} ${d.node} at ${d.at}`).join(', ')}`,
+        ]
+      : []),
+  ].join('\n');
+  return {
+    text: doc.toString({ lineWidth: 0, directives: false }),
+    project,
+    subnet: addr.subnet,
+    nodes: names.length,
+    dropped,
+  };
+}
+
+/** compose interpolates `${VAR}` everywhere in the file; `$$` is a literal `$` */
+function composeEscape(s: string): string {
+  return s.replaceAll('$', '$$$$');
+}
+
+/** dcemu-<name>-<8 hex>: the same inputs give the same file, different ones a different project. */
+function defaultProject(name: string, text: string, overrides: string[], opts: ComposeOptions): string {
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'fabric';
+  const h = createHash('sha256')
+    .update([text, ...overrides, String(opts.tdf ?? ''), opts.image, opts.results].join('\0'))
+    .digest('hex');
+  return `dcemu-${slug}-${h.slice(0, 8)}`;
+}
+
+function currentUser(): string | null {
+  return typeof process.getuid === 'function' && typeof process.getgid === 'function'
+    ? `${process.getuid()}:${process.getgid()}`
+    : null;
+}

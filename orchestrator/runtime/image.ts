@@ -1,0 +1,279 @@
+/**
+ * The dcemu container image (DESIGN §3, docker runtime). No registry is reachable, so it is built
+ * `FROM scratch` offline: the Node binary the project runs on with its shared libraries and dynamic
+ * loader at the paths `ldd` names, the built app (dist/, package.json), its production dependencies
+ * (with the libraries their native addons name), data/ (workload CDFs) and examples/. The tag is a
+ * hash of everything that goes in, so the image is rebuilt only when the app changed; `dcemu:latest`
+ * follows the last one ensured. The entrypoint is the Node binary: a runtime passes the entry script
+ * (`imageEntry`).
+ */
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix, relative } from 'node:path';
+import { execa, execaSync } from 'execa';
+import type { NodeKind } from '../../core/messages.js';
+import { nodeEntry, packageRoot } from '../../core/paths.js';
+import { RuntimeError } from '../errors.js';
+
+export const IMAGE_REPO = 'dcemu';
+/** where the package lives inside the image */
+export const APP_DIR = '/app';
+export const NODE_IN_IMAGE = '/usr/local/bin/node';
+/** label every dcemu image carries (containers and networks carry `dcemu=<runId>` instead) */
+export const IMAGE_LABEL = 'dcemu.image';
+
+/**
+ * Production dependencies only the host side needs: the orchestrator drives Docker from the host,
+ * nothing inside a container does, and testcontainers brings ~20 MB of its own dependencies.
+ */
+const HOST_ONLY = new Set(['testcontainers']);
+
+/** The entry script of a node role, as a path inside the image. */
+export function imageEntry(role: NodeKind): string {
+  return posix.join(APP_DIR, ...relative(packageRoot(), nodeEntry(role)).split('/'));
+}
+
+/** One file of the image: where it comes from on this machine, where it goes in the image. */
+interface Entry {
+  src: string;
+  dest: string;
+  exec: boolean;
+}
+
+/**
+ * Makes sure the image of the current build exists and returns its tag (`dcemu:<hash>`), building it
+ * when missing or when `force` is set.
+ */
+export async function ensureImage(
+  opts: { force?: boolean; log?: (s: string) => void } = {},
+): Promise<string> {
+  const log = opts.log ?? (() => {});
+  const root = packageRoot();
+  for (const role of ['host', 'switch', 'arbiter'] as const) {
+    if (!existsSync(nodeEntry(role)))
+      throw new RuntimeError(`no built app: ${nodeEntry(role)} is missing; run 'npm run build' first`);
+  }
+  const entries = imageEntries(root);
+  const dockerfile = dockerfileText();
+  const hash = hashEntries(entries, dockerfile);
+  const tag = `${IMAGE_REPO}:${hash}`;
+  if (!opts.force && (await imageExists(tag))) {
+    await docker(['tag', tag, `${IMAGE_REPO}:latest`]);
+    log(`image ${tag} is up to date`);
+    return tag;
+  }
+  const ctx = mkdtempSync(join(tmpdir(), 'dcemu-image-'));
+  try {
+    const t0 = Date.now();
+    log(`building image ${tag} from ${entries.length} files ...`);
+    for (const e of entries) {
+      const to = join(ctx, 'rootfs', e.dest);
+      mkdirSync(dirname(to), { recursive: true });
+      copyFileSync(e.src, to);
+    }
+    writeFileSync(join(ctx, 'Dockerfile'), dockerfile);
+    await docker([
+      'build',
+      '--label',
+      `${IMAGE_LABEL}=1`,
+      '--label',
+      `dcemu.hash=${hash}`,
+      '-t',
+      tag,
+      '-t',
+      `${IMAGE_REPO}:latest`,
+      ctx,
+    ]);
+    log(`image ${tag} built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
+  return tag;
+}
+
+function dockerfileText(): string {
+  return `FROM scratch\nCOPY rootfs/ /\nWORKDIR ${APP_DIR}\nENTRYPOINT ["${NODE_IN_IMAGE}"]\n`;
+}
+
+/** Everything that goes into the image, sorted by destination. */
+function imageEntries(root: string): Entry[] {
+  const entries: Entry[] = [];
+  const node = nodeBinary(root);
+  entries.push({ src: node, dest: NODE_IN_IMAGE, exec: true });
+  for (const lib of sharedLibraries(node)) entries.push({ src: realpathSync(lib), dest: lib, exec: true });
+  const app = (rel: string): string => posix.join(APP_DIR, ...rel.split('/'));
+  entries.push({ src: join(root, 'package.json'), dest: app('package.json'), exec: false });
+  for (const dir of ['dist', 'data', 'examples']) {
+    for (const f of walk(join(root, dir))) entries.push({ ...f, dest: app(relative(root, f.src)) });
+  }
+  for (const pkg of productionPackages(root)) {
+    for (const f of walk(pkg, true)) {
+      entries.push({ ...f, dest: app(relative(root, f.src)) });
+      if (f.src.endsWith('.node'))
+        for (const lib of addonLibraries(f.src))
+          entries.push({ src: realpathSync(lib), dest: lib, exec: true });
+    }
+  }
+  // files reached through a symlink are copied as the file they point to
+  for (const e of entries) e.src = realpathSync(e.src);
+  const seen = new Set<string>();
+  return entries
+    .filter((e) => !seen.has(e.dest) && seen.add(e.dest))
+    .sort((a, b) => (a.dest < b.dest ? -1 : 1));
+}
+
+/**
+ * The Node binary to put in the image: the pinned Node of the project (the platform package
+ * `node-<os>-<cpu>` that `node_modules/.bin/node` links to), which is what the npm scripts and so
+ * `process.execPath` run on; else the binary running this code.
+ */
+function nodeBinary(root: string): string {
+  const pinned = join(root, 'node_modules', '.bin', 'node');
+  return realpathSync(existsSync(pinned) ? pinned : process.execPath);
+}
+
+/** The shared libraries and dynamic loader of an ELF binary, by the paths the loader looks at. */
+function sharedLibraries(binary: string): string[] {
+  let out: string;
+  try {
+    out = execFileText('ldd', [binary]);
+  } catch (err) {
+    if (/not a dynamic executable/.test(String((err as { stderr?: string }).stderr ?? err))) return [];
+    throw new RuntimeError(
+      `cannot list the shared libraries of ${binary} with ldd: ${(err as Error).message}`,
+    );
+  }
+  const libs: string[] = [];
+  for (const line of out.split('\n')) {
+    // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+    const m = /(?:=>\s*)?(\/\S+)\s+\(0x[0-9a-f]+\)/.exec(line);
+    if (m) libs.push(m[1]);
+    else if (/=>\s*not found/.test(line))
+      throw new RuntimeError(`${binary} needs a library this machine lacks: ${line.trim()}`);
+  }
+  return libs;
+}
+
+/**
+ * The libraries a native addon needs beyond Node's (resvg's names librt). An addon this machine's
+ * loader cannot read (a musl build beside the glibc one) is not loaded here either: it needs none.
+ */
+function addonLibraries(addon: string): string[] {
+  try {
+    return sharedLibraries(addon);
+  } catch {
+    return [];
+  }
+}
+
+function execFileText(cmd: string, args: string[]): string {
+  // synchronous on purpose: image assembly is a short, sequential step
+  return execaSync(cmd, args).stdout;
+}
+
+/**
+ * The package directories of the production dependency closure, found the way Node resolves them:
+ * a package's dependency is in the nearest `node_modules/<name>` at or above it. Optional
+ * dependencies that are not installed (msgpackr's native addon on some machines) are skipped.
+ */
+function productionPackages(root: string): string[] {
+  const manifest = (dir: string): Record<string, Record<string, string> | undefined> =>
+    JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const found = new Set<string>();
+  const visit = (fromDir: string, deps: string[], optional: Set<string>): void => {
+    for (const name of deps) {
+      const dir = locate(root, fromDir, name);
+      if (!dir) {
+        if (optional.has(name)) continue;
+        throw new RuntimeError(
+          `production dependency '${name}' (needed by ${relative(root, fromDir) || 'dcemu'}) is not installed; run 'npm install'`,
+        );
+      }
+      if (found.has(dir)) continue;
+      found.add(dir);
+      const m = manifest(dir);
+      const opt = Object.keys(m.optionalDependencies ?? {});
+      visit(dir, [...Object.keys(m.dependencies ?? {}), ...opt], new Set(opt));
+    }
+  };
+  const top = manifest(root);
+  const opt = Object.keys(top.optionalDependencies ?? {});
+  visit(
+    root,
+    [...Object.keys(top.dependencies ?? {}).filter((d) => !HOST_ONLY.has(d)), ...opt],
+    new Set(opt),
+  );
+  return [...found].sort();
+}
+
+function locate(root: string, fromDir: string, name: string): string | null {
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dir === root || dirname(dir) === dir) return null;
+  }
+}
+
+/**
+ * Files under `dir`, following symlinks to files. A package's own `node_modules` is left out
+ * (`skipNested`): the packages in it that are needed are in the closure themselves.
+ */
+function walk(dir: string, skipNested = false): Array<{ src: string; exec: boolean }> {
+  const files: Array<{ src: string; exec: boolean }> = [];
+  const visit = (d: string, top: boolean): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (top && skipNested && e.name === 'node_modules') continue;
+      if (e.name === '.bin') continue;
+      const st = e.isSymbolicLink() ? statSync(p, { throwIfNoEntry: false }) : null;
+      if (e.isDirectory()) visit(p, false);
+      else if (e.isFile() || st?.isFile()) files.push({ src: p, exec: (statSync(p).mode & 0o111) !== 0 });
+    }
+  };
+  visit(dir, true);
+  return files;
+}
+
+/** sha256 over destinations, modes and contents: the image's identity (12 hex digits in the tag). */
+function hashEntries(entries: Entry[], dockerfile: string): string {
+  const h = createHash('sha256');
+  h.update(dockerfile);
+  for (const e of entries) {
+    h.update(`\0${e.dest}\0${e.exec ? 'x' : '-'}\0`);
+    h.update(readFileSync(e.src));
+  }
+  return h.digest('hex').slice(0, 12);
+}
+
+async function imageExists(tag: string): Promise<boolean> {
+  const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', tag], { reject: false });
+  if (r.exitCode === 0) return true;
+  if (/no such image/i.test(r.stderr)) return false;
+  throw dockerError(['image', 'inspect', tag], r.stderr, r.failed && r.exitCode === undefined);
+}
+
+async function docker(args: string[]): Promise<void> {
+  const r = await execa('docker', args, { reject: false, all: true });
+  if (r.exitCode !== 0) throw dockerError(args, r.all ?? '', r.exitCode === undefined);
+}
+
+function dockerError(args: string[], output: string, notFound: boolean): RuntimeError {
+  if (notFound) return new RuntimeError(`the docker command is not installed (needed to build the image)`);
+  const lines = output.trim().split('\n').filter(Boolean);
+  const last = lines.at(-1) ?? 'no output';
+  if (/cannot connect to the docker daemon|is the docker daemon running|connect: no such file/i.test(output))
+    return new RuntimeError(`no Docker daemon answers (${last.trim()})`);
+  return new RuntimeError(`docker ${args[0]} failed: ${last.trim()}`);
+}

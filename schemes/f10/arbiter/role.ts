@@ -1,0 +1,263 @@
+/**
+ * The F10 controller as a process on the fabric (F10 §5.3, §6; PortLand's fabric manager for the
+ * baseline): an arbiter with one control link to every switch. It hears failure, recovery and traffic
+ * reports as control frames and answers with control frames, so both ways pay the links' latency and
+ * see their faults. Its timers run on its own scheduler, so in conservative mode every epoch happens
+ * at its exact virtual time. `f10`: every epoch it reinstalls links that stayed up long enough, places
+ * the predictable ToR pairs and hands out weighted-ECMP residuals. `portland`: a reaction delay after
+ * a failure report it recomputes every switch's routes around the failures and installs them.
+ */
+
+import type { Frame } from '../../../core/frame.js';
+import { FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
+import type { NodeContext, Role } from '../../../core/node-runtime.js';
+import type { Timer } from '../../../core/scheduler.js';
+import type { Topology, TopoNode } from '../../../topology/types.js';
+import type { F10DetectorConfig } from '../config.js';
+import { type F10Command, isF10Report } from '../control.js';
+import { F10Controller } from './controller.js';
+
+/** The controller's timing, as the scenario sets it (`scheme.controller`). */
+export interface F10ControllerTiming {
+  /** how often the controller rebalances (F10 §5.3) */
+  epochNs: number;
+  /** how long a recovered link must stay up before it is used again */
+  stableNs: number;
+  /** portland: delay from a failure report to the recomputed routes */
+  reactionDelayNs: number;
+  /** how often ToRs report their traffic (the traffic history's period) */
+  reportNs: number;
+  /** a ToR pair is predictable when within this fraction of its recent mean (MicroTE: 0.2) */
+  predictableDelta: number;
+}
+
+/** The controller's node config (its `scheme.config`). */
+export interface F10ArbiterConfig extends F10ControllerTiming {
+  mode: 'f10' | 'portland';
+  /** the detector its control links speak, as the switches at their other ends do */
+  detector: F10DetectorConfig;
+  /** the fabric without arbiters: what the controller schedules over */
+  topology: Topology;
+  /** per control port of the arbiter: the switch at its other end */
+  switches: string[];
+}
+
+/** The controller's report section. */
+export interface F10ArbiterSection {
+  epochs: number;
+  commandsSent: number;
+  reportsHeard: number;
+  /** control frames that did not parse as a switch's report */
+  unknownFrames: number;
+}
+
+export class F10Arbiter implements Role {
+  private readonly cfg: F10ArbiterConfig;
+  private readonly controller: F10Controller;
+  private readonly portOf = new Map<string, number>();
+  private readonly torName = new Map<number, string>();
+  private readonly torLoc = new Map<string, number>();
+  private readonly byName = new Map<string, TopoNode>();
+  /** per switch: the routes last sent (baseline), and their key */
+  private readonly lastRoutes = new Map<string, { key: string; list: Array<[number, number[]]> }>();
+  private epochTimer: Timer | null = null;
+  private routesTimer: Timer | null = null;
+  private readonly stats: F10ArbiterSection = {
+    epochs: 0,
+    commandsSent: 0,
+    reportsHeard: 0,
+    unknownFrames: 0,
+  };
+
+  constructor(private readonly ctx: NodeContext) {
+    const cfg = ctx.config.scheme?.config as F10ArbiterConfig;
+    this.cfg = cfg;
+    this.controller = new F10Controller(cfg.topology, {
+      epochNs: cfg.reportNs,
+      stableNs: cfg.stableNs,
+      predictableDelta: cfg.predictableDelta,
+    });
+    for (const [port, sw] of cfg.switches.entries()) this.portOf.set(sw, port);
+    for (const n of cfg.topology.nodes) {
+      this.byName.set(n.name, n);
+      if (n.f10?.level === 0) {
+        this.torName.set(n.f10.location, n.name);
+        this.torLoc.set(n.name, n.f10.location);
+      }
+    }
+  }
+
+  start(at: number): void {
+    this.epochTimer = this.ctx.sched.at(at + this.cfg.epochNs, this.tick);
+  }
+
+  private readonly tick = (now: number): void => {
+    this.epochTimer = this.ctx.sched.at(now + this.cfg.epochNs, this.tick);
+    this.epoch(now);
+  };
+
+  onFrame(now: number, port: number, frame: Frame): void {
+    const sw = this.cfg.switches[port];
+    const m = frame.x;
+    if (
+      frame.t !== FrameType.Control ||
+      sw === undefined ||
+      !isF10Report(m, this.byName.get(sw)?.ports.length ?? 0)
+    ) {
+      this.stats.unknownFrames++;
+      return;
+    }
+    this.stats.reportsHeard++;
+    if (m.f10 === 'traffic') {
+      const bytes: Record<string, number> = {};
+      for (const [loc, n] of m.bytes) {
+        const name = this.torName.get(loc);
+        if (name !== undefined) bytes[name] = n;
+      }
+      this.controller.traffic(sw, bytes, now);
+      return;
+    }
+    if (m.f10 === 'state') {
+      this.state(sw, new Set(m.down), now);
+      return;
+    }
+    const peer = this.byName.get(sw)?.ports[m.port]?.peer;
+    if (peer === undefined) return;
+    if (m.f10 === 'down') {
+      this.controller.linkDown(sw, peer, now);
+      if (this.cfg.mode === 'portland') this.scheduleRoutes(now);
+    } else {
+      this.controller.linkUp(sw, peer, now);
+    }
+  }
+
+  /**
+   * A switch's periodic state: a link it holds down that the controller still uses, or one it holds
+   * up that the controller has as down, means a `down` or `up` report was lost; act as on that report.
+   */
+  private state(sw: string, down: Set<number>, now: number): void {
+    const node = this.byName.get(sw);
+    if (!node) return;
+    for (const p of node.ports) {
+      const peer = this.byName.get(p.peer);
+      if (!peer || peer.role === 'arbiter') continue;
+      const used = this.controller.usable(sw, p.peer);
+      if (down.has(p.index) && used) {
+        this.controller.linkDown(sw, p.peer, now);
+        if (this.cfg.mode === 'portland') this.scheduleRoutes(now);
+      } else if (!down.has(p.index) && this.controller.isDown(sw, p.peer)) {
+        this.controller.linkUp(sw, p.peer, now);
+      }
+    }
+  }
+
+  private send(sw: string, c: F10Command, now: number): void {
+    const port = this.portOf.get(sw);
+    if (port === undefined) return;
+    const entries =
+      c.kind === 'weights'
+        ? (c.weights?.length ?? 0)
+        : c.kind === 'scheduled'
+          ? c.entries.length
+          : c.kind === 'routes'
+            ? c.routes.length
+            : 0;
+    const frame = makeFrame({
+      t: FrameType.Control,
+      s: this.ctx.config.id,
+      d: -1,
+      z: WireSize.Small + 8 * entries + (c.kind === 'installed' ? 2 * c.ports.length : 0),
+      p: Priority.Control,
+      x: c,
+    });
+    if (this.ctx.ports[port].send(frame, now)) this.stats.commandsSent++;
+  }
+
+  /** portland: routes are recomputed once per reaction delay, however many reports arrive in it */
+  private scheduleRoutes(now: number): void {
+    if (this.routesTimer !== null) return;
+    this.routesTimer = this.ctx.sched.at(now + this.cfg.reactionDelayNs, (t) => {
+      this.routesTimer = null;
+      this.installRoutes(t);
+    });
+  }
+
+  private installRoutes(now: number): void {
+    const routes = this.controller.routes(now);
+    let changed = 0;
+    for (const sw of this.cfg.switches) {
+      const mine = routes[sw] ?? {};
+      const list: Array<[number, number[]]> = Object.entries(mine).map(([tor, ports]) => [
+        this.torLoc.get(tor)!,
+        ports,
+      ]);
+      const key = JSON.stringify(list);
+      if (this.lastRoutes.get(sw)?.key === key) continue;
+      this.lastRoutes.set(sw, { key, list });
+      this.send(sw, { kind: 'routes', routes: list }, now);
+      changed++;
+    }
+    this.ctx.emit('portland-routes', now, { switches: changed });
+  }
+
+  private epoch(now: number): void {
+    this.stats.epochs++;
+    const back = this.controller.reinstall(now);
+    for (const { a, b } of back) {
+      for (const [x, y] of [
+        [a, b],
+        [b, a],
+      ]) {
+        const node = this.byName.get(x);
+        if (node?.role !== 'switch') continue;
+        for (const p of node.ports) if (p.peer === y) this.send(x, { kind: 'reinstall', port: p.index }, now);
+      }
+      this.ctx.emit('f10-link-reinstalled', now, { link: [a, b] });
+    }
+    // every epoch the switches hear the controller's state again, so a lost command is made good
+    for (const sw of this.cfg.switches) {
+      const node = this.byName.get(sw);
+      const ports = node?.ports.filter((p) => this.controller.usable(sw, p.peer)).map((p) => p.index) ?? [];
+      this.send(sw, { kind: 'installed', ports }, now);
+    }
+    if (this.cfg.mode === 'portland') {
+      if (back.length > 0) this.installRoutes(now);
+      else for (const [sw, r] of this.lastRoutes) this.send(sw, { kind: 'routes', routes: r.list }, now);
+      return;
+    }
+    const plan = this.controller.epoch(now);
+    const perSwitch = new Map<string, Array<[number, number, number]>>();
+    for (const h of plan.scheduled) {
+      const list = perSwitch.get(h.switch) ?? [];
+      list.push([this.torLoc.get(h.srcTor)!, this.torLoc.get(h.dstTor)!, h.port]);
+      perSwitch.set(h.switch, list);
+    }
+    for (const sw of this.cfg.switches) {
+      this.send(sw, { kind: 'weights', weights: plan.weights[sw] ?? null }, now);
+      this.send(sw, { kind: 'scheduled', entries: perSwitch.get(sw) ?? [] }, now);
+    }
+    this.ctx.emit('f10-rebalance', now, { placed: plan.placed, unplaced: plan.unplaced });
+  }
+
+  portDown(): void {}
+
+  portUp(): void {}
+
+  progress(): { flowsDone: number; flowsStarted: number } {
+    return { flowsDone: 0, flowsStarted: 0 };
+  }
+
+  report() {
+    const m = this.ctx.metrics;
+    m.inc('f10Epochs', this.stats.epochs);
+    m.inc('f10CommandsSent', this.stats.commandsSent);
+    m.inc('f10ReportsHeard', this.stats.reportsHeard);
+    m.inc('f10UnknownFrames', this.stats.unknownFrames);
+    return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
+  }
+
+  stop(): void {
+    this.ctx.sched.cancel(this.epochTimer);
+    this.ctx.sched.cancel(this.routesTimer);
+  }
+}

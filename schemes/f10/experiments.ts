@@ -1,0 +1,314 @@
+/**
+ * F10's evaluation (F10 §7.3–7.4) as commands: `dcemu experiment f10-fig8` and `f10-fig6`.
+ *
+ * fig8: for each seed, one workload and one failure trace drawn from the scenario's `chaos:` model
+ * (Gill et al.'s log-normal times between failures and to repair, F10 §7.2) is run on F10 (an AB
+ * FatTree, every mechanism), on F10 without congestion pushback, and on the PortLand-style baseline
+ * (a standard FatTree). The traces are the same: drawn once on the AB tree, a switch fault keeps its
+ * name and a link fault becomes the link on the same port of the same upper switch in the other tree
+ * (the trees differ only in which lower switch a core's port reaches). The per-interval congestion
+ * loss rate (drops / frames offered, F10 §7.4's 500 µs intervals) of every run is pooled per variant
+ * into a CDF plot and a table. (Links named in the scenario's own timeline are not carried over.)
+ *
+ * fig6: the scenario's own timeline (one failure) on F10 and on the baseline, with fine loss
+ * intervals: losses over time around the failure, by cause, and how long each took to recover.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { formatNs } from '../../core/time.js';
+import { prepareChaos, timelineScenario } from '../../orchestrator/chaos/index.js';
+import { type DrawnEntry, drawFaults } from '../../orchestrator/chaos/model.js';
+import { RuntimeError } from '../../orchestrator/errors.js';
+import { runForSummary } from '../../orchestrator/experiments.js';
+import { writePlots } from '../../orchestrator/plots/render.js';
+import { frame } from '../../orchestrator/plots/style.js';
+import { cdf } from '../../orchestrator/plots/thin.js';
+import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
+import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
+import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import type { Topology } from '../../topology/types.js';
+import { type F10Summary, intervalRates, rateStats } from './orchestrator/summary.js';
+
+interface Variant {
+  name: string;
+  set: string[];
+}
+
+/** the `--set` lines for variant `v`: F10's own settings do not reach the baseline */
+const setsFor = (set: string[], v: Variant): string[] => [
+  ...(v.set.includes('scheme.kind=portland')
+    ? set.filter((x) => !/^scheme\.(congestion|pushback)\b/.test(x))
+    : set),
+  ...v.set,
+];
+
+const FIG8_VARIANTS: Variant[] = [
+  { name: 'f10', set: ['scheme.kind=f10', 'topology.variant=ab'] },
+  {
+    name: 'f10-no-congestion-pushback',
+    set: ['scheme.kind=f10', 'topology.variant=ab', 'scheme.congestion=false'],
+  },
+  { name: 'portland', set: ['scheme.kind=portland', 'topology.variant=standard'] },
+];
+
+const FIG6_VARIANTS: Variant[] = [FIG8_VARIANTS[0], FIG8_VARIANTS[2]];
+
+interface RunResult {
+  variant: string;
+  seed: number;
+  dir: string;
+  faults: number;
+  f10: F10Summary;
+  rates: number[];
+}
+
+/** Runs one scenario file to its end into `dir` and returns its `summary.f10`. */
+async function runOne(file: string, dir: string, signal?: AbortSignal): Promise<F10Summary | null> {
+  const summary = await runForSummary(file, dir, {}, signal);
+  if (summary === null) return null;
+  const f10 = (summary as unknown as { f10?: F10Summary }).f10;
+  if (!f10) throw new RuntimeError(`${file}: the run has no summary.f10: its scheme is not f10 or portland`);
+  return f10;
+}
+
+/**
+ * `e` moved from tree `from` to tree `to`: a link is named by its upper switch and that switch's port,
+ * the same slot in an AB and a standard FatTree (the trees differ only in which lower switch a port
+ * reaches); a switch keeps its name.
+ */
+function translate(e: DrawnEntry, from: Topology, to: Topology): DrawnEntry {
+  if (!e.link) return e;
+  const node = (t: Topology, name: string) => t.nodes.find((n) => n.name === name);
+  const [a, b] = e.link;
+  const na = node(from, a);
+  const nb = node(from, b);
+  const [upper, lower] = (na?.f10?.level ?? -1) >= (nb?.f10?.level ?? -1) ? [a, b] : [b, a];
+  const port = node(from, upper)?.ports.find((p) => p.peer === lower)?.index;
+  const peer = port === undefined ? undefined : node(to, upper)?.ports[port]?.peer;
+  if (peer === undefined) throw new RuntimeError(`cannot find the link ${a}--${b} in the other tree`);
+  return { ...e, link: [upper, peer] };
+}
+
+/** One seed's failure trace, drawn on the first variant's tree and moved onto every variant's. */
+function traces(file: string, set: string[], variants: Variant[], seed: number) {
+  const prepared = variants.map((v) => {
+    const s = setsFor(set, v);
+    return { v, s, p: prepareChaos(file, s), topo: resolveScenario(loadScenarioFile(file, s)).topology };
+  });
+  const first = prepared[0];
+  const drawn = drawFaults(first.p.model, seed, first.p.endNs, first.p.killed);
+  return prepared.map((x) => ({ ...x, entries: drawn.map((e) => translate(e, first.topo, x.topo)) }));
+}
+
+const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(3)}%`);
+
+export async function runFig8(opts: ExperimentOptions): Promise<string> {
+  const { file, out, say } = opts;
+  const set = opts.set ?? [];
+  mkdirSync(out, { recursive: true });
+  const results: RunResult[] = [];
+  for (let i = 0; i < opts.seeds && !opts.signal?.aborted; i++) {
+    const seed = opts.seed + i;
+    for (const t of traces(file, set, FIG8_VARIANTS, seed)) {
+      if (opts.signal?.aborted) break;
+      const dir = join(out, `seed-${seed}`, t.v.name);
+      mkdirSync(dir, { recursive: true });
+      const scenario = join(dir, 'scenario.yaml');
+      const faults = new Set(t.entries.map((e) => e.fault)).size;
+      writeFileSync(
+        scenario,
+        timelineScenario(
+          t.p,
+          t.s,
+          t.entries,
+          ` dcemu experiment f10-fig8: ${t.v.name}, seed ${seed} of ${file}: ${faults} failures drawn from its chaos: section`,
+        ),
+      );
+      say(`f10-fig8: seed ${seed}, ${t.v.name}: ${faults} failures`);
+      const f10 = await runOne(scenario, dir, opts.signal);
+      if (f10 === null) break;
+      const rates = intervalRates(f10.intervals.congestionDrops, f10.intervals.offered);
+      results.push({ variant: t.v.name, seed, dir, faults, f10, rates });
+    }
+  }
+  const byVariant = FIG8_VARIANTS.map((v) => {
+    const runs = results.filter((r) => r.variant === v.name);
+    const rates = runs.flatMap((r) => r.rates);
+    const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
+    const offered = runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0);
+    return { variant: v.name, runs: runs.length, drops, offered, ...rateStats(rates), rates };
+  });
+  const [f10, , portland] = byVariant;
+  const ratio = (a: number | null, b: number | null): number | null =>
+    a === null || b === null ? null : a === 0 ? (b === 0 ? 1 : Number.POSITIVE_INFINITY) : b / a;
+  const report = {
+    scenario: file,
+    seeds: [...new Set(results.map((r) => r.seed))],
+    intervalNs: results[0]?.f10.intervals.intervalNs ?? null,
+    variants: byVariant.map(({ rates: _r, ...v }) => v),
+    portlandOverF10: {
+      mean: ratio(f10.mean, portland.mean),
+      total: ratio(f10.drops / Math.max(1, f10.offered), portland.drops / Math.max(1, portland.offered)),
+    },
+    runs: results.map((r) => ({
+      variant: r.variant,
+      seed: r.seed,
+      faults: r.faults,
+      dir: relative(out, r.dir),
+      congestionLoss: r.f10.congestionLoss,
+      congestionPushback: r.f10.congestionPushback,
+      lost: r.f10.lost,
+    })),
+  };
+  writeFileSync(join(out, 'fig8.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const interval = report.intervalNs === null ? '-' : formatNs(report.intervalNs);
+  const times = (x: number | null) =>
+    x === null ? '-' : Number.isFinite(x) ? `${x.toFixed(1)}×` : 'F10 lost nothing';
+  const lines = [
+    `# F10 figure 8: congestion loss per ${interval} interval`,
+    '',
+    `${file}, seeds ${report.seeds.join(', ')}; the same workload and failure trace per seed on every variant.`,
+    'Loss rate of an interval: data frames dropped on full buffers / data frames hosts offered in it.',
+    '',
+    '| variant | runs | intervals | with no loss | p50 | p75 | p90 | p99 | mean | frames dropped / offered |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...byVariant.map(
+      (v) =>
+        `| ${v.variant} | ${v.runs} | ${v.intervals} | ${v.intervals > 0 ? ((100 * v.zero) / v.intervals).toFixed(0) : '-'}% | ${pct(v.p50)} | ${pct(v.p75)} | ${pct(v.p90)} | ${pct(v.p99)} | ${pct(v.mean)} | ${v.drops} / ${v.offered} |`,
+    ),
+    '',
+    `PortLand's congestion loss over F10's: mean per interval ${times(report.portlandOverF10.mean)}, overall ${times(report.portlandOverF10.total)} (the paper: 7.6×).`,
+    '',
+    '| seed | failures | ' + FIG8_VARIANTS.map((v) => `${v.name} mean / p50`).join(' | ') + ' |',
+    `| --- | --- | ${FIG8_VARIANTS.map(() => '---').join(' | ')} |`,
+    ...report.seeds.map((seed) => {
+      const rs = FIG8_VARIANTS.map((v) => results.find((r) => r.seed === seed && r.variant === v.name));
+      return `| ${seed} | ${rs[0]?.faults ?? '-'} | ${rs.map((r) => (r ? `${pct(r.f10.congestionLoss.mean)} / ${pct(r.f10.congestionLoss.p50)}` : '-')).join(' | ')} |`;
+    }),
+  ];
+  const md = `${lines.join('\n')}\n`;
+  writeFileSync(join(out, 'fig8.md'), md);
+  const values = byVariant.flatMap((v) =>
+    cdf(v.rates.map((r) => r * 100)).map((pt) => ({ variant: v.variant, loss: pt.x, p: pt.p })),
+  );
+  const plotted = await writePlots(out, [
+    {
+      name: 'fig8-congestion-loss-cdf',
+      spec: {
+        ...frame(`Congestion loss per ${interval} interval (F10 figure 8)`, 560, 320),
+        data: { values },
+        mark: { type: 'line', interpolate: 'step-after' },
+        encoding: {
+          x: { field: 'loss', type: 'quantitative', title: 'congestion loss rate in the interval (%)' },
+          y: { field: 'p', type: 'quantitative', title: 'CDF of intervals', scale: { domain: [0, 1] } },
+          color: { field: 'variant', type: 'nominal', sort: FIG8_VARIANTS.map((v) => v.name) },
+        },
+      },
+    },
+  ]);
+  for (const p of plotted.problems) say(`warning: ${p}`);
+  return md;
+}
+
+export async function runFig6(opts: ExperimentOptions): Promise<string> {
+  const { file, out, say } = opts;
+  const set = opts.set ?? [];
+  mkdirSync(out, { recursive: true });
+  const rows: Array<{ variant: string; t: number; cause: string; frames: number }> = [];
+  const lines: string[] = [];
+  const summaries: Record<string, F10Summary> = {};
+  for (const v of FIG6_VARIANTS) {
+    if (opts.signal?.aborted) break;
+    const dir = join(out, v.name);
+    mkdirSync(dir, { recursive: true });
+    const s = setsFor(set, v);
+    const scenario = join(dir, 'scenario.yaml');
+    writeFileSync(
+      scenario,
+      timelineScenario(
+        { text: readFileSync(file, 'utf8'), file },
+        s,
+        [],
+        ` dcemu experiment f10-fig6: ${v.name} of ${file}`,
+      ),
+    );
+    say(`f10-fig6: ${v.name}`);
+    const f10 = await runOne(scenario, dir, opts.signal);
+    if (f10 === null) break;
+    summaries[v.name] = f10;
+    const iv = f10.intervals;
+    // frames lost at a failure before it was detected go in the interval it struck
+    const before = iv.offered.map(() => 0);
+    for (const f of f10.failures) {
+      const i = Math.min(before.length - 1, Math.floor(f.t / iv.intervalNs));
+      if (i >= 0) before[i] += f.lostBeforeDetection;
+    }
+    for (let i = 0; i < iv.offered.length; i++) {
+      const t = (i * iv.intervalNs) / 1e6;
+      rows.push({
+        variant: v.name,
+        t,
+        cause: 'failure',
+        frames: before[i] + iv.noRoute[i] + iv.intoDeadPort[i],
+      });
+      rows.push({ variant: v.name, t, cause: 'congestion', frames: iv.congestionDrops[i] });
+    }
+    for (const [k, f] of f10.failures.entries()) {
+      // recovered: the last interval with loss to the failure (after detection, before the next) ends
+      const until = f10.failures[k + 1]?.t ?? Number.POSITIVE_INFINITY;
+      let last = -1;
+      for (let i = 0; i < iv.offered.length; i++) {
+        const start = i * iv.intervalNs;
+        if (start + iv.intervalNs > f.t && start < until && iv.noRoute[i] + iv.intoDeadPort[i] > 0) last = i;
+      }
+      // F10: rerouted locally and pushback done; the baseline: the controller's routes installed
+      const routed =
+        f10.scheme === 'f10'
+          ? Math.max(f.firstRerouteAt ?? f.detectedAt ?? f.t, f.pushbackCompleteAt ?? f.t)
+          : f.rebalanceAt;
+      const recovered = Math.max(routed ?? f.t, last >= 0 ? (last + 1) * iv.intervalNs : f.t);
+      lines.push(
+        `| ${v.name} | ${f.action} ${f.target} at ${formatNs(f.t)} | ${f.detectionNs === null ? '-' : formatNs(f.detectionNs)} | ${routed === null ? '-' : formatNs(routed - f.t)} | ${formatNs(recovered - f.t)} | ${f.lostBeforeDetection} / ${f.lostAfterDetection} |`,
+      );
+    }
+  }
+  const interval = Object.values(summaries)[0]?.intervals.intervalNs;
+  const md = [
+    `# F10 figure 6: losses over time around a failure (intervals of ${interval ? formatNs(interval) : '-'})`,
+    '',
+    `${file}: its own timeline on F10 (AB FatTree) and on the PortLand-style baseline (standard FatTree).`,
+    "Routed around: F10's local rerouting and pushback done, the baseline's controller routes installed. Recovered: that, and no frame lost to the failure after it (to the end of the last interval losing one).",
+    '',
+    '| variant | failure | detected after | routed around after | recovered after | lost before / after detection |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...lines,
+    '',
+    '| variant | frames lost to failures | to congestion |',
+    '| --- | --- | --- |',
+    ...FIG6_VARIANTS.filter((v) => rows.some((r) => r.variant === v.name)).map((v) => {
+      const sum = (cause: string) =>
+        rows.filter((r) => r.variant === v.name && r.cause === cause).reduce((s, r) => s + r.frames, 0);
+      return `| ${v.name} | ${sum('failure')} | ${sum('congestion')} |`;
+    }),
+  ].join('\n');
+  writeFileSync(join(out, 'fig6.md'), `${md}\n`);
+  writeFileSync(join(out, 'fig6.json'), `${JSON.stringify({ scenario: file, rows }, null, 2)}\n`);
+  const plotted = await writePlots(out, [
+    {
+      name: 'fig6-losses-over-time',
+      spec: {
+        ...frame('Frames lost per interval around the failure (F10 figure 6)', 560, 160),
+        data: { values: rows },
+        mark: { type: 'line', interpolate: 'step-after' },
+        encoding: {
+          x: { field: 't', type: 'quantitative', title: 'virtual time from traffic start (ms)' },
+          y: { field: 'frames', type: 'quantitative', title: 'data frames lost' },
+          color: { field: 'cause', type: 'nominal' },
+          row: { field: 'variant', type: 'nominal', title: null },
+        },
+      },
+    },
+  ]);
+  for (const p of plotted.problems) say(`warning: ${p}`);
+  return `${md}\n`;
+}

@@ -1,0 +1,213 @@
+/**
+ * F10's `scheme:` settings: `f10` runs F10's detector, local rerouting, pushback and epoch controller
+ * on an F10 tree; `portland` is the controller-only baseline F10 is compared with: same detector, but
+ * the switches only report failures and the controller recomputes routes after a reaction delay. The
+ * controller is an arbiter process (`arb0`) with a control link to every switch.
+ */
+
+import { parseDurationNs, parseRateBps } from '../../../core/time.js';
+import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
+import { duration, rate } from '../../../orchestrator/scenario/units.js';
+import type { LinkParams, Topology } from '../../../topology/types.js';
+import type { F10ControllerTiming } from '../arbiter/role.js';
+import type { F10CongestionConfig, F10DetectorConfig } from '../config.js';
+
+const count = { type: 'integer', minimum: 1 };
+
+/** F10's failure detector (§5.4): of the fabric links, or of the control links to the controller. */
+const detectorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    window: duration,
+    keepUp: count,
+    bringUp: count,
+    keepalive: duration,
+    hold: count,
+    maxHold: count,
+  },
+};
+
+/** The `scheme:` properties F10 reads (besides kind). */
+export const f10Properties = {
+  pushback: { type: 'boolean' },
+  /** congestion pushback (F10 §6.2), f10 only: false, or its settings */
+  congestion: {
+    oneOf: [
+      { type: 'boolean' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          window: duration,
+          threshold: { type: 'number', exclusiveMinimum: 0 },
+          shed: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+        },
+      },
+    ],
+  },
+  /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
+  lossInterval: duration,
+  detector: detectorSchema,
+  controller: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      epoch: duration,
+      stable: duration,
+      reactionDelay: duration,
+      report: duration,
+      predictableDelta: { type: 'number', exclusiveMinimum: 0 },
+      /** the detector of the control links (slower than the fabric's: the controller works on epochs) */
+      detector: detectorSchema,
+      /** the control links from the controller to every switch; default: the fabric links' */
+      link: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { rate, delay: duration },
+      },
+    },
+  },
+};
+
+export interface F10Settings extends F10ControllerTiming {
+  kind: 'f10' | 'portland';
+  /** f10: pushback on (default) or off, to study local rerouting alone */
+  pushback: boolean;
+  detector: F10DetectorConfig;
+  /** the detector of the control links between the switches and the controller */
+  controlDetector: F10DetectorConfig;
+  /** f10: congestion pushback (§6.2), null when off */
+  congestion: F10CongestionConfig | null;
+  /** congestion loss is counted per interval of this many virtual ns */
+  lossIntervalNs: number;
+  /** the controller's control links */
+  controlLink: LinkParams;
+  [setting: string]: unknown;
+}
+
+/**
+ * Defaults, and why:
+ * - detector window 10 µs, c = 2, d = 3, keepalive 2.5 µs: four keepalives per window on an idle
+ *   link, so a healthy link clears c with room; a dead one is declared down within two windows
+ *   (≤ 20 µs), inside the ≤ 30 µs F10's prototype reached (§7.1).
+ * - control links: the same detector ten times slower (window 100 µs, keepalive 25 µs). The controller
+ *   acts on epochs of a millisecond, and at the fabric's cadence the control links' keepalives were
+ *   a quarter of all frames of a run.
+ * - epoch 1 ms, report 500 µs: the paper schedules every second on traces of minutes; scaled to runs of
+ *   milliseconds so several epochs fall inside a run.
+ * - stable 2 ms: two epochs up before a recovered link carries traffic again.
+ * - reaction delay 1 ms: PortLand reports 65 ms; 1 ms keeps runs short and is still ~50× F10's
+ *   detection time, so the comparison stays conservative for the baseline.
+ * - congestion window 500 µs, threshold 0.2: the paper keeps 500 ms of statistics against epochs of
+ *   about a second; scaled like the epoch. The 20% LBdelta is the paper's. shed 0.5: a pushed-back
+ *   link keeps half its upstream weight until the next epoch (the paper: "a portion").
+ * - loss interval 500 µs: F10 §7.4 aggregates congestion loss over 500 µs.
+ */
+export const SCHEME_DEFAULTS = {
+  detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
+  controlDetector: { window: '100us', keepUp: 2, bringUp: 3, keepalive: '25us', hold: 1, maxHold: 64 },
+  controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
+  congestion: { window: '500us', threshold: 0.2, shed: 0.5 },
+  lossInterval: '500us',
+} as const;
+
+export function resolveF10(
+  src: ScenarioSource,
+  topo: Topology,
+  kind: string,
+  links: { fabric: LinkParams },
+): F10Settings {
+  const s = src.data.scheme;
+  if (kind !== 'f10' && kind !== 'portland') throw new Error(`resolveF10: kind ${kind}`);
+  if (!topo.f10)
+    throw src.error(['scheme', 'kind'], `scheme ${s.kind} needs an F10 tree: use topology kind f10`);
+  const dur = (path: string[], v: string | number): number => positive(src, path, v, parseDurationNs);
+  const c = { ...SCHEME_DEFAULTS.controller, ...(s.controller ?? {}) };
+  const detector = resolveDetector(src, ['detector'], { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) });
+  const controlDetector = resolveDetector(src, ['controller', 'detector'], {
+    ...SCHEME_DEFAULTS.controlDetector,
+    ...(c.detector ?? {}),
+  });
+  for (const field of ['pushback', 'congestion'])
+    if (s[field] !== undefined && s.kind !== 'f10')
+      throw src.error(['scheme', field], `${field} is part of F10; scheme ${s.kind} has none`);
+  let congestion: F10CongestionConfig | null = null;
+  if (kind === 'f10' && s.congestion !== false) {
+    const g = { ...SCHEME_DEFAULTS.congestion, ...(typeof s.congestion === 'object' ? s.congestion : {}) };
+    congestion = {
+      windowNs: dur(['congestion', 'window'], g.window),
+      threshold: g.threshold,
+      shed: g.shed,
+    };
+  }
+  const link = c.link ?? {};
+  const controlLink: LinkParams = {
+    rateBps:
+      link.rate === undefined
+        ? links.fabric.rateBps
+        : positive(src, ['controller', 'link', 'rate'], link.rate, parseRateBps),
+    propNs: link.delay === undefined ? links.fabric.propNs : dur(['controller', 'link', 'delay'], link.delay),
+  };
+  return {
+    kind,
+    pushback: s.pushback ?? true,
+    detector,
+    controlDetector,
+    congestion,
+    lossIntervalNs: dur(['lossInterval'], s.lossInterval ?? SCHEME_DEFAULTS.lossInterval),
+    epochNs: dur(['controller', 'epoch'], c.epoch),
+    stableNs: dur(['controller', 'stable'], c.stable),
+    reactionDelayNs: dur(['controller', 'reactionDelay'], c.reactionDelay),
+    reportNs: dur(['controller', 'report'], c.report),
+    predictableDelta: c.predictableDelta,
+    controlLink,
+  };
+}
+
+/** A detector section with its defaults filled in, checked; errors name `scheme.<path>.<field>`. */
+function resolveDetector(
+  src: ScenarioSource,
+  path: string[],
+  d: {
+    window: string | number;
+    keepUp: number;
+    bringUp: number;
+    keepalive: string | number;
+    hold: number;
+    maxHold: number;
+  },
+): F10DetectorConfig {
+  const detector: F10DetectorConfig = {
+    windowNs: positive(src, [...path, 'window'], d.window, parseDurationNs),
+    keepUp: d.keepUp,
+    bringUp: d.bringUp,
+    keepaliveNs: positive(src, [...path, 'keepalive'], d.keepalive, parseDurationNs),
+    holdWindows: d.hold,
+    maxHoldWindows: d.maxHold,
+  };
+  if (detector.maxHoldWindows < detector.holdWindows)
+    throw src.error(['scheme', ...path, 'maxHold'], `maxHold must be >= hold (${detector.holdWindows})`);
+  if (detector.keepaliveNs * detector.keepUp >= detector.windowNs)
+    throw src.error(
+      ['scheme', ...path, 'keepalive'],
+      `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
+    );
+  return detector;
+}
+
+/** `v` parsed with its unit, > 0, or an error naming `scheme.<path>` with its line. */
+function positive(
+  src: ScenarioSource,
+  path: string[],
+  v: string | number,
+  parse: (v: string | number) => number,
+): number {
+  try {
+    const n = parse(v);
+    if (!(n > 0)) throw new Error('must be > 0');
+    return n;
+  } catch (err) {
+    throw src.error(['scheme', ...path], (err as Error).message);
+  }
+}

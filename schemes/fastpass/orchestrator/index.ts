@@ -1,0 +1,121 @@
+/**
+ * Fastpass (SIGCOMM'14) as the orchestrator sees it: settings, the arbiters as servers on ToR ports
+ * (`arb0` the primary, `arb1`... secondaries in rank order), each node's config (hosts: timeslot and
+ * FCP timing, their routes to the arbiters; arbiters: the fabric they route), `summary.fastpass` with
+ * its report lines, and the promise chaos runs check: no packet is lost in the qdisc.
+ */
+
+import type { SchemeNodeConfig } from '../../../core/messages.js';
+import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import type { ArbiterSpec } from '../../../orchestrator/topology/arbiter.js';
+import type { Topology, TopoNode } from '../../../topology/types.js';
+import type { FastpassArbiterConfig, FastpassHostConfig } from '../wire.js';
+import { FASTPASS_KIND, notifyBatches } from '../wire.js';
+import {
+  arbiterRacks,
+  arbiterRoutes,
+  type FastpassSettings,
+  fastpassFabric,
+  fastpassProperties,
+  resolveFastpass,
+} from './settings.js';
+import { type FastpassSummary, fastpassRows, summarizeFastpass } from './summary.js';
+
+const fabrics = new WeakMap<Topology, ReturnType<typeof fastpassFabric>>();
+function fabricOf(topo: Topology) {
+  let f = fabrics.get(topo);
+  if (!f) fabrics.set(topo, (f = fastpassFabric(topo)));
+  return f;
+}
+
+export const fastpassDriver: SchemeDriver<FastpassSettings> = {
+  kinds: [FASTPASS_KIND],
+  properties: fastpassProperties,
+  resolve: (src, topo) => resolveFastpass(src, topo),
+
+  arbiters(s: FastpassSettings, topo: Topology): ArbiterSpec[] {
+    const h = topo.nodes.find((n) => n.role === 'host')!;
+    const link = topo.links[h.ports[0].link];
+    return arbiterRacks(topo, s.arbiters).map((tor, i) => ({
+      name: `arb${i}`,
+      links: [{ to: tor, rateBps: link.rateBps, propNs: link.propNs }],
+    }));
+  },
+
+  nodeScheme(s: FastpassSettings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
+    const fabric = fabricOf(topo);
+    if (node.role === 'host') {
+      const config: FastpassHostConfig = {
+        slotNs: s.slotNs,
+        horizonNs: s.horizonNs,
+        arbiters: arbiterRoutes(fabric, node.id),
+        aggregateNs: s.aggregateNs,
+        timeoutNs: s.fcpTimeoutNs,
+        lateNs: s.lateNs,
+        limitBytes: s.qdiscLimitBytes,
+      };
+      return { kind: FASTPASS_KIND, config };
+    }
+    if (node.role === 'arbiter') {
+      const config: FastpassArbiterConfig = {
+        rank: fabric.arbiters.findIndex((a) => a.id === node.id),
+        policy: s.policy,
+        fcpShare: s.fcpShare,
+        slotNs: s.slotNs,
+        horizonNs: s.horizonNs,
+        fabric,
+        watchdogNs: s.watchdogNs,
+        takeoverNs: s.takeoverNs,
+        isolation: s.isolation,
+        notifyBatches: notifyBatches(s),
+      };
+      return { kind: FASTPASS_KIND, config };
+    }
+    return undefined;
+  },
+
+  experiments: [
+    {
+      name: 'fastpass-a',
+      description:
+        'Fastpass §7.1 experiment A: the scenario with Fastpass and with its baseline (scheme.kind=ecmp); the bottleneck queue and the throughput side by side',
+      scenario: 'examples/fastpass.yaml',
+      seeds: 1,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runExperimentA',
+    },
+    {
+      name: 'fastpass-c',
+      description:
+        "Fastpass §7.2 experiment C: the scenario with Fastpass and with its baseline; the senders' throughput standard deviation by how many are active",
+      scenario: 'examples/fastpass-fairness.yaml',
+      seeds: 1,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runExperimentC',
+    },
+  ],
+
+  summaryKey: 'fastpass',
+  summarize: (s, r, totals) => summarizeFastpass(s, r, totals),
+
+  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
+    const f = section as FastpassSummary;
+    return f.qdiscDrops > 0
+      ? [{ invariant: 'fastpass-no-qdisc-drop', detail: `${f.qdiscDrops} packets dropped by a full qdisc` }]
+      : [];
+  },
+
+  reportRows: (section) => fastpassRows(section as FastpassSummary),
+
+  sweepFigures(section: unknown) {
+    const f = section as FastpassSummary;
+    return {
+      fastpass_queue_p50: f.queue?.p50Bytes ?? null,
+      fastpass_queue_p99: f.queue?.p99Bytes ?? null,
+      fastpass_queue_p999: f.queue?.p999Bytes ?? null,
+      fastpass_late: f.timeslots.late,
+      fastpass_alloc_latency_p99: f.allocationLatency.p99Ns,
+      fastpass_fcp_overhead: f.fcp.overhead,
+    };
+  },
+};

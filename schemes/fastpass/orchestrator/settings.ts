@@ -1,0 +1,213 @@
+/**
+ * Fastpass's `scheme:` settings (SIGCOMM'14) and the fabric the arbiter routes, derived from the
+ * topology: racks under spines (a leaf-spine, or one switch) or in the pods of a FatTree, with the arbiters as servers on
+ * ToR ports (§7: "One server is set aside for running the arbiter"). Defaults come from the paper:
+ * 65 µs allocation horizon (§5.1), watchdog every 100 µs and takeover after 1 ms (§5.1), one secondary
+ * ("Our current implementation uses only one secondary"), demands gathered over a few µs (§2).
+ */
+
+import { WireSize } from '../../../core/frame.js';
+import { parseBytes, parseDurationNs } from '../../../core/time.js';
+import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
+import { bytes, duration } from '../../../orchestrator/scenario/units.js';
+import { portToward } from '../../../orchestrator/topology/build.js';
+import type { Topology, TopoNode } from '../../../topology/types.js';
+import { type FastpassFabric, type FastpassHostConfig, planes, routeVia } from '../wire.js';
+
+/** The `scheme:` properties Fastpass reads (besides kind). */
+export const fastpassProperties = {
+  policy: { enum: ['max-min', 'min-fct'] },
+  fcpShare: { type: 'number', minimum: 0, maximum: 0.5 },
+  horizon: duration,
+  arbiters: { type: 'integer', minimum: 1, maximum: 4 },
+  watchdog: duration,
+  takeover: duration,
+  aggregate: duration,
+  fcpTimeout: duration,
+  late: duration,
+  qdiscLimit: bytes,
+  isolation: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      reporters: { type: 'integer', minimum: 1 },
+      window: duration,
+      hold: duration,
+    },
+  },
+};
+
+export interface FastpassSettings {
+  kind: 'fastpass';
+  policy: 'max-min' | 'min-fct';
+  fcpShare: number;
+  slotNs: number;
+  horizonNs: number;
+  arbiters: number;
+  watchdogNs: number;
+  takeoverNs: number;
+  aggregateNs: number;
+  fcpTimeoutNs: number;
+  lateNs: number;
+  qdiscLimitBytes: number;
+  isolation: { reporters: number; windowNs: number; holdNs: number };
+  [setting: string]: unknown;
+}
+
+export const FASTPASS_DEFAULTS = {
+  policy: 'max-min',
+  /**
+   * one timeslot in 40 of every endpoint stays free for the FCP frames on its link, which are not
+   * scheduled: measured here at 1.3-2.6% of the bytes a busy receiver gets (the paper reserves ~1%)
+   */
+  fcpShare: 0.025,
+  horizonNs: 65_000,
+  arbiters: 2,
+  watchdogNs: 100_000,
+  takeoverNs: 1_000_000,
+  aggregateNs: 4_000,
+  /** DESIGN §5: FCP retransmits after ~200 µs */
+  fcpTimeoutNs: 200_000,
+  /** a late allocation or a clock step past a timeslot by more than two timeslots is asked again */
+  lateSlots: 2,
+  /** the qdisc holds up to 16 MB (a host's TCP windows grow unchecked: Fastpass drops nothing, §6.1) */
+  qdiscLimitBytes: 16 << 20,
+  /** a spine is isolated when two endpoints report losses through it within 1 ms, for 10 ms */
+  isolation: { reporters: 2, windowNs: 1_000_000, holdNs: 10_000_000 },
+} as const;
+
+/**
+ * What a topology must be for Fastpass: racks (ToRs with hosts) under spines, one switch, or a k-ary
+ * FatTree (racks in pods; paths assigned hierarchically, §4). An F10 tree's AB wiring is none of them.
+ */
+export function fastpassShape(
+  topo: Topology,
+): { racks: TopoNode[]; spines: TopoNode[]; cores: TopoNode[] } | string {
+  if (topo.kind !== 'leaf-spine' && topo.kind !== 'star' && topo.kind !== 'fat-tree')
+    return `fastpass routes leaf-spine, star and fat-tree topologies, not ${topo.kind}`;
+  const switches = topo.nodes.filter((n) => n.role === 'switch');
+  return {
+    racks: switches.filter((n) => n.tier === 1),
+    spines: switches.filter((n) => n.tier === 2),
+    cores: switches.filter((n) => n.tier === 3),
+  };
+}
+
+export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSettings {
+  const shape = fastpassShape(topo);
+  if (typeof shape === 'string') throw src.error(['topology', 'kind'], shape);
+  const sc = src.data.scheme ?? {};
+  const dur = (key: string, dflt: number, sub?: string): number => {
+    const v = sub === undefined ? sc[key] : sc[key]?.[sub];
+    if (v === undefined) return dflt;
+    const ns = parseDurationNs(v);
+    if (!(ns > 0))
+      throw src.error(sub === undefined ? ['scheme', key] : ['scheme', key, sub], `must be > 0, got ${v}`);
+    return ns;
+  };
+  const hostRate = hostRateBps(topo);
+  const slotNs = Math.ceil((8e9 * WireSize.Mtu) / hostRate);
+  const s: FastpassSettings = {
+    kind: 'fastpass',
+    policy: sc.policy ?? FASTPASS_DEFAULTS.policy,
+    fcpShare: sc.fcpShare ?? FASTPASS_DEFAULTS.fcpShare,
+    slotNs,
+    horizonNs: dur('horizon', FASTPASS_DEFAULTS.horizonNs),
+    arbiters: sc.arbiters ?? FASTPASS_DEFAULTS.arbiters,
+    watchdogNs: dur('watchdog', FASTPASS_DEFAULTS.watchdogNs),
+    takeoverNs: dur('takeover', FASTPASS_DEFAULTS.takeoverNs),
+    aggregateNs: dur('aggregate', FASTPASS_DEFAULTS.aggregateNs),
+    fcpTimeoutNs: dur('fcpTimeout', FASTPASS_DEFAULTS.fcpTimeoutNs),
+    lateNs: dur('late', FASTPASS_DEFAULTS.lateSlots * slotNs),
+    qdiscLimitBytes:
+      sc.qdiscLimit === undefined ? FASTPASS_DEFAULTS.qdiscLimitBytes : parseBytes(sc.qdiscLimit),
+    isolation: {
+      reporters: sc.isolation?.reporters ?? FASTPASS_DEFAULTS.isolation.reporters,
+      windowNs: dur('isolation', FASTPASS_DEFAULTS.isolation.windowNs, 'window'),
+      holdNs: dur('isolation', FASTPASS_DEFAULTS.isolation.holdNs, 'hold'),
+    },
+  };
+  if (s.takeoverNs <= s.horizonNs)
+    throw src.error(
+      ['scheme', 'takeover'],
+      `must exceed the horizon (${s.horizonNs} ns): a new primary must not allocate timeslots the old one may have given (§5.1)`,
+    );
+  if (s.qdiscLimitBytes < WireSize.Mtu)
+    throw src.error(['scheme', 'qdiscLimit'], `must hold one MTU (${WireSize.Mtu} B), got ${sc.qdiscLimit}`);
+  return s;
+}
+
+function hostRateBps(topo: Topology): number {
+  const h = topo.nodes.find((n) => n.role === 'host')!;
+  return topo.links[h.ports[0].link].rateBps;
+}
+
+/** The ToR each arbiter attaches to: the first rack, then the last, then the others (spread over racks). */
+export function arbiterRacks(topo: Topology, count: number): string[] {
+  const shape = fastpassShape(topo) as { racks: TopoNode[] };
+  const racks = shape.racks.map((r) => r.name);
+  const order = racks.length > 1 ? [racks[0], racks[racks.length - 1], ...racks.slice(1, -1)] : racks;
+  return Array.from({ length: count }, (_, i) => order[i % order.length]);
+}
+
+/** The fabric description the arbiters route with, from a topology that includes the arbiters. */
+export function fastpassFabric(topo: Topology): FastpassFabric {
+  const { racks, spines, cores } = fastpassShape(topo) as Exclude<ReturnType<typeof fastpassShape>, string>;
+  const rackOf = new Map(racks.map((r, i) => [r.name, i]));
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const attach = (n: TopoNode) => {
+    const tor = byName.get(n.ports[0].peer)!;
+    return { rack: rackOf.get(tor.name)!, port: portToward(tor, n.name) };
+  };
+  const hosts = topo.nodes.filter((n) => n.role === 'host').map(attach);
+  const hostLink = topo.links[topo.nodes.find((n) => n.role === 'host')!.ports[0].link];
+  const spineLink = spines.length > 0 ? topo.links[spines[0].ports[0].link] : hostLink;
+  const spineFactor = Math.max(1, Math.floor(spineLink.rateBps / hostLink.rateBps));
+  const arbiters = topo.nodes.filter((n) => n.role === 'arbiter').map((a) => ({ id: a.id, ...attach(a) }));
+  if (cores.length === 0)
+    return {
+      hosts,
+      leafUp: racks.map((r) => spines.map((s) => portToward(r, s.name))),
+      spineDown: spines.map((s) => racks.map((r) => portToward(s, r.name))),
+      spineFactor,
+      arbiters,
+    };
+  // a FatTree: pods of racks and aggregation switches, numbered pod-major (topology/fattree.ts)
+  const pods = Math.max(...racks.map((r) => r.pod ?? 0)) + 1;
+  const aggsOf = Array.from({ length: pods }, (_, p) => spines.filter((x) => x.pod === p));
+  const racksOf = Array.from({ length: pods }, (_, p) => racks.filter((x) => x.pod === p));
+  const coresPerAgg = cores.length / aggsOf[0].length;
+  return {
+    hosts,
+    leafUp: racks.map((r) => aggsOf[r.pod ?? 0].map((a) => portToward(r, a.name))),
+    spineDown: [],
+    spineFactor,
+    arbiters,
+    pods: {
+      podOf: racks.map((r) => r.pod ?? 0),
+      rackIndex: racks.map((r) => racksOf[r.pod ?? 0].indexOf(r)),
+      aggDown: aggsOf.map((aggs, p) => aggs.map((a) => racksOf[p].map((r) => portToward(a, r.name)))),
+      aggUp: aggsOf.map((aggs) =>
+        aggs.map((a, i) =>
+          Array.from({ length: coresPerAgg }, (_, c) => portToward(a, cores[i * coresPerAgg + c].name)),
+        ),
+      ),
+      coreDown: cores.map((c, j) =>
+        aggsOf.map((aggs) => portToward(c, aggs[Math.floor(j / coresPerAgg)].name)),
+      ),
+      coresPerAgg,
+    },
+  };
+}
+
+/** A host's FCP routes to every arbiter: one per plane (one inside its rack). */
+export function arbiterRoutes(f: FastpassFabric, host: number): FastpassHostConfig['arbiters'] {
+  const rack = f.hosts[host].rack;
+  return f.arbiters.map((a) => ({
+    id: a.id,
+    routes:
+      a.rack === rack || planes(f) === 0
+        ? [[a.port]]
+        : Array.from({ length: planes(f) }, (_, s) => routeVia(f, rack, a.rack, a.port, s)),
+  }));
+}

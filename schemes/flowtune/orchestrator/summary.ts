@@ -1,0 +1,385 @@
+/**
+ * `summary.flowtune`: what Flowtune is judged on (TR'16 §6). From the allocator: iterations and their
+ * CPU time, rate updates, over-allocation before and after normalization (§6.6). From the hosts:
+ * control bytes against data bytes (§6.4), lapses and the throughput they kept (§2), and the rates
+ * they applied, from which, independently of the allocator:
+ * - convergence per flowlet event (§6.3): the time from a flowlet's start or end at its host until
+ *   every active flow's applied rate is within 10% of its share in the proportional-fair optimum of
+ *   the new flow set (computed here, offline, over the allocator's capacities) and stays there until
+ *   the next event;
+ * - optimality (§6.6, "F-NORM achieves over 99.7% of optimal throughput"): at the end of every
+ *   converged interval, the applied rates' sum over the optimum's.
+ * FCT by size bucket is the run's own `summary.flows.bySize`; the queueing delay is the p99 switch
+ * queue over the host link rate.
+ */
+
+import { Histogram } from '../../../core/histogram.js';
+import { formatNs } from '../../../core/time.js';
+import { quantile, sum } from '../../../orchestrator/schemes/stats.js';
+import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
+import { FabricLinks } from '../arbiter/links.js';
+import { Ned } from '../arbiter/ned.js';
+import type { FlowtuneAllocatorSection } from '../arbiter/role.js';
+import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../host/transport.js';
+import type { FlowtuneFabric } from '../wire.js';
+import type { FlowtuneSettings } from './settings.js';
+
+/** flows within this share of their optimum are converged (§6.3 reads "each get 1/N") */
+export const CONVERGED_WITHIN = 0.1;
+
+export interface FlowtuneConvergence {
+  /** flowlet events at which at least one flow was active after */
+  events: number;
+  converged: number;
+  /** not converged before the next event came (or the run ended) */
+  notConverged: number;
+  p50Ns: number;
+  p99Ns: number;
+  maxNs: number;
+  /** the first 100 events: virtual ns since traffic start, start | end, the flow, flows active after, ns to converge */
+  first: Array<{
+    t: number;
+    event: 'start' | 'end';
+    flow: number;
+    active: number;
+    convergedNs: number | null;
+  }>;
+}
+
+export interface FlowtuneSummary {
+  gamma: number;
+  iterationNs: number;
+  threshold: number;
+  normalize: string;
+  leaseNs: number;
+  /** the allocator died before the run ended (killed, or stopped) and sent no report */
+  allocatorReported: boolean;
+  iterations: number;
+  /** CPU time of one allocator iteration (wall clock, not reproducible), ns */
+  iterationCpu: { p50Ns: number; p99Ns: number };
+  flowlets: number;
+  updates: { messages: number; rates: number; heartbeats: number; resent: number };
+  notifications: { messages: number; resent: number };
+  /** control bytes both ways against the data bytes hosts sent (§6.4: 0.17–1.13% of capacity) */
+  control: { bytes: number; fromHosts: number; fromAllocator: number; dataBytes: number; fraction: number };
+  /** Σ over links of allocation beyond capacity, Gbit/s, over iterations (§6.6, figure 12) */
+  overAllocation: {
+    beforeMaxGbps: number;
+    beforeMeanGbps: number;
+    afterMaxGbps: number;
+    afterMeanGbps: number;
+  };
+  convergence: FlowtuneConvergence;
+  /** applied rates' sum over the offline optimum's, at the end of each converged interval */
+  optimality: { intervals: number; mean: number; min: number } | null;
+  /**
+   * rate lapses: per host, when, the rate allocated then, and the throughput its flows sent on their
+   * own: over the whole lapse, in its first 200 µs, and per 50 µs of its first millisecond
+   */
+  fallbacks: Array<{
+    host: string;
+    start: number;
+    end: number | null;
+    allocatedGbps: number;
+    sentGbps: number;
+    ratio: number;
+    first200usRatio: number;
+    binsGbps: number[];
+  }>;
+  reroutes: number;
+  spineEvents: Array<{ t: number; spine: number; up: boolean }>;
+  /** p99 FCT of completed flowlets by size in frames (§6.5's buckets; summary.flows.bySize has more) */
+  fctP99BySizeNs: Record<string, number>;
+  /** p99 switch queue occupancy and its drain time at the host link rate */
+  queueP99Bytes: number;
+  queueDelayP99Ns: number;
+  unknownFrames: number;
+}
+
+const isHost = (x: unknown): x is FlowtuneHostSection =>
+  typeof x === 'object' && x !== null && (x as { host?: unknown }).host === true;
+const isAllocator = (x: unknown): x is FlowtuneAllocatorSection =>
+  typeof x === 'object' && x !== null && (x as { allocator?: unknown }).allocator === true;
+
+export function summarizeFlowtune(
+  s: FlowtuneSettings,
+  fabric: FlowtuneFabric,
+  r: RunRecord,
+  totals: SummaryTotals,
+): FlowtuneSummary {
+  const hosts: Array<{ name: string; h: FlowtuneHostSection }> = [];
+  let alloc: FlowtuneAllocatorSection | undefined;
+  for (const rep of r.reports) {
+    if (isHost(rep.scheme)) hosts.push({ name: rep.name, h: rep.scheme });
+    else if (isAllocator(rep.scheme)) alloc = rep.scheme;
+  }
+  const t0 = r.trafficStart;
+  const since0 = (t: number) => Math.round(t - t0);
+  const cpu = alloc ? new Histogram() : undefined;
+  if (alloc && cpu) cpu.merge(alloc.iterationCpuNs);
+  const fromHosts = sum(hosts, (x) => x.h.controlBytesOut);
+  const fromAllocator = sum(hosts, (x) => x.h.controlBytesIn);
+  const dataBytes = sum(hosts, (x) => x.h.pacedBytes + x.h.unpacedBytes);
+  const ids = new Map(r.scenario.topology.nodes.map((n) => [n.name, n.id]));
+  const { convergence, optimality } = convergenceOf(
+    s,
+    fabric,
+    hosts.map(({ name, h }) => ({ id: ids.get(name)!, h })),
+    t0,
+  );
+  const lastFinish = Math.max(0, ...r.reports.flatMap((rep) => rep.flows.map((f) => f.finish)));
+  const qh = new Histogram();
+  for (const rep of r.reports)
+    if (rep.queueHist && rep.ports.length > 0 && !isHost(rep.scheme)) qh.merge(rep.queueHist);
+  const hostRate = fabric.hosts[0]?.rateBps ?? 1;
+  const q99 = qh.quantile(0.99);
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    gamma: s.gamma,
+    iterationNs: s.iterationNs,
+    threshold: s.threshold,
+    normalize: s.normalize,
+    leaseNs: s.leaseNs,
+    allocatorReported: alloc !== undefined,
+    iterations: alloc?.iterations ?? 0,
+    iterationCpu: { p50Ns: cpu?.quantile(0.5) ?? 0, p99Ns: cpu?.quantile(0.99) ?? 0 },
+    flowlets: sum(hosts, (x) => x.h.flowlets),
+    updates: {
+      messages: sum(hosts, (x) => x.h.updates),
+      rates: sum(hosts, (x) => x.h.rates),
+      heartbeats: sum(hosts, (x) => x.h.heartbeats),
+      resent: alloc?.resent ?? 0,
+    },
+    notifications: { messages: sum(hosts, (x) => x.h.notifies), resent: sum(hosts, (x) => x.h.resent) },
+    control: {
+      bytes: fromHosts + fromAllocator,
+      fromHosts,
+      fromAllocator,
+      dataBytes,
+      fraction: dataBytes > 0 ? (fromHosts + fromAllocator) / (fromHosts + fromAllocator + dataBytes) : 0,
+    },
+    overAllocation: {
+      beforeMaxGbps: r3(alloc?.overAllocation.beforeMax ?? 0),
+      beforeMeanGbps: r3(alloc?.overAllocation.beforeMean ?? 0),
+      afterMaxGbps: r3(alloc?.overAllocation.afterMax ?? 0),
+      afterMeanGbps: r3(alloc?.overAllocation.afterMean ?? 0),
+    },
+    convergence,
+    optimality,
+    fallbacks: hosts.flatMap(({ name, h }) =>
+      h.fallbacks.map(([start, end, allocated, bytes, last, bins]) => {
+        const span = (last > start ? last : end >= 0 ? end : lastFinish) - start;
+        const sent = span > 0 ? (bytes * 8) / span : 0;
+        const first = (sum(bins.slice(0, 4), (b) => b) * 8) / (4 * LAPSE_BIN_NS);
+        return {
+          first200usRatio: r3(allocated > 0 ? (first * 1e9) / allocated : 0),
+          binsGbps: bins.map((b) => r3((b * 8) / LAPSE_BIN_NS)),
+          host: name,
+          start: since0(start),
+          end: end >= 0 ? since0(end) : null,
+          allocatedGbps: r3(allocated / 1e9),
+          sentGbps: r3(sent),
+          ratio: r3(allocated > 0 ? (sent * 1e9) / allocated : 0),
+        };
+      }),
+    ),
+    reroutes: sum(hosts, (x) => x.h.reroutes),
+    spineEvents: (alloc?.spines ?? []).map(([t, spine, up]) => ({ t: since0(t), spine, up: up === 1 })),
+    fctP99BySizeNs: totals.fctP99BySizeNs,
+    queueP99Bytes: q99,
+    queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
+    unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
+  };
+}
+
+/**
+ * Convergence and optimality from the hosts' applied rates: the flow set changes at every flowlet
+ * start and end (the hosts' own times); paths come from the allocator's log.
+ */
+function convergenceOf(
+  s: FlowtuneSettings,
+  fabric: FlowtuneFabric,
+  hosts: Array<{ id: number; h: FlowtuneHostSection }>,
+  t0: number,
+): { convergence: FlowtuneConvergence; optimality: FlowtuneSummary['optimality'] } {
+  const series = new Map<number, Array<[number, number]>>();
+  for (const { h } of hosts)
+    for (const [t, flow, rate] of h.rateSeries) {
+      let a = series.get(flow);
+      if (!a) series.set(flow, (a = []));
+      a.push([t, rate]);
+    }
+  // [time, start | end, flow, src, dst, spine], in time order (ends first at a tie)
+  const events = hosts.flatMap(({ id, h }) =>
+    h.events.map(([t, k, f, dst, spine]) => [t, k, f, id, dst, spine]),
+  );
+  events.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
+  const links = new FabricLinks(fabric);
+  const ned = new Ned(
+    links.capacityBps.map((c) => (c * (1 - s.threshold)) / 1e9),
+    0.5,
+  );
+  // each flow's series is in time order (one host applies its rates): the first entry after `t`
+  const firstAfter = (a: ReadonlyArray<[number, number]>, t: number): number => {
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[mid][0] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const rateAt = (flow: number, t: number): number => {
+    const a = series.get(flow);
+    const i = a === undefined ? 0 : firstAfter(a, t);
+    return i === 0 ? 0 : a![i - 1][1] / 1e9;
+  };
+  const active = new Set<number>();
+  const times: number[] = [];
+  const first: FlowtuneConvergence['first'] = [];
+  let notConverged = 0;
+  let counted = 0;
+  const shares: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const [t, kind, flow, src, dst, spine] = events[i];
+    if (kind === 0) {
+      active.add(flow);
+      ned.add(flow, links.path(src, dst, spine));
+    } else {
+      if (!active.delete(flow)) continue;
+      ned.remove(flow);
+    }
+    // events of the same instant are one change
+    if (i + 1 < events.length && events[i + 1][0] === t) continue;
+    if (active.size === 0) continue;
+    const opt = optimum(ned);
+    const next = i + 1 < events.length ? events[i + 1][0] : Number.POSITIVE_INFINITY;
+    // every rate change of an active flow in [t, next): when were all within 10%, for good?
+    const changes: Array<[number, number, number]> = [];
+    for (const f of active) {
+      const a = series.get(f) ?? [];
+      for (let j = firstAfter(a, t); j < a.length && a[j][0] < next; j++)
+        changes.push([a[j][0], f, a[j][1] / 1e9]);
+    }
+    changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const cur = new Map<number, number>();
+    let out = 0;
+    const inBand = (f: number, x: number) => Math.abs(x - opt.get(f)!) <= CONVERGED_WITHIN * opt.get(f)!;
+    for (const f of active) {
+      const x = rateAt(f, t);
+      cur.set(f, x);
+      if (!inBand(f, x)) out++;
+    }
+    let since: number | null = out === 0 ? t : null;
+    for (const [tc, f, x] of changes) {
+      const was = inBand(f, cur.get(f)!);
+      cur.set(f, x);
+      const is = inBand(f, x);
+      if (was && !is) {
+        out++;
+        since = null;
+      } else if (!was && is && --out === 0) since = tc;
+    }
+    const after = since === null ? null : Math.round(since - t);
+    counted++;
+    if (after === null) notConverged++;
+    else times.push(after);
+    if (first.length < 100)
+      first.push({
+        t: Math.round(t - t0),
+        event: kind === 0 ? 'start' : 'end',
+        flow,
+        active: active.size,
+        convergedNs: after,
+      });
+    if (after !== null && Number.isFinite(next)) {
+      let got = 0;
+      let best = 0;
+      for (const f of active) {
+        got += cur.get(f)!;
+        best += opt.get(f)!;
+      }
+      if (best > 0) shares.push(got / best);
+    }
+  }
+  times.sort((a, b) => a - b);
+  const r4 = (x: number) => Math.round(x * 10_000) / 10_000;
+  return {
+    convergence: {
+      events: counted,
+      converged: times.length,
+      notConverged,
+      p50Ns: quantile(times, 0.5),
+      p99Ns: quantile(times, 0.99),
+      maxNs: times.at(-1) ?? 0,
+      first,
+    },
+    optimality:
+      shares.length === 0
+        ? null
+        : {
+            intervals: shares.length,
+            mean: r4(shares.reduce((a, b) => a + b, 0) / shares.length),
+            min: r4(Math.min(...shares)),
+          },
+  };
+}
+
+/**
+ * The proportional-fair optimum of the flows in `ned` (offline): NED iterated from its current prices
+ * until neither a price nor a rate moves by more than a millionth (at most 20,000 iterations),
+ * unnormalized. Prices must settle too: rates held at a path's slowest link do not move while the
+ * prices above them still climb.
+ */
+function optimum(ned: Ned): Map<number, number> {
+  let prev = new Map<number, number>();
+  let prices = Float64Array.from(ned.price);
+  for (let k = 0; k < 20_000; k++) {
+    ned.iterate();
+    ned.normalize('none');
+    const now = new Map(ned.entries());
+    let moved = k < 3;
+    for (let l = 0; l < prices.length && !moved; l++)
+      if (Math.abs(ned.price[l] - prices[l]) > 1e-6 * Math.max(prices[l], 1e-9)) moved = true;
+    for (const [id, x] of now) {
+      if (moved) break;
+      const p = prev.get(id);
+      if (p === undefined || Math.abs(x - p) > 1e-6 * p) moved = true;
+    }
+    prev = now;
+    prices = Float64Array.from(ned.price);
+    if (!moved) break;
+  }
+  return prev;
+}
+
+/** The section's lines in the printed summary table. */
+export function flowtuneRows(f: FlowtuneSummary): Array<[string, string]> {
+  const c = f.convergence;
+  const rows: Array<[string, string]> = [
+    [
+      'flowtune allocator',
+      `${f.iterations} iterations (${formatNs(f.iterationNs)} apart), ${(f.iterationCpu.p50Ns / 1000).toFixed(1)} / ${(f.iterationCpu.p99Ns / 1000).toFixed(1)} µs CPU p50/p99; ${f.updates.rates} rates in ${f.updates.messages} updates`,
+    ],
+    [
+      'flowtune convergence',
+      `${c.converged}/${c.events} flowlet events within ${CONVERGED_WITHIN * 100}% of the optimum: p50 ${formatNs(c.p50Ns)}, p99 ${formatNs(c.p99Ns)}, max ${formatNs(c.maxNs)}`,
+    ],
+    [
+      'flowtune control',
+      `${(f.control.fraction * 100).toFixed(3)}% of bytes; over-allocation max ${f.overAllocation.beforeMaxGbps} Gbit/s before ${f.normalize}, ${f.overAllocation.afterMaxGbps} after`,
+    ],
+  ];
+  if (f.optimality)
+    rows.push([
+      'flowtune optimality',
+      `${(f.optimality.mean * 100).toFixed(2)}% of the offline optimum (min ${(f.optimality.min * 100).toFixed(2)}%) over ${f.optimality.intervals} converged intervals`,
+    ]);
+  if (f.fallbacks.length > 0)
+    rows.push([
+      'flowtune fallbacks',
+      `${f.fallbacks.length} host lapses; in their first 200 µs the flows sent ${f.fallbacks.map((x) => `${(x.first200usRatio * 100).toFixed(0)}%`).join(', ')} of the rate allocated before`,
+    ]);
+  return rows;
+}

@@ -1,0 +1,731 @@
+/**
+ * Harmony on a host (NSDI'24 §3.1–§3.2, §4): an RPC-style transport where every flow is a message that
+ * ends as complete, reject or failure.
+ *
+ * Sender: a message arrival sends a `request`. An rsvp takes one of the K send slots (none free: a
+ * reject back along its path) and the message's data goes out on it, paced at B/K, source-routed
+ * along the VLs the rsvp reserved; the grant's last byte is followed by a `complete` on the same path.
+ * Several grants of one message pull segments from one queue (multi-slot).
+ *
+ * Receiver: K receive slots. A request with a slot free gets an rsvp at once; otherwise it waits in
+ * `pending_requests` and is served oldest first when a slot frees, or rejected at δadmission (node
+ * clock). A `complete` frees the slot and goes back to the sender; with a free slot and nothing pending,
+ * an active message gets one more slot for one BDP of data.
+ *
+ * Faults (§3.2): delays are bounded, so absence is news. The receiver expects a grant's first byte
+ * within two one-way bounds of its rsvp and every next one within the slot's pacing gap plus one
+ * bound; the sender expects an answer to a request within δadmission and two bounds, and the complete
+ * back within two bounds of its own. A silence is a failure: the receiver sends `failure`, the sender
+ * aborts the message's grants (rejects along their paths free the VLs and slots) and the message is
+ * asked again, sent best effort, or given up, as the scenario says. Timers run on the node clock, so
+ * a clock fault on a host moves them.
+ */
+import type { NodeClock } from '../../../core/clock.js';
+import { type Frame, FrameType, makeFrame, WireSize } from '../../../core/frame.js';
+import type { FlowSpec } from '../../../core/messages.js';
+import type { Timer } from '../../../core/scheduler.js';
+import {
+  partialPathsOver,
+  type SenderStats,
+  segmentBytes,
+  segmentCount,
+  type Transport,
+  type TransportComponents,
+} from '../../../node/transport/types.js';
+import {
+  Ctl,
+  FailureWhy,
+  HarmonyClass,
+  type HarmonyControl,
+  type HarmonyData,
+  type HarmonyHostConfig,
+  type Hop,
+  RejectWhy,
+} from '../wire.js';
+
+/** How a message ended, in the host's section (`outcomes`). */
+export const Outcome = { Complete: 1, Rejected: 2, Failed: 3, BestEffort: 4 } as const;
+
+/** `scheme` section of a host report, read by schemes/harmony/orchestrator. */
+export interface HarmonyHostSection {
+  submitted: number;
+  completed: number;
+  /** messages whose last Harmony attempt was rejected (then sent best effort or given up) */
+  rejected: number;
+  failed: number;
+  /** asks beyond a message's first */
+  retried: number;
+  /** messages handed to the best-effort transport */
+  bestEffort: number;
+  rsvpSent: number;
+  rejectedAtHost: number;
+  /** rsvps this sender turned down: no free slot, or nothing left for them */
+  rejectedBySender: number;
+  /** extra grants of multi-slot allocation */
+  extraGrants: number;
+  /**
+   * [physical time, flow, FailureWhy, physical time the first missing arrival was due (-1: not a
+   * data stream's silence)] of every failure this host inferred
+   */
+  failures: Array<[number, number, number, number]>;
+  /** sender side: [flow, Outcome, Harmony attempts, physical time of the outcome, switches on its path] */
+  outcomes: Array<[number, number, number, number, number]>;
+  /** receiver side: the worst network queueing (ns) any data frame of a message met, [flow, ns] */
+  queueing: Array<[number, number]>;
+  /** messages still in progress at the end: [flow, attempts] */
+  open: Array<[number, number]>;
+}
+
+class OutMsg implements SenderStats {
+  readonly nSeg: number;
+  /** Harmony attempts so far (the request of attempt a carries a) */
+  attempt = 0;
+  /** next segment any grant sends */
+  next = 0;
+  readonly grants = new Set<SendGrant>();
+  ended = false;
+  /** waits for a send slot before asking again */
+  waiting = false;
+  answer: Timer | null = null;
+  /** switches on the path of its last grant (-1: none yet) */
+  switches = -1;
+  framesSent = 0;
+  retransmits = 0;
+  timeouts = 0;
+
+  constructor(readonly spec: FlowSpec) {
+    this.nSeg = segmentCount(spec.size);
+  }
+}
+
+class SendGrant {
+  pace: Timer | null = null;
+  back: Timer | null = null;
+  closed = false;
+  completed = false;
+
+  constructor(
+    readonly key: number,
+    readonly msg: OutMsg,
+    readonly hops: Hop[],
+    /** bytes it may still carry (Infinity: the rest of the message) */
+    public budget: number,
+  ) {}
+
+  /** the data path, sender to receiver: every switch's data egress, first switch first */
+  route(): number[] {
+    return this.hops.map((h) => h[1]).reverse();
+  }
+}
+
+class InMsg {
+  readonly nSeg: number;
+  readonly got: Uint8Array;
+  count = 0;
+  delivered = false;
+  attempt = 0;
+  readonly grants = new Set<RecvGrant>();
+  /** a complete of the current attempt arrived: a grant closing later with bytes missing is a loss */
+  sawComplete = false;
+  /** the sender had nothing for an extra grant: give it no more */
+  noExtra = false;
+  maxQueueingNs = 0;
+  readonly via: number[] = [];
+  /** physical time a segment not seen before last arrived */
+  lastNew = -1;
+
+  constructor(
+    readonly id: number,
+    readonly src: number,
+    readonly size: number,
+  ) {
+    this.nSeg = segmentCount(size);
+    this.got = new Uint8Array(this.nSeg);
+  }
+}
+
+class RecvGrant {
+  watchdog: Timer | null = null;
+  closed = false;
+  /** physical time the next data frame was due (-1: before the first) */
+  due = -1;
+  constructor(
+    readonly key: number,
+    readonly msg: InMsg,
+    /** an extra slot of multi-slot allocation */
+    readonly extra: boolean,
+  ) {}
+}
+
+interface Pending {
+  msg: InMsg;
+  timer: Timer;
+}
+
+const FAILURE_NAMES: Record<number, string> = {
+  [FailureWhy.Silent]: 'silent',
+  [FailureWhy.Incomplete]: 'incomplete',
+  [FailureWhy.NoAnswer]: 'no-answer',
+  [FailureWhy.NoComplete]: 'no-complete',
+};
+
+/** Grant keys are unique in the fabric: the receiver's id in the high part. */
+const KEY_SPACE = 1 << 24;
+
+export class HarmonyTransport implements Transport {
+  private readonly out = new Map<number, OutMsg>();
+  private readonly sendGrants = new Map<number, SendGrant>();
+  private readonly in = new Map<number, InMsg>();
+  private readonly recvGrants = new Map<number, RecvGrant>();
+  private readonly pending: Pending[] = [];
+  private readonly waitingSlot: OutMsg[] = [];
+  private sendUsed = 0;
+  private recvUsed = 0;
+  private nextKey = 1;
+  private readonly clock: NodeClock;
+  /** ns per byte at one slot's rate */
+  private readonly slotNsPerByte: number;
+  private readonly s: HarmonyHostSection = {
+    submitted: 0,
+    completed: 0,
+    rejected: 0,
+    failed: 0,
+    retried: 0,
+    bestEffort: 0,
+    rsvpSent: 0,
+    rejectedAtHost: 0,
+    rejectedBySender: 0,
+    extraGrants: 0,
+    failures: [],
+    outcomes: [],
+    queueing: [],
+    open: [],
+  };
+
+  constructor(
+    private readonly cfg: HarmonyHostConfig,
+    private readonly c: TransportComponents,
+    /** best-effort delivery for messages Harmony rejected or failed (`onReject: best-effort`) */
+    private readonly bestEffort: Transport,
+  ) {
+    this.clock = c.clock;
+    this.slotNsPerByte = 8e9 / cfg.slotRateBps;
+  }
+
+  // ---- sender ----
+
+  startFlow(flow: FlowSpec, now: number): void {
+    // background traffic is not Harmony's: the best-effort transport, in the lowest class
+    if (flow.bestEffort) {
+      this.bestEffort.startFlow(flow, now);
+      return;
+    }
+    const m = new OutMsg(flow);
+    this.out.set(flow.id, m);
+    this.s.submitted++;
+    this.ask(m);
+  }
+
+  private ask(m: OutMsg): void {
+    m.attempt++;
+    m.next = 0;
+    this.control(m.spec.dst, m.spec.id, HarmonyClass.Second, {
+      h: Ctl.Request,
+      g: 0,
+      a: m.attempt,
+      b: m.spec.size,
+    });
+    // an rsvp, a reject or (for a message already delivered) a complete comes within this
+    const bound = this.cfg.deltaAdmissionNs + 3 * this.cfg.oneWayNs;
+    m.answer = this.clock.after(bound, this.noAnswer, m, m.attempt);
+  }
+
+  private readonly noAnswer = (_now: number, m: unknown, attempt: unknown): void => {
+    const msg = m as OutMsg;
+    msg.answer = null;
+    if (msg.ended || msg.attempt !== attempt || msg.grants.size > 0) return;
+    this.fail(msg, FailureWhy.NoAnswer);
+  };
+
+  private onRsvp(f: Frame, x: HarmonyControl): void {
+    const hops = Array.isArray(x.hops) ? x.hops : [];
+    const m = this.out.get(f.f);
+    const budget = typeof x.b === 'number' && x.b >= 0 ? x.b : Number.POSITIVE_INFINITY;
+    const stale = m === undefined || m.ended || m.attempt !== x.a || m.next >= m.nSeg;
+    if (stale || this.sendUsed >= this.cfg.K) {
+      this.s.rejectedBySender++;
+      this.alongPath(f.s, f.f, hops, {
+        h: Ctl.Reject,
+        g: x.g,
+        a: x.a,
+        hops,
+        w: stale ? RejectWhy.Stale : RejectWhy.SenderBusy,
+      });
+      // the message's only grant, refused for want of a slot: it asks again when one frees
+      if (!stale && m!.grants.size === 0) {
+        this.clock.cancel(m!.answer);
+        m!.answer = null;
+        this.rejected(m!);
+      }
+      return;
+    }
+    this.clock.cancel(m.answer);
+    m.answer = null;
+    this.sendUsed++;
+    m.switches = hops.length;
+    const g = new SendGrant(x.g, m, hops, budget);
+    m.grants.add(g);
+    this.sendGrants.set(x.g, g);
+    this.tick(0, g);
+  }
+
+  /** sends the grant's next segment and paces the one after at B/K */
+  private readonly tick = (_now: number, grant: unknown): void => {
+    const g = grant as SendGrant;
+    g.pace = null;
+    if (g.closed) return;
+    const m = g.msg;
+    // an extra grant left alone (the message's first rsvp was refused after it came): it carries the rest
+    if (g.budget <= 0 && !this.hasOpenBase(m)) g.budget = Number.POSITIVE_INFINITY;
+    if (m.next >= m.nSeg || g.budget <= 0) {
+      this.finish(g);
+      return;
+    }
+    const seq = m.next++;
+    const bytes = segmentBytes(m.spec.size, seq);
+    g.budget -= bytes - WireSize.Header;
+    m.framesSent++;
+    this.c.nic.send(
+      makeFrame({
+        t: FrameType.Data,
+        s: this.c.hostId,
+        d: m.spec.dst,
+        f: m.spec.id,
+        q: seq,
+        z: bytes,
+        p: HarmonyClass.Data,
+        r: g.route(),
+        x: { g: g.key, qd: 0 } satisfies HarmonyData,
+      }),
+    );
+    if (m.next >= m.nSeg || (g.budget <= 0 && this.hasOpenBase(m))) this.finish(g);
+    else g.pace = this.clock.after(bytes * this.slotNsPerByte, this.tick, g);
+  };
+
+  /** a grant still sending without a byte budget carries whatever the extra ones leave */
+  private hasOpenBase(m: OutMsg): boolean {
+    for (const g of m.grants) if (!g.closed && g.budget === Number.POSITIVE_INFINITY) return true;
+    return false;
+  }
+
+  /** the grant's last byte is out: complete along its path, free the slot, expect the complete back */
+  private finish(g: SendGrant): void {
+    g.completed = true;
+    this.alongPath(g.msg.spec.dst, g.msg.spec.id, g.hops, {
+      h: Ctl.Complete,
+      g: g.key,
+      a: g.msg.attempt,
+      hops: g.hops,
+    });
+    this.freeSendSlot(g);
+    g.back = this.clock.after(3 * this.cfg.oneWayNs, this.noCompleteBack, g);
+  }
+
+  private freeSendSlot(g: SendGrant): void {
+    if (g.closed) return;
+    g.closed = true;
+    this.clock.cancel(g.pace);
+    g.pace = null;
+    this.sendUsed--;
+    // a message refused for want of a slot asks again now
+    while (this.sendUsed < this.cfg.K && this.waitingSlot.length > 0) {
+      const m = this.waitingSlot.shift()!;
+      m.waiting = false;
+      if (!m.ended) this.ask(m);
+    }
+  }
+
+  private readonly noCompleteBack = (_now: number, grant: unknown): void => {
+    const g = grant as SendGrant;
+    g.back = null;
+    this.sendGrants.delete(g.key);
+    if (!g.msg.ended && g.msg.grants.has(g)) this.fail(g.msg, FailureWhy.NoComplete);
+  };
+
+  private onCompleteBack(f: Frame, x: HarmonyControl): void {
+    const m = this.out.get(f.f);
+    const g = this.sendGrants.get(x.g);
+    if (g !== undefined) {
+      this.clock.cancel(g.back);
+      g.back = null;
+      this.sendGrants.delete(x.g);
+      g.msg.grants.delete(g);
+    }
+    if (m === undefined || m.ended) return;
+    if (x.done === 1) {
+      this.clock.cancel(m.answer);
+      m.answer = null;
+      this.end(m, Outcome.Complete);
+    }
+  }
+
+  private onSenderReject(f: Frame, x: HarmonyControl): void {
+    const m = this.out.get(f.f);
+    if (m === undefined || m.ended || m.attempt !== x.a) return;
+    // an extra grant refused in the network: the message goes on on the ones it has
+    if (m.grants.size > 0) return;
+    this.clock.cancel(m.answer);
+    m.answer = null;
+    this.rejected(m);
+  }
+
+  private onFailure(f: Frame, x: HarmonyControl): void {
+    const m = this.out.get(f.f);
+    if (m === undefined || m.ended || m.attempt !== x.a) return;
+    this.fail(m, x.w ?? FailureWhy.Silent);
+  }
+
+  /** Harmony could not admit the message: ask again when a slot is free, or as the scenario says */
+  private rejected(m: OutMsg): void {
+    if (this.retry(m)) return;
+    this.s.rejected++;
+    this.giveUp(m, Outcome.Rejected);
+  }
+
+  /** a failure of the current attempt: its grants are given back along their paths, then as `rejected` */
+  private fail(m: OutMsg, why: number): void {
+    this.inferred(m.spec.id, why, -1);
+    for (const g of m.grants) {
+      this.sendGrants.delete(g.key);
+      this.clock.cancel(g.back);
+      g.back = null;
+      if (!g.closed)
+        this.alongPath(m.spec.dst, m.spec.id, g.hops, {
+          h: Ctl.Reject,
+          g: g.key,
+          a: m.attempt,
+          hops: g.hops,
+          w: RejectWhy.Aborted,
+        });
+      this.freeSendSlot(g);
+    }
+    m.grants.clear();
+    this.clock.cancel(m.answer);
+    m.answer = null;
+    if (this.retry(m)) return;
+    this.s.failed++;
+    this.giveUp(m, Outcome.Failed);
+  }
+
+  /** asks again (now, or when a send slot frees) while the message has retries left */
+  private retry(m: OutMsg): boolean {
+    if (m.attempt > this.cfg.retries) return false;
+    this.s.retried++;
+    if (this.sendUsed < this.cfg.K) this.ask(m);
+    else if (!m.waiting) {
+      m.waiting = true;
+      this.waitingSlot.push(m);
+    }
+    return true;
+  }
+
+  /** a failure this host inferred: in its report, and as a `harmony-failure` event */
+  private inferred(flow: number, why: number, due: number): void {
+    const now = this.c.physNow();
+    this.s.failures.push([now, flow, why, due]);
+    // afterDueNs: how long after the first missing data frame was due (a receiver's silence only)
+    this.c.emit?.('harmony-failure', {
+      flow,
+      why: FAILURE_NAMES[why],
+      ...(due >= 0 && { afterDueNs: now - due }),
+    });
+  }
+
+  private giveUp(m: OutMsg, outcome: number): void {
+    if (this.cfg.onReject === 'give-up') {
+      this.end(m, outcome);
+      return;
+    }
+    this.s.bestEffort++;
+    this.end(m, Outcome.BestEffort);
+    this.bestEffort.startFlow(m.spec, this.clock.now());
+  }
+
+  private end(m: OutMsg, outcome: number): void {
+    m.ended = true;
+    if (outcome === Outcome.Complete) this.s.completed++;
+    this.s.outcomes.push([m.spec.id, outcome, m.attempt, this.c.physNow(), m.switches]);
+  }
+
+  // ---- receiver ----
+
+  private onRequest(f: Frame, x: HarmonyControl): void {
+    let m = this.in.get(f.f);
+    if (m === undefined) {
+      m = new InMsg(f.f, f.s, typeof x.b === 'number' ? x.b : 1);
+      this.in.set(f.f, m);
+    }
+    if (m.delivered) {
+      // asked again for a message that arrived whole (its complete back was lost): it is done
+      this.control(f.s, f.f, HarmonyClass.Data, { h: Ctl.CompleteBack, g: 0, a: x.a, done: 1 });
+      return;
+    }
+    m.attempt = x.a;
+    m.sawComplete = false;
+    m.noExtra = false;
+    if (this.recvUsed < this.cfg.K) {
+      this.grant(m, -1);
+      // slots left and nobody waiting: multi-slot gives the new message more
+      this.serve();
+      return;
+    }
+    const timer = this.clock.after(this.cfg.deltaAdmissionNs, this.admissionTimeout, m);
+    this.pending.push({ msg: m, timer });
+  }
+
+  private readonly admissionTimeout = (_now: number, msg: unknown): void => {
+    const i = this.pending.findIndex((p) => p.msg === msg);
+    if (i < 0) return;
+    this.pending.splice(i, 1);
+    const m = msg as InMsg;
+    this.s.rejectedAtHost++;
+    this.control(m.src, m.id, HarmonyClass.Second, {
+      h: Ctl.Reject,
+      g: 0,
+      a: m.attempt,
+      w: RejectWhy.Admission,
+    });
+  };
+
+  private grant(m: InMsg, budget: number): void {
+    this.recvUsed++;
+    const key = this.c.hostId * KEY_SPACE + (this.nextKey++ % KEY_SPACE);
+    const g = new RecvGrant(key, m, budget >= 0);
+    m.grants.add(g);
+    this.recvGrants.set(key, g);
+    this.s.rsvpSent++;
+    if (budget >= 0) this.s.extraGrants++;
+    this.control(m.src, m.id, HarmonyClass.Data, { h: Ctl.Rsvp, g: key, a: m.attempt, b: budget, hops: [] });
+    // the rsvp reaches the sender and its first byte comes back within two bounds (one more of slack)
+    g.watchdog = this.clock.after(3 * this.cfg.oneWayNs, this.silent, g);
+  }
+
+  private readonly silent = (_now: number, grant: unknown): void => {
+    const g = grant as RecvGrant;
+    g.watchdog = null;
+    if (g.closed) return;
+    this.inferred(g.msg.id, FailureWhy.Silent, g.due);
+    this.closeGrant(g);
+    this.control(g.msg.src, g.msg.id, HarmonyClass.Second, {
+      h: Ctl.Failure,
+      g: g.key,
+      a: g.msg.attempt,
+      w: FailureWhy.Silent,
+    });
+    this.serve();
+  };
+
+  private onData(f: Frame): void {
+    const x = f.x as HarmonyData;
+    const m = this.in.get(f.f);
+    if (m === undefined) return;
+    if (typeof x.qd === 'number' && x.qd > m.maxQueueingNs) m.maxQueueingNs = x.qd;
+    if (f.q >= 0 && f.q < m.nSeg && m.got[f.q] === 0) {
+      m.got[f.q] = 1;
+      m.count++;
+      m.lastNew = this.c.physNow();
+      if (f.v !== 0 && !m.via.includes(f.v)) m.via.push(f.v);
+      if (m.count === m.nSeg && !m.delivered) {
+        m.delivered = true;
+        this.c.delivered(m.id, this.clock.now(), m.via);
+      }
+    }
+    const g = this.recvGrants.get(x.g);
+    if (g !== undefined && !g.closed) {
+      this.clock.cancel(g.watchdog);
+      // the next byte of a slot comes one pacing gap later, give or take the queueing bound
+      // the next byte of a slot is due one pacing gap later, give or take the delay jitter bound
+      const gap = f.z * this.slotNsPerByte;
+      g.due = this.c.physNow() + gap;
+      g.watchdog = this.clock.after(gap + this.cfg.jitterNs, this.silent, g);
+    }
+  }
+
+  private onComplete(f: Frame, x: HarmonyControl): void {
+    const g = this.recvGrants.get(x.g);
+    if (g === undefined || g.closed) return;
+    g.msg.sawComplete = true;
+    this.closeGrant(g);
+    const m = g.msg;
+    if (m.grants.size > 0 || m.delivered) {
+      this.control(f.s, f.f, HarmonyClass.Data, {
+        h: Ctl.CompleteBack,
+        g: x.g,
+        a: x.a,
+        ...(m.delivered && m.grants.size === 0 && { done: 1 as const }),
+      });
+    } else {
+      this.incomplete(m);
+    }
+    this.serve();
+  }
+
+  private onReceiverReject(x: HarmonyControl): void {
+    const g = this.recvGrants.get(x.g);
+    if (g === undefined || g.closed) return;
+    // an extra slot refused (the sender busy or done, no VL): no more extras for it, or they ping-pong
+    if (g.extra) g.msg.noExtra = true;
+    this.closeGrant(g);
+    const m = g.msg;
+    // the last grant of a message whose bytes were all sent closed: tell the sender how it went
+    if (m.grants.size === 0 && m.sawComplete && x.w !== RejectWhy.Aborted) {
+      if (m.delivered)
+        this.control(m.src, m.id, HarmonyClass.Data, { h: Ctl.CompleteBack, g: 0, a: m.attempt, done: 1 });
+      else this.incomplete(m);
+    }
+    this.serve();
+  }
+
+  /** every grant closed and bytes are missing: lost on the way, a failure */
+  private incomplete(m: InMsg): void {
+    this.inferred(m.id, FailureWhy.Incomplete, -1);
+    this.control(m.src, m.id, HarmonyClass.Second, {
+      h: Ctl.Failure,
+      g: 0,
+      a: m.attempt,
+      w: FailureWhy.Incomplete,
+    });
+  }
+
+  private closeGrant(g: RecvGrant): void {
+    g.closed = true;
+    this.clock.cancel(g.watchdog);
+    g.watchdog = null;
+    g.msg.grants.delete(g);
+    this.recvGrants.delete(g.key);
+    this.recvUsed--;
+  }
+
+  /**
+   * A slot is free: the request waiting longest gets it; with none waiting (multi-slot), the active
+   * message with the most bytes still to come gets one BDP more, when it has more than its grants carry.
+   */
+  private serve(): void {
+    while (this.recvUsed < this.cfg.K) {
+      const p = this.pending.shift();
+      if (p !== undefined) {
+        this.clock.cancel(p.timer);
+        if (p.msg.delivered) continue;
+        this.grant(p.msg, -1);
+        continue;
+      }
+      if (!this.cfg.multiSlot) return;
+      let best: InMsg | null = null;
+      let bestLeft = 0;
+      for (const g of this.recvGrants.values()) {
+        const m = g.msg;
+        if (m.noExtra || m.delivered || m === best) continue;
+        const left = (m.nSeg - m.count) * WireSize.Mss - (m.grants.size + 1) * this.cfg.bdpBytes;
+        if (left > bestLeft) {
+          best = m;
+          bestLeft = left;
+        }
+      }
+      if (best === null) return;
+      this.grant(best, this.cfg.bdpBytes);
+    }
+  }
+
+  // ---- both ----
+
+  onFrame(frame: Frame, now: number): void {
+    const x = frame.x as HarmonyControl | HarmonyData | null;
+    if (frame.t === FrameType.Control && x !== null && typeof x === 'object' && 'h' in x)
+      this.onControl(frame, x);
+    else if (
+      frame.t === FrameType.Data &&
+      frame.p === HarmonyClass.Data &&
+      x !== null &&
+      typeof x === 'object' &&
+      'g' in x
+    )
+      this.onData(frame);
+    else this.bestEffort.onFrame(frame, now);
+  }
+
+  private onControl(frame: Frame, x: HarmonyControl): void {
+    switch (x.h) {
+      case Ctl.Request:
+        this.onRequest(frame, x);
+        break;
+      case Ctl.Rsvp:
+        this.onRsvp(frame, x);
+        break;
+      case Ctl.Complete:
+        this.onComplete(frame, x);
+        break;
+      case Ctl.CompleteBack:
+        this.onCompleteBack(frame, x);
+        break;
+      case Ctl.Failure:
+        this.onFailure(frame, x);
+        break;
+      case Ctl.Reject:
+        // a reject names its message: the receiving side frees a slot, the sending side hears the verdict
+        if (this.recvGrants.has(x.g)) this.onReceiverReject(x);
+        else this.onSenderReject(frame, x);
+        break;
+    }
+  }
+
+  /** a control packet routed by the switches' tables */
+  private control(dst: number, flow: number, p: number, x: HarmonyControl): void {
+    this.c.nic.send(
+      makeFrame({ t: FrameType.Control, s: this.c.hostId, d: dst, f: flow, z: WireSize.Small, p, x }),
+    );
+  }
+
+  /** a control packet along a grant's reserved path (reject, complete), highest class for complete */
+  private alongPath(dst: number, flow: number, hops: Hop[], x: HarmonyControl): void {
+    this.c.nic.send(
+      makeFrame({
+        t: FrameType.Control,
+        s: this.c.hostId,
+        d: dst,
+        f: flow,
+        z: WireSize.Small,
+        p: x.h === Ctl.Complete ? HarmonyClass.Data : HarmonyClass.Second,
+        r: hops.map((h) => h[1]).reverse(),
+        x,
+      }),
+    );
+  }
+
+  senderStats(id: number): SenderStats | undefined {
+    // a message handed to best effort: the best-effort transport's retransmissions tell how it went
+    return this.bestEffort.senderStats(id) ?? this.out.get(id);
+  }
+
+  partialPaths(): Array<[number, number[], number]> {
+    return partialPathsOver(this.in.values(), this.bestEffort);
+  }
+
+  report(): HarmonyHostSection {
+    const open: Array<[number, number]> = [];
+    for (const m of this.out.values()) if (!m.ended) open.push([m.spec.id, m.attempt]);
+    const queueing: Array<[number, number]> = [];
+    for (const m of this.in.values()) if (m.count > 0) queueing.push([m.id, m.maxQueueingNs]);
+    return { ...this.s, open, queueing };
+  }
+
+  stop(): void {
+    for (const m of this.out.values()) this.clock.cancel(m.answer);
+    for (const g of this.sendGrants.values()) {
+      this.clock.cancel(g.pace);
+      this.clock.cancel(g.back);
+    }
+    for (const g of this.recvGrants.values()) this.clock.cancel(g.watchdog);
+    for (const p of this.pending) this.clock.cancel(p.timer);
+    this.bestEffort.stop();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Harmony (NSDI'24) as the orchestrator sees it: settings and Theorem 3.1 bounds from the topology,
+ * each switch's and host's config, `summary.harmony` with its report lines, and the promise chaos
+ * runs check: no data frame finds more than the bound queued and no Harmony frame is dropped by a full
+ * buffer, whatever fails.
+ */
+import type { SchemeNodeConfig } from '../../../core/messages.js';
+import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import type { Topology, TopoNode } from '../../../topology/types.js';
+import { HARMONY_KIND, type HarmonyHostConfig, type HarmonySwitchConfig } from '../wire.js';
+import { type HarmonySettings, harmonyProperties, resolveHarmony } from './settings.js';
+import { type HarmonySummary, harmonyFailedFlows, harmonyRows, summarizeHarmony } from './summary.js';
+
+export const harmonyDriver: SchemeDriver<HarmonySettings> = {
+  kinds: [HARMONY_KIND],
+  properties: harmonyProperties,
+  resolve: (src, topo) => resolveHarmony(src, topo),
+
+  nodeScheme(s: HarmonySettings, _topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
+    const b = s.bounds;
+    const mtuNs = (8e9 * 1500) / b.minRateBps;
+    if (node.role === 'switch') {
+      const config: HarmonySwitchConfig = {
+        K: s.K,
+        // the first byte of a grant passes within two one-way bounds of its rsvp, the next ones a
+        // slot's pacing gap apart; one more bound of slack
+        holdNs: Math.ceil(3 * b.oneWayNs + s.K * mtuNs),
+        queueBoundBytes: b.queueBoundBytes,
+      };
+      return { kind: HARMONY_KIND, config };
+    }
+    if (node.role === 'host') {
+      const config: HarmonyHostConfig = {
+        K: s.K,
+        deltaAdmissionNs: s.deltaAdmissionNs,
+        multiSlot: s.multiSlot,
+        slotRateBps: (b.hostRateBps * (1 - s.controlShare)) / s.K,
+        bdpBytes: b.bdpBytes,
+        oneWayNs: Math.ceil(b.oneWayNs),
+        jitterNs: Math.ceil(b.delayBoundNs + (b.switchesOnPath + s.K) * mtuNs),
+        onReject: s.onReject,
+        retries: s.retries,
+      };
+      return { kind: HARMONY_KIND, config };
+    }
+    return undefined;
+  },
+
+  failedFlows: (_s, r) => harmonyFailedFlows(r),
+
+  summaryKey: 'harmony',
+  summarize: (s, r) => summarizeHarmony(s, r),
+
+  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
+    const h = section as HarmonySummary;
+    const broken: Array<{ invariant: string; detail: string }> = [];
+    if (h.boundViolations > 0)
+      broken.push({
+        invariant: 'harmony-queue-bound',
+        detail: `${h.boundViolations} data frames found more than ${h.queueBoundBytes} B queued (max ${h.maxQueueBytes} B)`,
+      });
+    if (h.congestionDrops > 0)
+      broken.push({
+        invariant: 'harmony-no-congestion-drop',
+        detail: `${h.congestionDrops} Harmony frames dropped by a full buffer`,
+      });
+    return broken;
+  },
+
+  reportRows: (section) => harmonyRows(section as HarmonySummary),
+
+  /** what a load sweep reads: the maximum sustainable load is the highest with no message rejected */
+  sweepFigures(section: unknown) {
+    const h = section as HarmonySummary;
+    return {
+      harmony_rejected: h.messages.rejected,
+      harmony_failed: h.messages.failed,
+      harmony_retried: h.messages.retried,
+      harmony_rejected_at_host: h.allocation.rejectedAtHost,
+      harmony_through_network: Math.round(h.allocation.notRejectedInNetwork * 1000) / 1000,
+      harmony_max_queue_bytes: h.maxQueueBytes,
+      harmony_bound_violations: h.boundViolations,
+      harmony_slowdown_p99: Math.round(h.slowdown.p99 * 1000) / 1000,
+    };
+  },
+};

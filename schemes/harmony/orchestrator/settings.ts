@@ -1,0 +1,123 @@
+/**
+ * Harmony's `scheme:` settings and the bounds the topology gives them (NSDI'24 §3.3): Theorem 3.1's
+ * queue bound #H·(K−1)·p and queueing-delay bound #H(#H+1)(K−1)/2 · p/B, where #H is the number of
+ * switches on the longest host-to-host shortest path, B the slowest link and p the MTU. δadmission
+ * defaults to 5× the delay bound, as in the paper's evaluation (§5), and to at least one unloaded
+ * round trip (at K = 1 the bound is 0). Hosts derive their failure timers
+ * from a one-way bound: propagation and serialization of an MTU on every link of the longest path,
+ * the Theorem 3.1 queueing, and one best-effort frame in transmission at every switch (switches do not
+ * preempt, §3.2).
+ */
+import { WireSize } from '../../../core/frame.js';
+import { parseDurationNs } from '../../../core/time.js';
+import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
+import { duration } from '../../../orchestrator/scenario/units.js';
+import { pathFigures } from '../../../orchestrator/topology/diameter.js';
+import type { Topology } from '../../../topology/types.js';
+
+/** The `scheme:` properties Harmony reads (besides kind). */
+export const harmonyProperties = {
+  K: { type: 'integer', minimum: 1, maximum: 64 },
+  deltaAdmission: duration,
+  multiSlot: { type: 'boolean' },
+  controlShare: { type: 'number', minimum: 0, exclusiveMaximum: 0.5 },
+  onReject: { enum: ['best-effort', 'give-up'] },
+  retries: { type: 'integer', minimum: 0 },
+};
+
+export interface HarmonyBounds {
+  /** switches on the longest host-to-host shortest path (#H) */
+  switchesOnPath: number;
+  /** slowest link, bit/s (B) */
+  minRateBps: number;
+  /** host link rate, bit/s: slots are B/K of it */
+  hostRateBps: number;
+  /** longest link propagation delay, ns */
+  maxPropNs: number;
+  /** Theorem 3.1: data-class bytes queued at any switch port */
+  queueBoundBytes: number;
+  /** Theorem 3.1: total network queueing of any packet, ns */
+  delayBoundNs: number;
+  /** one frame's network delay between any two hosts, at most, ns */
+  oneWayNs: number;
+  /** unloaded round trip on the longest path, ns, and the bytes a host link carries in it */
+  baseRttNs: number;
+  bdpBytes: number;
+}
+
+export interface HarmonySettings {
+  kind: 'harmony';
+  K: number;
+  deltaAdmissionNs: number;
+  multiSlot: boolean;
+  controlShare: number;
+  onReject: 'best-effort' | 'give-up';
+  retries: number;
+  bounds: HarmonyBounds;
+  [setting: string]: unknown;
+}
+
+/**
+ * Defaults and why: K = 8 and multi-slot as the paper's evaluation; 2% of every host's bandwidth kept
+ * from the slots so second-class control is never starved (§3.2 "reserves a small amount of
+ * bandwidth"); a rejected or failed message asked again up to 3 times, then sent best effort.
+ */
+export const HARMONY_DEFAULTS = {
+  K: 8,
+  multiSlot: true,
+  controlShare: 0.02,
+  onReject: 'best-effort',
+  retries: 3,
+} as const;
+
+export function resolveHarmony(src: ScenarioSource, topo: Topology): HarmonySettings {
+  const sc = src.data.scheme ?? {};
+  const K: number = sc.K ?? HARMONY_DEFAULTS.K;
+  const bounds = harmonyBounds(topo, K);
+  if (bounds.switchesOnPath === 0)
+    throw src.error(
+      ['scheme', 'kind'],
+      'harmony needs hosts joined through switches (no host pair has a switch between)',
+    );
+  // 5x the delay bound, as the paper's evaluation; at K = 1 the bound is 0: one unloaded round trip
+  let deltaAdmissionNs = Math.max(5 * bounds.delayBoundNs, bounds.baseRttNs);
+  if (sc.deltaAdmission !== undefined) {
+    deltaAdmissionNs = parseDurationNs(sc.deltaAdmission);
+    if (!(deltaAdmissionNs > 0))
+      throw src.error(['scheme', 'deltaAdmission'], `must be > 0, got ${sc.deltaAdmission}`);
+  }
+  return {
+    kind: 'harmony',
+    K,
+    deltaAdmissionNs,
+    multiSlot: sc.multiSlot ?? HARMONY_DEFAULTS.multiSlot,
+    controlShare: sc.controlShare ?? HARMONY_DEFAULTS.controlShare,
+    onReject: sc.onReject ?? HARMONY_DEFAULTS.onReject,
+    retries: sc.retries ?? HARMONY_DEFAULTS.retries,
+    bounds,
+  };
+}
+
+/** Theorem 3.1's figures and the hosts' timer bounds for a topology at K virtual links per link. */
+export function harmonyBounds(topo: Topology, K: number): HarmonyBounds {
+  const { diameter, minRateBps, hostRateBps, maxPropNs } = pathFigures(topo);
+  const switchesOnPath = diameter - 1;
+  const p = WireSize.Mtu;
+  const mtuNs = (8e9 * p) / minRateBps;
+  const H = Math.max(0, switchesOnPath);
+  const delayBoundNs = ((H * (H + 1) * (K - 1)) / 2) * mtuNs;
+  const linksOnPath = H + 1;
+  const oneWayNs = linksOnPath * (maxPropNs + mtuNs) + delayBoundNs + H * mtuNs;
+  const baseRttNs = 2 * linksOnPath * maxPropNs + linksOnPath * (mtuNs + (8e9 * WireSize.Small) / minRateBps);
+  return {
+    switchesOnPath: H,
+    minRateBps,
+    hostRateBps,
+    maxPropNs,
+    queueBoundBytes: H * (K - 1) * p,
+    delayBoundNs,
+    oneWayNs,
+    baseRttNs,
+    bdpBytes: Math.ceil((hostRateBps * baseRttNs) / 8e9),
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * `summary.harmony`: what the guarantee is judged on (NSDI'24 §3.3, §5). The queue figures come from
+ * the switches: the data-class bytes every Harmony data frame found waiting on its egress port, how
+ * many found more than the Theorem 3.1 bound, Harmony frames a full buffer dropped. Messages, their
+ * outcomes and the failures hosts inferred come from the hosts (sender side: the outcome; receiver
+ * side: the worst network queueing a message's frames met). Slowdown is a completed message's FCT over
+ * the unloaded line-rate FCT on its path (as `slowdown` in flows.csv). Per timeline fault: when the
+ * first failure was inferred after it, and when the messages that failed after it were done (complete
+ * after a retry, or handed to best effort).
+ */
+import { formatNs } from '../../../core/time.js';
+import { idealFct, quantile, sum } from '../../../orchestrator/schemes/stats.js';
+import type { RunRecord } from '../../../orchestrator/schemes/types.js';
+import type { HarmonyHostSection } from '../host/transport.js';
+import { Outcome } from '../host/transport.js';
+import type { HarmonySwitchSection } from '../switch/module.js';
+import { FailureWhy } from '../wire.js';
+import type { HarmonySettings } from './settings.js';
+
+export interface HarmonyFaultSummary {
+  action: string;
+  target: string;
+  /** virtual ns since traffic start */
+  t: number;
+  /** messages a failure was inferred for after it (before the next fault) */
+  messages: number;
+  /** from the fault to the first inferred failure, ns */
+  firstFailureNs: number | null;
+  /** from the fault to the last of those messages done (complete, or handed to best effort), ns */
+  recoveredNs: number | null;
+  /** of those, still open at the end */
+  unresolved: number;
+}
+
+export interface HarmonySummary {
+  K: number;
+  deltaAdmissionNs: number;
+  switchesOnPath: number;
+  queueBoundBytes: number;
+  maxQueueBytes: number;
+  boundViolations: number;
+  congestionDrops: number;
+  delayBoundNs: number;
+  maxQueueingDelayNs: number;
+  /** the hosts' message counts, summed, and those still in progress when the run ended */
+  messages: Pick<
+    HarmonyHostSection,
+    'submitted' | 'completed' | 'rejected' | 'failed' | 'retried' | 'bestEffort'
+  > & {
+    open: number;
+  };
+  slowdown: { p50: number; p99: number; p999: number; max: number };
+  allocation: {
+    rsvpSent: number;
+    rejectedInNetwork: number;
+    rejectedAtHost: number;
+    rejectedBySender: number;
+    extraGrants: number;
+    /** VLs reclaimed by the switches' soft-state timeout */
+    reclaimed: number;
+    /** fraction of rsvps not rejected in the network (Theorem 3.2's measure) */
+    notRejectedInNetwork: number;
+  };
+  /** failures inferred by hosts, by why */
+  inferred: { silent: number; incomplete: number; noAnswer: number; noComplete: number };
+  /** longest a receiver took to infer a failure after the first data frame that did not come was due, ns */
+  maxInferenceNs: number;
+  faults: HarmonyFaultSummary[];
+}
+
+function isHost(x: unknown): x is HarmonyHostSection {
+  return typeof x === 'object' && x !== null && 'submitted' in x;
+}
+
+function isSwitch(x: unknown): x is HarmonySwitchSection {
+  return typeof x === 'object' && x !== null && 'rsvpForwarded' in x;
+}
+
+export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySummary {
+  const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
+  const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
+  const b = s.bounds;
+
+  // sender starts and sizes, receiver finishes: FCT of every message that completed through Harmony
+  const start = new Map<number, { start: number; size: number }>();
+  const finish = new Map<number, number>();
+  for (const rep of r.reports) {
+    for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
+    for (const [id, t] of rep.received) finish.set(id, t);
+  }
+  const slowdowns: number[] = [];
+  for (const h of hosts)
+    for (const [id, outcome, , , switchesOnPath] of h.outcomes) {
+      const st = start.get(id);
+      const fin = finish.get(id);
+      if (outcome !== Outcome.Complete || st === undefined || fin === undefined) continue;
+      const links = (switchesOnPath >= 0 ? switchesOnPath : b.switchesOnPath) + 1;
+      slowdowns.push((fin - st.start) / idealFct(st.size, links, b.hostRateBps, b.maxPropNs));
+    }
+  slowdowns.sort((x, y) => x - y);
+
+  const failures = hosts.flatMap((h) => h.failures).sort((x, y) => x[0] - y[0]);
+  const ends = new Map<number, number>();
+  const open = new Set<number>();
+  for (const h of hosts) {
+    for (const [id, , , t] of h.outcomes) ends.set(id, t);
+    for (const [id] of h.open) open.add(id);
+  }
+  const rsvpSent = sum(hosts, (h) => h.rsvpSent);
+  const rejectedInNetwork = sum(switches, (x) => x.rejectedInNetwork);
+  const why = (w: number) => failures.filter((f) => f[2] === w).length;
+
+  const faults = r.faults
+    .filter((f) => !['resume', 'start', 'connect', 'link-up'].includes(f.action))
+    .map((f, i, all): HarmonyFaultSummary => {
+      const from = f.t + r.trafficStart;
+      const to = i + 1 < all.length ? all[i + 1].t + r.trafficStart : Number.POSITIVE_INFINITY;
+      const hit = failures.filter((x) => x[0] >= from && x[0] < to);
+      const msgs = new Set(hit.map((x) => x[1]));
+      let last: number | null = null;
+      let unresolved = 0;
+      for (const id of msgs) {
+        const t = ends.get(id);
+        if (t === undefined || open.has(id)) unresolved++;
+        else if (last === null || t > last) last = t;
+      }
+      return {
+        action: f.action,
+        target: f.node ?? (f.link ? f.link.join('-') : '?'),
+        t: f.t,
+        messages: msgs.size,
+        firstFailureNs: hit.length > 0 ? hit[0][0] - from : null,
+        recoveredNs: last === null ? null : last - from,
+        unresolved,
+      };
+    });
+
+  return {
+    K: s.K,
+    deltaAdmissionNs: s.deltaAdmissionNs,
+    switchesOnPath: b.switchesOnPath,
+    queueBoundBytes: b.queueBoundBytes,
+    maxQueueBytes: Math.max(0, ...switches.map((x) => x.maxQueueBytes)),
+    boundViolations: sum(switches, (x) => x.boundViolations),
+    congestionDrops: sum(switches, (x) => x.congestionDrops),
+    delayBoundNs: b.delayBoundNs,
+    maxQueueingDelayNs: Math.max(0, ...hosts.flatMap((h) => h.queueing.map((q) => q[1]))),
+    messages: {
+      submitted: sum(hosts, (h) => h.submitted),
+      completed: sum(hosts, (h) => h.completed),
+      rejected: sum(hosts, (h) => h.rejected),
+      failed: sum(hosts, (h) => h.failed),
+      retried: sum(hosts, (h) => h.retried),
+      bestEffort: sum(hosts, (h) => h.bestEffort),
+      open: open.size,
+    },
+    slowdown: {
+      p50: quantile(slowdowns, 0.5),
+      p99: quantile(slowdowns, 0.99),
+      p999: quantile(slowdowns, 0.999),
+      max: slowdowns.at(-1) ?? 0,
+    },
+    allocation: {
+      rsvpSent,
+      rejectedInNetwork,
+      rejectedAtHost: sum(hosts, (h) => h.rejectedAtHost),
+      rejectedBySender: sum(hosts, (h) => h.rejectedBySender),
+      extraGrants: sum(hosts, (h) => h.extraGrants),
+      reclaimed: sum(switches, (x) => x.reclaimed),
+      notRejectedInNetwork: rsvpSent === 0 ? 1 : 1 - rejectedInNetwork / rsvpSent,
+    },
+    inferred: {
+      silent: why(FailureWhy.Silent),
+      incomplete: why(FailureWhy.Incomplete),
+      noAnswer: why(FailureWhy.NoAnswer),
+      noComplete: why(FailureWhy.NoComplete),
+    },
+    maxInferenceNs: Math.max(0, ...failures.filter((f) => f[3] >= 0).map((f) => f[0] - f[3])),
+    faults,
+  };
+}
+
+/** Messages Harmony itself ended (given up after their asks), with the reason, for the flow outcomes. */
+export function harmonyFailedFlows(r: RunRecord): Map<number, string> {
+  const failed = new Map<number, string>();
+  for (const rep of r.reports) {
+    if (!isHost(rep.scheme)) continue;
+    const last = new Map<number, number>();
+    for (const [, id, why] of rep.scheme.failures) last.set(id, why);
+    for (const [id, outcome, attempts] of rep.scheme.outcomes) {
+      const asks = `${attempts} ask${attempts === 1 ? '' : 's'}`;
+      if (outcome === Outcome.Rejected)
+        failed.set(id, `harmony rejected it (${asks}: no slot or virtual link)`);
+      else if (outcome === Outcome.Failed)
+        failed.set(id, `harmony failed it (${asks}, the last: ${WHY[last.get(id) ?? 0] ?? 'failure'})`);
+    }
+  }
+  return failed;
+}
+
+const WHY: Record<number, string> = {
+  [FailureWhy.Silent]: 'its data stopped coming',
+  [FailureWhy.Incomplete]: 'bytes missing at its complete',
+  [FailureWhy.NoAnswer]: 'its request went unanswered',
+  [FailureWhy.NoComplete]: 'its complete went unanswered',
+};
+
+/** Lines for the printed summary table. */
+export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
+  const m = h.messages;
+  const a = h.allocation;
+  const rows: Array<[string, string]> = [
+    [
+      'harmony queues',
+      `max ${h.maxQueueBytes} B of bound ${h.queueBoundBytes} B (K ${h.K}, #H ${h.switchesOnPath}); ${h.boundViolations} over bound, ${h.congestionDrops} congestion drops; queueing max ${formatNs(h.maxQueueingDelayNs)} of bound ${formatNs(h.delayBoundNs)}`,
+    ],
+    [
+      'harmony messages',
+      `${m.completed}/${m.submitted} complete, ${m.rejected} rejected, ${m.failed} failed, ${m.retried} retried, ${m.bestEffort} best effort, ${m.open} open; slowdown p50 ${h.slowdown.p50.toFixed(2)} p99 ${h.slowdown.p99.toFixed(2)} max ${h.slowdown.max.toFixed(2)}`,
+    ],
+    [
+      'harmony allocation',
+      `${a.rsvpSent} rsvps (${a.extraGrants} extra), ${a.rejectedInNetwork} rejected in network (${(100 * a.notRejectedInNetwork).toFixed(1)}% through), ${a.rejectedAtHost} at δadmission ${formatNs(h.deltaAdmissionNs)}, ${a.rejectedBySender} by senders, ${a.reclaimed} VLs reclaimed`,
+    ],
+  ];
+  const i = h.inferred;
+  if (i.silent + i.incomplete + i.noAnswer + i.noComplete > 0)
+    rows.push([
+      'harmony failures inferred',
+      `${i.silent} data silent (at most ${formatNs(h.maxInferenceNs)} after due), ${i.incomplete} incomplete, ${i.noAnswer} requests unanswered, ${i.noComplete} completes unanswered`,
+    ]);
+  for (const f of h.faults)
+    rows.push([
+      `harmony ${f.action} ${f.target}`,
+      `${f.messages} messages failed after it; first failure inferred +${f.firstFailureNs === null ? '-' : formatNs(f.firstFailureNs)}, all done +${f.recoveredNs === null ? '-' : formatNs(f.recoveredNs)}${f.unresolved > 0 ? `, ${f.unresolved} unresolved` : ''}`,
+    ]);
+  return rows;
+}

@@ -1,0 +1,45 @@
+/**
+ * The house's one-way doors (.dependency-cruiser.cjs, `npm run deps`): the project's own modules
+ * break none of the rules, and the rules do catch what they forbid (a planted tree in
+ * test/fixtures/layers).
+ */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers.js';
+
+const config = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cjs')) as {
+  forbidden: IForbiddenRuleType[];
+  options: Record<string, unknown>;
+};
+
+/** every broken rule under `baseDir`, as `rule: from -> to` */
+async function violations(baseDir: string, rooms: string[]): Promise<string[]> {
+  const { tsConfig: _t, ...options } = config.options;
+  const result = await cruise(rooms, {
+    ...options,
+    baseDir,
+    ruleSet: { forbidden: config.forbidden },
+    validate: true,
+  });
+  const output = result.output as ICruiseResult;
+  return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
+}
+
+describe('the rooms and their doors', () => {
+  it('no import circle, core imports nothing of ours, roles and schemes keep to their own', async () => {
+    const rooms = ['core', 'topology', 'switch', 'node', 'arbiter', 'schemes', 'orchestrator', 'bench'];
+    expect(await violations(ROOT, rooms)).toEqual([]);
+  }, 60_000);
+
+  it('catches a circle, a core that imports up, a scheme reaching into another and a role naming a scheme', async () => {
+    const planted = join(ROOT, 'test/fixtures/layers');
+    expect(await violations(planted, ['core', 'orchestrator', 'schemes', 'switch'])).toEqual([
+      'core-imports-nothing-of-ours: core/clock.ts -> orchestrator/plan.ts',
+      'no-circular: core/clock.ts -> orchestrator/plan.ts',
+      'roles-reach-schemes-through-their-registry: switch/switch.ts -> schemes/a/wire.ts',
+      'schemes-never-import-each-other: schemes/a/wire.ts -> schemes/b/wire.ts',
+    ]);
+  }, 60_000);
+});
