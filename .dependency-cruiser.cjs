@@ -7,8 +7,10 @@
  *   orchestrator: scenario, plan, runtime, fabric, collect  <-  api  <-  studies (chaos, sweep,
  *   compose, schemes/<s>/experiments)  <-  commands  <-  cli
  *
- * A role process reaches a scheme's parts only through its role's registry; a scheme's experiments
- * are named by module in its driver and loaded by the command, never imported below it.
+ * A scheme is one folder, schemes/<s>/: index.ts (its definition, `defineScheme`), parts.ts (what
+ * node processes load, `defineSchemeParts`), its parts' folders and the files they share. A node
+ * process loads its scheme's parts by module (scheme/parts.ts), the command line a scheme's
+ * experiments: neither is imported by the layers below.
  */
 const ROLES = '^(switch|node|arbiter)/';
 const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts)|schemes/[^/]+/experiments[.]ts)';
@@ -66,17 +68,25 @@ module.exports = {
       to: { path: '^(switch|node)/|^schemes/[^/]+/(switch|host)/' },
     },
     {
-      name: 'roles-reach-schemes-through-their-registry',
-      comment: 'a role runtime learns no scheme: only its registry (<role>/schemes.ts) names them',
+      name: 'roles-learn-no-scheme',
+      comment:
+        "a role runtime imports no scheme: a node process loads its scheme's parts by module when its config names them (scheme/parts.ts)",
       severity: 'error',
-      from: { path: ROLES, pathNot: '^(switch|node|arbiter)/schemes[.]ts$' },
+      from: { path: ROLES },
       to: { path: '^schemes/' },
+    },
+    {
+      name: 'node-process-parts-stay-out-of-the-orchestrator',
+      comment: "what node processes load (a scheme's parts, the SDK's loader) imports nothing of the orchestrator",
+      severity: 'error',
+      from: { path: '^schemes/[^/]+/parts[.]ts$|^scheme/parts[.]ts$' },
+      to: { path: '^orchestrator/|^schemes/[^/]+/orchestrator/' },
     },
     {
       name: 'scheme-shared-code-serves-every-part',
       comment: "a scheme's shared files (wire formats, configs, detectors) import none of its parts",
       severity: 'error',
-      from: { path: '^schemes/[^/]+/[^/]+[.]ts$', pathNot: '/experiments[.]ts$' },
+      from: { path: '^schemes/[^/]+/[^/]+[.]ts$', pathNot: '/(experiments|parts|index)[.]ts$' },
       to: { path: '^schemes/[^/]+/(switch|host|arbiter|orchestrator)/' },
     },
     {

@@ -1,8 +1,12 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: { alias: { 'dcemu/scheme': join(import.meta.dirname, 'scheme/index.ts') } },
   test: {
-    include: ['test/**/*.test.ts'],
+    // the project's tests, and the example scheme packages' own (they import dcemu's SDK by its
+    // package name: here, the SDK's source)
+    include: ['test/**/*.test.ts', 'examples/schemes/*/test/**/*.test.js'],
     // integration tests start dozens of processes each: one file at a time keeps a 2-core machine honest
     fileParallelism: false,
     testTimeout: 240_000,

@@ -1,5 +1,10 @@
-/** Arbiter process entry: wiring only (STYLE §6). The scheme's arbiter comes from the registry. */
+/** Arbiter process entry: wiring only (STYLE §6). The scheme's arbiter comes from its parts. */
 import { runNode } from '../core/node-runtime.js';
-import { arbiterDetector, arbiterScheme } from './schemes.js';
+import { schemePart } from '../scheme/parts.js';
 
-await runNode('arbiter', (ctx) => arbiterScheme(ctx.config.scheme?.kind).create(ctx), arbiterDetector);
+await runNode('arbiter', async (config) => {
+  const part = await schemePart(config, 'arbiter');
+  if (part === undefined)
+    throw new Error(`${config.name}: an arbiter runs a scheme's arbiter part; this node has no scheme`);
+  return { role: part.create, detector: part.detector };
+});

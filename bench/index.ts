@@ -23,7 +23,7 @@ import { Codec } from '../core/codec.js';
 import { ControlServer } from '../core/control.js';
 import { FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
-import { nodeEntry, packageRoot } from '../core/paths.js';
+import { nodeEntry, nodeOptions, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
@@ -165,7 +165,7 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
     routing: { down: { 1: [1], 0: [0] }, up: [] },
     sampleNs: 0,
   };
-  const proc = execa(process.execPath, [nodeEntry('switch')], {
+  const proc = execa(process.execPath, [...nodeOptions(), nodeEntry('switch')], {
     env: { DCEMU_CONTROL: `127.0.0.1:${controlPort}`, DCEMU_NODE: 'sw0' },
     reject: false,
     cleanup: true,

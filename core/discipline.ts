@@ -14,6 +14,13 @@ export interface Discipline {
   nextEligible(start: number): number;
   /** bytes of frames it discarded itself since the last call (expired while waiting), for the port's books */
   discarded?(): number;
+  /**
+   * The buffer is `needBytes` short for `frame`: the discipline may push out frames it holds to make
+   * room (pFabric drops its least urgent packets). It returns what it pushed out, which the port
+   * counts as congestion drops; less than `needBytes` (it should then push out nothing) drops the
+   * arrival, as drop-tail does. Absent: drop-tail.
+   */
+  pushOut?(frame: Frame, needBytes: number): { frames: number; bytes: number };
   readonly length: number;
 }
 

@@ -52,6 +52,8 @@ export interface RoutingTable {
 export interface SchemeNodeConfig {
   kind: string;
   config: unknown;
+  /** the module exporting the scheme's node-process parts (set by the plan from the scheme's definition) */
+  parts?: string;
 }
 
 /** The host transport, by kind (node/transport/): one per run, the same on every host. */

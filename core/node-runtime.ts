@@ -73,15 +73,19 @@ export type RoleFactory = (ctx: NodeContext) => Role;
 export type DisciplineFactory = (config: NodeConfig, port: number) => Discipline | null;
 
 /**
- * Entry point of a node process: connects to the orchestrator named in the environment and runs.
- * `detector` may supply a scheme's own link failure detector (else the BFD-like one), `disciplines`
- * its ports' queue disciplines (else strict priority).
+ * What a node process runs, chosen once its config has arrived: its role, and from its scheme a link
+ * failure detector (else the BFD-like one) and its ports' queue disciplines (else strict priority).
  */
+export interface RoleSetup {
+  role: RoleFactory;
+  detector?: DetectorFactory;
+  discipline?: DisciplineFactory;
+}
+
+/** Entry point of a node process: connects to the orchestrator named in the environment and runs. */
 export async function runNode(
   kind: string,
-  factory: RoleFactory,
-  detector?: DetectorFactory,
-  disciplines?: DisciplineFactory,
+  setup: (config: NodeConfig) => Promise<RoleSetup>,
 ): Promise<void> {
   const control = process.env.DCEMU_CONTROL;
   const name = process.env.DCEMU_NODE;
@@ -102,7 +106,7 @@ export async function runNode(
     );
     process.exit(2);
   }
-  const node = new NodeProcess(client, factory, detector, disciplines);
+  const node = new NodeProcess(client, setup);
   // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
   client.on('close', () => node.exit(0));
   // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
@@ -194,9 +198,7 @@ class NodeProcess {
 
   constructor(
     private readonly client: ControlClient,
-    private readonly factory: RoleFactory,
-    private readonly detectorFactory: DetectorFactory | undefined,
-    private readonly disciplineFactory: DisciplineFactory | undefined = undefined,
+    private readonly setup: (config: NodeConfig) => Promise<RoleSetup>,
   ) {}
 
   async handle(m: ControlMessage): Promise<void> {
@@ -285,6 +287,8 @@ class NodeProcess {
   };
 
   private async configure(config: NodeConfig): Promise<void> {
+    // the role and its scheme's parts first: loading them is the only wait before the node exists
+    const setup = await this.setup(config);
     const log = createLogger(config.logFile, config.logLevel, { node: config.name });
     log.info({ kind: config.kind, ports: config.ports.length }, 'starting node');
     const conservative = config.sync === 'conservative';
@@ -322,7 +326,7 @@ class NodeProcess {
     // loss and corruption draws: one seeded stream per port, so a run repeats
     const ports = config.ports.map((p) => {
       const rng = new Rng(config.seed * 131 + p.index);
-      const discipline = this.disciplineFactory?.(config, p.index) ?? undefined;
+      const discipline = setup.discipline?.(config, p.index) ?? undefined;
       return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next());
     });
     // a host's send jitter model: its own seeded stream, so a run repeats
@@ -357,7 +361,7 @@ class NodeProcess {
       },
     };
     liveness =
-      this.detectorFactory?.(config, clock, livenessPorts, livenessEvents) ??
+      setup.detector?.(config, clock, livenessPorts, livenessEvents) ??
       new LivenessDetector(config.liveness, clock, livenessPorts, config.id, livenessEvents);
     this.sentWhileDown = sentWhileDown;
     const ctx: NodeContext = {
@@ -372,7 +376,7 @@ class NodeProcess {
       emit,
     };
     this.ctx = ctx;
-    const role = this.factory(ctx);
+    const role = setup.role(ctx);
     this.role = role;
     // At departure, before the wire filter (a frame a cut wire drops was still sent): data frames are
     // counted for loss accounting; PTP frames get their departure stamps (hardware stamps, transparent

@@ -25,13 +25,22 @@ export function packageRoot(): string {
 const ROLE_FOLDER: Record<NodeKind, string> = { host: 'node', switch: 'switch', arbiter: 'arbiter' };
 
 /**
- * The built entry script of a node process role: its bundle (scripts/postbuild.mjs), one module to
- * load instead of dozens, which shortens every node's start-up.
+ * The built entry script of a node process role: its bundle (scripts/postbuild.mjs, dist/bundle/),
+ * a few modules to load instead of dozens, which shortens every node's start-up.
  */
 export function nodeEntry(role: NodeKind): string {
   // DCEMU_UNBUNDLED=1: the module tree instead, for `npm run bench` to compare start-ups
-  const file = process.env.DCEMU_UNBUNDLED === '1' ? 'main.js' : 'main.bundle.js';
-  return join(packageRoot(), 'dist', ROLE_FOLDER[role], file);
+  if (process.env.DCEMU_UNBUNDLED === '1') return join(packageRoot(), 'dist', ROLE_FOLDER[role], 'main.js');
+  return join(packageRoot(), 'dist', 'bundle', `${ROLE_FOLDER[role]}.js`);
+}
+
+/**
+ * Node's options for a node process, before its entry script: with the bundle, the export condition
+ * under which `dcemu/scheme` and the built-in schemes' parts resolve into the bundle's own chunks, so
+ * that a role and the scheme parts it loads share every module.
+ */
+export function nodeOptions(): string[] {
+  return process.env.DCEMU_UNBUNDLED === '1' ? [] : ['--conditions=dcemu-bundle'];
 }
 
 /**

@@ -170,10 +170,20 @@ export class EgressPort {
     } else {
       this.lastOffer = now;
     }
-    const occ = this.occupancy(now);
+    let occ = this.occupancy(now);
     if (occ + frame.z > this.params.bufferBytes) {
-      this.stats.dropsCongestion++;
-      return false;
+      // a discipline may push out what it holds to make room (else drop-tail)
+      const need = occ + frame.z - this.params.bufferBytes;
+      const out = this.discipline.pushOut?.(frame, need);
+      if (out !== undefined && out.bytes > 0) {
+        this.queuedBytes -= out.bytes;
+        this.stats.dropsCongestion += out.frames;
+        occ -= out.bytes;
+      }
+      if (out === undefined || out.bytes < need) {
+        this.stats.dropsCongestion++;
+        return false;
+      }
     }
     if (this.params.ecnBytes > 0 && frame.e === Ecn.Ect && occ >= this.params.ecnBytes) {
       frame.e = Ecn.Ce;

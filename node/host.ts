@@ -14,7 +14,7 @@ import type { NodeContext, Role } from '../core/node-runtime.js';
 import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
-import { hostTransport } from './schemes.js';
+import type { HostPart } from '../scheme/parts.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 import type { TransportComponents } from './transport/types.js';
 
@@ -43,7 +43,11 @@ export class Host implements Role {
   /** the software stamp delay model (`jitter.stamp`): when PTP code gets to an arrived frame, in order */
   private readonly stampLate: InOrderLateness | null = null;
 
-  constructor(private readonly ctx: NodeContext) {
+  /** `part`: the scheme's host part, if the node runs one */
+  constructor(
+    private readonly ctx: NodeContext,
+    part?: HostPart,
+  ) {
     const cfg = ctx.config;
     const port = ctx.ports[0];
     if (!port) throw new Error(`host ${cfg.name}: no NIC port in config`);
@@ -71,9 +75,12 @@ export class Host implements Role {
       physNow: () => sched.current,
       emit: (kind, fields) => ctx.emit(kind, sched.current, fields),
     };
-    this.transport = hostTransport(cfg, components, (c) =>
-      createTransport(cfg.transport ?? BASELINE_DEFAULTS, c),
-    );
+    // the scheme's layer under the run's transport, or its transport over the run's, or the run's alone
+    const run = (c: TransportComponents) => createTransport(cfg.transport ?? BASELINE_DEFAULTS, c);
+    const schemeConfig = cfg.scheme?.config;
+    if (part?.under) this.transport = part.under(schemeConfig, components, run);
+    else if (part?.transport) this.transport = part.transport(schemeConfig, components, run(components));
+    else this.transport = run(components);
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
     if (cfg.ptp) {
       const clock = ctx.clock as SteerableClock;

@@ -1,6 +1,9 @@
-/** Host process entry: wiring only (STYLE §6). A scheme may bring the NIC's failure detector. */
+/** Host process entry: wiring only (STYLE §6). A scheme may bring a transport, a qdisc, the NIC's discipline and detector. */
 import { runNode } from '../core/node-runtime.js';
+import { schemePart } from '../scheme/parts.js';
 import { Host } from './host.js';
-import { hostDetector, hostDiscipline } from './schemes.js';
 
-await runNode('host', (ctx) => new Host(ctx), hostDetector, hostDiscipline);
+await runNode('host', async (config) => {
+  const part = await schemePart(config, 'host');
+  return { role: (ctx) => new Host(ctx, part), detector: part?.detector, discipline: part?.discipline };
+});

@@ -14,7 +14,7 @@ import type { FabricResult } from './fabric.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
-import { schemeDriver } from './schemes/index.js';
+import { schemeDefinition } from './schemes/index.js';
 import { type BusiestQueue, busiestQueue, idealFct, quantile } from './schemes/stats.js';
 
 export { type BusiestQueue, busiestQueue, idealFct };
@@ -228,7 +228,7 @@ export function collect(
   const counters: Record<string, number> = {};
   for (const rep of r.reports)
     for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
-  const scheme = schemeDriver(r.scenario.scheme.kind);
+  const scheme = schemeDefinition(r.scenario.scheme.kind);
   const outcomes = flowOutcomes({
     reported: scheme.failedFlows?.(r.scenario.scheme, r),
     topology: topo,
@@ -515,7 +515,7 @@ export async function writeResults(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
   );
-  const files = schemeDriver(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
+  const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
   for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
   if (!r.scenario.run.plots) return [];
   return (await writeRunPlots(out, r, summary, flows)).problems;

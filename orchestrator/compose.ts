@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, posix } from 'node:path';
 import { Document } from 'yaml';
+import { nodeOptions } from '../core/paths.js';
 import { RuntimeError, ScenarioError } from './errors.js';
 import { allocateAddresses, CONTROL_PORT, pickSubnet } from './runtime/addresses.js';
 import { NODE_PROCESS_FAULTS } from './runtime/attached.js';
@@ -127,7 +128,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
     services[node.name] = {
       ...common,
       // the arguments only label the process, as under the process runtime
-      command: [imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
+      command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
       environment: {
         DCEMU_CONTROL: `${addr.orchestrator}:${CONTROL_PORT}`,
         DCEMU_NODE: node.name,

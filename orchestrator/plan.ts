@@ -8,7 +8,7 @@ import { draw, Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
 import type { Scenario } from './scenario/resolve.js';
-import { schemeDriver } from './schemes/index.js';
+import { schemeDefinition } from './schemes/index.js';
 import { routingTable } from './topology/routing.js';
 
 export interface Plan {
@@ -60,14 +60,16 @@ export function planRun(
     };
   };
   // the scheme's part of each node's config (F10 addresses, its controller's settings, ...)
-  const driver = schemeDriver(sc.scheme.kind);
+  const driver = schemeDefinition(sc.scheme.kind);
   // captured egress ports, by node
   const captured = new Map<string, number[]>();
   for (const c of sc.run.capture) captured.set(c.node, [...(captured.get(c.node) ?? []), c.port]);
   const nodes = topo.nodes.map((n): NodeConfig => {
     const isHost = n.role === 'host';
     const capture = captured.get(n.name);
-    const scheme = driver.nodeScheme?.(sc.scheme, topo, n);
+    const own = driver.nodeScheme?.(sc.scheme, topo, n);
+    // the node process loads the scheme's parts by module
+    const scheme = own && driver.parts !== undefined ? { ...own, parts: driver.parts } : own;
     const ports = n.ports.map((p): PortConfig => {
       const link = topo.links[p.link];
       return {

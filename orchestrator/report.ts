@@ -5,7 +5,7 @@ import { formatNs } from '../core/time.js';
 import type { Summary } from './collect.js';
 import type { Progress } from './fabric.js';
 import { REPAIRS } from './fired.js';
-import { schemeDriver } from './schemes/index.js';
+import { schemeDefinition } from './schemes/index.js';
 
 /**
  * One progress line: virtual time reached by the slowest node, flows, faults, frames per wall second;
@@ -94,7 +94,7 @@ export function summaryTable(s: Summary, out: string): string {
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
     rows.push(['fault', v]);
   }
-  const driver = schemeDriver(s.scheme);
+  const driver = schemeDefinition(s.scheme);
   const own = driver.summaryKey ? s[driver.summaryKey] : undefined;
   if (own !== undefined && driver.reportRows) rows.push(...driver.reportRows(own, s));
   const c = s.clocks;

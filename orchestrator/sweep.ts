@@ -14,7 +14,7 @@ import { RuntimeError } from './errors.js';
 import { writeSweepPlots } from './plots/index.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
-import { schemeDriver } from './schemes/index.js';
+import { schemeDefinition } from './schemes/index.js';
 
 /** One swept field and its values, as given (`ptp.timestamping=hardware,software`). */
 export interface SweepAxis {
@@ -74,7 +74,7 @@ export function sweepFigures(s: Summary): Record<string, number | string | null>
 
 /** The scheme's own figures (`harmony_rejected`, ...), from its summary section. */
 function schemeFigures(s: Summary): Record<string, number | string | null> {
-  const driver = schemeDriver(s.scheme);
+  const driver = schemeDefinition(s.scheme);
   const section = driver.summaryKey === undefined ? undefined : s[driver.summaryKey];
   return section === undefined || !driver.sweepFigures ? {} : driver.sweepFigures(section);
 }

@@ -1,19 +1,32 @@
-// After tsc: makes the CLI entry executable (npm links `bin` to it), and bundles each node process
-// role's entry into one file (dist/<role>/main.bundle.js), which the runtimes start. A node process
-// then loads one module instead of ~60 (dcemu's own, pino's, msgpackr's): start-up is ~30% shorter on
-// a 2-core machine (`npm run bench`: startup_*). msgpackr's optional native addon stays outside.
-import { chmodSync } from 'node:fs';
+// After tsc: makes the CLI entry executable (npm links `bin` to it), and bundles what node processes
+// load into dist/bundle/: each role's entry (node.js, switch.js, arbiter.js), every built-in scheme's
+// parts (schemes/<s>/parts.js) and the scheme SDK (scheme.js), split into shared chunks so that a
+// role and the scheme parts it loads at run time share one copy of every module. Node processes run
+// with `--conditions=dcemu-bundle`, under which `dcemu/scheme` and `dcemu/schemes/<s>/parts` resolve
+// into this folder (package.json `exports`), also from a scheme in a package of its own. A node
+// process then loads a few modules instead of ~60 (dcemu's own, pino's, msgpackr's): start-up is ~30%
+// shorter on a 2-core machine (`npm run bench`: startup_*). msgpackr's optional native addon stays outside.
+import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { rolldown } from 'rolldown';
 
 chmodSync('dist/orchestrator/cli.js', 0o755);
 
-for (const role of ['node', 'switch', 'arbiter']) {
-  const bundle = await rolldown({
-    input: `dist/${role}/main.js`,
-    platform: 'node',
-    external: ['msgpackr-extract'],
-    logLevel: 'warn',
-  });
-  await bundle.write({ file: `dist/${role}/main.bundle.js`, format: 'esm' });
-  await bundle.close();
+const input = {
+  node: 'dist/node/main.js',
+  switch: 'dist/switch/main.js',
+  arbiter: 'dist/arbiter/main.js',
+  scheme: 'dist/scheme/index.js',
+};
+for (const s of readdirSync('dist/schemes')) {
+  if (existsSync(`dist/schemes/${s}/parts.js`)) input[`schemes/${s}/parts`] = `dist/schemes/${s}/parts.js`;
 }
+
+rmSync('dist/bundle', { recursive: true, force: true });
+const bundle = await rolldown({ input, platform: 'node', external: ['msgpackr-extract'], logLevel: 'warn' });
+await bundle.write({
+  dir: 'dist/bundle',
+  format: 'esm',
+  entryFileNames: '[name].js',
+  chunkFileNames: 'chunks/[name]-[hash].js',
+});
+await bundle.close();

@@ -1,14 +1,13 @@
-/** Switch process entry: wiring only (STYLE §6). The scheme (and its failure detector) comes from the registry. */
+/** Switch process entry: wiring only (STYLE §6). The scheme's module, detector and disciplines come from its parts. */
 import { runNode } from '../core/node-runtime.js';
-import { switchDetector, switchDiscipline, switchScheme } from './schemes.js';
+import { schemePart } from '../scheme/parts.js';
 import { Switch } from './switch.js';
 
-await runNode(
-  'switch',
-  (ctx) => {
-    const kind = ctx.config.scheme?.kind;
-    return new Switch(ctx, kind === undefined ? null : switchScheme(kind).create);
-  },
-  switchDetector,
-  switchDiscipline,
-);
+await runNode('switch', async (config) => {
+  const part = await schemePart(config, 'switch');
+  return {
+    role: (ctx) => new Switch(ctx, part?.create ?? null),
+    detector: part?.detector,
+    discipline: part?.discipline,
+  };
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type Discipline, StrictPriority } from '../core/discipline.js';
 import { Ecn, type Frame, makeFrame } from '../core/frame.js';
 import { EgressPort, type PortParams } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
@@ -16,7 +17,7 @@ interface Out {
  * serialization times read directly as frame sizes. Sends go through the scheduler (`offer`) so that
  * `sched.current` tells when the sink received each frame.
  */
-function setup(params: Partial<PortParams> = {}, random?: () => number) {
+function setup(params: Partial<PortParams> = {}, random?: () => number, discipline?: Discipline) {
   const sched = new Scheduler({ now: () => 0, realMs: (ns) => ns / 1e6 }, true);
   const out: Out[] = [];
   const full: PortParams = {
@@ -32,7 +33,7 @@ function setup(params: Partial<PortParams> = {}, random?: () => number) {
     full,
     sched,
     (p, f) => out.push({ at: sched.current, port: p, frame: f }),
-    undefined,
+    discipline,
     random,
   );
   const results: boolean[] = [];
@@ -154,6 +155,33 @@ describe('EgressPort buffer and ECN', () => {
     expect(port.stats.dropsCongestion).toBe(3);
     expect(out).toHaveLength(4);
     expect(port.stats.txFrames).toBe(4);
+    expect(port.stats.maxBytes).toBe(2000);
+  });
+
+  it('lets a discipline push out what it holds to make room, and counts what it pushed out as drops', () => {
+    /** pushes out its latest lower-class frames for a higher-class arrival (as pFabric does by priority) */
+    class PushOut extends StrictPriority {
+      pushOut(arriving: Frame, needBytes: number): { frames: number; bytes: number } {
+        const q = this.queues[0];
+        if (arriving.p === 0 || q.length === 0) return { frames: 0, bytes: 0 };
+        const held: Frame[] = [];
+        while (q.length > 0) held.push(q.shift()!);
+        const victim = held.pop()!;
+        for (const f of held) q.push(f);
+        this.length--;
+        expect(victim.z).toBeGreaterThanOrEqual(needBytes);
+        return { frames: 1, bytes: victim.z };
+      }
+    }
+    const { sched, out, offer, port, results } = setup({ bufferBytes: 2500 }, undefined, new PushOut());
+    for (let i = 0; i < 3; i++) offer(0, frame(1000));
+    // full: a low-class arrival is dropped at the tail, a high-class one pushes out the latest low one
+    offer(0, frame(1000));
+    offer(0, frame(1000, { p: 5 }));
+    sched.runDue(1e9);
+    expect(results).toEqual([true, true, true, false, true]);
+    expect(port.stats.dropsCongestion).toBe(2);
+    expect(out.map((o) => o.frame.p)).toEqual([0, 5, 0]);
     expect(port.stats.maxBytes).toBe(2000);
   });
 

@@ -11,7 +11,7 @@ import type { NodeContext } from '../core/node-runtime.js';
 import { Scheduler } from '../core/scheduler.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { schemeDriver } from '../orchestrator/schemes/index.js';
+import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import { F10Arbiter } from '../schemes/f10/arbiter/role.js';
 import type { F10Command, F10Report } from '../schemes/f10/control.js';
 
@@ -26,7 +26,7 @@ workload: { pattern: all-to-all, fixedSize: 60KB, load: 0.3, duration: 1ms }
     ),
   );
   const arb = sc.topology.nodes.find((n) => n.role === 'arbiter')!;
-  const scheme = schemeDriver(kind).nodeScheme!(sc.scheme, sc.topology, arb)!;
+  const scheme = schemeDefinition(kind).nodeScheme!(sc.scheme, sc.topology, arb)!;
   const sched = new Scheduler(null);
   const sent: Array<{ t: number; to: string; c: F10Command }> = [];
   const events: Array<{ t: number; kind: string }> = [];

@@ -14,7 +14,7 @@ import { Scheduler } from '../core/scheduler.js';
 import { ScenarioError } from '../orchestrator/errors.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { schemeDriver } from '../orchestrator/schemes/index.js';
+import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import { fatTree } from '../orchestrator/topology/fattree.js';
 import { leafSpine } from '../orchestrator/topology/leafspine.js';
 import { routingTable } from '../orchestrator/topology/routing.js';
@@ -84,7 +84,7 @@ workload: { pattern: all-to-all, fixedSize: 10KB, load: 0.1, duration: 1ms }
     ),
   );
   const node = topo.nodes.find((n) => n.name === 'leaf0')!;
-  const scheme = schemeDriver('harmony').nodeScheme!(sc.scheme, sc.topology, node)!;
+  const scheme = schemeDefinition('harmony').nodeScheme!(sc.scheme, sc.topology, node)!;
   const sched = new Scheduler(null);
   const sent: Array<{ port: number; f: Frame }> = [];
   let full = false;

@@ -79,7 +79,7 @@ export async function nodePids(marker: string): Promise<number[]> {
 
 /** All dcemu node processes started from this checkout. */
 export function allNodePids(): Promise<number[]> {
-  return nodePids(`${ROOT}/dist/(node|switch|arbiter)/main(\\.bundle)?\\.js`);
+  return nodePids(`${ROOT}/dist/(bundle/(node|switch|arbiter)|(node|switch|arbiter)/main)\\.js`);
 }
 
 /** Resolves once the process has printed `text` on stderr; rejects if it ends first. */

@@ -7,7 +7,7 @@
  */
 import type { FlowNotDone, Summary } from '../collect.js';
 import { type FiredFault, LINK_DROPS, OUTAGES } from '../fired.js';
-import { schemeDriver } from '../schemes/index.js';
+import { schemeDefinition } from '../schemes/index.js';
 import type { Assertion } from './model.js';
 
 export interface Violation {
@@ -73,7 +73,7 @@ export function checkInvariants(
       `causality misses ${s.fidelity.causalityMisses} of ${s.fidelity.framesHandled} frames handled exceed the threshold`,
     ]);
 
-  const driver = schemeDriver(s.scheme);
+  const driver = schemeDefinition(s.scheme);
   if (driver.invariants && driver.summaryKey)
     for (const x of driver.invariants(s[driver.summaryKey], s)) add(x.invariant, [x.detail]);
 

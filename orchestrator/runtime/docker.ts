@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GenericContainer, Wait } from 'testcontainers';
+import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../errors.js';
 import {
   type Docker,
@@ -102,7 +103,7 @@ export class DockerRuntime implements Runtime {
           .withNetworkMode(net.name)
           .withIpAddress(net.name, address(l.name))
           .withEnvironment(l.env)
-          .withCommand([imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name])
+          .withCommand([...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name])
           // node log files land in the host's results folder, owned by whoever runs dcemu
           .withBindMounts([{ source: resolve(l.logDir), target: resolve(l.logDir), mode: 'rw' }])
           .withUser(`${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`)

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, execaSync, type ResultPromise } from 'execa';
-import { compileCacheDir, nodeEntry } from '../../core/paths.js';
+import { compileCacheDir, nodeEntry, nodeOptions } from '../../core/paths.js';
 import type { ExitInfo, NodeLaunch, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './types.js';
 
 /** every process of a run lives on loopback; each node's socket gets its own port */
@@ -59,7 +59,7 @@ class StartedProcesses implements StartedRuntime {
   constructor(launches: NodeLaunch[]) {
     for (const l of launches) {
       // the arguments only label the process, so `ps`/`pgrep -f <runId>` can find a run's nodes
-      const args = [nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name];
+      const args = [...nodeOptions(), nodeEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name];
       // a CPU-bound node runs as a batch process where `chrt` can say so (it then execs node, same pid):
       // fewer preemptions when a datagram wakes a peer, about 3% less CPU on the quickstart
       const batch = l.cpuBound ? batchLauncher() : null;

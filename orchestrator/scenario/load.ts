@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { ScenarioError } from '../errors.js';
+import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
 import { scenarioSchema } from './schema.js';
 
 import type { RawScenario, ScenarioSource } from './source.js';
@@ -16,6 +17,22 @@ export type { RawScenario, ScenarioSource } from './source.js';
 // verbose: errors carry the offending data and their schema, for messages that list the allowed keys
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const validate = ajv.compile(scenarioSchema);
+/** per scheme loaded from a module: the scenario schema with that scheme's `scheme:` section */
+const moduleValidators = new Map<SchemeDefinition, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(scheme: SchemeDefinition | null): ReturnType<typeof ajv.compile> {
+  if (scheme === null) return validate;
+  let v = moduleValidators.get(scheme);
+  if (!v) {
+    const schema = {
+      ...scenarioSchema,
+      properties: { ...scenarioSchema.properties, scheme: moduleSchemeSchema(scheme) },
+    };
+    v = ajv.compile(schema);
+    moduleValidators.set(scheme, v);
+  }
+  return v;
+}
 
 /** `key.path=value` overrides from the command line, applied before validation (values parse as YAML). */
 export type Overrides = string[];
@@ -60,15 +77,28 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
   }
-  const problem = schemaProblem(data);
+  // a scheme of the user's own: its module first, then its settings are checked like every other field
+  const module = (data as { scheme?: { module?: unknown } }).scheme?.module;
+  let scheme: SchemeDefinition | null = null;
+  if (typeof module === 'string') {
+    try {
+      scheme = loadSchemeModule(module, file);
+    } catch (err) {
+      throw error(['scheme', 'module'], (err as Error).message);
+    }
+  }
+  const problem = schemaProblem(data, validatorFor(scheme));
   if (problem) throw error(problem.path, problem.problem);
   return { file, data, lineOf, error };
 }
 
 /** The most useful complaint of the scenario schema about `data`, or null when it is valid. */
-export function schemaProblem(data: unknown): { path: Array<string | number>; problem: string } | null {
-  if (validate(data)) return null;
-  const err = pickError(validate.errors ?? []);
+export function schemaProblem(
+  data: unknown,
+  v: ReturnType<typeof ajv.compile> = validate,
+): { path: Array<string | number>; problem: string } | null {
+  if (v(data)) return null;
+  const err = pickError(v.errors ?? []);
   return { path: pathOf(err), problem: describe(err) };
 }
 

@@ -13,7 +13,7 @@ import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
 import type { WorkloadSpec } from '../../node/workload.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
 import { ScenarioError } from '../errors.js';
-import { resolveScheme, type SchemeSettings, schemeDriver } from '../schemes/index.js';
+import { resolveScheme, type SchemeSettings, schemeDefinition } from '../schemes/index.js';
 import { attachArbiters } from '../topology/arbiter.js';
 import { dumbbell } from '../topology/dumbbell.js';
 import { f10Tree } from '../topology/f10.js';
@@ -229,7 +229,7 @@ export function resolveScenario(
   // the scheme's arbiters (F10's controller, ...) join the topology as nodes with their own links
   const fabric = buildTopology(src, links);
   const scheme = resolveScheme(src, fabric, links);
-  const topology = attachArbiters(fabric, schemeDriver(scheme.kind).arbiters?.(scheme, fabric) ?? []);
+  const topology = attachArbiters(fabric, schemeDefinition(scheme.kind).arbiters?.(scheme, fabric) ?? []);
 
   const p = d.ports ?? {};
   const ports: PortDefaults = {

@@ -1,63 +1,117 @@
 /**
- * Every scheme the orchestrator knows, by `scheme.kind`. `ecmp` is the best-effort baseline: no
- * arbiter, nothing on the nodes beyond their ECMP tables. The `scheme:` section's schema is the union
- * of the schemes' properties; each scheme checks in `resolve` that only its own are used.
+ * The schemes the orchestrator knows, by `scheme.kind`: the built-in ones, and any a scenario names
+ * by module (`scheme: { kind: pfabric, module: ./pfabric/index.js }`). Both are `defineScheme`
+ * objects, found and used the same way; a module's scheme is loaded (synchronously: Node's require
+ * of an ES module) when a scenario that names it is read, and stays known for the process.
  */
-
-import { expressPassDriver } from '../../schemes/expresspass/orchestrator/index.js';
-import { f10Driver } from '../../schemes/f10/orchestrator/index.js';
-import { fastpassDriver } from '../../schemes/fastpass/orchestrator/index.js';
-import { flowtuneDriver } from '../../schemes/flowtune/orchestrator/index.js';
-import { harmonyDriver } from '../../schemes/harmony/orchestrator/index.js';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import ecmp from '../../schemes/ecmp/index.js';
+import expresspass from '../../schemes/expresspass/index.js';
+import f10 from '../../schemes/f10/index.js';
+import fastpass from '../../schemes/fastpass/index.js';
+import flowtune from '../../schemes/flowtune/index.js';
+import harmony from '../../schemes/harmony/index.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
 import type { ScenarioSource } from '../scenario/source.js';
-import type { SchemeDriver, SchemeExperiment, SchemeSettings } from './types.js';
+import type { SchemeDefinition, SchemeExperiment, SchemeSettings } from './types.js';
 
 export type {
   ExperimentOptions,
-  SchemeDriver,
+  SchemeDefinition,
   SchemeExperiment,
   SchemeSettings,
   SummaryTotals,
 } from './types.js';
 
-const ecmp: SchemeDriver = {
-  kinds: ['ecmp'],
-  properties: {},
-  resolve: () => ({ kind: 'ecmp' }),
-};
+const BUILT_IN: readonly SchemeDefinition[] = [ecmp, f10, harmony, expresspass, fastpass, flowtune];
 
-const DRIVERS: readonly SchemeDriver[] = [
-  ecmp,
-  f10Driver as unknown as SchemeDriver,
-  harmonyDriver as unknown as SchemeDriver,
-  expressPassDriver as unknown as SchemeDriver,
-  fastpassDriver as unknown as SchemeDriver,
-  flowtuneDriver as unknown as SchemeDriver,
-];
+const byKind = new Map<string, SchemeDefinition>();
+for (const d of BUILT_IN) for (const k of d.kinds) byKind.set(k, d);
+const BUILT_IN_KINDS = [...byKind.keys()];
 
-const byKind = new Map<string, SchemeDriver>();
-for (const d of DRIVERS) for (const k of d.kinds) byKind.set(k, d);
-
-/** The `scheme:` section of the scenario schema. */
+/** The `scheme:` section of the scenario schema: a built-in kind and its settings. */
 export const schemeSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['kind'],
   properties: {
-    kind: { enum: [...byKind.keys()] },
-    ...Object.assign({}, ...DRIVERS.map((d) => d.properties)),
+    kind: { enum: BUILT_IN_KINDS },
+    module: {
+      type: 'string',
+      description:
+        "a scheme of your own: the module whose default export is its defineScheme({...}) (a path from the scenario's folder, or a package name)",
+    },
+    ...Object.assign({}, ...BUILT_IN.map((d) => d.properties)),
   },
 };
 
-/** Every scheme's experiments (`dcemu experiment <name>`), by name. */
-export function experiments(): Map<string, SchemeExperiment> {
-  return new Map(DRIVERS.flatMap((d) => d.experiments ?? []).map((e) => [e.name, e]));
+/** The `scheme:` section's schema for a scenario that runs `d`, loaded from a module. */
+export function moduleSchemeSchema(d: SchemeDefinition): object {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['kind', 'module'],
+    properties: { kind: { enum: [...d.kinds] }, module: { type: 'string' }, ...d.properties },
+  };
 }
 
-export function schemeDriver(kind: string): SchemeDriver {
+/** Every known scheme's experiments (`dcemu experiment <name>`), by name. */
+export function experiments(): Map<string, SchemeExperiment> {
+  const all = new Set(byKind.values());
+  return new Map([...all].flatMap((d) => d.experiments ?? []).map((e) => [e.name, e]));
+}
+
+export function schemeDefinition(kind: string): SchemeDefinition {
   const d = byKind.get(kind);
   if (!d) throw new Error(`no scheme '${kind}' (known: ${[...byKind.keys()].join(', ')})`);
+  return d;
+}
+
+const fromModule = new Map<string, SchemeDefinition>();
+
+/**
+ * The scheme a scenario names by module, loaded once per process and known by its kinds from then
+ * on. `specifier` is a path (from the scenario's folder, else from the working directory) or a
+ * package name (resolved from the scenario's folder). Throws a plain message for the caller to
+ * place at `scheme.module`.
+ */
+export function loadSchemeModule(specifier: string, scenarioFile: string): SchemeDefinition {
+  const from = resolve(dirname(scenarioFile));
+  const path = specifier.startsWith('.') || isAbsolute(specifier);
+  let target: string;
+  if (path) {
+    const candidates = [resolve(from, specifier), resolve(specifier)];
+    const found = candidates.find((c) => existsSync(c));
+    if (!found) throw new Error(`no such module: ${specifier} (looked in ${from} and ${process.cwd()})`);
+    target = found;
+  } else {
+    try {
+      target = createRequire(`${from}/`).resolve(specifier);
+    } catch {
+      throw new Error(`no package '${specifier}' installed where the scenario is (${from})`);
+    }
+  }
+  const key = pathToFileURL(target).href;
+  const known = fromModule.get(key);
+  if (known) return known;
+  let mod: { default?: SchemeDefinition };
+  try {
+    mod = createRequire(import.meta.url)(target);
+  } catch (err) {
+    throw new Error(`cannot load ${specifier}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const d = mod.default;
+  if (!d || typeof d !== 'object' || !Array.isArray(d.kinds) || typeof d.resolve !== 'function')
+    throw new Error(`${specifier} has no scheme as its default export (export default defineScheme({...}))`);
+  for (const k of d.kinds) {
+    const other = byKind.get(k);
+    if (other && other !== d) throw new Error(`${specifier}: scheme kind '${k}' is taken by another scheme`);
+  }
+  for (const k of d.kinds) byKind.set(k, d);
+  fromModule.set(key, d);
   return d;
 }
 
@@ -68,11 +122,12 @@ export function resolveScheme(
   links: { fabric: LinkParams },
 ): SchemeSettings {
   const kind: string = src.data.scheme?.kind ?? 'ecmp';
-  const driver = schemeDriver(kind);
+  const module: string | undefined = src.data.scheme?.module;
+  const definition = module === undefined ? schemeDefinition(kind) : loadSchemeModule(module, src.file);
   // a property another scheme reads is a mistake here, named with the field
   for (const key of Object.keys(src.data.scheme ?? {})) {
-    if (key !== 'kind' && !(key in driver.properties))
+    if (key !== 'kind' && key !== 'module' && !(key in definition.properties))
       throw src.error(['scheme', key], `scheme ${kind} has no setting '${key}'`);
   }
-  return driver.resolve(src, topo, kind, links);
+  return definition.resolve(src, topo, kind, links);
 }

@@ -71,9 +71,16 @@ export interface SchemeExperiment {
   run: string;
 }
 
-export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
+export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings> {
   /** the `scheme.kind` values it answers to */
   readonly kinds: readonly string[];
+  /**
+   * The module whose default export holds its node-process parts (`defineSchemeParts`: switch
+   * module, host transport or qdisc, arbiter, disciplines, detectors), as a node process imports
+   * it: a file URL (`new URL('./parts.js', import.meta.url).href`) or a package specifier. Absent:
+   * the scheme runs nothing in the nodes (ECMP).
+   */
+  readonly parts?: string;
   /** JSON-schema properties of the `scheme:` section it reads, besides `kind` */
   readonly properties: Record<string, object>;
   /** checks and resolves the section; errors name the file, line and field */
@@ -107,4 +114,13 @@ export interface SchemeDriver<S extends SchemeSettings = SchemeSettings> {
   readonly experiments?: readonly SchemeExperiment[];
   /** lines for the printed summary table, from its own section */
   reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
+}
+
+/**
+ * A scheme, as one object (docs/schemes.md): `export default defineScheme({ kinds, properties,
+ * resolve, parts, ... })` in the module a scenario names (`scheme: { kind, module }`), or in a
+ * built-in scheme's folder.
+ */
+export function defineScheme<S extends SchemeSettings>(definition: SchemeDefinition<S>): SchemeDefinition {
+  return definition as unknown as SchemeDefinition;
 }

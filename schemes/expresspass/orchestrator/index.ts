@@ -12,7 +12,7 @@ import { SizeCdf } from '../../../node/cdf.js';
 import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
 import { bytes, duration } from '../../../orchestrator/scenario/units.js';
 import { idealFct, mean, quantile, sum } from '../../../orchestrator/schemes/stats.js';
-import type { RunRecord, SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import { defineScheme, type RunRecord } from '../../../orchestrator/schemes/types.js';
 import { pathFigures } from '../../../orchestrator/topology/diameter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { XpHostSection } from '../host/transport.js';
@@ -378,8 +378,9 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
   };
 }
 
-export const expressPassDriver: SchemeDriver<XpSettings> = {
+export default defineScheme<XpSettings>({
   kinds: [EXPRESSPASS_KIND, TOP_KIND],
+  parts: 'dcemu/schemes/expresspass/parts',
   properties: expressPassProperties,
   resolve: (src, topo, kind) => resolveXp(src, topo, kind),
 
@@ -456,4 +457,4 @@ export const expressPassDriver: SchemeDriver<XpSettings> = {
       expresspass_slowdown_avg: x.slowdown.avg,
     };
   },
-};
+});

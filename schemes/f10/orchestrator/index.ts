@@ -6,7 +6,7 @@
 
 import type { SchemeNodeConfig } from '../../../core/messages.js';
 import { formatNs } from '../../../core/time.js';
-import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import { type ArbiterSpec, dataPlane } from '../../../orchestrator/topology/arbiter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { F10ArbiterConfig } from '../arbiter/role.js';
@@ -17,8 +17,9 @@ import { type F10Summary, summarizeF10 } from './summary.js';
 /** The controller's name (STYLE §9: arbiters are `arb0`, `arb1`, ...). */
 export const F10_CONTROLLER = 'arb0';
 
-export const f10Driver: SchemeDriver<F10Settings> = {
+export default defineScheme<F10Settings>({
   kinds: ['f10', 'portland'],
+  parts: 'dcemu/schemes/f10/parts',
   properties: f10Properties,
   resolve: resolveF10,
 
@@ -145,7 +146,7 @@ export const f10Driver: SchemeDriver<F10Settings> = {
     ]);
     return rows;
   },
-};
+});
 
 /** Nodes by name and every host's ToR location: the same for every switch of a run, computed once. */
 const addressings = new WeakMap<Topology, { byName: Map<string, TopoNode>; hostTor: number[] }>();

@@ -6,7 +6,7 @@
  */
 
 import type { SchemeNodeConfig } from '../../../core/messages.js';
-import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import type { ArbiterSpec } from '../../../orchestrator/topology/arbiter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { FastpassArbiterConfig, FastpassHostConfig } from '../wire.js';
@@ -28,8 +28,9 @@ function fabricOf(topo: Topology) {
   return f;
 }
 
-export const fastpassDriver: SchemeDriver<FastpassSettings> = {
+export default defineScheme<FastpassSettings>({
   kinds: [FASTPASS_KIND],
+  parts: 'dcemu/schemes/fastpass/parts',
   properties: fastpassProperties,
   resolve: (src, topo) => resolveFastpass(src, topo),
 
@@ -118,4 +119,4 @@ export const fastpassDriver: SchemeDriver<FastpassSettings> = {
       fastpass_fcp_overhead: f.fcp.overhead,
     };
   },
-};
+});

@@ -7,7 +7,7 @@
  */
 
 import type { SchemeNodeConfig } from '../../../core/messages.js';
-import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import type { ArbiterSpec } from '../../../orchestrator/topology/arbiter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { FlowtuneHostSection } from '../host/transport.js';
@@ -33,8 +33,9 @@ function fabricOf(topo: Topology) {
 /** The allocator's node name. */
 export const ALLOCATOR = 'alloc';
 
-export const flowtuneDriver: SchemeDriver<FlowtuneSettings> = {
+export default defineScheme<FlowtuneSettings>({
   kinds: [FLOWTUNE_KIND],
+  parts: 'dcemu/schemes/flowtune/parts',
   properties: flowtuneProperties,
   resolve: (src, topo) => resolveFlowtune(src, topo),
 
@@ -135,4 +136,4 @@ export const flowtuneDriver: SchemeDriver<FlowtuneSettings> = {
       flowtune_queue_delay_p99: f.queueDelayP99Ns,
     };
   },
-};
+});

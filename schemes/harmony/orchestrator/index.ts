@@ -5,14 +5,15 @@
  * buffer, whatever fails.
  */
 import type { SchemeNodeConfig } from '../../../core/messages.js';
-import type { SchemeDriver } from '../../../orchestrator/schemes/types.js';
+import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import { HARMONY_KIND, type HarmonyHostConfig, type HarmonySwitchConfig } from '../wire.js';
 import { type HarmonySettings, harmonyProperties, resolveHarmony } from './settings.js';
 import { type HarmonySummary, harmonyFailedFlows, harmonyRows, summarizeHarmony } from './summary.js';
 
-export const harmonyDriver: SchemeDriver<HarmonySettings> = {
+export default defineScheme<HarmonySettings>({
   kinds: [HARMONY_KIND],
+  parts: 'dcemu/schemes/harmony/parts',
   properties: harmonyProperties,
   resolve: (src, topo) => resolveHarmony(src, topo),
 
@@ -83,4 +84,4 @@ export const harmonyDriver: SchemeDriver<HarmonySettings> = {
       harmony_slowdown_p99: Math.round(h.slowdown.p99 * 1000) / 1000,
     };
   },
-};
+});

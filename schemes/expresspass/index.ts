@@ -1,0 +1,2 @@
+/** The expresspass scheme: its definition (settings, plan, summary, experiments; its node-process parts by module). */
+export { default } from './orchestrator/index.js';

@@ -1,0 +1,2 @@
+/** The fastpass scheme: its definition (settings, plan, summary, experiments; its node-process parts by module). */
+export { default } from './orchestrator/index.js';
