@@ -9,16 +9,17 @@ import { mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
-import type { FaultCommand, NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
+import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
-import type { WireState } from '../core/wire.js';
 import { type CaptureFileSummary, CaptureFiles } from './capture.js';
 import { RuntimeError } from './errors.js';
 import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
+import { type Progress, stallDiagnosis } from './progress.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
+import { clockFault, firedRecord, unmatchedStart, wireFaults } from './timeline-actions.js';
 
 /** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
 const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume', ...CONTAINER_ACTIONS]);
@@ -29,22 +30,7 @@ const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume',
 const RESTART_LEAD_MS = 300;
 
 export { concerns, type FiredFault, REPAIRS } from './fired.js';
-
-export interface Progress {
-  /** virtual time reached by the slowest node */
-  virtualNs: number;
-  /** conservative mode: the node holding the fabric back, and the link or input it waits on */
-  holder?: string;
-  endNs: number;
-  flowsDone: number;
-  flowsTotal: number;
-  flowsStarted: number;
-  faultsFired: number;
-  faultsTotal: number;
-  late99Ns: number;
-  misses: number;
-  frames: number;
-}
+export { type Progress, type StallView, stallDiagnosis } from './progress.js';
 
 export interface FabricOptions {
   runtime: Runtime;
@@ -77,13 +63,6 @@ export function newRunId(): string {
 
 /** Conservative mode: no barrier for this long (wall) means the fabric is stuck; the run fails naming the holder. */
 const STALL_MS = 60_000;
-
-/** The oscillator fault a `clock-step` or `clock-freq` action sets. */
-function clockFault(ev: TimelineEvent): Extract<FaultCommand, { kind: 'clock' }> {
-  return ev.action === 'clock-step'
-    ? { kind: 'clock', stepNs: ev.stepNs }
-    : { kind: 'clock', freqPpm: ev.freqPpm };
-}
 
 /** Event order in results: time, then node name; a node's own events keep their order (a stable sort). */
 function byTimeNode(x: NodeEvent, y: NodeEvent): number {
@@ -172,19 +151,6 @@ export class Fabric {
     }
     return started;
   }
-}
-
-/** The first `start` of a node that no earlier `stop` (since its last start) left down. */
-function unmatchedStart(timeline: readonly TimelineEvent[]): TimelineEvent | undefined {
-  const down = new Set<string>();
-  for (const e of [...timeline].sort((a, b) => a.at - b.at)) {
-    if (e.action === 'stop') down.add(e.node!);
-    else if (e.action === 'start') {
-      if (!down.has(e.node!)) return e;
-      down.delete(e.node!);
-    }
-  }
-  return undefined;
 }
 
 interface NodeState {
@@ -948,62 +914,19 @@ export class StartedFabric implements AsyncDisposable {
           return;
       }
     }
-    for (const [node, port, state] of this.wireFaults(ev)) {
+    for (const [node, port, state] of wireFaults(ev, (node) => this.nodes.get(node)!.config.ports)) {
       this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state }, at });
     }
   }
 
   /** Conservative mode: a timeline action's time has passed; it goes into the fault list and the event log. */
   private noteFired(ev: TimelineEvent): void {
-    this.recordFired(this.firedRecord(ev, ev.at));
-  }
-
-  /** A timeline action as the fault list and event log show it, fired at `t`: its node or link and what it set. */
-  private firedRecord(ev: TimelineEvent, t: number): FiredFault {
-    const fired: FiredFault = { t, at: ev.at, action: ev.action };
-    if (ev.node !== undefined) fired.node = ev.node;
-    if (ev.link) {
-      fired.link = ev.link;
-      fired.detail = { direction: ev.direction, ...this.wireState(ev) };
-    } else if (ev.action === 'clock-step' || ev.action === 'clock-freq') fired.detail = { ...clockFault(ev) };
-    return fired;
+    this.recordFired(firedRecord(ev, ev.at));
   }
 
   private recordFired(fired: FiredFault): void {
     this.faults.push(fired);
     this.record({ kind: 'fault', node: fired.node ?? 'orchestrator', ...fired });
-  }
-
-  /** The wire state a link action sets. */
-  private wireState(ev: TimelineEvent): Partial<WireState> {
-    return ev.action === 'link-down'
-      ? { down: true }
-      : ev.action === 'link-up'
-        ? { down: false, loss: 0, corrupt: 0, delayNs: 0, ptpLoss: 0 }
-        : ev.action === 'ptp-loss'
-          ? { ptpLoss: ev.loss }
-          : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
-  }
-
-  /** The egress ports a link action changes: (node, port, state) for each direction it names. */
-  private wireFaults(ev: TimelineEvent): Array<[string, number, Partial<WireState>]> {
-    const [a, b] = ev.link!;
-    const ends: Array<[string, string]> =
-      ev.direction === 'forward'
-        ? [[a, b]]
-        : ev.direction === 'reverse'
-          ? [[b, a]]
-          : [
-              [a, b],
-              [b, a],
-            ];
-    const state = this.wireState(ev);
-    const out: Array<[string, number, Partial<WireState>]> = [];
-    for (const [from, to] of ends) {
-      const n = this.nodes.get(from)!;
-      for (const p of n.config.ports) if (p.peer === to) out.push([from, p.index, state]);
-    }
-    return out;
   }
 
   /** Every egress port on a link of `node`: its own, and each peer's toward it. */
@@ -1088,7 +1011,7 @@ export class StartedFabric implements AsyncDisposable {
       this.timers.push(setTimeout(() => void this.fire(ev), early + 0.5));
       return;
     }
-    const fired = this.firedRecord(ev, this.relNow());
+    const fired = firedRecord(ev, this.relNow());
     const rt = this.runtime;
     if (ev.node !== undefined) {
       const n = this.nodes.get(ev.node)!;
@@ -1107,7 +1030,7 @@ export class StartedFabric implements AsyncDisposable {
         n.conn?.send({ type: 'fault', fault: clockFault(ev) });
       }
     } else if (ev.link) {
-      for (const [node, port, state] of this.wireFaults(ev))
+      for (const [node, port, state] of wireFaults(ev, (node) => this.nodes.get(node)!.config.ports))
         this.nodes.get(node)!.conn?.send({ type: 'fault', fault: { kind: 'wire', port, state } });
     }
     this.recordFired(fired);
@@ -1231,45 +1154,4 @@ export class StartedFabric implements AsyncDisposable {
       ...(capture && { capture }),
     };
   }
-}
-
-/** A node as the stall watchdog sees it. */
-export interface StallView {
-  name: string;
-  stats: ProgressStats;
-  /** wall ms since its stats last came */
-  silentMs: number;
-  /** events it handled since the fabric last moved */
-  busyEvents: number;
-  /** its ports' peers, by port index */
-  peers: string[];
-}
-
-/** stats older than this: the node's event loop is stuck (progress snapshots come every 500 ms) */
-const SILENT_MS = 5000;
-/** events handled while the fabric stood still beyond which a node is spinning, not waiting */
-const SPINNING_EVENTS = 100_000;
-
-/**
- * Why the fabric stopped moving, in one line: a node that stopped answering (stuck in one handler),
- * else one that keeps handling events without its time moving (a loop in its own timers), else the
- * node furthest behind and the input it waits on. A node blocked on a link and a node spinning look
- * alike by their times alone.
- */
-export function stallDiagnosis(nodes: StallView[]): string {
-  if (nodes.length === 0) return 'no node answers';
-  const at = (n: StallView) => `${(n.stats.now / 1000).toFixed(3)} µs`;
-  const silent = nodes.filter((n) => n.silentMs > SILENT_MS).sort((a, b) => b.silentMs - a.silentMs)[0];
-  if (silent)
-    return `${silent.name} stopped answering ${Math.round(silent.silentMs / 1000)} s ago at ${at(silent)}: busy in one event handler, or stopped`;
-  const spinning = nodes
-    .filter((n) => n.busyEvents > SPINNING_EVENTS)
-    .sort((a, b) => b.busyEvents - a.busyEvents)[0];
-  if (spinning)
-    return `${spinning.name} is at ${at(spinning)} and handled ${spinning.busyEvents} events since the fabric last moved without getting further: a loop in its own timers`;
-  let worst = nodes[0];
-  for (const n of nodes) if (n.stats.now < worst.stats.now) worst = n;
-  const wp = worst.stats.waitPort ?? -1;
-  const input = wp < 0 ? 'the orchestrator' : `its link ${worst.name}:${wp} -- ${worst.peers[wp]}`;
-  return `${worst.name} is at ${at(worst)}, waiting on ${input}`;
 }

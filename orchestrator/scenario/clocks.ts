@@ -1,0 +1,189 @@
+/**
+ * The `clocks:`, `jitter:` and `ptp:` sections: oscillator models, jitter models and PTP settings,
+ * with their defaults and why; `parseDist` reads the distributions they take.
+ */
+import type { SyncMode } from '../../core/messages.js';
+import type { Dist } from '../../core/random.js';
+import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
+import { parseDurationNs } from '../../core/time.js';
+import type { Topology } from '../../topology/types.js';
+import type { ScenarioSource } from './source.js';
+
+export interface ClockModel {
+  offsetNs: Dist;
+  freqPpm: Dist;
+  wanderPpmPerSqrtS: number;
+  granularityNs: number;
+  /** the node whose oscillator is perfect (a GPS-disciplined grandmaster), if any */
+  reference: string | null;
+}
+
+export interface PtpSettings {
+  timestamping: 'hardware' | 'software';
+  transparentClocks: boolean;
+  syncIntervalNs: number;
+  announceIntervalNs: number;
+  announceTimeout: number;
+  candidates: string[];
+  delayFilter: number;
+  lockThresholdNs: number;
+  sampleNs: number;
+  servo: ServoConfig;
+}
+
+export interface JitterSettings {
+  stampNs: Dist | null;
+  sendNs: Dist | null;
+}
+
+/**
+ * `uniform(a, b)`, `normal(mean, sd)`, `lognormal(median, sigma)` or a plain value; `unit` parses an
+ * operand (lognormal's sigma is a plain number).
+ */
+export function parseDist(value: string | number, unit: (v: string) => number): Dist {
+  if (typeof value === 'number') return { kind: 'fixed', v: value };
+  const m = /^\s*(uniform|normal|lognormal)\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)\s*$/.exec(value);
+  if (!m) return { kind: 'fixed', v: unit(value.trim()) };
+  const a = unit(m[2]);
+  if (m[1] === 'lognormal') {
+    const sigma = Number(m[3]);
+    if (!(a > 0) || !(sigma >= 0))
+      throw new RangeError(
+        `lognormal(${m[2]}, ${m[3]}): needs a median > 0 and a sigma >= 0 (a plain number)`,
+      );
+    return { kind: 'lognormal', median: a, sigma };
+  }
+  const b = unit(m[3]);
+  if (m[1] === 'uniform') {
+    if (b < a) throw new RangeError(`uniform(${m[2]}, ${m[3]}): the upper bound is below the lower one`);
+    return { kind: 'uniform', lo: a, hi: b };
+  }
+  if (b < 0) throw new RangeError(`normal(${m[2]}, ${m[3]}): the standard deviation must be >= 0`);
+  return { kind: 'normal', mean: a, sd: b };
+}
+
+export const signedNs = (v: string) =>
+  v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v);
+const plainNumber = (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new RangeError(`not a number: '${v}'`);
+  return n;
+};
+
+/**
+ * Defaults, and why: ±50 ppm and a little wander are typical of the crystal oscillators of servers
+ * and switches (the figure PTP studies quote); 10 µs of initial offset is what NTP leaves behind;
+ * 8 ns read granularity is a 125 MHz PHC counter.
+ */
+const CLOCK_DEFAULTS = {
+  offset: 'uniform(-10us, 10us)',
+  freq: 'uniform(-50, 50)',
+  wander: 0.5,
+  granularity: '8ns',
+};
+
+export function resolveClocks(src: ScenarioSource, topo: Topology): ClockModel | null {
+  const c = src.data.clocks;
+  if (c === undefined) return null;
+  const at = <T>(field: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (err) {
+      throw src.error(['clocks', field], (err as Error).message);
+    }
+  };
+  const reference = c.reference ?? null;
+  if (reference !== null && !topo.nodes.some((n) => n.name === reference)) {
+    throw src.error(['clocks', 'reference'], `no node named '${reference}' in the topology`);
+  }
+  return {
+    offsetNs: at('offset', () => parseDist(c.offset ?? CLOCK_DEFAULTS.offset, signedNs)),
+    freqPpm: at('freq', () => parseDist(c.freq ?? CLOCK_DEFAULTS.freq, plainNumber)),
+    wanderPpmPerSqrtS: c.wander ?? CLOCK_DEFAULTS.wander,
+    granularityNs: at('granularity', () => parseDurationNs(c.granularity ?? CLOCK_DEFAULTS.granularity)),
+    reference,
+  };
+}
+
+/**
+ * Jitter models: what the operating system adds to a dilated run, drawn from seeded distributions in a
+ * conservative one. `stamp`: how late software time stamps are taken after the frame's arrival (the
+ * event loop getting to it); it applies to PTP with software timestamping. `send`: how late a host's
+ * frames reach its NIC queue (the sending code running late), keeping their order. In conservative
+ * mode `stamp` defaults to a fit of the software stamp delay a faithful dilated run measures
+ * (examples/clocks.yaml, software stamps, tdf 4000: p50 0 ns, p99 426 ns; the fit gives 40 ns, 409 ns);
+ * `send` defaults to none (ideal host send timing, DESIGN §2), so a study adds it explicitly. Dilated
+ * mode has both from the machine itself: the models default to none there, and add to it when given.
+ */
+const STAMP_NOISE_FIT = 'lognormal(40ns, 1)';
+
+export function resolveJitter(src: ScenarioSource, sync: SyncMode): JitterSettings {
+  const j = src.data.jitter ?? {};
+  const dist = (key: 'stamp' | 'send', fallback: string | null): Dist | null => {
+    const v = j[key] ?? fallback;
+    if (v === null) return null;
+    try {
+      const d = parseDist(v, parseDurationNs);
+      if (d.kind === 'fixed' && d.v === 0) return null;
+      return d;
+    } catch (err) {
+      throw src.error(['jitter', key], (err as Error).message);
+    }
+  };
+  return {
+    stampNs: dist('stamp', sync === 'conservative' ? STAMP_NOISE_FIT : null),
+    sendNs: dist('send', null),
+  };
+}
+
+/**
+ * Defaults, and why: a 100 µs sync interval (linuxptp's 1/8 s would not fit runs of milliseconds of
+ * virtual time); announces every 1 ms with linuxptp's receipt timeout of 3; linuxptp's delay filter
+ * length 10. The servo keeps linuxptp's per-sample dynamics (kp 0.7, ki 0.3 at a 1 s interval for
+ * hardware stamps; 0.1 and 0.001 for software) by scaling the gains with 1/interval (exponent -1):
+ * with linuxptp's own exponents a 100 µs interval would take seconds of virtual time to settle.
+ */
+export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | null {
+  const p = src.data.ptp;
+  if (p === undefined) return null;
+  const hosts = topo.nodes.filter((n) => n.role === 'host');
+  const candidates: string[] = p.candidates ?? [hosts[0].name, hosts[hosts.length - 1].name];
+  for (const [i, c] of candidates.entries()) {
+    if (!hosts.some((h) => h.name === c))
+      throw src.error(['ptp', 'candidates', i], `no host named '${c}' (PTP runs on hosts)`);
+  }
+  const timestamping: 'hardware' | 'software' = p.timestamping ?? 'hardware';
+  const base = defaultServoConfig(timestamping);
+  const s = p.servo ?? {};
+  const servo: ServoConfig = {
+    ...base,
+    kpExponent: -1,
+    kiExponent: -1,
+    // linuxptp steps only beyond 20 µs on the first update, fine at 1 s intervals; at 100 µs intervals
+    // slewing 20 µs at the 900 ppm clamp would take 22 ms of a run: step anything beyond 1 µs instead
+    firstStepThresholdNs: 1000,
+    ...(s.kpScale !== undefined && { kpScale: s.kpScale }),
+    ...(s.kpExponent !== undefined && { kpExponent: s.kpExponent }),
+    ...(s.kiScale !== undefined && { kiScale: s.kiScale }),
+    ...(s.kiExponent !== undefined && { kiExponent: s.kiExponent }),
+    ...(s.maxFrequency !== undefined && { maxFrequencyPpb: s.maxFrequency }),
+    ...(s.stepThreshold !== undefined && { stepThresholdNs: parseDurationNs(s.stepThreshold) }),
+    ...(s.firstStepThreshold !== undefined && {
+      firstStepThresholdNs: parseDurationNs(s.firstStepThreshold),
+    }),
+  };
+  const syncIntervalNs = parseDurationNs(p.syncInterval ?? '100us');
+  if (!(syncIntervalNs > 0)) throw src.error(['ptp', 'syncInterval'], 'must be > 0');
+  return {
+    timestamping,
+    transparentClocks: p.transparentClocks ?? true,
+    syncIntervalNs,
+    announceIntervalNs: parseDurationNs(p.announceInterval ?? '1ms'),
+    announceTimeout: p.announceTimeout ?? 3,
+    candidates,
+    delayFilter: p.delayFilter ?? 10,
+    lockThresholdNs: parseDurationNs(p.lockThreshold ?? (timestamping === 'hardware' ? '100ns' : '2us')),
+    sampleNs: parseDurationNs(p.sample ?? '10us'),
+    servo,
+  };
+}

@@ -1,0 +1,44 @@
+/** The scenario's defaults, each with its reason (`DEFAULTS`), and the ports' (`PortDefaults`). */
+export interface PortDefaults {
+  bufferBytes: number;
+  ecnBytes: number;
+  commitAheadNs: number;
+  hostBufferBytes: number;
+}
+
+/**
+ * Defaults, and why:
+ * - tdf 2000: two real milliseconds per virtual microsecond. A 10 Gbit/s hop (1.2 µs serialization +
+ *   1 µs propagation) then gives 4.4 ms of real lookahead, above the tail of timer and scheduling
+ *   lateness of ~20 processes on a 2-core machine: the quickstart measured 0.05% causality misses at
+ *   tdf 2000, 0.07% at 1500 and 0.3% at 1000 (DESIGN §2: pick defaults from measurements).
+ * - 10 Gbit/s links with 1 µs propagation: the quickstart's fabric; the delay stands for cable plus
+ *   switch pipeline latency.
+ * - 400 KB per port with ECN at 30 KB: a shallow-buffer ToR; K follows DCTCP's K > C·RTT/7 with room
+ *   to spare for a ~12 µs fabric RTT at 10 Gbit/s (the paper's 65 frames assumed ~100 µs host RTTs).
+ * - commit-ahead 2 µs: a transmit pipeline of about two MTU times; it also gives every hop lookahead.
+ * - liveness 10 µs x 3: F10-style fast detection (F10 §5.4 reaches tens of microseconds).
+ * - captureLimit 100000 frames per port: at most ~18 MB of pcapng per port (176 bytes per 1500-byte
+ *   frame snapped at 128 bytes), 120 ms of a busy 10 Gbit/s link: a capture is for looking at a
+ *   run, not for archiving it, and the limit keeps a forgotten `capture: [spine0]` from filling a disk.
+ */
+export const DEFAULTS = {
+  tdf: 2000,
+  seed: 1,
+  link: { rate: '10Gbps', delay: '1us' },
+  ports: { buffer: '400KB', ecnThreshold: '30KB', commitAhead: '2us', hostBuffer: '8MB' },
+  liveness: { interval: '10us', multiplier: 3 },
+  // a deadline below 1.25 line-rate transfer times is one no transport meets under any load
+  workload: { duration: '20ms', deadlineAtLeast: 1.25 },
+  run: {
+    sync: 'conservative',
+    step: '100us',
+    drain: '20ms',
+    sample: '5us',
+    interval: '100us',
+    missThreshold: 0.001,
+    logLevel: 'info',
+    plots: true,
+    captureLimit: 100_000,
+  },
+} as const;

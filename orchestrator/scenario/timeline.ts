@@ -1,0 +1,190 @@
+/**
+ * The `timeline:` and `run.capture` sections, and actions injected into a running fabric
+ * (`resolveInjected`), checked against the topology.
+ */
+import { parseDurationNs } from '../../core/time.js';
+import type { Topology } from '../../topology/types.js';
+import { ScenarioError } from '../errors.js';
+import { signedNs } from './clocks.js';
+import { schemaProblem } from './load.js';
+import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
+import type { ScenarioSource } from './source.js';
+
+const TIMELINE_ACTION_SET: ReadonlySet<string> = new Set(TIMELINE_ACTIONS);
+
+export interface TimelineEvent {
+  at: number;
+  action: (typeof TIMELINE_ACTIONS)[number];
+  node?: string;
+  link?: [string, string];
+  direction: 'both' | 'forward' | 'reverse';
+  loss: number;
+  corrupt: number;
+  delayNs: number;
+  /** clock-step: phase step of the node's oscillator, ns */
+  stepNs: number;
+  /** clock-freq: the node's oscillator frequency error from then on, ppm */
+  freqPpm: number;
+  /** line in the scenario file, for messages */
+  line: number;
+}
+
+/** One captured egress port (`run.capture`): `node`'s port `port`, toward `peer`. */
+export interface CapturePort {
+  node: string;
+  port: number;
+  peer: string;
+}
+
+/**
+ * Timeline entries added to a running fabric (the library's `inject`), checked as the scenario's own
+ * timeline is; errors name `inject()` and the entry. `at` defaults to `now` (virtual ns).
+ */
+export function resolveInjected(
+  base: ScenarioSource,
+  topo: Topology,
+  entries: Array<Record<string, unknown>>,
+  now: number,
+): TimelineEvent[] {
+  const src: ScenarioSource = {
+    file: 'inject()',
+    data: { ...base.data, timeline: entries.map((e) => ({ at: now, ...e })) },
+    lineOf: () => -1,
+    // `timeline.2.link` reads `entry 2.link`: the user passed entries, not a timeline
+    error: (path, problem) =>
+      new ScenarioError(
+        'inject()',
+        -1,
+        ['entry', ...path.slice(1)].join('.').replace('entry.', 'entry '),
+        problem,
+      ),
+  };
+  for (const [i, e] of entries.entries()) {
+    if (!(TIMELINE_ACTION_SET as ReadonlySet<unknown>).has(e.action))
+      throw src.error(
+        ['timeline', i, 'action'],
+        `unknown action '${e.action}' (one of ${[...TIMELINE_ACTION_SET].join(', ')})`,
+      );
+  }
+  // the same checks as a scenario file's timeline (`at: '10Gbs'`, a negative time, a field too many)
+  const problem = schemaProblem(src.data);
+  if (problem) throw src.error(problem.path, problem.problem);
+  const events = resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
+  // a pause without its resume would leave the process stopped to the end of the run, and beyond a
+  // library run that never reaches that end
+  for (const [i, ev] of events.entries()) {
+    if (ev.action !== 'pause') continue;
+    const resumed = [...(base.data.timeline ?? []), ...entries].some(
+      (e) =>
+        e.action === 'resume' &&
+        e.node === ev.node &&
+        (e.at === undefined || parseDurationNs(e.at as string) > ev.at),
+    );
+    if (!resumed)
+      throw src.error(
+        ['timeline', i, 'action'],
+        `pause of ${ev.node} needs its resume (in the same inject call)`,
+      );
+  }
+  return events;
+}
+
+/**
+ * `run.capture`: a node stands for every link of it, `[a, b]` for the link(s) between a and b; either
+ * way both directions, each direction being one egress port (a's toward b, b's toward a).
+ */
+export function resolveCapture(src: ScenarioSource, topo: Topology): CapturePort[] {
+  const raw: unknown[] = src.data.run?.capture ?? [];
+  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
+  const picked = new Set<string>();
+  const pick = (node: string, port: number): void => {
+    picked.add(`${node}:${port}`);
+  };
+  for (const [i, item] of raw.entries()) {
+    const path = ['run', 'capture', i];
+    if (typeof item === 'string') {
+      const n = byName.get(item);
+      if (!n) throw src.error(path, `no node named '${item}' in the topology`);
+      for (const p of n.ports) {
+        pick(n.name, p.index);
+        pick(p.peer, p.peerPort);
+      }
+      continue;
+    }
+    const [a, b] = item as [string, string];
+    const na = byName.get(a);
+    if (!na) throw src.error([...path, 0], `no node named '${a}' in the topology`);
+    if (!byName.has(b)) throw src.error([...path, 1], `no node named '${b}' in the topology`);
+    const toward = na.ports.filter((p) => p.peer === b);
+    if (toward.length === 0) throw src.error(path, `no link between '${a}' and '${b}'`);
+    for (const p of toward) {
+      pick(a, p.index);
+      pick(b, p.peerPort);
+    }
+  }
+  const out: CapturePort[] = [];
+  for (const n of topo.nodes)
+    for (const p of n.ports)
+      if (picked.has(`${n.name}:${p.index}`)) out.push({ node: n.name, port: p.index, peer: p.peer });
+  return out;
+}
+
+export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: number): TimelineEvent[] {
+  const raw: Array<Record<string, unknown>> = src.data.timeline ?? [];
+  const has = (name: unknown) => topo.nodes.some((n) => n.name === name);
+  // `ifPresent` entries whose node this run does not have (an arbiter on a baseline run) are left out
+  const present = raw
+    .map((e, i) => [e, i] as const)
+    .filter(
+      ([e]) =>
+        e.ifPresent !== true ||
+        (e.node !== undefined ? has(e.node) : ((e.link as unknown[] | undefined) ?? []).every(has)),
+    );
+  return present.map(([e, i]) => {
+    const path = ['timeline', i];
+    const at = parseDurationNs(e.at as string);
+    if (at > endNs)
+      throw src.error([...path, 'at'], `at ${e.at} is after the run ends (workload duration + drain)`);
+    const action = e.action as TimelineEvent['action'];
+    const ev: TimelineEvent = {
+      at,
+      action,
+      direction: (e.direction as TimelineEvent['direction']) ?? 'both',
+      loss: (e.loss as number) ?? 0,
+      corrupt: (e.corrupt as number) ?? 0,
+      delayNs: e.delay !== undefined ? parseDurationNs(e.delay as string) : 0,
+      stepNs: e.step !== undefined ? signedNs(String(e.step)) : 0,
+      freqPpm: (e.freq as number) ?? 0,
+      line: src.lineOf(path),
+    };
+    if (action === 'clock-step' || action === 'clock-freq') {
+      if (!src.data.clocks)
+        throw src.error([...path, 'action'], `'${action}' needs a clocks: section (emulated oscillators)`);
+      const field = action === 'clock-step' ? 'step' : 'freq';
+      if (e[field] === undefined) throw src.error([...path, field], `'${action}' needs ${field}`);
+    }
+    if (
+      action === 'kill' ||
+      action === 'pause' ||
+      action === 'resume' ||
+      action === 'clock-step' ||
+      action === 'clock-freq' ||
+      CONTAINER_ACTIONS.has(action)
+    ) {
+      if (e.node === undefined) throw src.error([...path, 'node'], `'${action}' needs the node to ${action}`);
+      if (!topo.nodes.some((n) => n.name === e.node))
+        throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);
+      ev.node = e.node as string;
+    } else {
+      const link = e.link as [string, string] | undefined;
+      if (!link) throw src.error([...path, 'link'], `'${action}' needs link: [nodeA, nodeB]`);
+      const a = topo.nodes.find((n) => n.name === link[0]);
+      if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
+      if (!a.ports.some((p) => p.peer === link[1])) {
+        throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
+      }
+      ev.link = [link[0], link[1]];
+    }
+    return ev;
+  });
+}

@@ -1,0 +1,141 @@
+/**
+ * The `workload:` section: patterns, sizes, loads, host groups and flow lists, checked against the
+ * topology.
+ */
+import { parseBytes, parseDurationNs } from '../../core/time.js';
+import { SizeCdf } from '../../node/cdf.js';
+import type { WorkloadSpec } from '../../node/workload.js';
+import type { Topology } from '../../topology/types.js';
+import { DEFAULTS } from './defaults.js';
+import type { ScenarioSource } from './source.js';
+
+export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: number): WorkloadSpec {
+  const w = src.data.workload;
+  const hostId = (path: Array<string | number>, name: string): number => {
+    const n = topo.nodes.find((x) => x.name === name);
+    if (n?.role !== 'host')
+      throw src.error(
+        path,
+        `no host named '${name}' in the topology (hosts are h0..h${countHosts(topo) - 1})`,
+      );
+    return n.id;
+  };
+  // every flow joins two hosts: the node processes' workload generator would refuse it mid-start
+  const hosts = countHosts(topo);
+  const kind = src.data.topology?.kind;
+  if (hosts < 2)
+    throw src.error(
+      ['workload', 'pattern'],
+      `a workload needs at least 2 hosts; this ${kind ? `${kind} ` : ''}topology has ${hosts}`,
+    );
+  const spec: WorkloadSpec = {
+    pattern: w.pattern,
+    durationNs: parseDurationNs(w.duration ?? DEFAULTS.workload.duration),
+    seed,
+  };
+  if (!(spec.durationNs > 0))
+    throw src.error(
+      ['workload', 'duration'],
+      `must be > 0, got ${spec.durationNs} ns (flows start in [0, duration))`,
+    );
+  if (w.pattern !== 'list') sizesAndLoad(src, w, ['workload'], spec);
+  if (w.background !== undefined && w.background !== null) {
+    const bg: WorkloadSpec = {
+      pattern: w.background.pattern,
+      durationNs: spec.durationNs,
+      seed: seed * 31 + 7,
+    };
+    sizesAndLoad(src, w.background, ['workload', 'background'], bg);
+    spec.background = bg;
+  }
+  for (const key of ['senders', 'receivers'] as const) {
+    if (w[key] === undefined) continue;
+    if (w.pattern !== 'all-to-all')
+      throw src.error(['workload', key], `only the all-to-all pattern takes ${key}, not '${w.pattern}'`);
+    const names = hostGroup(w[key]);
+    if (names === null)
+      throw src.error(
+        ['workload', key],
+        `a list of host names or a range 'h0..h7', got ${JSON.stringify(w[key])}`,
+      );
+    const ids = names.map((name, i) => hostId(['workload', key, i], name));
+    if (new Set(ids).size !== ids.length) throw src.error(['workload', key], 'a host is listed twice');
+    spec[key] = ids;
+  }
+  if (w.deadlines !== undefined) {
+    const meanNs = parseDurationNs(w.deadlines.mean);
+    if (!(meanNs > 0)) throw src.error(['workload', 'deadlines', 'mean'], `must be > 0, got ${meanNs} ns`);
+    spec.deadlines = {
+      meanNs,
+      atLeast: w.deadlines.atLeast ?? DEFAULTS.workload.deadlineAtLeast,
+      share: w.deadlines.share ?? 1,
+    };
+  }
+  if (w.pattern === 'incast') {
+    const hosts = countHosts(topo);
+    const fanIn = w.fanIn ?? hosts - 1;
+    if (fanIn >= hosts)
+      throw src.error(['workload', 'fanIn'], `fanIn must be below the host count (${hosts}), got ${fanIn}`);
+    spec.incast = {
+      fanIn,
+      ...(w.target !== undefined && { target: hostId(['workload', 'target'], w.target) }),
+    };
+  }
+  if (w.pattern === 'list') {
+    if (!Array.isArray(w.flows) || w.flows.length === 0)
+      throw src.error(['workload', 'flows'], 'the list pattern needs flows');
+    spec.flows = w.flows.flatMap((f: Record<string, string | number>, i: number) => {
+      const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
+      const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
+      if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
+      const flow = { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
+      return Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
+    });
+  }
+  return spec;
+}
+
+/** Host names from a list, or from a range `h0..h7` (both ends included); null if neither. */
+function hostGroup(v: unknown): string[] | null {
+  if (Array.isArray(v)) return v.map(String);
+  if (typeof v !== 'string') return null;
+  const m = /^\s*([A-Za-z_-]*)(\d+)\s*\.\.\s*\1(\d+)\s*$/.exec(v);
+  if (!m) return null;
+  const [from, to] = [Number(m[2]), Number(m[3])];
+  if (from > to) return null;
+  return Array.from({ length: to - from + 1 }, (_, i) => `${m[1]}${from + i}`);
+}
+
+/** A generated pattern's flow sizes (a distribution or one size) and load, checked into `spec`. */
+function sizesAndLoad(
+  src: ScenarioSource,
+  w: { sizes?: string; fixedSize?: string | number; load?: number },
+  at: string[],
+  spec: WorkloadSpec,
+): void {
+  if (w.sizes === undefined && w.fixedSize === undefined) {
+    throw src.error(
+      [...at, 'sizes'],
+      `a size distribution is required (one of ${SizeCdf.names().join(', ')}) or fixedSize`,
+    );
+  }
+  if (w.sizes !== undefined) {
+    if (!SizeCdf.names().includes(w.sizes)) {
+      throw src.error(
+        [...at, 'sizes'],
+        `unknown size distribution '${w.sizes}'; available: ${SizeCdf.names().join(', ')}`,
+      );
+    }
+    spec.sizes = w.sizes;
+  }
+  if (w.fixedSize !== undefined) {
+    spec.fixedSize = parseBytes(w.fixedSize);
+    if (!(spec.fixedSize > 0)) throw src.error([...at, 'fixedSize'], `must be > 0 B, got ${spec.fixedSize}`);
+  }
+  if (w.load === undefined) throw src.error([...at, 'load'], 'a load fraction in (0, 1] is required');
+  spec.load = w.load;
+}
+
+function countHosts(topo: Topology): number {
+  return topo.nodes.filter((n) => n.role === 'host').length;
+}
