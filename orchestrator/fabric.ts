@@ -19,6 +19,7 @@ import { type Progress, stallDiagnosis } from './progress.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
+import { schemeDefinition } from './schemes/index.js';
 import { clockFault, firedRecord, unmatchedStart, wireFaults } from './timeline-actions.js';
 
 /** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
@@ -93,6 +94,12 @@ export class Fabric {
     if (needs && !runtime.containerFaults)
       throw new RuntimeError(
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
+      );
+    // a scheme of the user's own: its parts are a file of this machine, which containers do not see
+    const parts = schemeDefinition(this.scenario.scheme.kind).parts;
+    if (parts?.startsWith('file:') && !runtime.hostFiles)
+      throw new RuntimeError(
+        `${this.scenario.file}: scheme ${this.scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process runtime; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`,
       );
     // conservative mode waits at a `start` for the node's new process: there must be one to wait for
     const orphan = this.scenario.sync === 'conservative' ? unmatchedStart(this.scenario.timeline) : undefined;

@@ -17,6 +17,7 @@ const LOOPBACK = '127.0.0.1';
 
 export class ProcessRuntime implements Runtime {
   readonly kind = 'process';
+  readonly hostFiles = true;
 
   async prepare(): Promise<RuntimeSite> {
     return { controlHost: LOOPBACK, nodeHost: () => LOOPBACK, release: async () => {} };

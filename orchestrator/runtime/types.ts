@@ -96,6 +96,11 @@ export interface Runtime {
   readonly kind: string;
   /** its started runtime offers `containers` (stop, start, disconnect, connect): checked before a run */
   readonly containerFaults?: boolean;
+  /**
+   * its node processes see this machine's files: they can load a scheme's parts from a file of the
+   * user's (a scheme named by `scheme.module`); containers see only what their image holds
+   */
+  readonly hostFiles?: boolean;
   /** sets up what the run's nodes share (addresses, a container network) before any starts */
   prepare(nodes: string[], runId: string): Promise<RuntimeSite>;
   start(launches: NodeLaunch[]): Promise<StartedRuntime>;
