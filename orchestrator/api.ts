@@ -24,6 +24,7 @@ import type { FiredFault } from './fired.js';
 import { createRuntime } from './runtime/index.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveInjected, resolveScenario, type Scenario } from './scenario/resolve.js';
+import type { TIMELINE_ACTIONS } from './scenario/schema.js';
 import type { ScenarioSource } from './scenario/source.js';
 
 export { RuntimeError, ScenarioError } from './errors.js';
@@ -38,8 +39,11 @@ export interface FabricInit {
 }
 
 /** A timeline entry as the scenario's `timeline:` takes it; `at` (virtual, from traffic start) defaults to now. */
+/** What a timeline entry or an injected fault does: `kill`, `pause`, `link-down`, `clock-step`, ... */
+export type FaultAction = (typeof TIMELINE_ACTIONS)[number];
+
 export interface FaultSpec {
-  action: string;
+  action: FaultAction;
   at?: string | number;
   node?: string;
   link?: [string, string];

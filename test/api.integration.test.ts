@@ -49,6 +49,8 @@ describe('library API', () => {
     await using fabric = await Fabric.fromYaml(STAR).start();
     await fabric.runFor('20us');
     expect(() => fabric.inject({ action: 'kill', node: 'h0', at: '10us' })).toThrow(/in the past/);
+    // a typo is a type error in TypeScript (FaultAction), and a plain message from JavaScript
+    // @ts-expect-error 'explode' is no FaultAction
     expect(() => fabric.inject({ action: 'explode', node: 'h0' })).toThrow(
       /inject\(\): entry 0\.action: unknown action 'explode'/,
     );
