@@ -77,26 +77,30 @@ export function parseScenario(text: string, file: string, overrides: Overrides =
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new ScenarioError(file, 1, '', 'a scenario is a YAML mapping (topology:, workload:, ...)');
   }
-  // a scheme of the user's own: its module first, then its settings are checked like every other field
-  const module = (data as { scheme?: { module?: unknown } }).scheme?.module;
+  const problem = schemaProblem(data, file);
+  if (problem) throw error(problem.path, problem.problem);
+  return { file, data, lineOf, error };
+}
+
+/**
+ * The most useful complaint of the scenario schema about `data` (read from `file`), or null when it
+ * is valid. A scheme of the user's own (`scheme.module`) is loaded first, and its settings are
+ * checked against its own schema fragment like every other field.
+ */
+export function schemaProblem(
+  data: unknown,
+  file: string,
+): { path: Array<string | number>; problem: string } | null {
+  const module = (data as { scheme?: { module?: unknown } } | null)?.scheme?.module;
   let scheme: SchemeDefinition | null = null;
   if (typeof module === 'string') {
     try {
       scheme = loadSchemeModule(module, file);
     } catch (err) {
-      throw error(['scheme', 'module'], (err as Error).message);
+      return { path: ['scheme', 'module'], problem: (err as Error).message };
     }
   }
-  const problem = schemaProblem(data, validatorFor(scheme));
-  if (problem) throw error(problem.path, problem.problem);
-  return { file, data, lineOf, error };
-}
-
-/** The most useful complaint of the scenario schema about `data`, or null when it is valid. */
-export function schemaProblem(
-  data: unknown,
-  v: ReturnType<typeof ajv.compile> = validate,
-): { path: Array<string | number>; problem: string } | null {
+  const v = validatorFor(scheme);
   if (v(data)) return null;
   const err = pickError(v.errors ?? []);
   return { path: pathOf(err), problem: describe(err) };

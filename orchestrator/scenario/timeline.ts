@@ -67,7 +67,7 @@ export function resolveInjected(
       );
   }
   // the same checks as a scenario file's timeline (`at: '10Gbs'`, a negative time, a field too many)
-  const problem = schemaProblem(src.data);
+  const problem = schemaProblem(src.data, base.file);
   if (problem) throw src.error(problem.path, problem.problem);
   const events = resolveTimeline(src, topo, Number.POSITIVE_INFINITY);
   // a pause without its resume would leave the process stopped to the end of the run, and beyond a
