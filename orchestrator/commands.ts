@@ -3,12 +3,13 @@
  * folder; `dcemu topo <scenario>` prints its topology. User mistakes print one line and exit 2;
  * Ctrl-C stops the run, tears everything down and still writes what was collected.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { SyncMode } from '../core/messages.js';
 import { formatNs } from '../core/time.js';
-import { resolveChaos } from './chaos/model.js';
+import { checkInvariants } from './chaos/invariants.js';
+import { resolveChaos, resolveInvariants } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { composeFile } from './compose.js';
 import { isUserError, RuntimeError } from './errors.js';
@@ -115,7 +116,13 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     fabric?.interrupt(signal);
     abort.abort(signal);
   });
-  const scenario = resolveScenario(loadScenario(file, opts), { tdf: opts.tdf, sync: syncOption(opts) });
+  const source = loadScenario(file, opts);
+  const scenario = resolveScenario(source, { tdf: opts.tdf, sync: syncOption(opts) });
+  // the scenario's own invariants (a chaos reproducer's): checked after the run, parsed before it
+  const invariants =
+    source.data.invariants === undefined
+      ? null
+      : resolveInvariants(source, source.data.invariants, ['invariants']);
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
   const tooBig = runtime.kind !== 'attached' && !opts.force ? memoryProblem(scenario) : null;
@@ -180,6 +187,16 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     if (result.crashes.length > 0) failed ??= `${result.crashes.length} node(s) crashed`;
     for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
+    if (invariants && ranToEnd) {
+      const broken = checkInvariants(
+        { summary, outcomes, faults: result.faults, error: failed, survivors: 0 },
+        invariants,
+      );
+      writeFileSync(join(out, 'invariants.json'), `${JSON.stringify(broken, null, 2)}\n`);
+      for (const v of broken) say(`dcemu: error: invariant ${v.invariant} broken: ${v.detail}`);
+      if (broken.length > 0)
+        failed ??= `${new Set(broken.map((v) => v.invariant)).size} of the scenario's invariants broken (invariants.json)`;
+    }
     if (failed) say(`dcemu: error: ${failed}`);
     if (!summary.fidelity.ok) {
       say(
@@ -539,6 +556,7 @@ program
     const src = loadScenarioFile(file, opts.set ?? []);
     const sc = resolveScenario(src);
     const chaos = src.data.chaos ? resolveChaos(src, sc.topology, sc.workload.durationNs) : null;
+    if (src.data.invariants !== undefined) resolveInvariants(src, src.data.invariants, ['invariants']);
     // valid, but `dcemu run` here would refuse it: say so now, not after 'starting ... processes'
     const tooBig = memoryProblem(sc);
     if (tooBig)

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 // a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
-const SCENARIO = `name: chaos-it
+const SCENARIO = `# the planted failure: the fault layer may drop nothing
+name: chaos-it
 seed: 5
 topology: { kind: leaf-spine, leaves: 2, spines: 2, hostsPerLeaf: 2 }
 links:
@@ -70,14 +71,25 @@ describe('dcemu chaos', () => {
     );
     expect(repro).not.toMatch(/^chaos:/m);
     expect(repro).toMatch(/action: link-(down|lossy)/);
+    // it carries what it breaks, and none of the source's comments (they described the source)
+    expect(repro).toMatch(/^invariants:\n {2}assert: \[ 'drops\.fault == 0' \]$/m);
+    expect(repro).not.toContain('the planted failure');
+    // `dcemu run` on it checks the invariants again: it fails, naming what broke, while it breaks
     const rerun = await dcemu(['run', bad.repro.file, '--out', join(dir, 'repro'), '-q']);
-    expect(rerun.exitCode).toBe(0);
+    expect(rerun.exitCode).toBe(1);
+    expect(rerun.stderr).toMatch(
+      /dcemu: error: invariant assert broken: 'drops\.fault == 0': drops\.fault is \d+/,
+    );
     expect(readJson(join(dir, 'repro/summary.json')).drops.fault).toBeGreaterThan(0);
+    expect(
+      readJson(join(dir, 'repro/invariants.json')).map((v: { invariant: string }) => v.invariant),
+    ).toEqual(['assert']);
 
     // the scenario a run executed gives the same run again, frame for frame
     const ran = join(out, `seed-${failing[0]}`);
     const again = await dcemu(['run', join(ran, 'scenario.yaml'), '--out', join(dir, 'again'), '-q']);
-    expect(again.exitCode).toBe(0);
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain('invariant assert broken');
     expect(readFileSync(join(dir, 'again/flows.csv'), 'utf8')).toBe(
       readFileSync(join(ran, 'flows.csv'), 'utf8'),
     );
@@ -95,7 +107,7 @@ describe('dcemu chaos', () => {
     const r = await dcemu(['chaos', file, '--runs', '1']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toBe(
-      `dcemu: ${file}:2: no chaos: section (the failure model of a chaos run; see docs/chaos.md)`,
+      `dcemu: ${file}:3: no chaos: section (the failure model of a chaos run; see docs/chaos.md)`,
     );
   });
 

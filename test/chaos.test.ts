@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { timelineScenario } from '../orchestrator/chaos/index.js';
 import { checkInvariants } from '../orchestrator/chaos/invariants.js';
-import { type DrawnEntry, drawFaults, resolveChaos } from '../orchestrator/chaos/model.js';
+import { type DrawnEntry, drawFaults, resolveChaos, resolveInvariants } from '../orchestrator/chaos/model.js';
 import type { Summary } from '../orchestrator/collect.js';
 import type { FiredFault } from '../orchestrator/fired.js';
 import { flowOutcomes } from '../orchestrator/outcomes.js';
@@ -106,6 +106,14 @@ describe('the failure model', () => {
   invariants: { assert: ['flows.completed = 3'] }
 `),
     ).toThrow(/chaos\.invariants\.assert\.0: 'flows\.completed = 3': expected <summary field> <op> <number>/);
+    // a scenario's own invariants (a reproducer's) are checked the same way, by their own line
+    expect(() =>
+      resolveInvariants(
+        parseScenario(`${BASE}invariants: { assert: ['x =< 1'] }\n`, 'c.yaml'),
+        { assert: ['x =< 1'] },
+        ['invariants'],
+      ),
+    ).toThrow(/c\.yaml:6: invariants\.assert\.0: 'x =< 1': expected <summary field> <op> <number>/);
     expect(
       bad(`chaos:
   window: { from: 3ms, to: 1ms }
@@ -190,6 +198,8 @@ describe('the reproducer scenario', () => {
     expect(yaml.startsWith('# a header\n')).toBe(true);
     const doc = parseDocument(yaml).toJS();
     expect(doc.chaos).toBeUndefined();
+    // what the chaos runs checked goes with it (the built-in invariants alone: an empty section)
+    expect(doc.invariants).toEqual({});
     expect(doc.seed).toBe(9);
     expect(doc.timeline).toHaveLength(entries.length + 1);
     expect(doc.timeline).toContainEqual({ at: '1ms', action: 'kill', node: 'spine1' });

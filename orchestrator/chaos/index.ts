@@ -11,7 +11,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { execa } from 'execa';
-import { type Document, isMap, isSeq, parseDocument, type YAMLMap } from 'yaml';
+import { type Document, isMap, isSeq, parseDocument, visit, type YAMLMap } from 'yaml';
 import { parseDurationNs } from '../../core/time.js';
 import { Fabric, type Summary } from '../api.js';
 import { isUserError } from '../errors.js';
@@ -91,7 +91,18 @@ export function timelineScenario(
 ): string {
   const doc: Document = parseDocument(p.text);
   applyOverrides(doc, set, p.file);
+  // what the chaos runs checked goes with the run: `dcemu run` on this file checks it again
+  const invariants = doc.getIn(['chaos', 'invariants']);
   doc.delete('chaos');
+  doc.set('invariants', isMap(invariants) ? invariants : doc.createNode({}));
+  // the source's comments described the source (its timings, its chaos section): this file has its own
+  visit(doc, {
+    Node(_, node) {
+      node.comment = undefined;
+      node.commentBefore = undefined;
+    },
+  });
+  doc.comment = null;
   const base = doc.get('timeline');
   const existing: Array<Record<string, unknown>> = isSeq(base)
     ? (base.toJSON() as Array<Record<string, unknown>>)
@@ -159,7 +170,8 @@ const header = (file: string, seed: number, what: string): string =>
   [
     ` dcemu chaos: run of seed ${seed} of ${file}: ${what}`,
     ' the faults drawn from its chaos: section are the timeline below (times in virtual ns from traffic start).',
-    ' In conservative mode `dcemu run <this file>` reproduces the run exactly.',
+    ' In conservative mode `dcemu run <this file>` reproduces the run exactly, and checks its invariants: it',
+    ' exits 1, naming what broke, for as long as they break.',
   ].join('\n');
 
 export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosReport> {

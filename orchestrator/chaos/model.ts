@@ -137,6 +137,33 @@ function resolveTargets(
 
 const ASSERTION = /^\s*([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\s*(<=|>=|==|!=|<|>)\s*(-?[0-9.eE+-]+)\s*$/;
 
+/** What must hold after a run besides what always must: congestion drops count (`lossless`), and the asserts. */
+export interface Invariants {
+  lossless: boolean;
+  asserts: Assertion[];
+}
+
+/**
+ * An `invariants:` section (a chaos section's, or a scenario's own at `path`), its asserts parsed;
+ * a malformed one names its file and line.
+ */
+export function resolveInvariants(
+  src: ScenarioSource,
+  raw: { lossless?: boolean; assert?: string[] } | undefined,
+  path: string[],
+): Invariants {
+  const asserts = (raw?.assert ?? []).map((text, i): Assertion => {
+    const m = ASSERTION.exec(text);
+    if (!m || !Number.isFinite(Number(m[3])))
+      throw src.error(
+        [...path, 'assert', i],
+        `'${text}': expected <summary field> <op> <number>, e.g. 'flows.slowdownP99 <= 50' (ops < <= == != >= >)`,
+      );
+    return { text: text.trim(), path: m[1].split('.'), op: m[2] as Assertion['op'], value: Number(m[3]) };
+  });
+  return { lossless: raw?.lossless === true, asserts };
+}
+
 /** Resolves the `chaos:` section against the topology; errors name the file, line and field. */
 export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: number): ChaosModel {
   const raw = src.data.chaos;
@@ -204,21 +231,13 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
       line: src.lineOf(path),
     };
   });
-  const asserts = ((raw.invariants?.assert ?? []) as string[]).map((text, i): Assertion => {
-    const m = ASSERTION.exec(text);
-    if (!m || !Number.isFinite(Number(m[3])))
-      throw src.error(
-        ['chaos', 'invariants', 'assert', i],
-        `'${text}': expected <summary field> <op> <number>, e.g. 'flows.slowdownP99 <= 50' (ops < <= == != >= >)`,
-      );
-    return { text: text.trim(), path: m[1].split('.'), op: m[2] as Assertion['op'], value: Number(m[3]) };
-  });
+  const { lossless, asserts } = resolveInvariants(src, raw.invariants, ['chaos', 'invariants']);
   return {
     fromNs,
     toNs,
     maxFaults: (raw.maxFaults as number) ?? 200,
     failures,
-    lossless: raw.invariants?.lossless === true,
+    lossless,
     asserts,
   };
 }

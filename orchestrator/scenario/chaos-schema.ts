@@ -35,6 +35,29 @@ const targets = {
   ],
 };
 
+/**
+ * What must hold after a run, beyond what always must (docs/chaos.md): the `invariants:` of a chaos
+ * section, checked after every chaos run, and a scenario's own, checked by `dcemu run` (a chaos
+ * reproducer carries the ones it breaks).
+ */
+export const invariantsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    "checked after the run besides every flow accounted for, no process left, no loss outside the faults, a faithful run and the scheme's own promises; a broken one fails the run",
+  properties: {
+    lossless: {
+      type: 'boolean',
+      description: 'congestion drops break the run too (zero-loss fabrics)',
+    },
+    assert: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      description: "checks on summary.json figures, e.g. 'flows.slowdownP99 <= 50', 'drops.noRoute == 0'",
+    },
+  },
+};
+
 /** The `chaos:` section of the scenario schema. */
 export const chaosSchema = {
   type: 'object',
@@ -74,20 +97,6 @@ export const chaosSchema = {
         },
       },
     },
-    invariants: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        lossless: {
-          type: 'boolean',
-          description: 'congestion drops break the run too (zero-loss fabrics)',
-        },
-        assert: {
-          type: 'array',
-          items: { type: 'string', minLength: 1 },
-          description: "checks on summary.json figures, e.g. 'flows.slowdownP99 <= 50', 'drops.noRoute == 0'",
-        },
-      },
-    },
+    invariants: invariantsSchema,
   },
 };

@@ -6,7 +6,7 @@
  */
 
 import { schemeSchema } from '../schemes/index.js';
-import { chaosSchema } from './chaos-schema.js';
+import { chaosSchema, invariantsSchema } from './chaos-schema.js';
 import { bytes, duration, rate } from './units.js';
 
 const nodeName = { type: 'string', minLength: 1 };
@@ -270,6 +270,7 @@ export const scenarioSchema = {
       },
     },
     chaos: chaosSchema,
+    invariants: invariantsSchema,
     timeline: {
       type: 'array',
       items: {
