@@ -200,6 +200,14 @@ describe('the reproducer scenario', () => {
     expect(doc.chaos).toBeUndefined();
     // what the chaos runs checked goes with it (the built-in invariants alone: an empty section)
     expect(doc.invariants).toEqual({});
+    // a scheme module named from the source's folder stays found from wherever the file is written
+    const own = timelineScenario(
+      { text: `${text}scheme: { kind: pfabric, module: ./pfabric/index.js }\n`, file: '/work/s/c.yaml' },
+      [],
+      [],
+      ' h',
+    );
+    expect(parseDocument(own).toJS().scheme.module).toBe('/work/s/pfabric/index.js');
     expect(doc.seed).toBe(9);
     expect(doc.timeline).toHaveLength(entries.length + 1);
     expect(doc.timeline).toContainEqual({ at: '1ms', action: 'kill', node: 'spine1' });

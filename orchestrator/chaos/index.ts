@@ -9,7 +9,7 @@
  * hold the runs, the faults drawn and the violations.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { execa } from 'execa';
 import { type Document, isMap, isSeq, parseDocument, visit, type YAMLMap } from 'yaml';
 import { parseDurationNs } from '../../core/time.js';
@@ -91,6 +91,10 @@ export function timelineScenario(
 ): string {
   const doc: Document = parseDocument(p.text);
   applyOverrides(doc, set, p.file);
+  // a scheme module named by a relative path: from the source's folder, wherever this file is written
+  const module = doc.getIn(['scheme', 'module']);
+  if (typeof module === 'string' && module.startsWith('.'))
+    doc.setIn(['scheme', 'module'], resolve(dirname(p.file), module));
   // what the chaos runs checked goes with the run: `dcemu run` on this file checks it again
   const invariants = doc.getIn(['chaos', 'invariants']);
   doc.delete('chaos');
