@@ -84,7 +84,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   const scenario = resolveScenario(parseScenario(text, opts.scenarioFile, overrides), { tdf: opts.tdf });
   if (schemeDefinition(scenario.scheme.kind).parts?.startsWith('file:'))
     throw new RuntimeError(
-      `${opts.scenarioFile}: scheme ${scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process runtime; compose's containers hold only dcemu's own schemes`,
+      `${opts.scenarioFile}: scheme ${scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; compose's containers hold only dcemu's own schemes`,
     );
   const names = scenario.topology.nodes.map((n) => n.name);
   for (const n of names) {

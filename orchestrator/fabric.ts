@@ -5,8 +5,10 @@
  * done or the drain deadline passes; `stop()` (idempotent, also `await using`) collects every node's
  * report and tears the runtime down, leaving no process behind.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
@@ -57,6 +59,16 @@ export function memoryProblem(scenario: Scenario): string | null {
   return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
 }
 
+/** The folder of the package holding `file` (the nearest with a package.json), else the file's own. */
+function packageDir(file: string): string {
+  for (let dir = dirname(file); ; ) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return dirname(file);
+    dir = up;
+  }
+}
+
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
 export function newRunId(): string {
   return `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -95,11 +107,12 @@ export class Fabric {
       throw new RuntimeError(
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
       );
-    // a scheme of the user's own: its parts are a file of this machine, which containers do not see
+    // a scheme of the user's own: its parts are a file of this machine, which nodes must see
     const parts = schemeDefinition(this.scenario.scheme.kind).parts;
-    if (parts?.startsWith('file:') && !runtime.hostFiles)
+    const schemeDir = parts?.startsWith('file:') ? packageDir(fileURLToPath(parts)) : undefined;
+    if (schemeDir !== undefined && !runtime.hostFiles)
       throw new RuntimeError(
-        `${this.scenario.file}: scheme ${this.scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process runtime; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`,
+        `${this.scenario.file}: scheme ${this.scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`,
       );
     // conservative mode waits at a `start` for the node's new process: there must be one to wait for
     const orphan = this.scenario.sync === 'conservative' ? unmatchedStart(this.scenario.timeline) : undefined;
@@ -149,6 +162,7 @@ export class Fabric {
           logDir,
           env: { DCEMU_CONTROL: `${site.controlHost}:${controlPort}`, DCEMU_NODE: n.name },
           cpuBound: this.scenario.sync === 'conservative',
+          ...(schemeDir !== undefined && { schemeDir }),
         })),
       );
       await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000, signal);

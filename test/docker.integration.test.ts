@@ -4,7 +4,7 @@
  * answers; in CI (CI=true) they run and fail without one. After every test no container and no network
  * labelled `dcemu` may remain.
  */
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -153,6 +153,45 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       return rest;
     };
     expect(fabric(out)).toEqual(fabric(proc));
+  }, 240_000);
+
+  it("runs a scheme of the user's own (pFabric, from its folder) in containers, with the process runtime's bytes", async () => {
+    // a project beside the example package whose dcemu is this checkout; the containers read the
+    // package where it lies and resolve its `dcemu/scheme` to the image's own dcemu
+    const project = tempOut('docker-pfabric');
+    for (const f of ['index.js', 'parts.js', 'queue.js', 'transport.js', 'pfabric.yaml', 'package.json'])
+      cpSync(join(ROOT, 'examples/schemes/pfabric', f), join(project, f));
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(ROOT, join(project, 'node_modules/dcemu'));
+    const small = [
+      '--set',
+      'topology={kind: leaf-spine, leaves: 2, spines: 1, hostsPerLeaf: 2}',
+      '--set',
+      'workload.duration=400us',
+      '--set',
+      'run.drain=1ms',
+    ];
+    const out = join(project, 'out-docker');
+    const r = await dcemu([
+      'run',
+      join(project, 'pfabric.yaml'),
+      '--runtime',
+      'docker',
+      '--out',
+      out,
+      ...small,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s).toMatchObject({ runtime: 'docker', scheme: 'pfabric' });
+    expect(s.pfabric.rttNs).toBeGreaterThan(0);
+    expect(s.flows.planned).toBeGreaterThan(0);
+    const proc = join(project, 'out-process');
+    const p = await dcemu(['run', join(project, 'pfabric.yaml'), '--out', proc, '-q', ...small]);
+    expect(p.exitCode, p.stderr).toBe(0);
+    for (const f of ['flows.csv', 'events.jsonl'])
+      expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(proc, f), 'utf8'));
+    expect(readJson(join(proc, 'summary.json')).pfabric).toEqual(s.pfabric);
   }, 240_000);
 
   it('detects a paused spine container and every flow still completes', async () => {

@@ -54,6 +54,7 @@ export interface DockerRuntimeOptions {
 
 export class DockerRuntime implements Runtime {
   readonly kind = 'docker';
+  readonly hostFiles = true;
   readonly containerFaults = true;
   private network: FabricNetwork | null = null;
   private nodes: string[] = [];
@@ -104,8 +105,14 @@ export class DockerRuntime implements Runtime {
           .withIpAddress(net.name, address(l.name))
           .withEnvironment(l.env)
           .withCommand([...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name])
-          // node log files land in the host's results folder, owned by whoever runs dcemu
-          .withBindMounts([{ source: resolve(l.logDir), target: resolve(l.logDir), mode: 'rw' }])
+          // node log files land in the host's results folder, owned by whoever runs dcemu; a scheme
+          // of the user's own is read where it lies, its node_modules hidden (there `dcemu` resolves to
+          // the image's own, /node_modules/dcemu -> /app, so its parts share the bundle's modules)
+          .withBindMounts([
+            { source: resolve(l.logDir), target: resolve(l.logDir), mode: 'rw' },
+            ...(l.schemeDir ? [{ source: l.schemeDir, target: l.schemeDir, mode: 'ro' as const }] : []),
+          ])
+          .withTmpFs(l.schemeDir ? { [join(l.schemeDir, 'node_modules')]: 'ro' } : {})
           .withUser(`${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`)
           .withWaitStrategy(Wait.forListeningPorts())
           .withAutoCleanup(false);

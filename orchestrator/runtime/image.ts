@@ -18,6 +18,7 @@ import {
   realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,6 +84,8 @@ export async function ensureImage(
       mkdirSync(dirname(to), { recursive: true });
       copyFileSync(e.src, to);
     }
+    mkdirSync(join(ctx, 'rootfs', dirname(DCEMU_LINK)), { recursive: true });
+    symlinkSync(APP_DIR, join(ctx, 'rootfs', DCEMU_LINK));
     writeFileSync(join(ctx, 'Dockerfile'), dockerfile);
     await docker([
       'build',
@@ -103,8 +106,14 @@ export async function ensureImage(
   return tag;
 }
 
+/**
+ * `/node_modules/dcemu` links to the app: a scheme of the user's own, mounted at its own path
+ * (docker runtime), imports `dcemu/scheme` and finds the image's dcemu, whatever its folder.
+ */
+const DCEMU_LINK = '/node_modules/dcemu';
+
 function dockerfileText(): string {
-  return `FROM scratch\nCOPY rootfs/ /\nWORKDIR ${APP_DIR}\nENTRYPOINT ["${NODE_IN_IMAGE}"]\n`;
+  return `FROM scratch\nCOPY rootfs/ /\nWORKDIR ${APP_DIR}\nENTRYPOINT ["${NODE_IN_IMAGE}"]\n# ${DCEMU_LINK} -> ${APP_DIR}\n`;
 }
 
 /** Everything that goes into the image, sorted by destination. */

@@ -20,6 +20,12 @@ export interface NodeLaunch {
    * OS may schedule it as a batch process
    */
   cpuBound?: boolean;
+  /**
+   * a scheme of the user's own: the folder of its package (its parts module and the files they
+   * import), which the node must see at the same path; its `node_modules` is not for the node (there
+   * `dcemu` is the runtime's own)
+   */
+  schemeDir?: string;
 }
 
 export interface ExitInfo {
@@ -97,8 +103,9 @@ export interface Runtime {
   /** its started runtime offers `containers` (stop, start, disconnect, connect): checked before a run */
   readonly containerFaults?: boolean;
   /**
-   * its node processes see this machine's files: they can load a scheme's parts from a file of the
-   * user's (a scheme named by `scheme.module`); containers see only what their image holds
+   * its node processes can load a scheme's parts from a file of the user's (a scheme named by
+   * `scheme.module`, its folder in `NodeLaunch.schemeDir`): processes see this machine's files, the
+   * docker runtime mounts the folder; compose's containers see only what their image holds
    */
   readonly hostFiles?: boolean;
   /** sets up what the run's nodes share (addresses, a container network) before any starts */
