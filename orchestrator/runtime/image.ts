@@ -128,8 +128,14 @@ function imageEntries(root: string): Entry[] {
     for (const f of walk(join(root, dir))) entries.push({ ...f, dest: app(relative(root, f.src)) });
   }
   for (const pkg of productionPackages(root)) {
+    // a package of dcemu's own tree keeps its place; one hoisted above it (dcemu installed in a
+    // project: its dependencies sit beside it) goes to the app's node_modules, where Node finds it
+    const inside = !relative(root, pkg).startsWith('..');
+    const at = inside
+      ? relative(root, pkg)
+      : `node_modules/${pkg.slice(pkg.lastIndexOf('/node_modules/') + 14)}`;
     for (const f of walk(pkg, true)) {
-      entries.push({ ...f, dest: app(relative(root, f.src)) });
+      entries.push({ ...f, dest: app(posix.join(at, relative(pkg, f.src))) });
       if (f.src.endsWith('.node'))
         for (const lib of addonLibraries(f.src))
           entries.push({ src: realpathSync(lib), dest: lib, exec: true });
@@ -203,7 +209,7 @@ function productionPackages(root: string): string[] {
   const found = new Set<string>();
   const visit = (fromDir: string, deps: string[], optional: Set<string>): void => {
     for (const name of deps) {
-      const dir = locate(root, fromDir, name);
+      const dir = locate(fromDir, name);
       if (!dir) {
         if (optional.has(name)) continue;
         throw new RuntimeError(
@@ -227,11 +233,12 @@ function productionPackages(root: string): string[] {
   return [...found].sort();
 }
 
-function locate(root: string, fromDir: string, name: string): string | null {
+function locate(fromDir: string, name: string): string | null {
   for (let dir = fromDir; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', name);
     if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
-    if (dir === root || dirname(dir) === dir) return null;
+    // on up past dcemu's own folder: installed in a project, its dependencies are hoisted beside it
+    if (dirname(dir) === dir) return null;
   }
 }
 
