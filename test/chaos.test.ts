@@ -208,6 +208,14 @@ describe('the reproducer scenario', () => {
       ' h',
     );
     expect(parseDocument(own).toJS().scheme.module).toBe('/work/s/pfabric/index.js');
+    // a scenario's own invariants stay when its chaos section has none
+    const kept = timelineScenario(
+      { text: `${text}invariants: { assert: ['drops.noRoute == 0'] }\n`, file: 'c.yaml' },
+      [],
+      [],
+      ' h',
+    );
+    expect(parseDocument(kept).toJS().invariants).toEqual({ assert: ['drops.noRoute == 0'] });
     expect(doc.seed).toBe(9);
     expect(doc.timeline).toHaveLength(entries.length + 1);
     expect(doc.timeline).toContainEqual({ at: '1ms', action: 'kill', node: 'spine1' });

@@ -96,9 +96,11 @@ export function timelineScenario(
   if (typeof module === 'string' && module.startsWith('.'))
     doc.setIn(['scheme', 'module'], resolve(dirname(p.file), module));
   // what the chaos runs checked goes with the run: `dcemu run` on this file checks it again
+  // (the chaos section's, else the scenario's own, else an empty section: the built-in ones alone)
   const invariants = doc.getIn(['chaos', 'invariants']);
+  const own = doc.get('invariants');
   doc.delete('chaos');
-  doc.set('invariants', isMap(invariants) ? invariants : doc.createNode({}));
+  doc.set('invariants', isMap(invariants) ? invariants : isMap(own) ? own : doc.createNode({}));
   // the source's comments described the source (its timings, its chaos section): this file has its own
   visit(doc, {
     Node(_, node) {
