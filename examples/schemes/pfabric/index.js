@@ -24,7 +24,7 @@ function roundTripNs(topo) {
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   let worst = 0;
   for (const h of hosts) {
-    // one-way delay to every node, over the fewest hops (ties: the slower)
+    // one-way delay to every node, along the first path with the fewest hops
     const delay = new Map([[h.name, 0]]);
     let frontier = [h];
     while (frontier.length > 0) {
