@@ -13,6 +13,22 @@
  * experiments: neither is imported by the layers below.
  */
 const ROLES = '^(switch|node|arbiter)/';
+/** each role's runtime folder, and its folder inside a scheme */
+const ROLE_DIRS = { switch: ['switch', 'switch'], host: ['node', 'host'], arbiter: ['arbiter', 'arbiter'] };
+const roleCode = ([runtime, part]) => `^${runtime}/|^schemes/[^/]+/${part}/`;
+/** a switch, a host and an arbiter are different processes: none imports another's role code */
+const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
+  name: `${role}-imports-no-other-role`,
+  comment: "a switch, a host and an arbiter are different processes: none imports another's role code",
+  severity: 'error',
+  from: { path: roleCode(dirs) },
+  to: {
+    path: Object.entries(ROLE_DIRS)
+      .filter(([other]) => other !== role)
+      .map(([, d]) => roleCode(d))
+      .join('|'),
+  },
+}));
 const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts)|schemes/[^/]+/experiments[.]ts)';
 const COMMANDS = '^orchestrator/(cli|commands)[.]ts$';
 const BELOW_API =
@@ -48,25 +64,7 @@ module.exports = {
       from: { path: `${ROLES}|^schemes/[^/]+/(switch|host|arbiter)/` },
       to: { path: '^(orchestrator|bench)/' },
     },
-    {
-      name: 'roles-never-import-each-other',
-      comment: "a switch, a host and an arbiter are different processes: none imports another's role code",
-      severity: 'error',
-      from: { path: '^(switch)/|^schemes/[^/]+/switch/' },
-      to: { path: '^(node|arbiter)/|^schemes/[^/]+/(host|arbiter)/' },
-    },
-    {
-      name: 'hosts-never-import-switches-or-arbiters',
-      severity: 'error',
-      from: { path: '^node/|^schemes/[^/]+/host/' },
-      to: { path: '^(switch|arbiter)/|^schemes/[^/]+/(switch|arbiter)/' },
-    },
-    {
-      name: 'arbiters-never-import-switches-or-hosts',
-      severity: 'error',
-      from: { path: '^arbiter/|^schemes/[^/]+/arbiter/' },
-      to: { path: '^(switch|node)/|^schemes/[^/]+/(switch|host)/' },
-    },
+    ...ROLE_RULES,
     {
       name: 'roles-learn-no-scheme',
       comment:

@@ -22,7 +22,7 @@ import { NODE_PROCESS_FAULTS } from './runtime/attached.js';
 import { APP_DIR, imageEntry } from './runtime/image.js';
 import { parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
-import { schemeDefinition } from './schemes/index.js';
+import { userSchemeDir } from './schemes/index.js';
 
 /** the environment variable that carries the scenario text to the orchestrator service */
 export const SCENARIO_ENV = 'DCEMU_SCENARIO';
@@ -82,7 +82,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
     .map((e) => ({ action: String(e.action), node: String(e.node), at: String(e.at) }));
   if (dropped.length > 0) overrides.push(`timeline=${JSON.stringify(kept)}`);
   const scenario = resolveScenario(parseScenario(text, opts.scenarioFile, overrides), { tdf: opts.tdf });
-  if (schemeDefinition(scenario.scheme.kind).parts?.startsWith('file:'))
+  if (userSchemeDir(scenario.scheme.kind) !== undefined)
     throw new RuntimeError(
       `${opts.scenarioFile}: scheme ${scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; compose's containers hold only dcemu's own schemes`,
     );

@@ -5,10 +5,8 @@
  * done or the drain deadline passes; `stop()` (idempotent, also `await using`) collects every node's
  * report and tears the runtime down, leaving no process behind.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
@@ -21,7 +19,7 @@ import { type Progress, stallDiagnosis } from './progress.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
-import { schemeDefinition } from './schemes/index.js';
+import { userSchemeDir } from './schemes/index.js';
 import { clockFault, firedRecord, unmatchedStart, wireFaults } from './timeline-actions.js';
 
 /** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
@@ -57,16 +55,6 @@ export function memoryProblem(scenario: Scenario): string | null {
   const haveMb = totalmem() / 2 ** 20;
   if (needMb <= 0.9 * haveMb) return null;
   return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
-}
-
-/** The folder of the package holding `file` (the nearest with a package.json), else the file's own. */
-function packageDir(file: string): string {
-  for (let dir = dirname(file); ; ) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return dirname(file);
-    dir = up;
-  }
 }
 
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
@@ -108,8 +96,7 @@ export class Fabric {
         `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
       );
     // a scheme of the user's own: its parts are a file of this machine, which nodes must see
-    const parts = schemeDefinition(this.scenario.scheme.kind).parts;
-    const schemeDir = parts?.startsWith('file:') ? packageDir(fileURLToPath(parts)) : undefined;
+    const schemeDir = userSchemeDir(this.scenario.scheme.kind);
     if (schemeDir !== undefined && !runtime.hostFiles)
       throw new RuntimeError(
         `${this.scenario.file}: scheme ${this.scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`,

@@ -6,8 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ecmp from '../../schemes/ecmp/index.js';
 import expresspass from '../../schemes/expresspass/index.js';
 import f10 from '../../schemes/f10/index.js';
@@ -113,6 +113,23 @@ export function loadSchemeModule(specifier: string, scenarioFile: string): Schem
   for (const k of d.kinds) byKind.set(k, d);
   fromModule.set(key, d);
   return d;
+}
+
+/**
+ * The package folder of a scheme of the user's own (its parts are a file of this machine, which node
+ * processes must see: the nearest folder with a package.json, else the parts file's own), or
+ * undefined for dcemu's own schemes, whose parts come with the package.
+ */
+export function userSchemeDir(kind: string): string | undefined {
+  const parts = schemeDefinition(kind).parts;
+  if (!parts?.startsWith('file:')) return undefined;
+  const file = fileURLToPath(parts);
+  for (let dir = dirname(file); ; ) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return dirname(file);
+    dir = up;
+  }
 }
 
 /** The resolved `scheme:` section (the schema already checked `kind`); absent: the ECMP baseline. */

@@ -26,6 +26,7 @@ class Sender {
     /** sent since the last timeout and not acknowledged yet */
     this.out = new Uint8Array(this.n);
     this.inflight = 0;
+    this.cursor = 0;
     /** ever sent (a later send is a retransmission) */
     this.sent = new Uint8Array(this.n);
     this.cwnd = cfg.initialWindow;
@@ -40,10 +41,14 @@ class Sender {
     this.framesSent = 0;
   }
 
-  /** the lowest segment neither acknowledged nor outstanding, or -1 */
+  /**
+   * the lowest segment neither acknowledged nor outstanding, or -1: every segment below `cursor` is
+   * one or the other (a timeout, which clears `out`, puts the cursor back to 0)
+   */
   nextSegment() {
-    for (let i = 0; i < this.n; i++) if (this.acked[i] === 0 && this.out[i] === 0) return i;
-    return -1;
+    while (this.cursor < this.n && (this.acked[this.cursor] === 1 || this.out[this.cursor] === 1))
+      this.cursor++;
+    return this.cursor < this.n ? this.cursor : -1;
   }
 }
 
@@ -186,7 +191,11 @@ export class PFabricTransport {
     fl.out[seq] = 1;
     fl.inflight++;
     fl.framesSent++;
-    const remaining = fl.spec.size - fl.ackedBytes;
+    this.sendData(fl, seq, segmentBytes(fl.spec.size, seq));
+  }
+
+  /** a data packet (or a probe) of `fl`, carrying its priority: the bytes not yet acknowledged */
+  sendData(fl, seq, z) {
     this.c.nic.send(
       makeFrame({
         t: FrameType.Data,
@@ -194,9 +203,9 @@ export class PFabricTransport {
         d: fl.spec.dst,
         f: fl.spec.id,
         q: seq,
-        z: segmentBytes(fl.spec.size, seq),
+        z,
         p: Priority.BestEffort,
-        x: [remaining, fl.spec.size],
+        x: [fl.spec.size - fl.ackedBytes, fl.spec.size],
       }),
     );
   }
@@ -219,24 +228,14 @@ export class PFabricTransport {
     // whatever was outstanding is presumed lost: it goes again, lowest first, from a window of one
     fl.out.fill(0);
     fl.inflight = 0;
+    fl.cursor = 0;
     fl.ssthresh = Math.max(2, fl.cwnd / 2);
     fl.cwnd = 1;
     if (fl.consecutive >= this.cfg.probeAfter) {
       if (!fl.probing) this.stats.probeEntries++;
       fl.probing = true;
       this.stats.probes++;
-      this.c.nic.send(
-        makeFrame({
-          t: FrameType.Data,
-          s: this.c.hostId,
-          d: fl.spec.dst,
-          f: fl.spec.id,
-          q: PROBE,
-          z: 1 + WireSize.Header,
-          p: Priority.BestEffort,
-          x: [fl.spec.size - fl.ackedBytes, fl.spec.size],
-        }),
-      );
+      this.sendData(fl, PROBE, 1 + WireSize.Header);
       this.arm(fl, now);
       return;
     }
