@@ -4,31 +4,52 @@
  * unknown field (did you mean 'load'?)`).
  */
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { createRequire } from 'node:module';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { ScenarioError } from '../errors.js';
 import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
-import { scenarioSchema } from './schema.js';
+import { AJV_OPTIONS, scenarioSchema } from './schema.js';
 
 import type { RawScenario, ScenarioSource } from './source.js';
 
 export type { RawScenario, ScenarioSource } from './source.js';
 
-// verbose: errors carry the offending data and their schema, for messages that list the allowed keys
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-const validate = ajv.compile(scenarioSchema);
+let ajv: Ajv | null = null;
+let validate: ValidateFunction | null = null;
 /** per scheme loaded from a module: the scenario schema with that scheme's `scheme:` section */
-const moduleValidators = new Map<SchemeDefinition, ReturnType<typeof ajv.compile>>();
+const moduleValidators = new Map<SchemeDefinition, ValidateFunction>();
 
-function validatorFor(scheme: SchemeDefinition | null): ReturnType<typeof ajv.compile> {
-  if (scheme === null) return validate;
+function compile(schema: object): ValidateFunction {
+  ajv ??= new Ajv(AJV_OPTIONS);
+  return ajv.compile(schema);
+}
+
+/**
+ * The built-in schema's validator: the one the build generated (scripts/postbuild.mjs: compiling
+ * the schema costs ~100 ms of every command's start), else (from the TypeScript sources) compiled here.
+ */
+function builtinValidator(): ValidateFunction {
+  if (validate === null) {
+    try {
+      validate = createRequire(import.meta.url)('./scenario-validator.cjs') as ValidateFunction;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+      validate = compile(scenarioSchema);
+    }
+  }
+  return validate;
+}
+
+function validatorFor(scheme: SchemeDefinition | null): ValidateFunction {
+  if (scheme === null) return builtinValidator();
   let v = moduleValidators.get(scheme);
   if (!v) {
     const schema = {
       ...scenarioSchema,
       properties: { ...scenarioSchema.properties, scheme: moduleSchemeSchema(scheme) },
     };
-    v = ajv.compile(schema);
+    v = compile(schema);
     moduleValidators.set(scheme, v);
   }
   return v;

@@ -66,6 +66,12 @@ export const TIMELINE_ACTIONS = [
 /** timeline actions on a node's container: only a container runtime (docker) can carry them out */
 export const CONTAINER_ACTIONS: ReadonlySet<string> = new Set(['stop', 'start', 'disconnect', 'connect']);
 
+/**
+ * How the schema is compiled, here and by the build's precompiled validator (scripts/postbuild.mjs).
+ * verbose: errors carry the offending data and their schema, for messages that list the allowed keys.
+ */
+export const AJV_OPTIONS = { allErrors: true, strict: false, verbose: true } as const;
+
 export const scenarioSchema = {
   type: 'object',
   additionalProperties: false,
