@@ -12,7 +12,7 @@
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
- * - flowtune_ned_iteration_us: bench/flowtune.ts.
+ * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  */
 import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -347,11 +347,24 @@ figure(
   benchPathsel(),
   'edge-colouring a full timeslot of 16 racks x 32 endpoints, one core (paper: < 12 µs)',
 );
+const ned3072 = benchNed();
 figure(
   'flowtune_ned_iteration_us',
-  benchNed(),
+  ned3072,
   'one NED iteration + F-NORM, 384 endpoints / 3072 flows, one core (paper: 8.29 µs on 4 cores; aim <= 35)',
 );
+// the compute model's cost of an iteration (schemes/flowtune/arbiter/cost.ts), fitted on two sizes
+// over the same 960 links: a line through 768 and 3072 flows
+{
+  const ned768 = benchNed(1500, 384, 12, 8, 768);
+  const perFlow = ((ned3072 - ned768) * 1000) / (3072 - 768);
+  figure('flowtune_ned_ns_per_flow', perFlow, 'compute model: NED cost per flow (cost.ts: NED_NS_PER_FLOW)');
+  figure(
+    'flowtune_ned_ns_per_link',
+    (ned768 * 1000 - 768 * perFlow) / 960,
+    'compute model: NED cost per link (cost.ts: NED_NS_PER_LINK)',
+  );
+}
 const seconds = 3000;
 const bare = await benchBareRelay(seconds);
 const sw = await benchSwitch(seconds);

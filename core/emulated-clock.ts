@@ -32,6 +32,8 @@ class ClockTimer implements Timer {
     public fn: EventFn | null,
     public a: unknown,
     public b: unknown,
+    /** set by the node's own code (it waits for the node's core: compute model), else hardware */
+    readonly cpu: boolean,
   ) {}
 }
 
@@ -92,11 +94,11 @@ export class EmulatedClock implements NodeClock {
   /** Runs `fn(nodeNow, a, b)` when the node clock reads `t` (at the first granule at or after `t`). */
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
     const g = this.granularityNs;
-    const h = new ClockTimer(t, g > 0 ? Math.ceil(t / g) * g : t, fn, a, b);
+    const h = new ClockTimer(t, g > 0 ? Math.ceil(t / g) * g : t, fn, a, b, this.sched.inCode);
     const cur = this.sched.current;
     // a node time already passed (now() floors to the granularity, so after(0) can be) fires now,
     // never in the physical past: that would be a causality miss
-    h.inner = this.sched.at(Math.max(this.physFor(cur, h.r), cur), this.onFire, h);
+    h.inner = this.sched.atAs(h.cpu, Math.max(this.physFor(cur, h.r), cur), this.onFire, h);
     this.link(h);
     return h;
   }
@@ -164,7 +166,7 @@ export class EmulatedClock implements NodeClock {
       const p = this.physFor(cur, h.r);
       if (p < inner.t - TOLERANCE_NS) {
         this.sched.cancel(inner);
-        h.inner = this.sched.at(Math.max(p, cur), this.onFire, h);
+        h.inner = this.sched.atAs(h.cpu, Math.max(p, cur), this.onFire, h);
       }
     }
   }
@@ -226,7 +228,7 @@ export class EmulatedClock implements NodeClock {
     const raw = this.raw(now);
     if (raw < h.r - TOLERANCE_NS) {
       // the clock slowed or stepped back since scheduling: firing now would be early
-      h.inner = this.sched.at(this.physFor(now, h.r), this.onFire, h);
+      h.inner = this.sched.atAs(h.cpu, this.physFor(now, h.r), this.onFire, h);
       return;
     }
     const a = h.a;

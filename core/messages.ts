@@ -9,7 +9,7 @@ import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { PortParams } from './port.js';
 import type { Dist } from './random.js';
-import type { FidelitySnapshot } from './scheduler.js';
+import type { ComputeSettings, ComputeSnapshot, FidelitySnapshot } from './scheduler.js';
 import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
 import type { WireState } from './wire.js';
@@ -168,6 +168,8 @@ export interface NodeConfig {
   flows?: FlowSpec[];
   /** packet capture of some of the node's egress ports (`run.capture`) */
   capture?: CaptureConfig;
+  /** what the node's computation costs in fabric time (`compute:`); absent: nothing */
+  compute?: ComputeSettings;
 }
 
 export type FaultCommand =
@@ -267,6 +269,8 @@ export interface NodeReport {
   queueHist: HistogramSnapshot | null;
   /** the scheme's own report section, read only by the scheme's summary code */
   scheme?: unknown;
+  /** the node's core under a compute model (absent without one) */
+  compute?: ComputeSnapshot;
   flows: FlowRecord[];
   /** flows as seen by the receiving side: id -> [finish, via...] */
   received: Array<[number, number, number[]]>;

@@ -215,7 +215,11 @@ class NodeProcess {
             const { liveness, clock } = this.ctx;
             this.ctx.sched.at(m.at, () => liveness.start(clock.now()));
           }
-          this.role?.start(m.at);
+          // the role's timers are its own code (they wait while the node computes)
+          if (this.role && this.ctx) {
+            const role = this.role;
+            this.ctx.sched.runCode(this.ctx.sched.current, () => role.start(m.at));
+          }
           this.ctx?.sched.arm();
           this.sync?.kick();
           break;
@@ -293,6 +297,7 @@ class NodeProcess {
     log.info({ kind: config.kind, ports: config.ports.length }, 'starting node');
     const conservative = config.sync === 'conservative';
     const sched = new Scheduler(conservative ? null : new PhysClock(config.epoch, config.tdf));
+    if (config.compute) sched.setCompute(config.compute);
     // an emulated oscillator when the scenario models clocks, else node time is physical time
     const oscillator = config.clock ? new Oscillator(config.clock) : null;
     const clock: NodeClock = oscillator ? new EmulatedClock(sched, oscillator) : new IdealClock(sched);
@@ -348,7 +353,7 @@ class NodeProcess {
       portDown: (port: number, now: number, silentNs: number) => {
         const unconfirmed = txSinceHeard[port];
         emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs, unconfirmed });
-        this.role?.portDown(port, now);
+        sched.runCode(now, (t) => this.role?.portDown(port, t));
       },
       portUp: (port: number, now: number) => {
         emit('port-up-detected', now, {
@@ -357,7 +362,7 @@ class NodeProcess {
           sentWhileDown: sentWhileDown[port],
         });
         sentWhileDown[port] = 0;
-        this.role?.portUp(port, now);
+        sched.runCode(now, (t) => this.role?.portUp(port, t));
       },
     };
     liveness =
@@ -402,11 +407,14 @@ class NodeProcess {
       this.capture = capture;
     }
     const live = liveness;
+    const roleFrame = (now: number, port: number, frame: Frame): void => role.onFrame(now, port, frame);
     endpoint.onFrame((now, port, frame) => {
       live.heard(port, clock.now(), frame);
       txSinceHeard[port] = 0;
       if (frame.t === FrameType.Keepalive) return;
-      this.role!.onFrame(now, port, frame);
+      // the role's code: it waits while the node computes (compute model)
+      if (sched.computes) sched.runCode(now, roleFrame, port, frame);
+      else role.onFrame(now, port, frame);
     });
     if (conservative) {
       this.sync = new ConservativeSync(sched, ports, endpoint, {
@@ -503,6 +511,7 @@ class NodeProcess {
         maxBytes: p.stats.maxBytes,
       })),
       ...roleReport,
+      ...(ctx.sched.computes ? { compute: ctx.sched.computeSnapshot() } : {}),
     };
     await ep.close();
     this.capture?.flush();

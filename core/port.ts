@@ -81,6 +81,10 @@ export class EgressPort {
   private wake: Timer | null = null;
   /** host stack lateness (jitter models): when a frame handed over reaches the queue, in order */
   private lateness: InOrderLateness | null = null;
+  private readonly sendLaterFn = (now: number, frame: Frame): void => {
+    this.send(frame, now);
+  };
+
   private readonly enterFn = (now: number, frame: Frame): void => {
     this.enter(frame, now);
   };
@@ -145,10 +149,12 @@ export class EgressPort {
    * the scheduler counts as a causality miss) joins the queue at that later time, the order the port saw.
    */
   send(frame: Frame, now: number): boolean {
+    // the node's own code sent it while computing: it leaves when the work ends (compute model)
+    if (this.sched.hold(this.sendLaterFn, frame)) return true;
     if (this.lateness !== null) {
       const t = this.lateness.next(now);
       if (t > now) {
-        this.sched.at(t, this.enterFn, frame);
+        this.sched.atHardware(t, this.enterFn, frame);
         return true;
       }
     }
@@ -249,7 +255,7 @@ export class EgressPort {
       if (this.wake.t <= t) return;
       this.sched.cancel(this.wake);
     }
-    this.wake = this.sched.at(t, this.pumpFn);
+    this.wake = this.sched.atHardware(t, this.pumpFn);
   }
 
   /** Empties the port (used when its node is reset); counts nothing as dropped. */

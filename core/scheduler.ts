@@ -25,6 +25,32 @@ interface Entry {
   fn: EventFn | null; // null once cancelled
   a: unknown;
   b: unknown;
+  /** the node's own code (a role's timer), which waits while the node computes; else hardware */
+  cpu: boolean;
+}
+
+/**
+ * How a node's computation costs fabric time (DESIGN §1b, docs/compute.md): `none`, handlers are
+ * instantaneous; `cost`, a scheme charges the modelled cost of its heavy operations
+ * (`Scheduler.charge`); `measured`, each handler costs its own CPU time × `scale` (not reproducible).
+ */
+export type ComputeModel = 'none' | 'cost' | 'measured';
+
+export interface ComputeSettings {
+  model: ComputeModel;
+  /** multiplies every cost: charged or measured (a slower or faster core than the reference) */
+  scale: number;
+}
+
+export interface ComputeSnapshot {
+  model: ComputeModel;
+  /** fabric time the node's core spent computing */
+  busyNs: number;
+  /** handlers that cost time */
+  charged: number;
+  /** events that waited for the core, and the longest wait */
+  waited: number;
+  maxWaitNs: number;
 }
 
 export interface Timer {
@@ -103,6 +129,18 @@ export class Scheduler {
   private stopped = false;
   /** event time handled per catch-up pass (CATCHUP_SLICE_MS of real time) */
   private readonly slice: number;
+  /** the compute model (conservative mode only): none leaves every path below as it was */
+  private computeModel: ComputeModel = 'none';
+  private computeScale = 1;
+  /** the node's core is busy until then: its own code waits, hardware (ports, links, clocks) goes on */
+  busyUntil = Number.NEGATIVE_INFINITY;
+  /** the node's own code is running: the events it creates are its own, its sends wait for its work */
+  private inCpu = false;
+  /** sends of the code running now, released when its work ends */
+  private readonly held: Array<{ fn: EventFn; a: unknown }> = [];
+  /** when the code running now started */
+  private codeAt = 0;
+  private readonly compute = { busyNs: 0, charged: 0, waited: 0, maxWaitNs: 0 };
 
   /**
    * @param clock the real clock of dilated mode (or a test's manual clock); null: conservative mode,
@@ -123,17 +161,124 @@ export class Scheduler {
     return this.clock ? this.clock.now() : this.current;
   }
 
+  /** Sets the compute model; dilated mode ignores it (its handlers already take real time). */
+  setCompute(c: ComputeSettings): void {
+    if (!this.conservative || c.model === 'none') return;
+    if (!(c.scale > 0)) throw new RangeError(`compute scale must be > 0, got ${c.scale}`);
+    this.computeModel = c.model;
+    this.computeScale = c.scale;
+  }
+
+  /** whether the node's code costs time here */
+  get computes(): boolean {
+    return this.computeModel !== 'none';
+  }
+
+  /**
+   * The code running now did `ns` of work (model `cost`; the other models ignore it): the node's core
+   * is busy that much longer, its later code waits, and what this code sends leaves when the work ends.
+   */
+  charge(ns: number): void {
+    if (this.computeModel !== 'cost' || !(ns > 0)) return;
+    this.busy(ns * this.computeScale);
+  }
+
+  private busy(ns: number): void {
+    this.busyUntil = Math.max(this.busyUntil, this.codeAt) + ns;
+    this.compute.busyNs += ns;
+    this.compute.charged++;
+  }
+
+  computeSnapshot(): ComputeSnapshot {
+    return { model: this.computeModel, ...this.compute };
+  }
+
+  /** a send of the node's own code waits for its work to end (EgressPort.send): true if held */
+  hold(fn: EventFn, a: unknown): boolean {
+    if (!this.inCpu) return false;
+    this.held.push({ fn, a });
+    return true;
+  }
+
+  /**
+   * Runs the node's own code (a frame or a call for its role) at `now` under the compute model: it
+   * waits while the core is busy, the events it creates are its own, and its sends leave when its work
+   * ends. Without a model it simply runs.
+   */
+  runCode(now: number, fn: EventFn, a?: unknown, b?: unknown): void {
+    if (this.computeModel === 'none' || this.inCpu) {
+      fn(now, a, b);
+      return;
+    }
+    if (this.busyUntil > now) {
+      this.waited(this.busyUntil - now);
+      this.push({ t: this.busyUntil, k: this.seq++, fn, a, b, cpu: true });
+      return;
+    }
+    this.code(now, fn, a, b);
+  }
+
+  private waited(ns: number): void {
+    this.compute.waited++;
+    if (ns > this.compute.maxWaitNs) this.compute.maxWaitNs = ns;
+  }
+
+  private code(now: number, fn: EventFn, a: unknown, b: unknown): void {
+    this.inCpu = true;
+    this.codeAt = now;
+    const t0 = this.computeModel === 'measured' ? process.hrtime.bigint() : 0n;
+    try {
+      fn(now, a, b);
+    } finally {
+      this.inCpu = false;
+      if (this.computeModel === 'measured')
+        this.busy(Number(process.hrtime.bigint() - t0) * this.computeScale);
+      const held = this.held;
+      if (held.length > 0) {
+        const end = this.busyUntil;
+        if (end > now) {
+          // hardware events at the end of the work, in the order the code sent
+          for (const h of held) this.push({ t: end, k: this.seq++, fn: h.fn, a: h.a, b: null, cpu: false });
+        } else {
+          for (const h of held) h.fn(now, h.a, null);
+        }
+        held.length = 0;
+      }
+    }
+  }
+
   /** Runs `fn` at physical time `t` (or as soon as possible if `t` has passed). */
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
-    const e: Entry = { t, k: this.seq++, fn, a, b };
+    const e: Entry = { t, k: this.seq++, fn, a, b, cpu: this.inCpu };
     this.push(e);
     if (!this.manual && !this.running && this.heap[0] === e) this.arm();
     return e;
   }
 
+  /** `at` for hardware (ports, links): never waits for the node's core, whoever schedules it. */
+  atHardware(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
+    const e: Entry = { t, k: this.seq++, fn, a, b, cpu: false };
+    this.push(e);
+    if (!this.manual && !this.running && this.heap[0] === e) this.arm();
+    return e;
+  }
+
+  /** `at` for an event that is the node's own code or not, as `cpu` says (a clock's re-armed timer). */
+  atAs(cpu: boolean, t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
+    const e: Entry = { t, k: this.seq++, fn, a, b, cpu };
+    this.push(e);
+    if (!this.manual && !this.running && this.heap[0] === e) this.arm();
+    return e;
+  }
+
+  /** whether the code running now is the node's own (its timers are) */
+  get inCode(): boolean {
+    return this.inCpu;
+  }
+
   /** Runs `fn` at `t` with an explicit tie key (a frame: its port lane and link sequence; a timeline action). */
   atKeyed(t: number, k: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
-    const e: Entry = { t, k, fn, a, b };
+    const e: Entry = { t, k, fn, a, b, cpu: false };
     this.push(e);
     if (!this.manual && !this.running && this.heap[0] === e) this.arm();
     return e;
@@ -172,6 +317,14 @@ export class Scheduler {
         if (fn === null) continue;
         if (e.t >= this.freezeFrom && e.t < this.freezeUntil) {
           e.t = this.freezeUntil;
+          this.push(e);
+          continue;
+        }
+        // the node's own code waits for its core (in creation order at the end of the work)
+        if (e.cpu && e.t < this.busyUntil) {
+          this.waited(this.busyUntil - e.t);
+          e.t = this.busyUntil;
+          e.k = this.seq++;
           this.push(e);
           continue;
         }
@@ -240,7 +393,8 @@ export class Scheduler {
     if (t < this.current) fid.causalityMisses++;
     if (t > this.horizon) this.horizon = t;
     this.current = t;
-    fn(t, e.a, e.b);
+    if (e.cpu && this.computeModel !== 'none') this.code(t, fn, e.a, e.b);
+    else fn(t, e.a, e.b);
     e.a = e.b = null;
   }
 

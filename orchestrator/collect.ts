@@ -327,6 +327,8 @@ export function collect(
   }
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
+  const compute = summarizeCompute(r.reports, summary.virtualNs);
+  if (compute) summary.compute = compute;
   if (r.capture) summary.capture = r.capture;
   const driver = scheme;
   if (driver.summaryKey && driver.summarize)
@@ -336,6 +338,35 @@ export function collect(
       fctP99BySizeNs: Object.fromEntries(Object.entries(summary.flows.bySize).map(([k, v]) => [k, v.p99Ns])),
     });
   return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
+}
+
+/**
+ * The nodes that ran a compute model: how busy each one's core was over the run, and how long its
+ * code waited for it at most. A `measured` run is not reproducible, and says so.
+ */
+function summarizeCompute(reports: readonly NodeReport[], virtualNs: number): Summary['compute'] {
+  const modelled = reports.filter((rep) => rep.compute !== undefined);
+  // the nodes whose code cost time or waited (a host of a scheme that charges nothing: none)
+  const nodes = modelled
+    .filter((rep) => rep.compute!.charged > 0 || rep.compute!.waited > 0)
+    .map((rep) => {
+      const c = rep.compute!;
+      return {
+        node: rep.name,
+        model: c.model,
+        busyNs: Math.round(c.busyNs),
+        busyFraction: virtualNs > 0 ? Math.round((c.busyNs / virtualNs) * 1e4) / 1e4 : 0,
+        charged: c.charged,
+        waited: c.waited,
+        maxWaitNs: Math.round(c.maxWaitNs),
+      };
+    });
+  if (modelled.length === 0) return undefined;
+  return {
+    reproducible: modelled.every((rep) => rep.compute!.model !== 'measured'),
+    modelledNodes: modelled.length,
+    nodes,
+  };
 }
 
 /** Size buckets by frames, upper bounds inclusive. */

@@ -108,9 +108,16 @@ export function planRun(
       ...(isHost && { intervalNs: sc.run.intervalNs }),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
       ...(capture && { capture: { ports: capture, limit: sc.run.captureLimit } }),
+      ...computeOf(sc, n.role),
     };
   });
   return { nodes, flows };
+}
+
+/** the node's compute model, if its role has one (switches are hardware) */
+function computeOf(sc: Scenario, role: string): Pick<NodeConfig, 'compute'> {
+  const c = role === 'host' ? sc.compute.host : role === 'arbiter' ? sc.compute.arbiter : null;
+  return c ? { compute: c } : {};
 }
 
 function withClock(clock: ClockConfig | undefined, ptp: PtpConfig | undefined): Partial<NodeConfig> {

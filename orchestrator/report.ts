@@ -85,6 +85,11 @@ export function summaryTable(s: Summary, out: string): string {
       `late p99 ${formatNs(s.fidelity.lateP99Ns)}, causality misses ${s.fidelity.causalityMisses}/${s.fidelity.framesHandled} (${(100 * s.fidelity.missRate).toFixed(3)}%)${s.fidelity.ok ? '' : s.sync === 'dilated' ? '  ** above threshold: raise --tdf **' : '  ** a bug: conservative runs have none **'}`,
     ],
   ];
+  for (const c of s.compute?.nodes ?? [])
+    rows.push([
+      `compute ${c.node}`,
+      `${c.model}: busy ${(100 * c.busyFraction).toFixed(1)}% (${formatNs(c.busyNs)} in ${c.charged} handlers), ${c.waited} events waited, longest ${formatNs(c.maxWaitNs)}${c.model === 'measured' ? ' (measured: not reproducible)' : ''}`,
+    ]);
   for (const f of s.faults) {
     const what = f.node ?? f.link?.join('-') ?? '';
     let v = `${f.action} ${what} at ${formatNs(f.t)}`;

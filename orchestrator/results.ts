@@ -49,6 +49,25 @@ export interface Summary {
   tdf: number | null;
   virtualNs: number;
   wallMs: number;
+  /** the nodes that ran a compute model (`compute:`), absent without one */
+  compute?: {
+    /** false when a node's costs were its measured CPU time */
+    reproducible: boolean;
+    /** nodes under a model; `nodes` lists those whose code cost time or waited */
+    modelledNodes: number;
+    nodes: Array<{
+      node: string;
+      model: string;
+      /** fabric time the node's core computed, and its share of the run */
+      busyNs: number;
+      busyFraction: number;
+      /** handlers that cost time */
+      charged: number;
+      /** events that waited for the core, and the longest wait */
+      waited: number;
+      maxWaitNs: number;
+    }>;
+  };
   fidelity: {
     lateP50Ns: number;
     lateP99Ns: number;

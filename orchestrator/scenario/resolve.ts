@@ -7,6 +7,7 @@
 
 import type { LivenessConfig, SyncMode, TransportConfig } from '../../core/messages.js';
 import type { Dist } from '../../core/random.js';
+import type { ComputeModel, ComputeSettings } from '../../core/scheduler.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
 import type { WorkloadSpec } from '../../node/workload.js';
@@ -44,6 +45,8 @@ export interface Scenario {
   ptp: PtpSettings | null;
   /** host-side jitter models, ns (null: none): software stamp delay, late transmissions */
   jitter: { stampNs: Dist | null; sendNs: Dist | null };
+  /** what computation costs, per role (null: nothing); switches are hardware */
+  compute: { host: ComputeSettings | null; arbiter: ComputeSettings | null };
   workload: WorkloadSpec;
   /** how the node processes agree on time (DESIGN §1b); `tdf` applies to dilated mode only */
   sync: SyncMode;
@@ -194,6 +197,7 @@ export function resolveScenario(
   const sync: SyncMode =
     overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (r.sync ?? DEFAULTS.run.sync));
   const jitter = resolveJitter(src, sync);
+  const compute = resolveCompute(src, sync);
   return {
     file: src.file,
     name: d.name ?? src.file.replace(/^.*\//, '').replace(/\.ya?ml$/, ''),
@@ -208,9 +212,31 @@ export function resolveScenario(
     clocks,
     ptp,
     jitter,
+    compute,
     workload,
     sync,
     run,
     timeline,
   };
+}
+
+/**
+ * The compute model per role: the section's model and scale, a role's own overriding them. Dilated
+ * mode takes real time for real computation already: a model there is an error, not ignored.
+ */
+function resolveCompute(src: ScenarioSource, sync: SyncMode): Scenario['compute'] {
+  const c = src.data.compute;
+  if (c === undefined) return { host: null, arbiter: null };
+  const role = (r: 'host' | 'arbiter'): ComputeSettings | null => {
+    const model: ComputeModel = c[r]?.model ?? c.model ?? 'none';
+    const scale: number = c[r]?.scale ?? c.scale ?? 1;
+    if (model === 'none') return null;
+    if (sync !== 'conservative')
+      throw src.error(
+        c[r]?.model !== undefined ? ['compute', r, 'model'] : ['compute', 'model'],
+        `compute model '${model}' needs conservative mode: in dilated mode computation takes real time already`,
+      );
+    return { model, scale };
+  };
+  return { host: role('host'), arbiter: role('arbiter') };
 }

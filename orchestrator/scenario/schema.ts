@@ -72,6 +72,21 @@ export const CONTAINER_ACTIONS: ReadonlySet<string> = new Set(['stop', 'start', 
  */
 export const AJV_OPTIONS = { allErrors: true, strict: false, verbose: true } as const;
 
+const computeModel = {
+  enum: ['none', 'cost', 'measured'],
+  description: 'none: instantaneous; cost: modelled costs, reproducible; measured: real CPU time x scale',
+} as const;
+const computeScale = {
+  type: 'number',
+  exclusiveMinimum: 0,
+  description: 'multiplies every cost: 2 models a core half as fast as the reference (default 1)',
+} as const;
+const computeRole = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { model: computeModel, scale: computeScale },
+} as const;
+
 export const scenarioSchema = {
   type: 'object',
   additionalProperties: false,
@@ -128,6 +143,22 @@ export const scenarioSchema = {
         wander: { type: 'number', minimum: 0 },
         granularity: duration,
         reference: nodeName,
+      },
+    },
+    /**
+     * what computation costs in fabric time (docs/compute.md): a model for hosts and arbiters, with
+     * per-role overrides; switches are hardware (their cost is the port model's)
+     */
+    compute: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        'What computation costs in fabric time (conservative mode). model: none (handlers are instantaneous), cost (schemes charge the bench-calibrated cost of their heavy operations), measured (each handler costs its own CPU time x scale; not reproducible). Applies to hosts and arbiters; host: and arbiter: override it per role.',
+      properties: {
+        model: computeModel,
+        scale: computeScale,
+        host: computeRole,
+        arbiter: computeRole,
       },
     },
     /** host-side timing jitter models (seeded): software stamp delay, late transmissions */

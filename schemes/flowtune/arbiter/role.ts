@@ -10,6 +10,7 @@
  * nothing comes. A spine the allocator loses its link to is dropped from the spines every update
  * names; the hosts move their flowlets off it and tell the allocator the new paths.
  */
+
 import { performance } from 'node:perf_hooks';
 import { type Frame, FrameType, makeFrame, Priority } from '../../../core/frame.js';
 import type { HistogramSnapshot } from '../../../core/histogram.js';
@@ -26,6 +27,7 @@ import {
   isFlowtune,
   type NotifyMessage,
 } from '../wire.js';
+import { nedIterationNs } from './cost.js';
 import { FabricLinks } from './links.js';
 import { Ned } from './ned.js';
 
@@ -136,6 +138,8 @@ export class FlowtuneAllocator implements Role {
     this.timer = this.ctx.clock.after(this.cfg.iterationNs, this.iterate);
     const ned = this.ned;
     if (ned.flows > 0) {
+      // on a compute model the iteration takes its time: the rates below leave when it is done
+      this.ctx.sched.charge(nedIterationNs(ned.flows, this.links.capacityBps.length));
       const t0 = performance.now();
       ned.iterate();
       ned.normalize(this.cfg.normalize);
