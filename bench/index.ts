@@ -337,15 +337,24 @@ figure(
   codec,
   'msgpackr encode + decode of one-frame datagrams, one core (goal >= 1,000,000)',
 );
+const allocPerS = benchAllocator();
 figure(
   'fastpass_alloc_timeslots_per_s',
-  benchAllocator(),
+  allocPerS,
   '256 endpoints, saturated all-to-all demand, one core (paper: ~23M per core; goal within 3x)',
 );
+const pathselUs = benchPathsel();
 figure(
   'fastpass_pathsel_us_per_timeslot',
-  benchPathsel(),
+  pathselUs,
   'edge-colouring a full timeslot of 16 racks x 32 endpoints, one core (paper: < 12 µs)',
+);
+// the compute model's costs (schemes/fastpass/arbiter/cost.ts)
+figure('fastpass_alloc_ns_per_timeslot', 1e9 / allocPerS, 'compute model: ALLOC_NS_PER_TIMESLOT');
+figure(
+  'fastpass_pathsel_ns_per_edge',
+  (pathselUs * 1000) / 512,
+  'compute model: PATHSEL_NS_PER_EDGE (512 cross-rack packets)',
 );
 const ned3072 = benchNed();
 figure(

@@ -51,6 +51,8 @@ export interface ComputeSnapshot {
   /** events that waited for the core, and the longest wait */
   waited: number;
   maxWaitNs: number;
+  /** a scheme's worker cores (Scheduler.setCores): how many, and the work charged to them */
+  pools?: Record<string, { cores: number; busyNs: number }>;
 }
 
 export interface Timer {
@@ -138,8 +140,10 @@ export class Scheduler {
   private inCpu = false;
   /** sends of the code running now, released when its work ends */
   private readonly held: Array<{ fn: EventFn; a: unknown }> = [];
-  /** when the code running now started */
-  private codeAt = 0;
+  /** when the work the code running now charged so far ends (it started at the code's time) */
+  private chainEnd = 0;
+  /** a scheme's worker cores: when each is free, and their work */
+  private readonly pools = new Map<string, { free: number[]; busyNs: number }>();
   private readonly compute = { busyNs: 0, charged: 0, waited: 0, maxWaitNs: 0 };
 
   /**
@@ -175,22 +179,78 @@ export class Scheduler {
   }
 
   /**
-   * The code running now did `ns` of work (model `cost`; the other models ignore it): the node's core
-   * is busy that much longer, its later code waits, and what this code sends leaves when the work ends.
+   * A scheme's worker cores beside the node's main one (Fastpass's alloc- and pathsel-cores, say):
+   * work charged to `pool` runs on its earliest free core while the main core goes on handling frames
+   * and timers.
    */
-  charge(ns: number): void {
-    if (this.computeModel !== 'cost' || !(ns > 0)) return;
-    this.busy(ns * this.computeScale);
+  setCores(pool: string, n: number): void {
+    if (!(Number.isInteger(n) && n >= 1))
+      throw new RangeError(`${pool}: cores must be an integer >= 1, got ${n}`);
+    this.pools.set(pool, { free: new Array<number>(n).fill(Number.NEGATIVE_INFINITY), busyNs: 0 });
   }
 
+  /**
+   * The code running now did `ns` of work (model `cost`; the other models ignore it), after the work
+   * it charged before. On the main core (no `pool`) the node's later code waits for it; on a pool's core
+   * only this code's sends do. Either way what this code sends leaves when its last work ends.
+   */
+  charge(ns: number, pool?: string): void {
+    // outside the node's own code there is no work to charge
+    if (this.computeModel !== 'cost' || !this.inCpu || !(ns > 0)) return;
+    const cost = ns * this.computeScale;
+    if (pool === undefined) {
+      this.busy(cost);
+      return;
+    }
+    const p = this.poolOf(pool);
+    const c = earliest(p.free);
+    p.free[c] = this.chainEnd = Math.max(this.chainEnd, p.free[c]) + cost;
+    p.busyNs += cost;
+    this.compute.charged++;
+  }
+
+  /**
+   * Pieces of work that do not depend on each other (path selection of several timeslots), charged to
+   * `pool` at once: each starts when the work charged before ends, on the earliest free core, and this
+   * code's sends leave when the last piece ends.
+   */
+  chargeEach(pool: string, costs: readonly number[]): void {
+    if (this.computeModel !== 'cost' || !this.inCpu || costs.length === 0) return;
+    const p = this.poolOf(pool);
+    const from = this.chainEnd;
+    let end = from;
+    for (const ns of costs) {
+      if (!(ns > 0)) continue;
+      const cost = ns * this.computeScale;
+      const c = earliest(p.free);
+      p.free[c] = Math.max(from, p.free[c]) + cost;
+      p.busyNs += cost;
+      if (p.free[c] > end) end = p.free[c];
+    }
+    this.chainEnd = end;
+    this.compute.charged++;
+  }
+
+  private poolOf(pool: string): { free: number[]; busyNs: number } {
+    const p = this.pools.get(pool);
+    if (p === undefined) throw new Error(`no cores named '${pool}' (Scheduler.setCores)`);
+    return p;
+  }
+
+  /** work on the main core, after what this code charged before */
   private busy(ns: number): void {
-    this.busyUntil = Math.max(this.busyUntil, this.codeAt) + ns;
+    this.busyUntil = this.chainEnd = Math.max(this.busyUntil, this.chainEnd) + ns;
     this.compute.busyNs += ns;
     this.compute.charged++;
   }
 
   computeSnapshot(): ComputeSnapshot {
-    return { model: this.computeModel, ...this.compute };
+    const snap: ComputeSnapshot = { model: this.computeModel, ...this.compute };
+    if (this.pools.size > 0)
+      snap.pools = Object.fromEntries(
+        [...this.pools].map(([name, p]) => [name, { cores: p.free.length, busyNs: p.busyNs }]),
+      );
+    return snap;
   }
 
   /** a send of the node's own code waits for its work to end (EgressPort.send): true if held */
@@ -225,7 +285,7 @@ export class Scheduler {
 
   private code(now: number, fn: EventFn, a: unknown, b: unknown): void {
     this.inCpu = true;
-    this.codeAt = now;
+    this.chainEnd = now;
     const t0 = this.computeModel === 'measured' ? process.hrtime.bigint() : 0n;
     try {
       fn(now, a, b);
@@ -235,7 +295,7 @@ export class Scheduler {
         this.busy(Number(process.hrtime.bigint() - t0) * this.computeScale);
       const held = this.held;
       if (held.length > 0) {
-        const end = this.busyUntil;
+        const end = this.chainEnd;
         if (end > now) {
           // hardware events at the end of the work, in the order the code sent
           for (const h of held) this.push({ t: end, k: this.seq++, fn: h.fn, a: h.a, b: null, cpu: false });
@@ -469,6 +529,13 @@ export class Scheduler {
     }
     return top;
   }
+}
+
+/** the index of the smallest entry */
+function earliest(free: readonly number[]): number {
+  let c = 0;
+  for (let i = 1; i < free.length; i++) if (free[i] < free[c]) c = i;
+  return c;
 }
 
 function less(a: Entry, b: Entry): boolean {

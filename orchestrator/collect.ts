@@ -359,6 +359,18 @@ function summarizeCompute(reports: readonly NodeReport[], virtualNs: number): Su
         charged: c.charged,
         waited: c.waited,
         maxWaitNs: Math.round(c.maxWaitNs),
+        ...(c.pools && {
+          pools: Object.fromEntries(
+            Object.entries(c.pools).map(([name, p]) => [
+              name,
+              {
+                cores: p.cores,
+                busyNs: Math.round(p.busyNs),
+                busyFraction: virtualNs > 0 ? Math.round((p.busyNs / (p.cores * virtualNs)) * 1e4) / 1e4 : 0,
+              },
+            ]),
+          ),
+        }),
       };
     });
   if (modelled.length === 0) return undefined;

@@ -88,7 +88,14 @@ export function summaryTable(s: Summary, out: string): string {
   for (const c of s.compute?.nodes ?? [])
     rows.push([
       `compute ${c.node}`,
-      `${c.model}: busy ${(100 * c.busyFraction).toFixed(1)}% (${formatNs(c.busyNs)} in ${c.charged} handlers), ${c.waited} events waited, longest ${formatNs(c.maxWaitNs)}${c.model === 'measured' ? ' (measured: not reproducible)' : ''}`,
+      `${c.model}: busy ${(100 * c.busyFraction).toFixed(1)}%${Object.entries(c.pools ?? {})
+        .map(
+          ([name, p]) =>
+            `, ${name} ${p.cores} core${p.cores > 1 ? 's' : ''} ${(100 * p.busyFraction).toFixed(1)}%`,
+        )
+        .join(
+          '',
+        )} (${c.charged} charges), ${c.waited} events waited, longest ${formatNs(c.maxWaitNs)}${c.model === 'measured' ? ' (measured: not reproducible)' : ''}`,
     ]);
   for (const f of s.faults) {
     const what = f.node ?? f.link?.join('-') ?? '';

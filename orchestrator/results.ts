@@ -66,6 +66,8 @@ export interface Summary {
       /** events that waited for the core, and the longest wait */
       waited: number;
       maxWaitNs: number;
+      /** a scheme's worker cores beside the main one: their work and their share of the run */
+      pools?: Record<string, { cores: number; busyNs: number; busyFraction: number }>;
     }>;
   };
   fidelity: {

@@ -62,6 +62,33 @@ describe('compute model', () => {
     expect([c.busyNs, c.waited, c.maxWaitNs]).toEqual([1000, 3, 810]);
   });
 
+  it('runs work charged to worker cores beside the main core: only the code’s own sends wait for it', () => {
+    const { sched, port, out, frame } = setup();
+    sched.setCores('alloc', 1);
+    sched.setCores('pathsel', 2);
+    const log: string[] = [];
+    sched.runCode(0, (now) => {
+      sched.charge(100); // main core: 0-100
+      sched.charge(1000, 'alloc'); // 100-1100
+      sched.chargeEach('pathsel', [300, 200, 400]); // 1100-1400, 1100-1300, then 1300-1700
+      port.send(frame(1), now);
+    });
+    // a frame for the code at 150: the main core is free again (its work ended at 100)
+    sched.atHardware(150, (t) => sched.runCode(t, (now) => log.push(`frame@${now}`)));
+    sched.runBefore(10_000);
+    expect(log).toEqual(['frame@150']);
+    expect(out).toEqual([[1700, 1]]);
+    expect(sched.computeSnapshot()).toEqual({
+      model: 'cost',
+      busyNs: 100,
+      charged: 3,
+      waited: 0,
+      maxWaitNs: 0,
+      pools: { alloc: { cores: 1, busyNs: 1000 }, pathsel: { cores: 2, busyNs: 900 } },
+    });
+    expect(() => sched.runCode(2000, () => sched.charge(1, 'comm'))).toThrow("no cores named 'comm'");
+  });
+
   it('costs nothing without a model, and charges are ignored by the measured model', () => {
     const none = setup('none');
     none.sched.runCode(0, (now) => {

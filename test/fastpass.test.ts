@@ -394,6 +394,7 @@ function arbiterRig(rank: number) {
     takeoverNs: 1_000_000,
     isolation: { reporters: 2, windowNs: 1_000_000, holdNs: 10_000_000 },
     notifyBatches: 1,
+    cores: { alloc: 1, pathsel: 1 },
   };
   const ctx = {
     config: { id: 10 + rank, name: `arb${rank}`, seed: 1, scheme: { kind: 'fastpass', config } },

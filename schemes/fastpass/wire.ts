@@ -66,6 +66,8 @@ export interface FastpassArbiterConfig extends FastpassTiming {
   isolation: { reporters: number; windowNs: number; holdNs: number };
   /** batches allocated per notification */
   notifyBatches: number;
+  /** the arbiter's worker cores on the compute model (§6.2): alloc-cores and pathsel-cores */
+  cores: { alloc: number; pathsel: number };
 }
 
 export interface FastpassHostConfig extends FastpassTiming {

@@ -26,7 +26,8 @@ import {
   planes,
   routeVia,
 } from '../wire.js';
-import { BATCH, TimeslotAllocator } from './allocator.js';
+import { type Allocation, BATCH, TimeslotAllocator } from './allocator.js';
+import { ALLOC_NS_PER_TIMESLOT, PATHSEL_NS_PER_EDGE } from './cost.js';
 import { FaultIsolation } from './isolation.js';
 import { selectPaths } from './pathsel.js';
 
@@ -105,6 +106,9 @@ export class FastpassArbiter implements Role {
     // the planes paths choose from: spines, or the pods' aggregation switches (isolated as a whole)
     this.planeCount = planes(cfg.fabric);
     this.myRack = cfg.fabric.arbiters[cfg.rank].rack;
+    // the multicore arbiter of §6.2 on the compute model: the node's main core is the comm-core
+    ctx.sched.setCores('alloc', cfg.cores.alloc);
+    ctx.sched.setCores('pathsel', cfg.cores.pathsel);
     this.allocator = this.newAllocator();
     this.isolation = new FaultIsolation(this.planeCount, cfg.isolation);
     this.primary = cfg.rank === 0;
@@ -191,6 +195,7 @@ export class FastpassArbiter implements Role {
     this.stats.timeslots += allocs.length;
     const path = selectPaths(this.cfg.fabric, allocs, first, BATCH, usable);
     const f = this.cfg.fabric;
+    if (this.ctx.sched.computes) this.chargeBatch(allocs, first);
     const bySrc = this.unsent;
     for (let i = 0; i < allocs.length; i++) {
       const a = allocs[i];
@@ -210,6 +215,30 @@ export class FastpassArbiter implements Role {
     }
     if (this.cfg.notifyBatches <= 1) this.notify();
   };
+
+  /**
+   * The batch's work on the compute model (cost.ts): each timeslot's allocation on the alloc-cores side
+   * by side, then each timeslot's path selection on the pathsel-cores; the allocations this code sends
+   * leave when the last timeslot is coloured.
+   */
+  private chargeBatch(allocs: readonly Allocation[], first: number): void {
+    const f = this.cfg.fabric;
+    const slots = new Array<number>(BATCH).fill(0);
+    const edges = new Array<number>(BATCH).fill(0);
+    for (const a of allocs) {
+      slots[a.slot - first]++;
+      if (f.hosts[a.src].rack !== f.hosts[a.dst].rack) edges[a.slot - first]++;
+    }
+    const sched = this.ctx.sched;
+    sched.chargeEach(
+      'alloc',
+      slots.map((n) => n * ALLOC_NS_PER_TIMESLOT),
+    );
+    sched.chargeEach(
+      'pathsel',
+      edges.map((n) => n * PATHSEL_NS_PER_EDGE),
+    );
+  }
 
   /**
    * Sends every source the timeslots allocated since the last notification, one message each (FCP's

@@ -69,6 +69,7 @@ export default defineScheme<FastpassSettings>({
         takeoverNs: s.takeoverNs,
         isolation: s.isolation,
         notifyBatches: notifyBatches(s),
+        cores: s.cores,
       };
       return { kind: FASTPASS_KIND, config };
     }

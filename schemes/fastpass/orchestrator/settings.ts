@@ -12,6 +12,7 @@ import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
 import { bytes, duration } from '../../../orchestrator/scenario/units.js';
 import { portToward } from '../../../orchestrator/topology/build.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
+import { DEFAULT_CORES } from '../arbiter/cost.js';
 import { type FastpassFabric, type FastpassHostConfig, planes, routeVia } from '../wire.js';
 
 /** The `scheme:` properties Fastpass reads (besides kind). */
@@ -26,6 +27,15 @@ export const fastpassProperties = {
   fcpTimeout: duration,
   late: duration,
   qdiscLimit: bytes,
+  /** the arbiter's worker cores under a compute model (§6.2; docs/compute.md) */
+  cores: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      alloc: { type: 'integer', minimum: 1 },
+      pathsel: { type: 'integer', minimum: 1 },
+    },
+  },
   isolation: {
     type: 'object',
     additionalProperties: false,
@@ -51,6 +61,7 @@ export interface FastpassSettings {
   lateNs: number;
   qdiscLimitBytes: number;
   isolation: { reporters: number; windowNs: number; holdNs: number };
+  cores: { alloc: number; pathsel: number };
   [setting: string]: unknown;
 }
 
@@ -126,6 +137,7 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
       windowNs: dur('isolation', FASTPASS_DEFAULTS.isolation.windowNs, 'window'),
       holdNs: dur('isolation', FASTPASS_DEFAULTS.isolation.holdNs, 'hold'),
     },
+    cores: { ...DEFAULT_CORES, ...sc.cores },
   };
   if (s.takeoverNs <= s.horizonNs)
     throw src.error(
