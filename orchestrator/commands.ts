@@ -499,14 +499,18 @@ program
   .argument('[name]', 'the experiment')
   .argument('[scenario]', "scenario YAML file (default: the experiment's own example)")
   .option('--seeds <n>', "how many seeds (default: the experiment's)", positive)
-  .option('--seed <s>', 'the first seed', integer, 1)
+  .option('--seed <s>', "the first seed (default: the scenario's own)", integer)
+  .option(
+    '--quick',
+    "the experiment's smaller variant with one seed: direction and order of magnitude, not the paper's scale",
+  )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option(...SET_OPTION)
   .action(
     async (
       name: string | undefined,
       file: string | undefined,
-      opts: { seeds?: number; seed: number; out?: string; set?: string[] },
+      opts: { seeds?: number; seed?: number; out?: string; set?: string[]; quick?: boolean },
     ) => {
       const { experiments } = await import('./schemes/index.js');
       const all = experiments();
@@ -519,10 +523,10 @@ program
         return;
       }
       const scenario = file ?? e.scenario;
-      const seeds = opts.seeds ?? e.seeds;
+      const seeds = opts.seeds ?? (opts.quick ? 1 : e.seeds);
       if (!Number.isInteger(seeds))
         throw new RuntimeError(`experiment: --seeds must be a whole number, got ${seeds}`);
-      resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
+      const sc = resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
       const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       const abort = interruptible();
       const run = await loadExperiment(e);
@@ -530,8 +534,9 @@ program
         file: scenario,
         out,
         seeds,
-        seed: opts.seed,
+        seed: opts.seed ?? sc.seed,
         set: opts.set,
+        quick: opts.quick === true,
         signal: abort.signal,
         say: (line) => process.stderr.write(`dcemu: ${line}\n`),
       });

@@ -31,11 +31,27 @@ const SPINE = 'test/fixtures/fastpass-spine.yaml';
 describe('Fastpass', () => {
   it('experiment A: near-zero queue at the throughput of the buffer-filling baseline (dcemu experiment fastpass-a)', async () => {
     const out = tempOut('fastpass-a');
-    const r = await dcemu(['experiment', 'fastpass-a', '--set', 'workload.duration=4ms', '--out', out]);
+    // --quick: one seed, the first 4 ms of traffic
+    const r = await dcemu(['experiment', 'fastpass-a', '--quick', '--out', out]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('| fastpass | leaf0:0 | 0.0 KB | 0.0 KB | 0.1 KB | 0.1 KB | 9.528 Gbit/s |');
-    const fp = { out: join(out, 'fastpass'), s: readJson(join(out, 'fastpass', 'summary.json')) };
-    const base = { out: join(out, 'baseline'), s: readJson(join(out, 'baseline', 'summary.json')) };
+    const seed = join(out, 'seed-1');
+    const fp = { out: join(seed, 'fastpass'), s: readJson(join(seed, 'fastpass', 'summary.json')) };
+    const base = { out: join(seed, 'baseline'), s: readJson(join(seed, 'baseline', 'summary.json')) };
+    // the reproduction: the paper's value beside ours, the scale and the seed
+    const rep = readJson(join(out, 'reproduction.json'));
+    expect(rep).toMatchObject({
+      experiment: 'fastpass-a',
+      seeds: [1],
+      quick: true,
+      scale: '6 hosts in 1 rack at 10 Gbit/s, 4 ms of traffic',
+    });
+    const fig = (id: string) => rep.figures.find((f: { id: string }) => f.id === id);
+    expect(fig('fp_p50_kb')).toMatchObject({ paper: 18, values: [0], mean: 0, ci95: null });
+    expect(fig('base_p50_kb').paper).toBe(4351);
+    // one seed: no interval, and the table says so
+    expect(r.stdout).toContain('(one seed: no interval)');
+    expect(r.stdout).toContain('| bottleneck queue p50, Fastpass | KB | 18.00 (§7.1) | 0.00 | 0.00 |');
     const f = fp.s.fastpass;
     expect(base.s.scheme).toBe('ecmp');
     expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 104 });
@@ -79,11 +95,13 @@ describe('Fastpass', () => {
 
   it('experiment C: concurrent senders share evenly (§7.2), far more than under the baseline (dcemu experiment fastpass-c)', async () => {
     const out = tempOut('fastpass-c');
-    const r = await dcemu(['experiment', 'fastpass-c', '--out', out]);
+    const r = await dcemu(['experiment', 'fastpass-c', '--quick', '--out', out]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('| 5 | 5.879 | 1939.545 | 330× |');
-    const fp = readJson(join(out, 'fastpass', 'summary.json'));
-    const base = readJson(join(out, 'baseline', 'summary.json'));
+    // one seed: the scenario's own (3)
+    const fp = readJson(join(out, 'seed-3', 'fastpass', 'summary.json'));
+    const base = readJson(join(out, 'seed-3', 'baseline', 'summary.json'));
+    expect(r.stdout).toContain('| baseline / Fastpass | × | 5,200 (§7.2) | 330 | 330 |');
     // median standard deviation of the senders' throughputs per 1 ms interval, Mbit/s, by senders active
     const med = (s: Summary) =>
       Object.fromEntries(Object.entries(s.fairness.byActive).map(([k, v]) => [k, (v as Summary).p50Mbps]));

@@ -32,12 +32,15 @@ function ratesAt(rows: string[][], t: number): Map<number, number> {
 describe('Flowtune', () => {
   it('§6.3: every start and stop converges to 1/N of the bottleneck within 25 µs; DCTCP never within 10% per 100 µs (dcemu experiment flowtune-convergence)', async () => {
     const top = tempOut('flowtune-convergence');
-    const r = await dcemu(['experiment', 'flowtune-convergence', '--out', top]);
+    const r = await dcemu(['experiment', 'flowtune-convergence', '--quick', '--out', top]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('| start flow 5 | 4.00 ms | 5 | 24.8 µs | 100.0 µs |');
     expect(r.stdout).toContain('| 4.00 ms | 4 | never |');
-    const out = join(top, 'flowtune');
+    const out = join(top, 'seed-1', 'flowtune');
     const s = readJson(join(out, 'summary.json'));
+    expect(r.stdout).toContain(
+      '| slowest convergence to 1/N, Flowtune’s rates | µs | 20.0 (§6.3) | 24.8 | 24.8 |',
+    );
     const f = s.flowtune;
     expect(s.flows).toMatchObject({ completed: 5, retransmits: 0, timeouts: 0 });
     expect(f.convergence).toMatchObject({
@@ -70,7 +73,7 @@ describe('Flowtune', () => {
       }
     }
     // DCTCP on the same trace, by the same yardstick (throughput per 100 µs)
-    const d = readJson(join(top, 'dctcp', 'summary.json'));
+    const d = readJson(join(top, 'seed-1', 'dctcp', 'summary.json'));
     expect(d.scheme).toBe('ecmp');
     const never = d.fairness.convergence.filter(
       (c: { convergedNs: number | null }) => c.convergedNs === null,
@@ -189,12 +192,16 @@ describe('Flowtune', () => {
 
   it('§6.5: p99 FCT of 1-packet flowlets ≥ 4× lower than DCTCP under the web workload (dcemu experiment flowtune-websearch)', async () => {
     const out = tempOut('flowtune-websearch');
-    const r = await dcemu(['experiment', 'flowtune-websearch', '--out', out]);
+    const r = await dcemu(['experiment', 'flowtune-websearch', '--quick', '--out', out]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('| 1 | 304 | 275.7 µs | 39.7 µs | 382.4 µs | 9.6× |');
-    const alive = readJson(join(out, 'flowtune-alive', 'summary.json'));
-    const dctcp = readJson(join(out, 'dctcp', 'summary.json'));
-    const killed = readJson(join(out, 'flowtune', 'summary.json'));
+    // one seed: the scenario's own (7)
+    const alive = readJson(join(out, 'seed-7', 'flowtune-alive', 'summary.json'));
+    const dctcp = readJson(join(out, 'seed-7', 'dctcp', 'summary.json'));
+    const killed = readJson(join(out, 'seed-7', 'flowtune', 'summary.json'));
+    expect(r.stdout).toContain(
+      '| p99 FCT of 1-packet flowlets, DCTCP / Flowtune | × | 8.6–10.9 (§6.5) | 9.6 | 9.6 |',
+    );
     expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
     expect(alive.flowtune.optimality.mean).toBeGreaterThanOrEqual(0.99);
     expect(alive.flowtune.fctP99BySizeNs['1']).toBe(alive.flows.bySize['1'].p99Ns);

@@ -47,6 +47,8 @@ export interface ExperimentOptions {
   seed: number;
   /** `--set` overrides for every run */
   set?: string[];
+  /** `--quick`: the experiment's smaller variant, one seed (npm test runs it) */
+  quick?: boolean;
   signal?: AbortSignal;
   /** a progress line */
   say(line: string): void;
@@ -63,7 +65,7 @@ export interface SchemeExperiment {
   description: string;
   /** the scenario it runs when none is given */
   scenario: string;
-  /** seeds when `--seeds` is not given */
+  /** seeds when `--seeds` is not given (`--quick`: one) */
   seeds: number;
   /** the module (a file URL or a package specifier) that exports the experiment's function */
   module: string;

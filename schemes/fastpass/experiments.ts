@@ -1,7 +1,9 @@
 /**
- * Fastpass's evaluation (SIGCOMM'14 §7.1–7.2) as commands: each runs its scenario twice, with
- * Fastpass and with the paper's baseline (the same file with `scheme.kind=ecmp`: the run's own
- * transport, loss-based Reno in the examples, on plain ECMP), and tables the two side by side.
+ * Fastpass's evaluation (SIGCOMM'14 §7.1–7.2) as reproductions (orchestrator/reproduction.ts): each
+ * seed runs the scenario twice, with Fastpass and with the paper's baseline (the same file with
+ * `scheme.kind=ecmp`: the run's own transport, loss-based Reno in the examples, on plain ECMP); the
+ * headline figures are aggregated over the seeds beside the paper's, and the first seed's full table
+ * follows.
  *
  * - `fastpass-a` (experiment A): the bottleneck queue's p50/p90/p99/p99.9 and the throughput;
  * - `fastpass-c` (experiment C): the median standard deviation of the senders' throughputs per
@@ -11,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BusiestQueue, Fairness } from '../../orchestrator/collect.js';
 import { runVariants } from '../../orchestrator/experiments.js';
+import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 interface Side {
@@ -41,9 +44,48 @@ async function runBoth(opts: ExperimentOptions, label: string): Promise<Side[] |
 const kb = (b: number | undefined) => (b === undefined ? '-' : `${(b / 1000).toFixed(1)} KB`);
 const times = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(0)}×` : a > 0 ? '∞' : '-');
 
+/** `--quick`: the first 4 ms of traffic */
+const QUICK_A = ['workload.duration=4ms'];
+
 export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
-  const sides = await runBoth(opts, 'fastpass-a');
-  if (sides === null) return '';
+  const o = opts.quick ? { ...opts, set: [...QUICK_A, ...(opts.set ?? [])] } : opts;
+  let detail = '';
+  const table = await reproduce(o, {
+    experiment: 'fastpass-a',
+    scale: scaleOf(o.file, o.set),
+    paperScale: "a rack of 32 servers at 10 Gbit/s under Facebook's production load, hours",
+    figures: [
+      { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1' },
+      { id: 'base_p50_kb', label: 'bottleneck queue p50, baseline', unit: 'KB', paper: 4351, source: '§7.1' },
+      { id: 'fp_p99_kb', label: 'bottleneck queue p99, Fastpass', unit: 'KB', paper: null },
+      {
+        id: 'throughput_pct',
+        label: 'throughput, Fastpass against the baseline',
+        unit: '%',
+        paper: -1.6,
+        source: '§7.1',
+        digits: 1,
+      },
+    ],
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(o, seed, dir);
+      const sides = await runBoth(so, `fastpass-a seed ${seed}`);
+      if (sides === null) return null;
+      const t = tableA(so, sides);
+      if (detail === '') detail = t;
+      const [fp, base] = sides;
+      return {
+        fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
+        base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
+        fp_p99_kb: (fp.queue?.p99Bytes ?? 0) / 1000,
+        throughput_pct: ((fp.gbps - base.gbps) / (base.gbps || 1)) * 100,
+      };
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}
+
+function tableA(opts: ExperimentOptions, sides: Side[]): string {
   const [fp, base] = sides;
   const lines = [
     `# Fastpass experiment A (§7.1): ${opts.file}`,
@@ -64,8 +106,42 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
 }
 
 export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
-  const sides = await runBoth(opts, 'fastpass-c');
-  if (sides === null) return '';
+  let detail = '';
+  const table = await reproduce(opts, {
+    experiment: 'fastpass-c',
+    scale: scaleOf(opts.file, opts.set),
+    paperScale: 'five senders to one receiver at 10 Gbit/s, 1 s intervals',
+    figures: [
+      {
+        id: 'fp_sd5',
+        label: 'median sd of 5 senders’ throughputs, Fastpass',
+        unit: 'Mbit/s',
+        paper: null,
+        digits: 3,
+      },
+      { id: 'base_sd5', label: 'the same, baseline', unit: 'Mbit/s', paper: null, digits: 1 },
+      { id: 'ratio5', label: 'baseline / Fastpass', unit: '×', paper: 5200, source: '§7.2', digits: 0 },
+    ],
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(opts, seed, dir);
+      const sides = await runBoth(so, `fastpass-c seed ${seed}`);
+      if (sides === null) return null;
+      const t = tableC(so, sides);
+      if (detail === '') detail = t;
+      const [fp, base] = sides;
+      const f = fp.fairness?.byActive['5']?.p50Mbps;
+      const b = base.fairness?.byActive['5']?.p50Mbps;
+      return {
+        ...(f !== undefined && { fp_sd5: f }),
+        ...(b !== undefined && { base_sd5: b }),
+        ...(f !== undefined && b !== undefined && f > 0 && { ratio5: b / f }),
+      };
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}
+
+function tableC(opts: ExperimentOptions, sides: Side[]): string {
   const [fp, base] = sides;
   const active = [
     ...new Set([...Object.keys(fp.fairness?.byActive ?? {}), ...Object.keys(base.fairness?.byActive ?? {})]),

@@ -1,6 +1,7 @@
 /**
- * Flowtune's evaluation (TR'16 §6.3, §6.5) as commands, each against DCTCP on the same trace (the
- * scenario with `scheme.kind=ecmp`: the baseline transport, DCTCP in the examples, on plain ECMP):
+ * Flowtune's evaluation (TR'16 §6.3, §6.5) as reproductions (orchestrator/reproduction.ts), each seed
+ * against DCTCP on the same trace (the scenario with `scheme.kind=ecmp`: the baseline transport, DCTCP
+ * in the examples, on plain ECMP); the headline figures over the seeds, then the first seed's table:
  *
  * - `flowtune-convergence` (§6.3, figure 4): per start and stop of a sender, the time until every flow
  *   is within 10% of its fair share: Flowtune's from the rates the hosts applied, and both schemes'
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { formatNs } from '../../core/time.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { runVariants } from '../../orchestrator/experiments.js';
+import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import type { FlowtuneSummary } from './orchestrator/summary.js';
 
@@ -26,11 +28,69 @@ function write(opts: ExperimentOptions, name: string, table: string, data: unkno
 }
 
 export async function runConvergence(opts: ExperimentOptions): Promise<string> {
-  const runs = await runVariants(opts, 'flowtune-convergence', [
-    { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
-    { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
-  ]);
-  if (runs === null) return '';
+  let detail = '';
+  const table = await reproduce(opts, {
+    experiment: 'flowtune-convergence',
+    scale: scaleOf(opts.file, opts.set),
+    paperScale: 'five senders to one receiver at 10 Gbit/s (ns-2), 1 ms apart',
+    figures: [
+      {
+        id: 'rates_max_us',
+        label: 'slowest convergence to 1/N, Flowtune’s rates',
+        unit: 'µs',
+        paper: 20,
+        source: '§6.3',
+        digits: 1,
+      },
+      {
+        id: 'rates_p50_us',
+        label: 'median convergence, Flowtune’s rates',
+        unit: 'µs',
+        paper: null,
+        digits: 1,
+      },
+      {
+        id: 'thr_max_us',
+        label: 'slowest convergence, Flowtune’s throughput (per run.interval)',
+        unit: 'µs',
+        paper: null,
+        digits: 1,
+      },
+      {
+        id: 'dctcp_never',
+        label: 'changes DCTCP’s throughput never came within 10% of',
+        unit: 'of 7',
+        paper: null,
+        digits: 0,
+      },
+    ],
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(opts, seed, dir);
+      const runs = await runVariants(so, `flowtune-convergence seed ${seed}`, [
+        { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
+        { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+      ]);
+      if (runs === null) return null;
+      const t = convergenceTable(so, runs);
+      if (detail === '') detail = t;
+      const [ft, dc] = runs;
+      const f = (ft.flowtune as FlowtuneSummary).convergence;
+      const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
+      return {
+        ...(f.maxNs !== null && { rates_max_us: f.maxNs / 1000 }),
+        ...(f.p50Ns !== null && { rates_p50_us: f.p50Ns / 1000 }),
+        ...(thr.length > 0 &&
+          thr.every((c) => c.convergedNs !== null) && {
+            thr_max_us: Math.max(...thr.map((c) => c.convergedNs!)) / 1000,
+          }),
+        dctcp_never: (dc.fairness?.convergence ?? []).filter((c) => c.convergedNs === null).length,
+      };
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}
+
+function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {
   const [ft, dc] = runs;
   const f = ft.flowtune as FlowtuneSummary;
   const interval = ft.fairness?.intervalNs ?? 0;
@@ -65,12 +125,69 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
 }
 
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
-  const runs = await runVariants(opts, 'flowtune-websearch', [
-    { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
-    { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
-    { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
-  ]);
-  if (runs === null) return '';
+  let detail = '';
+  const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
+  const table = await reproduce(opts, {
+    experiment: 'flowtune-websearch',
+    scale: scaleOf(opts.file, opts.set),
+    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
+    figures: [
+      {
+        id: 'ratio_1',
+        label: 'p99 FCT of 1-packet flowlets, DCTCP / Flowtune',
+        unit: '×',
+        paper: '8.6–10.9',
+        source: '§6.5',
+        digits: 1,
+      },
+      {
+        id: 'ratio_2_10',
+        label: 'the same, 2–10 packets',
+        unit: '×',
+        paper: '2.1–2.9',
+        source: '§6.5',
+        digits: 1,
+      },
+      {
+        id: 'queue_ratio',
+        label: 'p99 queue, DCTCP / Flowtune',
+        unit: '×',
+        paper: 12,
+        source: '§6.5 (queueing delay)',
+        digits: 1,
+      },
+      { id: 'flows_1', label: '1-packet flowlets measured', unit: 'flows', paper: null, digits: 0 },
+    ],
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(opts, seed, dir);
+      const runs = await runVariants(so, `flowtune-websearch seed ${seed}`, [
+        { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
+        { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
+        { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+      ]);
+      if (runs === null) return null;
+      const t = websearchTable(so, runs);
+      if (detail === '') detail = t;
+      const [, alive, dc] = runs;
+      const ratio = (b: string) => {
+        const a = p99(alive, b);
+        const d = p99(dc, b);
+        return a !== undefined && d !== undefined && a > 0 ? d / a : undefined;
+      };
+      const r1 = ratio('1');
+      const r2 = ratio('2-10');
+      return {
+        ...(r1 !== undefined && { ratio_1: r1 }),
+        ...(r2 !== undefined && { ratio_2_10: r2 }),
+        ...(alive.queues.p99Bytes > 0 && { queue_ratio: dc.queues.p99Bytes / alive.queues.p99Bytes }),
+        flows_1: dc.flows.bySize['1']?.flows ?? 0,
+      };
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}
+
+function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
   const [killed, alive, dc] = runs;
   const buckets = [...new Set(runs.flatMap((s) => Object.keys(s.flows.bySize)))];
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;

@@ -82,7 +82,7 @@ export default defineScheme<FastpassSettings>({
       description:
         'Fastpass §7.1 experiment A: the scenario with Fastpass and with its baseline (scheme.kind=ecmp); the bottleneck queue and the throughput side by side',
       scenario: 'examples/fastpass.yaml',
-      seeds: 1,
+      seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runExperimentA',
     },
@@ -91,7 +91,7 @@ export default defineScheme<FastpassSettings>({
       description:
         "Fastpass §7.2 experiment C: the scenario with Fastpass and with its baseline; the senders' throughput standard deviation by how many are active",
       scenario: 'examples/fastpass-fairness.yaml',
-      seeds: 1,
+      seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runExperimentC',
     },

@@ -77,7 +77,7 @@ export default defineScheme<FlowtuneSettings>({
       description:
         'Flowtune §6.3 (figure 4): five senders start and stop one by one; per event, the time until every flow is within 10% of its fair share, Flowtune against DCTCP (scheme.kind=ecmp)',
       scenario: 'examples/flowtune.yaml',
-      seeds: 1,
+      seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runConvergence',
     },
@@ -86,7 +86,7 @@ export default defineScheme<FlowtuneSettings>({
       description:
         'Flowtune §6.5 (figure 8): p99 FCT by flowlet size and the p99 queue under the web workload, Flowtune (allocator killed as the scenario says, and left alive) against DCTCP',
       scenario: 'examples/flowtune-websearch.yaml',
-      seeds: 1,
+      seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runWebsearch',
     },

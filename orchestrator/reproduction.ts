@@ -1,0 +1,171 @@
+/**
+ * Reproductions (`dcemu experiment <name>`): a paper's headline figures measured over several seeds,
+ * each reported as the mean and its 95% confidence interval (Student's t over the seeds) beside the
+ * paper's value, with the scale it ran at and how long it took. An experiment says how to run one seed
+ * (every variant it compares) and what figures come out of it; this runs the seeds, aggregates, and
+ * writes `reproduction.json` and `reproduction.md` into the results folder. docs/reproductions.md is
+ * generated from those files (scripts/reproductions.mjs), never typed.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { loadScenarioFile } from './scenario/load.js';
+import { resolveScenario } from './scenario/resolve.js';
+import type { ExperimentOptions } from './schemes/types.js';
+
+export interface FigureSpec {
+  /** stable key: `queue_p50_kb` */
+  id: string;
+  /** what it is, in words */
+  label: string;
+  unit: string;
+  /** the paper's value for it (a number, a range in words) and where the paper gives it */
+  paper: number | string | null;
+  source?: string;
+  /** digits after the point in the tables */
+  digits?: number;
+}
+
+export interface ReproductionSpec {
+  experiment: string;
+  /** the scale of these runs and of the paper's, in words */
+  scale: string;
+  paperScale: string;
+  figures: readonly FigureSpec[];
+  /**
+   * Runs every variant of one seed into `dir` (the `seed` override is set): the figures' values by id
+   * (a figure a seed cannot give is left out), or null when aborted.
+   */
+  runSeed(seed: number, dir: string): Promise<Record<string, number> | null>;
+}
+
+export interface FigureResult extends FigureSpec {
+  /** the value of each seed that gave one, in seed order */
+  values: number[];
+  mean: number | null;
+  /** 95% confidence interval of the mean; null with fewer than two values */
+  ci95: [number, number] | null;
+}
+
+export interface Reproduction {
+  experiment: string;
+  scenario: string;
+  scale: string;
+  paperScale: string;
+  seeds: number[];
+  quick: boolean;
+  figures: FigureResult[];
+  wallS: number;
+  machine: { cpu: string; cores: number; memoryGB: number; node: string };
+}
+
+/** two-sided 95% quantiles of Student's t, by degrees of freedom 1..30 (beyond: the normal's) */
+const T95 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
+  2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/** the mean of `xs` and its 95% confidence interval (null below two values) */
+export function meanCi(xs: readonly number[]): { mean: number | null; ci95: [number, number] | null } {
+  const n = xs.length;
+  if (n === 0) return { mean: null, ci95: null };
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { mean, ci95: null };
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1));
+  const h = (T95[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
+  return { mean, ci95: [mean - h, mean + h] };
+}
+
+/** The scale a scenario runs at, in words: hosts, racks, link rate, traffic time. */
+export function scaleOf(file: string, set: readonly string[] = []): string {
+  const sc = resolveScenario(loadScenarioFile(file, [...set]));
+  const role = new Map(sc.topology.nodes.map((n) => [n.name, n.role]));
+  const hosts = sc.topology.nodes.filter((n) => n.role === 'host').length;
+  // the switches hosts hang off
+  const racks = new Set(
+    sc.topology.links
+      .filter((l) => role.get(l.a.node) === 'host' || role.get(l.b.node) === 'host')
+      .map((l) => (role.get(l.a.node) === 'host' ? l.b.node : l.a.node))
+      .filter((n) => role.get(n) === 'switch'),
+  ).size;
+  const gbps = sc.links.host.rateBps / 1e9;
+  return `${hosts} hosts in ${racks} rack${racks > 1 ? 's' : ''} at ${gbps} Gbit/s, ${sc.workload.durationNs / 1e6} ms of traffic`;
+}
+
+/** The options for one seed's runs: its own folder, and the seed over the user's `--set`s. */
+export function seedOptions(opts: ExperimentOptions, seed: number, dir: string): ExperimentOptions {
+  return { ...opts, out: dir, set: [...(opts.set ?? []), `seed=${seed}`] };
+}
+
+/** Runs the seeds, aggregates, writes reproduction.json/.md; the Markdown table, or null when aborted. */
+export async function reproduce(opts: ExperimentOptions, spec: ReproductionSpec): Promise<string | null> {
+  const t0 = performance.now();
+  const seeds = Array.from({ length: opts.seeds }, (_, i) => opts.seed + i);
+  const bySeed: Array<Record<string, number>> = [];
+  for (const seed of seeds) {
+    if (opts.signal?.aborted) return null;
+    opts.say(`${spec.experiment}: seed ${seed} (${bySeed.length + 1} of ${seeds.length})`);
+    const v = await spec.runSeed(seed, join(opts.out, `seed-${seed}`));
+    if (v === null) return null;
+    bySeed.push(v);
+  }
+  const figures: FigureResult[] = spec.figures.map((f) => {
+    const values = bySeed
+      .map((v) => v[f.id])
+      .filter((x): x is number => x !== undefined && Number.isFinite(x));
+    return { ...f, values, ...meanCi(values) };
+  });
+  const result: Reproduction = {
+    experiment: spec.experiment,
+    scenario: opts.file,
+    scale: spec.scale,
+    paperScale: spec.paperScale,
+    seeds,
+    quick: opts.quick ?? false,
+    figures,
+    wallS: Math.round((performance.now() - t0) / 100) / 10,
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+    },
+  };
+  const table = reproductionTable(result);
+  writeFileSync(join(opts.out, 'reproduction.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'reproduction.md'), `${table}\n`);
+  return table;
+}
+
+/** one number as the tables print it */
+export function fmt(x: number | null, digits = 2): string {
+  if (x === null) return '-';
+  return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** the reproduction as a Markdown table: figure, paper, ours (mean ± half-interval), per seed */
+export function reproductionTable(r: Reproduction): string {
+  const n = r.seeds.length;
+  const rows = r.figures.map((f) => {
+    const d = f.digits ?? 2;
+    const ours =
+      f.mean === null
+        ? '-'
+        : f.ci95 === null
+          ? fmt(f.mean, d)
+          : `${fmt(f.mean, d)} ± ${fmt((f.ci95[1] - f.ci95[0]) / 2, d)}`;
+    const paper = f.paper === null ? '-' : typeof f.paper === 'number' ? fmt(f.paper, d) : f.paper;
+    return `| ${f.label} | ${f.unit} | ${paper}${f.source ? ` (${f.source})` : ''} | ${ours} | ${f.values.map((v) => fmt(v, d)).join(', ')} |`;
+  });
+  return [
+    `# ${r.experiment}: ${r.scenario}${r.quick ? ' (quick)' : ''}`,
+    '',
+    `Ours: ${r.scale}; ${n} seed${n > 1 ? 's' : ''} (${r.seeds.join(', ')}), mean ± the 95% confidence interval's half-width${n < 2 ? ' (one seed: no interval)' : ''}. The paper: ${r.paperScale}.`,
+    '',
+    '| figure | unit | paper | ours | per seed |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    `${r.wallS} s on ${r.machine.cores} × ${r.machine.cpu}.`,
+  ].join('\n');
+}
