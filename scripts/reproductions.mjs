@@ -7,7 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const EXPERIMENTS = ['fastpass-a', 'fastpass-c', 'flowtune-convergence', 'flowtune-websearch'];
+const EXPERIMENTS = [
+  'fastpass-a',
+  'fastpass-c',
+  'flowtune-convergence',
+  'flowtune-websearch',
+  'top-ablation',
+];
 const root = join(import.meta.dirname, '..');
 const base = join(root, 'results', 'reproductions');
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
@@ -54,7 +60,8 @@ An interval of ± 0 with the same value on every seed is not precision: it says 
 nothing in that scenario (a fixed list of flows on ideal clocks, where the seed only draws what the
 run does not use). Such a figure is one trace's; it varies only once the scenario draws something
 from the seed (a workload, clocks, jitter). Where the scale differs from the paper's, the figure is
-not the paper's yet: the gaps are discussed in the scheme's own doc (fastpass.md, flowtune.md).
+not the paper's yet: the gaps are discussed in the scheme's own doc (fastpass.md, flowtune.md,
+expresspass.md).
 
 ${sections.join('\n\n')}
 `;

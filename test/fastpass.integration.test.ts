@@ -54,7 +54,7 @@ describe('Fastpass', () => {
     expect(r.stdout).toContain('| bottleneck queue p50, Fastpass | KB | 18.00 (§7.1) | 0.00 | 0.00 |');
     const f = fp.s.fastpass;
     expect(base.s.scheme).toBe('ecmp');
-    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 104 });
+    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 112 });
     expect(base.s.queues.busiest).toMatchObject({
       port: 'leaf0:0',
       p50Bytes: 3_679_500,

@@ -400,6 +400,18 @@ export default defineScheme<XpSettings>({
   summaryKey: 'expresspass',
   summarize: (s, r) => summarizeXp(s, r),
 
+  experiments: [
+    {
+      name: 'top-ablation',
+      description:
+        "TOP §3.3: where TOP's gain over ExpressPass comes from: ExpressPass, ExpressPass at TOP's start rate, TOP with one token class, TOP, on the same trace (average FCT and slowdown against ExpressPass)",
+      scenario: 'examples/top-dumbbell.yaml',
+      seeds: 5,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runAblation',
+    },
+  ],
+
   /** ExpressPass's promise: no data frame dropped by a full buffer, whatever fails (credits are dropped instead) */
   invariants(section: unknown) {
     const x = section as XpSummary;

@@ -1,0 +1,122 @@
+/**
+ * `dcemu experiment top-ablation` (TOP, TPDS'20 §3.3 and §5): where TOP's gain over ExpressPass comes
+ * from. Each seed runs the same trace, clocks and buffers four times, changing one thing at a time:
+ *
+ * 1. `expresspass`: ExpressPass as its paper has it, every credit stream starting at 1/16 of the
+ *    maximum rate (α = 1/16);
+ * 2. `expresspass-fast-start`: the same at TOP's start rate, the full credit rate (α = 1);
+ * 3. `top-one-class`: TOP's receivers (each token slot to the flow with the fewest packets left, the
+ *    feedback control's fixed target loss, token expiry) with every token in one class: no priority in
+ *    the network;
+ * 4. `top`: TOP with its token classes (6 by default) prioritized at every port.
+ *
+ * So 1→2 is the start rate, 2→3 TOP's receiver scheduling and feedback, 3→4 the in-network priority.
+ * Figures: the average FCT and average slowdown of each variant against ExpressPass's, and whether any
+ * data frame was lost to a full buffer.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Summary } from '../../orchestrator/collect.js';
+import { runVariants } from '../../orchestrator/experiments.js';
+import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
+import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import type { XpSummary } from './orchestrator/index.js';
+
+const VARIANTS = [
+  { name: 'expresspass', set: { scheme: '{kind: expresspass}' } },
+  { name: 'expresspass-fast-start', set: { scheme: '{kind: expresspass, alpha: 1}' } },
+  { name: 'top-one-class', set: { scheme: '{kind: top, classes: 1}' } },
+  { name: 'top', set: { scheme: '{kind: top}' } },
+] as const;
+
+/** `--quick`: 4 ms of traffic at 0.6 load (the full run: 50 ms at 0.15) */
+const QUICK = ['workload.duration=4ms', 'workload.load=0.6', 'run.drain=20ms'];
+
+const pct = (x: number, base: number) => (base > 0 ? ((x - base) / base) * 100 : Number.NaN);
+
+export async function runAblation(opts: ExperimentOptions): Promise<string> {
+  const o = opts.quick ? { ...opts, set: [...QUICK, ...(opts.set ?? [])] } : opts;
+  let detail = '';
+  const figures = [
+    ...VARIANTS.slice(1).map((v) => ({
+      id: `fct_${v.name}`,
+      label: `average FCT, ${v.name} against expresspass`,
+      unit: '%',
+      paper: v.name === 'top' ? -44.24 : null,
+      ...(v.name === 'top' && { source: '§3.3, 100 Gbit/s' }),
+      digits: 1,
+    })),
+    ...VARIANTS.slice(1).map((v) => ({
+      id: `slow_${v.name}`,
+      label: `average slowdown, ${v.name} against expresspass`,
+      unit: '%',
+      paper: v.name === 'top' ? -81.4 : null,
+      ...(v.name === 'top' && { source: '§3.3' }),
+      digits: 1,
+    })),
+    { id: 'flows', label: 'flows completed (each variant)', unit: 'flows', paper: null, digits: 0 },
+    {
+      id: 'data_lost',
+      label: 'data frames lost to full buffers (all variants)',
+      unit: 'frames',
+      paper: 0,
+      digits: 0,
+    },
+  ];
+  const table = await reproduce(o, {
+    experiment: 'top-ablation',
+    scale: scaleOf(o.file, o.set),
+    paperScale: 'a 4:1 dumbbell of 40 + 40 hosts at 100 Gbit/s, 10,000 flows (ns-2)',
+    figures,
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(o, seed, dir);
+      const runs = await runVariants(so, `top-ablation seed ${seed}`, VARIANTS);
+      if (runs === null) return null;
+      const t = ablationTable(so, runs);
+      if (detail === '') detail = t;
+      const x = runs.map((s) => s.expresspass as XpSummary);
+      const base = x[0];
+      const v: Record<string, number> = {
+        flows: Math.min(...runs.map((s) => s.flows.completed)),
+        data_lost: x.reduce((a, s) => a + s.data.droppedCongestion, 0),
+      };
+      VARIANTS.forEach((variant, i) => {
+        if (i === 0) return;
+        v[`fct_${variant.name}`] = pct(x[i].fct.avgNs, base.fct.avgNs);
+        v[`slow_${variant.name}`] = pct(x[i].slowdown.avg, base.slowdown.avg);
+      });
+      return v;
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}
+
+function ablationTable(opts: ExperimentOptions, runs: Summary[]): string {
+  const x = runs.map((s) => s.expresspass as XpSummary);
+  const us = (ns: number) => `${(ns / 1000).toFixed(1)} µs`;
+  const lines = [
+    `# TOP ablation: ${opts.file}`,
+    '',
+    'One change per row, the same trace, clocks and buffers:',
+    '',
+    '| variant | flows | avg FCT | p99 FCT | < 100 KB avg | avg slowdown | p99 slowdown | data lost | largest queue |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...VARIANTS.map(
+      (v, i) =>
+        `| ${v.name} | ${runs[i].flows.completed}/${runs[i].flows.planned} | ${us(x[i].fct.avgNs)} | ${us(x[i].fct.p99Ns)} | ${us(x[i].fct.small.avgNs)} | ${x[i].slowdown.avg} | ${x[i].slowdown.p99} | ${x[i].data.droppedCongestion} | ${(x[i].maxQueueBytes / 1000).toFixed(1)} KB |`,
+    ),
+    '',
+    `The credit bound on queues (every variant): ${(x[0].queueBoundBytes / 1000).toFixed(1)} KB.`,
+  ];
+  const table = lines.join('\n');
+  writeFileSync(join(opts.out, 'top-ablation.md'), `${table}\n`);
+  writeFileSync(
+    join(opts.out, 'top-ablation.json'),
+    `${JSON.stringify(
+      VARIANTS.map((v, i) => ({ variant: v.name, fct: x[i].fct, slowdown: x[i].slowdown })),
+      null,
+      2,
+    )}\n`,
+  );
+  return table;
+}
