@@ -14,4 +14,11 @@ export class InOrderLateness {
     this.floor = t;
     return t;
   }
+
+  /** when an item that draws no delay of its own, handed over at `now`, is taken up: after those before it */
+  after(now: number): number {
+    const t = Math.max(now, this.floor);
+    this.floor = t;
+    return t;
+  }
 }

@@ -109,6 +109,15 @@ export interface ClockConfig {
 export type Timestamping = 'hardware' | 'software';
 
 /** PTP settings shared by every node of a run (hosts run PTP ports, switches transparent clocks). */
+/** A clock's dataset as the BMCA compares it (IEEE 1588-2019 7.6.2), lower is better in every field. */
+export interface PtpDataset {
+  priority1: number;
+  clockClass: number;
+  clockAccuracy: number;
+  offsetScaledLogVariance: number;
+  priority2: number;
+}
+
 export interface PtpConfig {
   timestamping: Timestamping;
   transparentClocks: boolean;
@@ -116,8 +125,15 @@ export interface PtpConfig {
   announceIntervalNs: number;
   /** announce intervals without an Announce before a master is given up (announceReceiptTimeout) */
   announceTimeout: number;
-  /** host ids that may become grandmaster, best first (BMCA priority order) */
+  /** host ids that may become grandmaster, best first (by the BMCA's dataset comparison) */
   candidates: number[];
+  /**
+   * every master-capable host's clock dataset, by host id (IEEE 1588-2019 8.2.1): what its Announce
+   * messages carry, and what the BMCA compares; a host without one is slave-only
+   */
+  datasets: Record<number, PtpDataset>;
+  /** a software-stamping host's Delay_Req and the others' draws (seeded), and the send stamp jitter */
+  seed?: number;
   /** every host id in the domain */
   hosts: number[];
   /** moving-median length for the path delay (linuxptp delay_filter_length) */

@@ -2,9 +2,12 @@
  * A PTP port of a host (IEEE 1588 two-step, end-to-end delay mechanism), run over the emulated
  * fabric as high-priority frames. The pipeline follows linuxptp's `clock_synchronize`: time stamps →
  * path delay (moving median) → offset → PI servo → frequency adjustment or phase step of the node
- * clock. A small BMCA picks the grandmaster: candidates announce themselves; the best live one
- * (candidate order, then identity) is master; a master silent for `announceTimeout` intervals is given
- * up, so killing the grandmaster makes the next candidate take over.
+ * clock. The BMCA (IEEE 1588-2019 9.3) picks the grandmaster: master-capable hosts announce their
+ * clock dataset (priority1, clockClass, clockAccuracy, offsetScaledLogVariance, priority2, identity);
+ * a foreign master counts once two of its Announces came within four announce intervals (linuxptp's
+ * FOREIGN_MASTER_THRESHOLD) and until it is silent for `announceTimeout` intervals; the best dataset
+ * wins, so killing the grandmaster makes the next best take over. Delay_Req goes at a random time in
+ * [0, 2 intervals) after the previous one, as linuxptp sends it (seeded per host).
  *
  * Time stamps come in two modes. `hardware`: taken at the frame's physical departure (start of
  * transmission) and arrival on the port, read off the node clock. `software`: taken when the process
@@ -16,7 +19,8 @@ import type { NodeClock } from './clock.js';
 import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
 import { Histogram } from './histogram.js';
 import { MovingMedian } from './median.js';
-import type { ClockSeries, PtpConfig } from './messages.js';
+import type { ClockSeries, PtpConfig, PtpDataset } from './messages.js';
+import { Rng } from './random.js';
 import type { Scheduler, Timer } from './scheduler.js';
 import { createServo, defaultServoConfig, type Servo } from './servo.js';
 
@@ -27,8 +31,44 @@ export interface SteerableClock extends NodeClock {
 }
 
 /** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
+/** A grandmaster's dataset as Announce messages carry it: the dataset and the clock's identity. */
+export interface GmDataset extends PtpDataset {
+  id: number;
+}
+
+/** What the BMCA compares: the grandmaster a port offers, its distance from it, and the port's clock. */
+export interface BmcaEntry {
+  gm: GmDataset;
+  steps: number;
+  sender: number;
+}
+
+/**
+ * IEEE 1588-2019 9.3.4's dataset comparison for one domain of ordinary and transparent clocks:
+ * negative if `a` is better. Different grandmasters compare by priority1, clockClass, clockAccuracy,
+ * offsetScaledLogVariance, priority2, then identity; the same one by stepsRemoved, then the sender.
+ */
+export function compareDatasets(a: BmcaEntry, b: BmcaEntry): number {
+  const x = a.gm;
+  const y = b.gm;
+  if (x.id !== y.id)
+    return (
+      x.priority1 - y.priority1 ||
+      x.clockClass - y.clockClass ||
+      x.clockAccuracy - y.clockAccuracy ||
+      x.offsetScaledLogVariance - y.offsetScaledLogVariance ||
+      x.priority2 - y.priority2 ||
+      x.id - y.id
+    );
+  return a.steps - b.steps || a.sender - b.sender;
+}
+
+/** Announces a foreign master needs within FOREIGN_WINDOW announce intervals to count (linuxptp) */
+const FOREIGN_THRESHOLD = 2;
+const FOREIGN_WINDOW = 4;
+
 export type PtpMessage =
-  | { m: 'announce'; prio: number }
+  | { m: 'announce'; gm: GmDataset; steps: number }
   | { m: 'sync'; seq: number; corr: number }
   | { m: 'fup'; seq: number; t1: number; corr: number }
   | { m: 'dreq'; seq: number; corr: number }
@@ -69,8 +109,12 @@ const LOCK_SAMPLES = 4;
 export class PtpPort {
   private role: Role = Role.Listening;
   private master = -1;
-  private readonly prio: number;
-  private readonly foreign = new Map<number, { prio: number; heard: number }>();
+  /** this host's rank among the master-capable ones (-1: slave-only), and what it would announce */
+  private readonly rank: number;
+  private readonly own: BmcaEntry | null;
+  /** foreign masters: what they offer and when their Announces came (node time) */
+  private readonly foreign = new Map<number, { entry: BmcaEntry; heard: number[] }>();
+  private readonly rng: Rng;
   private readonly servo: Servo;
   private readonly delay: MovingMedian;
   private meanDelay = Number.NaN;
@@ -89,7 +133,10 @@ export class PtpPort {
   private readonly syncT1 = new Map<Frame, number>();
 
   constructor(private readonly c: PtpComponents) {
-    this.prio = c.cfg.candidates.indexOf(c.self);
+    this.rank = c.cfg.candidates.indexOf(c.self);
+    const ds = c.cfg.datasets[c.self];
+    this.own = ds === undefined ? null : { gm: { ...ds, id: c.self }, steps: 0, sender: c.self };
+    this.rng = new Rng((c.cfg.seed ?? 0) * 149 + c.self);
     this.servo = createServo(c.cfg.servo ?? defaultServoConfig(c.cfg.timestamping));
     this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
     this.delay = new MovingMedian(c.cfg.delayFilter);
@@ -103,9 +150,9 @@ export class PtpPort {
   private readonly begin = (now: number): void => {
     const { clock, cfg } = this.c;
     const t0 = clock.now();
-    // candidates claim mastership in priority order, one announce interval apart, so the best one wins
-    // without a contest; everyone else listens
-    if (this.prio >= 0) this.timers[0] = clock.at(t0 + this.prio * cfg.announceIntervalNs, this.announceTick);
+    // master-capable hosts claim mastership best first, one announce interval apart (a host that heard
+    // a better one by then stays a listener), so the best one wins without a contest; the rest listen
+    if (this.rank >= 0) this.timers[0] = clock.at(t0 + this.rank * cfg.announceIntervalNs, this.announceTick);
     else this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
     this.sample(now);
   };
@@ -178,10 +225,20 @@ export class PtpPort {
   onFrame(frame: Frame, arrival: number): void {
     const x = frame.x as PtpMessage;
     switch (x?.m) {
-      case 'announce':
-        this.foreign.set(frame.s, { prio: x.prio, heard: this.c.clock.now() });
+      case 'announce': {
+        const now = this.c.clock.now();
+        const window = FOREIGN_WINDOW * this.c.cfg.announceIntervalNs;
+        const rec = this.foreign.get(frame.s);
+        const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender: frame.s };
+        if (rec === undefined) this.foreign.set(frame.s, { entry, heard: [now] });
+        else {
+          rec.entry = entry;
+          rec.heard.push(now);
+          while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
+        }
         this.bmca();
         break;
+      }
       case 'sync':
         if (this.role === Role.Slave && frame.s === this.master) {
           this.pendingSync = { seq: x.seq, t2: this.rxStamp(arrival), c: x.corr };
@@ -262,32 +319,35 @@ export class PtpPort {
   };
 
   private announce(): void {
+    const own = this.own!;
     for (const h of this.c.cfg.hosts)
-      if (h !== this.c.self) this.send(h, { m: 'announce', prio: this.prio }, SIZE.announce);
+      if (h !== this.c.self) this.send(h, { m: 'announce', gm: own.gm, steps: 0 }, SIZE.announce);
   }
 
-  /** The best live clock: candidates by priority order, then identity (a small BMCA). */
+  /**
+   * The best clock (IEEE 1588 9.3.2): this host's own dataset, if master-capable, against every
+   * qualified foreign master that is still announcing. This host claims mastership only if no foreign
+   * master it still hears, qualified or not, is better (its announce receipt timer keeps running).
+   */
   private bmca(): void {
     const { cfg, clock, self } = this.c;
     const now = clock.now();
     const expire = cfg.announceTimeout * cfg.announceIntervalNs;
-    let best = -1;
-    let bestPrio = Number.POSITIVE_INFINITY;
-    if (this.prio >= 0) {
-      best = self;
-      bestPrio = this.prio;
+    let best: BmcaEntry | null = this.own;
+    let heardBetter = false;
+    for (const f of this.foreign.values()) {
+      const last = f.heard[f.heard.length - 1];
+      if (last === undefined || now - last > expire) continue;
+      const better = best === null || compareDatasets(f.entry, best) < 0;
+      if (this.own !== null && compareDatasets(f.entry, this.own) < 0) heardBetter = true;
+      if (better && f.heard.length >= FOREIGN_THRESHOLD) best = f.entry;
     }
-    for (const [id, f] of this.foreign) {
-      if (now - f.heard > expire) continue;
-      if (f.prio < bestPrio || (f.prio === bestPrio && id < best)) {
-        best = id;
-        bestPrio = f.prio;
-      }
-    }
-    if (best === self && this.role !== Role.Master) this.becomeMaster(now);
-    else if (best !== self && best >= 0 && (this.role !== Role.Slave || this.master !== best))
-      this.becomeSlave(best);
-    else if (best < 0 && this.role === Role.Slave) {
+    const bestId = best === null ? -1 : best.sender;
+    if (bestId === self && heardBetter && this.role !== Role.Master) return;
+    const b = bestId;
+    if (b === self && this.role !== Role.Master) this.becomeMaster(now);
+    else if (b !== self && b >= 0 && (this.role !== Role.Slave || this.master !== b)) this.becomeSlave(b);
+    else if (b < 0 && this.role === Role.Slave) {
       // the master is gone and nobody else announces: hold over on the last frequency
       this.role = Role.Listening;
       this.master = -1;
@@ -321,8 +381,7 @@ export class PtpPort {
     this.c.emit('ptp-master-changed', this.c.sched.current, { master, wasMaster });
     this.c.clock.cancel(this.timers[1]);
     this.c.clock.cancel(this.timers[2]);
-    // delay requests half a sync interval after syncs, so both directions see the same load
-    this.timers[2] = this.c.clock.at(this.c.clock.now() + this.c.cfg.syncIntervalNs / 2, this.delayReqTick);
+    this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
   }
 
   private readonly syncTick = (now: number): void => {
@@ -343,8 +402,13 @@ export class PtpPort {
     this.pendingDreq = { seq, t3: Number.NaN };
     if (!this.hw) this.pendingDreq.t3 = this.swTxStamp();
     this.send(this.master, { m: 'dreq', seq, corr: 0 }, SIZE.event);
-    this.timers[2] = this.c.clock.at(now + this.c.cfg.syncIntervalNs, this.delayReqTick);
+    this.timers[2] = this.c.clock.at(now + this.delayReqGap(), this.delayReqTick);
   };
+
+  /** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
+  private delayReqGap(): number {
+    return this.rng.next() * 2 * this.c.cfg.syncIntervalNs;
+  }
 
   // ---- measurement ----
 

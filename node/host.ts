@@ -11,7 +11,7 @@ import { InOrderLateness } from '../core/lateness.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
+import { isEventMessage, newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import type { HostPart } from '../scheme/parts.js';
@@ -86,15 +86,36 @@ export class Host implements Role {
       const clock = ctx.clock as SteerableClock;
       if (typeof clock.setFrequencyPpb !== 'function')
         throw new Error(`host ${cfg.name}: PTP needs an emulated clock`);
+      const stamp = cfg.jitter?.stamp;
+      // software stamps on send: the stamp is taken when the code hands the frame over, and the frame
+      // leaves the stack a drawn delay later (the same model as on receive, its own seeded stream)
+      const txLate =
+        stamp && cfg.ptp.timestamping === 'software'
+          ? new InOrderLateness(
+              (
+                (rng) => () =>
+                  draw(stamp, rng)
+              )(new Rng(cfg.seed * 139 + 5)),
+            )
+          : null;
       this.ptp = new PtpPort({
         self: cfg.id,
         cfg: cfg.ptp,
         clock,
         sched,
-        send: (f) => nic.send(f),
+        send: (f) => {
+          if (txLate !== null) {
+            // event messages draw the delay; the others (a Follow_Up) keep their place behind them
+            const t = isEventMessage(f.x) ? txLate.next(sched.current) : txLate.after(sched.current);
+            if (t > sched.current) {
+              sched.at(t, this.ptpSendLate, f);
+              return;
+            }
+          }
+          nic.send(f);
+        },
         emit: ctx.emit,
       });
-      const stamp = cfg.jitter?.stamp;
       if (stamp) {
         const rng = new Rng(cfg.seed * 139 + 3);
         this.stampLate = new InOrderLateness(() => draw(stamp, rng));
@@ -103,6 +124,11 @@ export class Host implements Role {
       this.freeClock = newClockSeries();
     }
   }
+
+  /** a PTP event message that leaves the stack after its software send stamp was taken */
+  private readonly ptpSendLate = (now: number, frame: Frame): void => {
+    this.ctx.ports[0].send(frame, now);
+  };
 
   /** a PTP frame the code gets to late (software stamps): its stamp shows the delay */
   private readonly ptpLate = (_now: number, frame: Frame, arrival: number): void => {

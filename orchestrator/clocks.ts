@@ -27,11 +27,18 @@ export interface ClockSummary {
   lockedNodes: number;
   /** time until the last slave locked, virtual ns since traffic start */
   timeToLockNs: number | null;
+  /** the grandmaster the BMCA chose first (null: none, or no PTP) */
+  grandmaster: string | null;
   /** |true error| of slaves after their first lock */
   errP50Ns: number;
   errP99Ns: number;
   errMaxNs: number;
   meanErrNs: number;
+  /**
+   * |true error| over every slave and every sample, locked or not (a slave that never locked
+   * included), from the start of the run: what an application on these clocks sees
+   */
+  allSamples: { errP50Ns: number; errP99Ns: number; errMaxNs: number; samples: number };
   /** software stamps: delay of the stamp after the hardware instant (event-loop jitter); null for hardware */
   stampNoiseP50Ns: number | null;
   stampNoiseP99Ns: number | null;
@@ -40,13 +47,15 @@ export interface ClockSummary {
 }
 
 /**
- * With PTP: slaves only, each from its first lock on, grandmaster periods left out. Without PTP
- * (free-running oscillators): every host, every sample, `timestamping: 'none'`.
+ * With PTP: slaves only, each from its first lock on, grandmaster periods left out, and beside it
+ * every slave's every sample (`allSamples`). Without PTP (free-running oscillators): every host, every
+ * sample, `timestamping: 'none'`.
  */
 export function summarizeClocks(r: FabricResult): ClockSummary | null {
   const ptp = r.scenario.ptp;
   if (!ptp && !r.scenario.clocks) return null;
   const all = new Histogram();
+  const every = new Histogram();
   const noise = new Histogram();
   let sum = 0;
   const nodes: ClockNodeSummary[] = [];
@@ -55,6 +64,7 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
     if (!c) continue;
     if (c.stampNoise) noise.merge(c.stampNoise);
     if (ptp && !c.everSlave) continue;
+    for (let i = 0; i < c.t.length; i++) if (c.state[i] !== 2) every.record(Math.abs(c.err[i]));
     const first = ptp ? (c.lockedAt.length > 0 ? c.lockedAt[0] : null) : Number.NEGATIVE_INFINITY;
     const h = new Histogram();
     let nodeSum = 0;
@@ -88,6 +98,13 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
     errP99Ns: all.quantile(0.99),
     errMaxNs: all.max,
     meanErrNs: all.n > 0 ? sum / all.n : 0,
+    allSamples: {
+      errP50Ns: every.quantile(0.5),
+      errP99Ns: every.quantile(0.99),
+      errMaxNs: every.max,
+      samples: every.n,
+    },
+    grandmaster: ptp ? (r.events.find((e) => e.kind === 'ptp-grandmaster')?.node ?? null) : null,
     stampNoiseP50Ns: noise.n > 0 ? noise.quantile(0.5) : null,
     stampNoiseP99Ns: noise.n > 0 ? noise.quantile(0.99) : null,
     failovers: ptp ? failovers(r.events, r.faults, ptp.candidates, nodes.length) : [],

@@ -38,6 +38,10 @@ export function planRun(
         announceIntervalNs: sc.ptp.announceIntervalNs,
         announceTimeout: sc.ptp.announceTimeout,
         candidates: sc.ptp.candidates.map((c) => byName.get(c)!.id),
+        datasets: Object.fromEntries(
+          Object.entries(sc.ptp.datasets).map(([name, d]) => [byName.get(name)!.id, d]),
+        ),
+        seed: sc.seed,
         hosts: hostIds,
         delayFilter: sc.ptp.delayFilter,
         lockThresholdNs: sc.ptp.lockThresholdNs,

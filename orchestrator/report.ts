@@ -118,10 +118,15 @@ export function summaryTable(s: Summary, out: string): string {
   } else if (c) {
     const mode = `${c.timestamping}${c.transparentClocks ? ' + transparent clocks' : ''}`;
     const lock = c.timeToLockNs !== null ? ` by ${formatNs(c.timeToLockNs)}` : '';
-    rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}`]);
+    const gm = c.grandmaster !== null ? `, grandmaster ${c.grandmaster}` : '';
+    rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}${gm}`]);
     rows.push([
       '|clock error| after lock',
       `p50 ${formatNs(c.errP50Ns)} / p99 ${formatNs(c.errP99Ns)} / max ${formatNs(c.errMaxNs)}, mean ${formatNs(c.meanErrNs)}`,
+    ]);
+    rows.push([
+      '|clock error| every sample',
+      `p50 ${formatNs(c.allSamples.errP50Ns)} / p99 ${formatNs(c.allSamples.errP99Ns)} / max ${formatNs(c.allSamples.errMaxNs)} (every slave, locked or not, from the start)`,
     ]);
     if (c.stampNoiseP99Ns !== null) {
       rows.push([

@@ -17,6 +17,34 @@ describe('PTP on the emulated fabric', () => {
     // master → slave frames take 2 µs longer: slaves estimate offset + d/2 and settle d/2 behind
     expect(c.meanErrNs).toBeGreaterThan(-1100);
     expect(c.meanErrNs).toBeLessThan(-900);
+    // the only candidate; every sample of every slave, before lock too, beside the locked figures
+    expect(c.grandmaster).toBe('h0');
+    expect(c.allSamples.samples).toBeGreaterThan(c.nodes.length * 400);
+    expect(c.allSamples.errP99Ns).toBeGreaterThan(5 * c.errP99Ns);
+  });
+
+  it('lets the BMCA choose the grandmaster by the clocks’ datasets: a better priority1 wins', async () => {
+    const out = tempOut('bmca');
+    // h3 master-capable with priority1 100 (h0 keeps the default 128): h3 is grandmaster, and h0,
+    // behind the asymmetric link, becomes a slave that settles d/2 ahead instead
+    const r = await dcemu([
+      'run',
+      'test/fixtures/clocks-asym.yaml',
+      '--set',
+      'ptp.datasets={h3: {priority1: 100}}',
+      '--out',
+      out,
+      '-q',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const c = readJson(join(out, 'summary.json')).clocks;
+    expect(c.grandmaster).toBe('h3');
+    expect(c.lockedNodes).toBe(3);
+    const h0 = c.nodes.find((n: { node: string }) => n.node === 'h0');
+    expect(h0.meanErrNs).toBeGreaterThan(900);
+    expect(h0.meanErrNs).toBeLessThan(1100);
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
+    expect(events).not.toContain('"kind":"ptp-grandmaster","node":"h0"');
   });
 
   it('measures free-running clocks when there is no PTP', async () => {

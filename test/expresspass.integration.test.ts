@@ -92,21 +92,13 @@ describe('TOP', () => {
 
   it('drops valid tokens as expired when a sender’s clock jumps ahead (examples/top-ptp.yaml)', async () => {
     const out = tempOut('top-ptp');
-    const r = await dcemu([
-      'run',
-      'examples/top-ptp.yaml',
-      '--out',
-      out,
-      '-q',
-      '--set',
-      'workload.duration=3ms',
-      '--set',
-      'run.drain=2ms',
-    ]);
+    const r = await dcemu(['run', 'examples/top-ptp.yaml', '--out', out, '-q', '--set', 'run.drain=2ms']);
     expect(r.exitCode, r.stderr).toBe(0);
     const s = readJson(join(out, 'summary.json'));
     const t = s.expresspass.tokens;
-    expect(t.expiredValid).toBeGreaterThan(0);
+    // h3 jumps 30 µs ahead at 3.5 ms, once PTP has brought the domain within a few µs (most slaves
+    // locked by 3.4 ms): its age judgements of tokens are 30 µs off, and it drops valid ones
+    expect(t.expiredValid).toBe(138);
     expect(t.maxClockErrNs).toBeGreaterThan(20_000);
     expect(s.expresspass.data.droppedCongestion).toBe(0);
   });

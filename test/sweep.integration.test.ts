@@ -64,7 +64,7 @@ describe('dcemu sweep', () => {
       '--set',
       'ptp.timestamping=hardware,software',
       '--fix',
-      'workload.duration=2ms',
+      'workload.duration=4ms',
       '--fix',
       'run.plots=false',
       '--out',
@@ -82,6 +82,9 @@ describe('dcemu sweep', () => {
     );
     // the asymmetric grandmaster link leaves hardware-stamped slaves ~1 µs off: a bar to see
     expect(spec.data.values[0].y).toBeGreaterThan(500);
+    // both modes lock every slave (software stamps: delayed on send and receive, Follow_Ups in order)
+    for (const point of ['000-ptp.timestamping=hardware', '001-ptp.timestamping=software'])
+      expect(readJson(join(out, point, 'summary.json')).clocks.lockedNodes, point).toBe(3);
     expect(readFileSync(join(out, 'plots', 'clock_err_p99_ns.svg'), 'utf8')).toContain('ptp.timestamping');
     // run.plots=false for every point: the sweep's plots only
     expect(existsSync(join(out, '000-ptp.timestamping=hardware', 'plots'))).toBe(false);

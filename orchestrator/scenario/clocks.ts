@@ -2,7 +2,8 @@
  * The `clocks:`, `jitter:` and `ptp:` sections: oscillator models, jitter models and PTP settings,
  * with their defaults and why; `parseDist` reads the distributions they take.
  */
-import type { SyncMode } from '../../core/messages.js';
+import type { PtpDataset, SyncMode } from '../../core/messages.js';
+import { compareDatasets } from '../../core/ptp.js';
 import type { Dist } from '../../core/random.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseDurationNs } from '../../core/time.js';
@@ -24,7 +25,10 @@ export interface PtpSettings {
   syncIntervalNs: number;
   announceIntervalNs: number;
   announceTimeout: number;
+  /** the master-capable hosts, best first by the BMCA's dataset comparison */
   candidates: string[];
+  /** their clock datasets (IEEE 1588 defaults where the scenario names none) */
+  datasets: Record<string, PtpDataset>;
   delayFilter: number;
   lockThresholdNs: number;
   sampleNs: number;
@@ -137,6 +141,18 @@ export function resolveJitter(src: ScenarioSource, sync: SyncMode): JitterSettin
 }
 
 /**
+ * IEEE 1588-2019 defaults for a master-capable ordinary clock (8.2.1, 7.6.2): priority 128, clockClass
+ * 248 (default), clockAccuracy 0xFE (unknown), offsetScaledLogVariance 0xFFFF (not computed).
+ */
+export const DEFAULT_DATASET: PtpDataset = {
+  priority1: 128,
+  clockClass: 248,
+  clockAccuracy: 0xfe,
+  offsetScaledLogVariance: 0xffff,
+  priority2: 128,
+};
+
+/**
  * Defaults, and why: a 100 µs sync interval (linuxptp's 1/8 s would not fit runs of milliseconds of
  * virtual time); announces every 1 ms with linuxptp's receipt timeout of 3; linuxptp's delay filter
  * length 10. The servo keeps linuxptp's per-sample dynamics (kp 0.7, ki 0.3 at a 1 s interval for
@@ -147,11 +163,27 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
   const p = src.data.ptp;
   if (p === undefined) return null;
   const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const candidates: string[] = p.candidates ?? [hosts[0].name, hosts[hosts.length - 1].name];
-  for (const [i, c] of candidates.entries()) {
+  const named: string[] =
+    p.candidates ?? (p.datasets === undefined ? [hosts[0].name, hosts[hosts.length - 1].name] : []);
+  for (const [i, c] of named.entries()) {
     if (!hosts.some((h) => h.name === c))
       throw src.error(['ptp', 'candidates', i], `no host named '${c}' (PTP runs on hosts)`);
   }
+  // every master-capable host's dataset: a candidate's defaults keep the candidates' order (priority2),
+  // a `datasets:` entry overrides fields and makes its host master-capable
+  const datasets: Record<string, PtpDataset> = {};
+  named.forEach((c, i) => {
+    datasets[c] = { ...DEFAULT_DATASET, priority2: DEFAULT_DATASET.priority2 + i };
+  });
+  for (const [name, d] of Object.entries((p.datasets ?? {}) as Record<string, Partial<PtpDataset>>)) {
+    if (!hosts.some((h) => h.name === name))
+      throw src.error(['ptp', 'datasets', name], `no host named '${name}' (PTP runs on hosts)`);
+    datasets[name] = { ...(datasets[name] ?? DEFAULT_DATASET), ...d };
+  }
+  const id = new Map(hosts.map((h) => [h.name, h.id]));
+  const entry = (n: string) => ({ gm: { ...datasets[n], id: id.get(n)! }, steps: 0, sender: id.get(n)! });
+  const candidates = Object.keys(datasets).sort((a, b) => compareDatasets(entry(a), entry(b)));
+  if (candidates.length === 0) throw src.error(['ptp', 'datasets'], 'no host may become grandmaster');
   const timestamping: 'hardware' | 'software' = p.timestamping ?? 'hardware';
   const base = defaultServoConfig(timestamping);
   const s = p.servo ?? {};
@@ -181,6 +213,7 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
     announceIntervalNs: parseDurationNs(p.announceInterval ?? '1ms'),
     announceTimeout: p.announceTimeout ?? 3,
     candidates,
+    datasets,
     delayFilter: p.delayFilter ?? 10,
     lockThresholdNs: parseDurationNs(p.lockThreshold ?? (timestamping === 'hardware' ? '100ns' : '2us')),
     sampleNs: parseDurationNs(p.sample ?? '10us'),

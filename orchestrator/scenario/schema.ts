@@ -177,6 +177,22 @@ export const scenarioSchema = {
         announceInterval: duration,
         announceTimeout: { type: 'integer', minimum: 1 },
         candidates: { type: 'array', items: nodeName, minItems: 1 },
+        datasets: {
+          type: 'object',
+          description:
+            "master-capable hosts' clock datasets (IEEE 1588-2019 7.6.2), compared by the BMCA field by field, lower wins; fields left out take the defaults (priority1 128, clockClass 248, clockAccuracy 254, offsetScaledLogVariance 65535, priority2 128)",
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              priority1: { type: 'integer', minimum: 0, maximum: 255 },
+              clockClass: { type: 'integer', minimum: 0, maximum: 254 },
+              clockAccuracy: { type: 'integer', minimum: 0, maximum: 255 },
+              offsetScaledLogVariance: { type: 'integer', minimum: 0, maximum: 65535 },
+              priority2: { type: 'integer', minimum: 0, maximum: 255 },
+            },
+          },
+        },
         delayFilter: { type: 'integer', minimum: 1 },
         lockThreshold: duration,
         sample: duration,
