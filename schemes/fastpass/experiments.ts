@@ -166,3 +166,89 @@ function tableC(opts: ExperimentOptions, sides: Side[]): string {
   writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(sides, null, 2)}\n`);
   return table;
 }
+
+/** oscillators as a rack's servers have them: ±10 µs apart at start, ±50 ppm, wandering */
+const OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-50, 50)', wander: 0.5}";
+/** the deployment's timing (§6): PTP with NIC hardware stamps and no PTP support in the switches */
+const DEPLOYED_PTP = '{timestamping: hardware, transparentClocks: false}';
+/** hrtimer and qdisc-lock lateness of a timeslot's transmission (§6.3) */
+const SEND_JITTER = "{send: 'lognormal(200ns, 1)'}";
+
+const CLOCK_VARIANTS = [
+  { name: 'ideal', set: {} },
+  { name: 'ptp-hardware', set: { clocks: OSCILLATORS, ptp: DEPLOYED_PTP } },
+  { name: 'ptp-hardware-send-jitter', set: { clocks: OSCILLATORS, ptp: DEPLOYED_PTP, jitter: SEND_JITTER } },
+  {
+    name: 'ptp-software-send-jitter',
+    set: {
+      clocks: OSCILLATORS,
+      ptp: '{timestamping: software, transparentClocks: false}',
+      jitter: SEND_JITTER,
+    },
+  },
+] as const;
+
+/**
+ * `fastpass-clocks`: experiment A's bottleneck queue on the clocks Fastpass really runs on. Each seed
+ * runs the scenario on ideal clocks (the example's, where the zero queue is built in), then on drifting
+ * oscillators disciplined by PTP as the deployment had it (hardware stamps, no transparent clocks),
+ * with and without the hosts' send lateness, and with software stamps. The oscillators are drawn from
+ * the seed. The queue's figures include the first milliseconds before the servos lock.
+ */
+export async function runClocks(opts: ExperimentOptions): Promise<string> {
+  const o = opts.quick ? { ...opts, set: [...QUICK_A, ...(opts.set ?? [])] } : opts;
+  let detail = '';
+  const figures = CLOCK_VARIANTS.flatMap((v) => [
+    {
+      id: `p50_${v.name}`,
+      label: `bottleneck queue p50, ${v.name}`,
+      unit: 'KB',
+      paper: v.name === 'ptp-hardware-send-jitter' ? 18 : null,
+      ...(v.name === 'ptp-hardware-send-jitter' && { source: '§7.1' }),
+    },
+    { id: `p99_${v.name}`, label: `bottleneck queue p99, ${v.name}`, unit: 'KB', paper: null },
+    { id: `late_${v.name}`, label: `late timeslots, ${v.name}`, unit: 'timeslots', paper: null, digits: 0 },
+  ]);
+  figures.push({
+    id: 'clock_err_p99',
+    label: 'clock error p99 after lock, ptp-hardware',
+    unit: 'ns',
+    paper: null,
+  });
+  const table = await reproduce(o, {
+    experiment: 'fastpass-clocks',
+    scale: scaleOf(o.file, o.set),
+    paperScale: 'a rack of 32 servers at 10 Gbit/s, PTP with NIC hardware stamps, Linux hrtimers',
+    figures,
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(o, seed, dir);
+      const runs = await runVariants(so, `fastpass-clocks seed ${seed}`, CLOCK_VARIANTS);
+      if (runs === null) return null;
+      const lines = [
+        `# Fastpass experiment A on real clocks: ${so.file}`,
+        '',
+        '| clocks | queue p50 | p99 | p99.9 | max | late timeslots | clock error p99 after lock / every sample | throughput |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- |',
+        ...runs.map((s, i) => {
+          const q = s.queues.busiest;
+          const f = s.fastpass as { timeslots: { late: number } };
+          const c = s.clocks;
+          return `| ${CLOCK_VARIANTS[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${f.timeslots.late} | ${c ? `${c.errP99Ns} ns / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
+        }),
+      ];
+      const t = lines.join('\n');
+      writeFileSync(join(so.out, 'fastpass-clocks.md'), `${t}\n`);
+      if (detail === '') detail = t;
+      const v: Record<string, number> = {};
+      runs.forEach((s, i) => {
+        const name = CLOCK_VARIANTS[i].name;
+        v[`p50_${name}`] = (s.queues.busiest?.p50Bytes ?? 0) / 1000;
+        v[`p99_${name}`] = (s.queues.busiest?.p99Bytes ?? 0) / 1000;
+        v[`late_${name}`] = (s.fastpass as { timeslots: { late: number } }).timeslots.late;
+      });
+      if (runs[1].clocks) v.clock_err_p99 = runs[1].clocks.errP99Ns;
+      return v;
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
+}

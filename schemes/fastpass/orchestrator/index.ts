@@ -95,6 +95,15 @@ export default defineScheme<FastpassSettings>({
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runExperimentC',
     },
+    {
+      name: 'fastpass-clocks',
+      description:
+        "Fastpass experiment A (§7.1) on the clocks it runs on: ideal, PTP with hardware stamps and no transparent clocks (the deployment), with the hosts' send lateness, and with software stamps: the bottleneck queue and late timeslots",
+      scenario: 'examples/fastpass.yaml',
+      seeds: 5,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runClocks',
+    },
   ],
 
   summaryKey: 'fastpass',
