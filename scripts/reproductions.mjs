@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 const EXPERIMENTS = [
   'fastpass-a',
+  'fastpass-clocks',
   'fastpass-c',
   'flowtune-convergence',
   'flowtune-websearch',
