@@ -121,6 +121,8 @@ export interface PtpDataset {
 export interface PtpConfig {
   timestamping: Timestamping;
   transparentClocks: boolean;
+  /** e2e: Delay_Req/Delay_Resp with the master; p2p: peer delay on every link, P2P transparent clocks */
+  delayMechanism?: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
   /** announce intervals without an Announce before a master is given up (announceReceiptTimeout) */

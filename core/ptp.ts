@@ -69,6 +69,10 @@ const FOREIGN_WINDOW = 4;
 
 export type PtpMessage =
   | { m: 'announce'; gm: GmDataset; steps: number }
+  /** peer delay (IEEE 1588 11.4), link-local: request, response with t2, follow-up with t3 */
+  | { m: 'pdreq'; seq: number }
+  | { m: 'pdresp'; seq: number; t2: number }
+  | { m: 'pdfup'; seq: number; t3: number }
   | { m: 'sync'; seq: number; corr: number }
   | { m: 'fup'; seq: number; t1: number; corr: number }
   | { m: 'dreq'; seq: number; corr: number }
@@ -82,9 +86,157 @@ export function newClockSeries(): ClockSeries {
   return { t: [], err: [], offset: [], state: [], lockedAt: [], everSlave: false, stampNoise: null };
 }
 
+/** Sync and Delay_Req: the event messages a transparent clock corrects in transit */
 export function isEventMessage(x: unknown): x is { m: 'sync' | 'dreq'; corr: number } {
   const m = (x as { m?: string } | null)?.m;
   return m === 'sync' || m === 'dreq';
+}
+
+/** the peer delay mechanism's messages: link-local, never forwarded */
+export function isPeerDelayMessage(x: unknown): boolean {
+  const m = (x as { m?: string } | null)?.m;
+  return m === 'pdreq' || m === 'pdresp' || m === 'pdfup';
+}
+
+/** event messages of either mechanism: stamped, so software stamps jitter them on send */
+export function isStampedMessage(x: unknown): boolean {
+  const m = (x as { m?: string } | null)?.m;
+  return m === 'sync' || m === 'dreq' || m === 'pdreq' || m === 'pdresp';
+}
+
+export interface PeerDelayComponents {
+  self: number;
+  ports: number;
+  /** the node id of each port's link peer (link-local frames are addressed to it) */
+  peerOf(port: number): number;
+  clock: NodeClock;
+  sched: Scheduler;
+  /** sends a link-local frame on `port` now */
+  sendOn(port: number, frame: Frame): void;
+  intervalNs: number;
+  filter: number;
+  /** hardware stamps (departure and arrival on the wire) or the code's software ones */
+  hardware: boolean;
+  /** a software receive stamp of a frame that arrived at physical `arrival` */
+  rxStamp?(arrival: number): number;
+}
+
+/**
+ * The peer delay mechanism (IEEE 1588-2019 11.4, two-step) on every port of a node: each port asks
+ * its link peer every interval (Pdelay_Req, t1 at its departure), the peer answers with the request's
+ * arrival t2 (Pdelay_Resp, t4 at its arrival here) and its own departure t3 (Pdelay_Resp_Follow_Up);
+ * the link delay is ((t4 − t1) − (t3 − t2)) / 2 through a moving median. Hosts use it for their own
+ * link; peer-to-peer transparent clocks add the ingress link's delay to every Sync they forward.
+ */
+export class PeerDelay {
+  private readonly req: Array<{ seq: number; t1: number; t2: number; t4: number } | null>;
+  private readonly filters: MovingMedian[];
+  private readonly delay: Float64Array;
+  private readonly respT3 = new Map<Frame, number>();
+  private seq = 0;
+  private timer: Timer | null = null;
+
+  constructor(private readonly c: PeerDelayComponents) {
+    this.req = Array.from({ length: c.ports }, () => null);
+    this.filters = Array.from({ length: c.ports }, () => new MovingMedian(c.filter));
+    this.delay = new Float64Array(c.ports).fill(Number.NaN);
+  }
+
+  start(at: number): void {
+    this.timer = this.c.sched.at(at, this.tick);
+  }
+
+  stop(): void {
+    this.c.sched.cancel(this.timer);
+  }
+
+  /** the link delay measured on `port` (NaN until the first exchange completes) */
+  linkDelay(port: number): number {
+    return this.delay[port];
+  }
+
+  private readonly tick = (now: number): void => {
+    for (let p = 0; p < this.c.ports; p++) {
+      const seq = ++this.seq;
+      const f = this.frame(p, { m: 'pdreq', seq }, 90);
+      this.req[p] = {
+        seq,
+        t1: this.c.hardware ? Number.NaN : this.c.clock.read(now),
+        t2: Number.NaN,
+        t4: Number.NaN,
+      };
+      this.c.sendOn(p, f);
+    }
+    this.timer = this.c.sched.at(now + this.c.intervalNs, this.tick);
+  };
+
+  private frame(port: number, x: PtpMessage, z: number): Frame {
+    return makeFrame({ t: FrameType.Ptp, s: this.c.self, d: this.c.peerOf(port), z, p: Priority.Control, x });
+  }
+
+  private stampIn(arrival: number): number {
+    return this.c.hardware || this.c.rxStamp === undefined
+      ? this.c.clock.read(arrival)
+      : this.c.rxStamp(arrival);
+  }
+
+  /** a peer delay message that arrived on `port` at physical `arrival`; false for any other frame */
+  onFrame(port: number, frame: Frame, arrival: number): boolean {
+    const x = frame.x as PtpMessage;
+    switch (x?.m) {
+      case 'pdreq': {
+        const resp = this.frame(port, { m: 'pdresp', seq: x.seq, t2: this.stampIn(arrival) }, 90);
+        if (!this.c.hardware) this.respT3.set(resp, this.c.clock.read(this.c.sched.current));
+        this.c.sendOn(port, resp);
+        if (!this.c.hardware) this.followUp(port, resp);
+        return true;
+      }
+      case 'pdresp': {
+        const r = this.req[port];
+        if (r !== null && r.seq === x.seq) {
+          r.t2 = x.t2;
+          r.t4 = this.stampIn(arrival);
+        }
+        return true;
+      }
+      case 'pdfup': {
+        const r = this.req[port];
+        if (r === null || r.seq !== x.seq || !Number.isFinite(r.t1) || !Number.isFinite(r.t4)) return true;
+        this.req[port] = null;
+        const d = (r.t4 - r.t1 - (x.t3 - r.t2)) / 2;
+        this.delay[port] = this.filters[port].push(d);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** hardware stamps: a frame of ours starts transmission on `port` at physical `txStart` */
+  departed(port: number, frame: Frame, txStart: number): void {
+    if (!this.c.hardware || frame.s !== this.c.self) return;
+    const x = frame.x as PtpMessage;
+    const t = this.c.clock.read(txStart);
+    if (x?.m === 'pdreq') {
+      const r = this.req[port];
+      if (r !== null && r.seq === x.seq) r.t1 = t;
+    } else if (x?.m === 'pdresp') {
+      this.respT3.set(frame, t);
+      // two-step: the follow-up carries the precise departure; send it once this event is done
+      this.c.sched.at(this.c.sched.current, this.sendFollowUp, port, frame);
+    }
+  }
+
+  private readonly sendFollowUp = (_now: number, port: number, resp: Frame): void => {
+    this.followUp(port, resp);
+  };
+
+  private followUp(port: number, resp: Frame): void {
+    const t3 = this.respT3.get(resp);
+    this.respT3.delete(resp);
+    if (t3 === undefined) return;
+    this.c.sendOn(port, this.frame(port, { m: 'pdfup', seq: (resp.x as { seq: number }).seq, t3 }, 100));
+  }
 }
 
 export interface PtpComponents {
@@ -95,6 +247,8 @@ export interface PtpComponents {
   /** sends a frame on the host's NIC now */
   send(frame: Frame): void;
   emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+  /** the node id at the other end of the host's link (the peer delay mechanism asks it) */
+  linkPeer?: number;
 }
 
 enum Role {
@@ -115,6 +269,8 @@ export class PtpPort {
   /** foreign masters: what they offer and when their Announces came (node time) */
   private readonly foreign = new Map<number, { entry: BmcaEntry; heard: number[] }>();
   private readonly rng: Rng;
+  /** the peer delay mechanism on the host's link (delayMechanism p2p), else null */
+  private readonly peer: PeerDelay | null;
   private readonly servo: Servo;
   private readonly delay: MovingMedian;
   private meanDelay = Number.NaN;
@@ -137,6 +293,21 @@ export class PtpPort {
     const ds = c.cfg.datasets[c.self];
     this.own = ds === undefined ? null : { gm: { ...ds, id: c.self }, steps: 0, sender: c.self };
     this.rng = new Rng((c.cfg.seed ?? 0) * 149 + c.self);
+    this.peer =
+      c.cfg.delayMechanism === 'p2p'
+        ? new PeerDelay({
+            self: c.self,
+            ports: 1,
+            peerOf: () => c.linkPeer ?? -1,
+            clock: c.clock,
+            sched: c.sched,
+            sendOn: (_p, f) => c.send(f),
+            intervalNs: c.cfg.syncIntervalNs,
+            filter: c.cfg.delayFilter,
+            hardware: c.cfg.timestamping === 'hardware',
+            rxStamp: (arrival) => this.rxStamp(arrival),
+          })
+        : null;
     this.servo = createServo(c.cfg.servo ?? defaultServoConfig(c.cfg.timestamping));
     this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
     this.delay = new MovingMedian(c.cfg.delayFilter);
@@ -145,6 +316,7 @@ export class PtpPort {
   /** Starts at physical time `at` (scheduled in physical time: no oscillator is read ahead of time). */
   start(at: number): void {
     this.timers[3] = this.c.sched.at(at, this.begin);
+    this.peer?.start(at);
   }
 
   private readonly begin = (now: number): void => {
@@ -160,6 +332,7 @@ export class PtpPort {
   stop(): void {
     for (let i = 0; i < 3; i++) this.c.clock.cancel(this.timers[i]);
     this.c.sched.cancel(this.timers[3]);
+    this.peer?.stop();
   }
 
   report(): ClockSeries {
@@ -194,6 +367,7 @@ export class PtpPort {
   /** Port hook: a PTP frame of ours starts transmission at physical `txStart` (hardware stamps). */
   departed(frame: Frame, txStart: number): void {
     if (!this.hw || frame.s !== this.c.self) return;
+    this.peer?.departed(0, frame, txStart);
     const x = frame.x as PtpMessage;
     const t = this.c.clock.read(txStart);
     if (x.m === 'sync') {
@@ -223,6 +397,7 @@ export class PtpPort {
 
   /** A PTP frame for this host, fully arrived at physical time `arrival`. */
   onFrame(frame: Frame, arrival: number): void {
+    if (this.peer?.onFrame(0, frame, arrival)) return;
     const x = frame.x as PtpMessage;
     switch (x?.m) {
       case 'announce': {
@@ -285,6 +460,9 @@ export class PtpPort {
   /** offset → servo → clock (linuxptp clock_synchronize). */
   private synchronize(arrival: number): void {
     const s = this.lastSync!;
+    // P2P: the correction field carries every upstream link's delay and residence; this host adds its
+    // own link's (IEEE 1588 11.4)
+    if (this.peer !== null) this.meanDelay = this.peer.linkDelay(0);
     if (Number.isNaN(this.meanDelay)) return;
     const offset = s.t2 - s.t1 - s.c - this.meanDelay;
     this.lastOffset = offset;
@@ -381,7 +559,9 @@ export class PtpPort {
     this.c.emit('ptp-master-changed', this.c.sched.current, { master, wasMaster });
     this.c.clock.cancel(this.timers[1]);
     this.c.clock.cancel(this.timers[2]);
-    this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
+    // E2E: Delay_Req to the master; P2P measures the link instead
+    if (this.peer === null)
+      this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
   }
 
   private readonly syncTick = (now: number): void => {

@@ -11,7 +11,7 @@ import { InOrderLateness } from '../core/lateness.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { isEventMessage, newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
+import { isStampedMessage, newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import type { HostPart } from '../scheme/parts.js';
@@ -106,7 +106,7 @@ export class Host implements Role {
         send: (f) => {
           if (txLate !== null) {
             // event messages draw the delay; the others (a Follow_Up) keep their place behind them
-            const t = isEventMessage(f.x) ? txLate.next(sched.current) : txLate.after(sched.current);
+            const t = isStampedMessage(f.x) ? txLate.next(sched.current) : txLate.after(sched.current);
             if (t > sched.current) {
               sched.at(t, this.ptpSendLate, f);
               return;
@@ -115,6 +115,7 @@ export class Host implements Role {
           nic.send(f);
         },
         emit: ctx.emit,
+        linkPeer: cfg.ports[0].peerId,
       });
       if (stamp) {
         const rng = new Rng(cfg.seed * 139 + 3);

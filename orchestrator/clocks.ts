@@ -23,6 +23,7 @@ export interface ClockNodeSummary {
 export interface ClockSummary {
   timestamping: string;
   transparentClocks: boolean;
+  delayMechanism: string | null;
   slaves: number;
   lockedNodes: number;
   /** time until the last slave locked, virtual ns since traffic start */
@@ -91,6 +92,7 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
   return {
     timestamping: ptp ? ptp.timestamping : 'none',
     transparentClocks: ptp?.transparentClocks ?? false,
+    delayMechanism: ptp?.delayMechanism ?? null,
     slaves: ptp ? nodes.length : 0,
     lockedNodes: locked.length,
     timeToLockNs: locked.length > 0 ? Math.max(...locked.map((x) => x.lockedAt!)) : null,

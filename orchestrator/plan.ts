@@ -34,6 +34,7 @@ export function planRun(
     ? {
         timestamping: sc.ptp.timestamping,
         transparentClocks: sc.ptp.transparentClocks,
+        delayMechanism: sc.ptp.delayMechanism,
         syncIntervalNs: sc.ptp.syncIntervalNs,
         announceIntervalNs: sc.ptp.announceIntervalNs,
         announceTimeout: sc.ptp.announceTimeout,

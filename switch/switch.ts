@@ -9,7 +9,7 @@ import { Histogram } from '../core/histogram.js';
 import type { QueueSeries } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { isEventMessage } from '../core/ptp.js';
+import { isEventMessage, isPeerDelayMessage, PeerDelay } from '../core/ptp.js';
 import type { Timer } from '../core/scheduler.js';
 import { createRouting, type Routing } from './routing.js';
 import type { SwitchScheme, SwitchSchemeFactory } from './scheme.js';
@@ -21,8 +21,10 @@ export class Switch implements Role {
   private readonly queueHist = new Histogram();
   private sampler: Timer | null = null;
   private noRoute = 0;
-  /** end-to-end transparent clock: ingress time (switch clock) of PTP event frames in transit */
-  private readonly tcIngress: Map<Frame, number> | null;
+  /** transparent clock: ingress time (switch clock) and port of PTP event frames in transit */
+  private readonly tcIngress: Map<Frame, { t0: number; port: number }> | null;
+  /** peer-to-peer transparent clock (delayMechanism p2p): the link delay of every port */
+  private readonly peer: PeerDelay | null;
   private forwarded = 0;
   /** the scheme running on this switch, if any (F10 routing, pushback and controller exchange, ...) */
   private readonly scheme: SwitchScheme | null;
@@ -49,26 +51,55 @@ export class Switch implements Role {
     this.isDown = cfg.ports.map((p) => p.dir === 'down');
     this.series = cfg.ports.map(() => new Series());
     this.tcIngress = cfg.ptp?.transparentClocks ? new Map() : null;
+    this.peer =
+      cfg.ptp?.transparentClocks && cfg.ptp.delayMechanism === 'p2p'
+        ? new PeerDelay({
+            self: cfg.id,
+            ports: cfg.ports.length,
+            peerOf: (p) => cfg.ports[p].peerId,
+            clock: ctx.clock,
+            sched: ctx.sched,
+            sendOn: (p, f) => ctx.ports[p].send(f, ctx.sched.current),
+            intervalNs: cfg.ptp.syncIntervalNs,
+            filter: cfg.ptp.delayFilter,
+            // a switch stamps in hardware
+            hardware: true,
+          })
+        : null;
   }
 
   /**
-   * E2E transparent clock (IEEE 1588 §10.2): a PTP event frame's residence time, from its arrival to
-   * the start of its transmission, measured on this switch's own clock, is added to its correction
-   * field, so queueing here does not look like path delay to the slave.
+   * Transparent clock (IEEE 1588 §10.2, §10.3): a PTP event frame's residence time, from its arrival
+   * to the start of its transmission, measured on this switch's own clock, is added to its correction
+   * field, so queueing here does not look like path delay to the slave. A peer-to-peer transparent
+   * clock adds the delay of the link the Sync came in on too (its own peer delay measurement).
    */
   departed(port: number, frame: Frame, txStart: number): void {
     this.scheme?.departed?.(port, frame, txStart);
+    this.peer?.departed(port, frame, txStart);
     const tc = this.tcIngress;
     if (tc === null) return;
-    const t0 = tc.get(frame);
-    if (t0 === undefined) return;
+    const t = tc.get(frame);
+    if (t === undefined) return;
     tc.delete(frame);
-    (frame.x as { corr: number }).corr += this.ctx.clock.read(txStart) - t0;
+    const x = frame.x as { m: string; corr: number };
+    x.corr += this.ctx.clock.read(txStart) - t.t0;
+    if (this.peer !== null && x.m === 'sync') {
+      // before the link's first measurement completes: residence only (the slave is not locked yet)
+      const d = this.peer.linkDelay(t.port);
+      if (!Number.isNaN(d)) x.corr += d;
+    }
   }
 
   onFrame(now: number, ingress: number, frame: Frame): void {
-    if (this.tcIngress !== null && frame.t === FrameType.Ptp && isEventMessage(frame.x)) {
-      this.tcIngress.set(frame, this.ctx.clock.read(now));
+    if (frame.t === FrameType.Ptp) {
+      // peer delay messages are link-local: answered or taken here, never forwarded
+      if (this.peer !== null && isPeerDelayMessage(frame.x)) {
+        this.peer.onFrame(ingress, frame, now);
+        return;
+      }
+      if (this.tcIngress !== null && isEventMessage(frame.x))
+        this.tcIngress.set(frame, { t0: this.ctx.clock.read(now), port: ingress });
     }
     if (frame.t === FrameType.Control && this.scheme?.onControl?.(now, ingress, frame)) return;
     let egress: number;
@@ -91,6 +122,7 @@ export class Switch implements Role {
   }
 
   start(at: number): void {
+    this.peer?.start(at);
     const every = this.ctx.config.sampleNs;
     if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
     this.scheme?.start?.(at);
@@ -138,6 +170,7 @@ export class Switch implements Role {
 
   stop(): void {
     this.ctx.sched.cancel(this.sampler);
+    this.peer?.stop();
     this.scheme?.stop?.();
   }
 }

@@ -23,6 +23,32 @@ describe('PTP on the emulated fabric', () => {
     expect(c.allSamples.errP99Ns).toBeGreaterThan(5 * c.errP99Ns);
   });
 
+  it('measures each link with the peer delay mechanism (p2p): the same d/2 from the asymmetry', async () => {
+    const out = tempOut('p2p');
+    const r = await dcemu([
+      'run',
+      'test/fixtures/clocks-asym.yaml',
+      '--set',
+      'ptp.delayMechanism=p2p',
+      '--out',
+      out,
+      '-q',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const c = readJson(join(out, 'summary.json')).clocks;
+    expect(c).toMatchObject({ delayMechanism: 'p2p', lockedNodes: 3, grandmaster: 'h0' });
+    // the grandmaster's link measured by its switch, the slaves' own by themselves: d/2 again
+    expect(c.meanErrNs).toBeGreaterThan(-1100);
+    expect(c.meanErrNs).toBeLessThan(-900);
+    // peer delay frames, addressed to the link's peer, are taken by the switches, never routed
+    const nodes = readJson(join(out, 'nodes.json')) as Array<{
+      name: string;
+      counters: Record<string, number>;
+    }>;
+    for (const n of nodes.filter((x) => x.name.startsWith('leaf') || x.name.startsWith('spine')))
+      expect(n.counters.dropsNoRoute ?? 0, n.name).toBe(0);
+  });
+
   it('lets the BMCA choose the grandmaster by the clocks’ datasets: a better priority1 wins', async () => {
     const out = tempOut('bmca');
     // h3 master-capable with priority1 100 (h0 keeps the default 128): h3 is grandmaster, and h0,

@@ -51,5 +51,9 @@ describe('BMCA dataset comparison', () => {
     expect(() => sc('{ datasets: { h9: { priority1: 1 } } }')).toThrow(
       /p\.yaml:\d+: ptp\.datasets\.h9: no host named 'h9'/,
     );
+    expect(sc('{ delayMechanism: p2p }').delayMechanism).toBe('p2p');
+    expect(() => sc('{ delayMechanism: p2p, transparentClocks: false }')).toThrow(
+      /ptp\.delayMechanism: p2p needs peer-to-peer transparent clocks/,
+    );
   });
 });

@@ -22,6 +22,8 @@ export interface ClockModel {
 export interface PtpSettings {
   timestamping: 'hardware' | 'software';
   transparentClocks: boolean;
+  /** e2e (Delay_Req to the master) or p2p (peer delay on every link, P2P transparent clocks) */
+  delayMechanism: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
   announceTimeout: number;
@@ -206,9 +208,17 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
   };
   const syncIntervalNs = parseDurationNs(p.syncInterval ?? '100us');
   if (!(syncIntervalNs > 0)) throw src.error(['ptp', 'syncInterval'], 'must be > 0');
+  const transparentClocks: boolean = p.transparentClocks ?? true;
+  const delayMechanism: 'e2e' | 'p2p' = p.delayMechanism ?? 'e2e';
+  if (delayMechanism === 'p2p' && !transparentClocks)
+    throw src.error(
+      ['ptp', 'delayMechanism'],
+      'p2p needs peer-to-peer transparent clocks in the switches (transparentClocks: true): without them nobody adds the links behind a Sync to its correction',
+    );
   return {
     timestamping,
-    transparentClocks: p.transparentClocks ?? true,
+    transparentClocks,
+    delayMechanism,
     syncIntervalNs,
     announceIntervalNs: parseDurationNs(p.announceInterval ?? '1ms'),
     announceTimeout: p.announceTimeout ?? 3,

@@ -173,6 +173,11 @@ export const scenarioSchema = {
       properties: {
         timestamping: { enum: ['hardware', 'software'] },
         transparentClocks: { type: 'boolean' },
+        delayMechanism: {
+          enum: ['e2e', 'p2p'],
+          description:
+            'e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and the switches, as peer-to-peer transparent clocks, add the ingress link delay to every Sync',
+        },
         syncInterval: duration,
         announceInterval: duration,
         announceTimeout: { type: 'integer', minimum: 1 },
