@@ -520,9 +520,8 @@ export class PtpPort {
       if (this.own !== null && compareDatasets(f.entry, this.own) < 0) heardBetter = true;
       if (better && f.heard.length >= FOREIGN_THRESHOLD) best = f.entry;
     }
-    const bestId = best === null ? -1 : best.sender;
-    if (bestId === self && heardBetter && this.role !== Role.Master) return;
-    const b = bestId;
+    const b = best === null ? -1 : best.sender;
+    if (b === self && heardBetter && this.role !== Role.Master) return;
     if (b === self && this.role !== Role.Master) this.becomeMaster(now);
     else if (b !== self && b >= 0 && (this.role !== Role.Slave || this.master !== b)) this.becomeSlave(b);
     else if (b < 0 && this.role === Role.Slave) {

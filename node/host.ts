@@ -89,15 +89,9 @@ export class Host implements Role {
       const stamp = cfg.jitter?.stamp;
       // software stamps on send: the stamp is taken when the code hands the frame over, and the frame
       // leaves the stack a drawn delay later (the same model as on receive, its own seeded stream)
+      const txRng = new Rng(cfg.seed * 139 + 5);
       const txLate =
-        stamp && cfg.ptp.timestamping === 'software'
-          ? new InOrderLateness(
-              (
-                (rng) => () =>
-                  draw(stamp, rng)
-              )(new Rng(cfg.seed * 139 + 5)),
-            )
-          : null;
+        stamp && cfg.ptp.timestamping === 'software' ? new InOrderLateness(() => draw(stamp, txRng)) : null;
       this.ptp = new PtpPort({
         self: cfg.id,
         cfg: cfg.ptp,

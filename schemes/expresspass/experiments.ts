@@ -29,8 +29,8 @@ const VARIANTS = [
   { name: 'top', set: { scheme: '{kind: top}' } },
 ] as const;
 
-/** `--quick`: 4 ms of traffic at 0.6 load (the full run: 50 ms at 0.15) */
-const QUICK = ['workload.duration=4ms', 'workload.load=0.6', 'run.drain=20ms'];
+/** `--quick`: 2 ms of IMC'10 flows at 0.6 load (the full run: 50 ms of web search at 0.15) */
+const QUICK = ['workload.sizes=imc10', 'workload.duration=2ms', 'workload.load=0.6', 'run.drain=8ms'];
 
 const pct = (x: number, base: number) => (base > 0 ? ((x - base) / base) * 100 : Number.NaN);
 
