@@ -9,6 +9,9 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { Overrides } from './api.js';
+import type { Summary } from './collect.js';
+import { runVariants } from './experiments.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import type { ExperimentOptions } from './schemes/types.js';
@@ -135,6 +138,46 @@ export async function reproduce(opts: ExperimentOptions, spec: ReproductionSpec)
   writeFileSync(join(opts.out, 'reproduction.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(opts.out, 'reproduction.md'), `${table}\n`);
   return table;
+}
+
+export interface VariantsSpec {
+  experiment: string;
+  paperScale: string;
+  figures: readonly FigureSpec[];
+  /** what each seed runs: the scenario once per variant (`set` over the user's `--set`s) */
+  variants: ReadonlyArray<{ name: string; set: Overrides }>;
+  /** one seed's full table (and whatever files it writes into `opts.out`, the seed's folder) */
+  table(opts: ExperimentOptions, runs: Summary[]): string;
+  /** the figures' values of one seed, by id */
+  values(runs: Summary[]): Record<string, number>;
+}
+
+/**
+ * The usual reproduction: every seed runs the variants into its own folder; the figures aggregated
+ * over the seeds, then the first seed's full table. '' when aborted.
+ */
+export async function reproduceVariants(opts: ExperimentOptions, spec: VariantsSpec): Promise<string> {
+  let first = '';
+  const table = await reproduce(opts, {
+    experiment: spec.experiment,
+    scale: scaleOf(opts.file, opts.set),
+    paperScale: spec.paperScale,
+    figures: spec.figures,
+    runSeed: async (seed, dir) => {
+      const so = seedOptions(opts, seed, dir);
+      const runs = await runVariants(so, `${spec.experiment} seed ${seed}`, spec.variants);
+      if (runs === null) return null;
+      const t = spec.table(so, runs);
+      if (first === '') first = t;
+      return spec.values(runs);
+    },
+  });
+  return table === null ? '' : `${table}\n\nThe first seed:\n\n${first}`;
+}
+
+/** the options with an experiment's `--quick` overrides put before the user's own */
+export function withQuick(opts: ExperimentOptions, quick: readonly string[]): ExperimentOptions {
+  return opts.quick ? { ...opts, set: [...quick, ...(opts.set ?? [])] } : opts;
 }
 
 /** one number as the tables print it */

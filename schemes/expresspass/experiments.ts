@@ -17,8 +17,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
-import { runVariants } from '../../orchestrator/experiments.js';
-import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
+import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import type { XpSummary } from './orchestrator/index.js';
 
@@ -35,8 +34,6 @@ const QUICK = ['workload.sizes=imc10', 'workload.duration=2ms', 'workload.load=0
 const pct = (x: number, base: number) => (base > 0 ? ((x - base) / base) * 100 : Number.NaN);
 
 export async function runAblation(opts: ExperimentOptions): Promise<string> {
-  const o = opts.quick ? { ...opts, set: [...QUICK, ...(opts.set ?? [])] } : opts;
-  let detail = '';
   const figures = [
     ...VARIANTS.slice(1).map((v) => ({
       id: `fct_${v.name}`,
@@ -63,17 +60,13 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       digits: 0,
     },
   ];
-  const table = await reproduce(o, {
+  return reproduceVariants(withQuick(opts, QUICK), {
     experiment: 'top-ablation',
-    scale: scaleOf(o.file, o.set),
     paperScale: 'a 4:1 dumbbell of 40 + 40 hosts at 100 Gbit/s, 10,000 flows (ns-2)',
     figures,
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(o, seed, dir);
-      const runs = await runVariants(so, `top-ablation seed ${seed}`, VARIANTS);
-      if (runs === null) return null;
-      const t = ablationTable(so, runs);
-      if (detail === '') detail = t;
+    variants: VARIANTS,
+    table: ablationTable,
+    values: (runs) => {
       const x = runs.map((s) => s.expresspass as XpSummary);
       const base = x[0];
       const v: Record<string, number> = {
@@ -88,7 +81,6 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       return v;
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }
 
 function ablationTable(opts: ExperimentOptions, runs: Summary[]): string {

@@ -11,9 +11,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BusiestQueue, Fairness } from '../../orchestrator/collect.js';
-import { runVariants } from '../../orchestrator/experiments.js';
-import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
+import type { BusiestQueue, Fairness, Summary } from '../../orchestrator/collect.js';
+import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 interface Side {
@@ -28,17 +27,14 @@ const SIDES = [
   { name: 'baseline', set: { 'scheme.kind': 'ecmp' } },
 ] as const;
 
-/** runs the scenario once per side; null when aborted */
-async function runBoth(opts: ExperimentOptions, label: string): Promise<Side[] | null> {
-  const runs = await runVariants(opts, label, SIDES);
-  return (
-    runs?.map((s, i) => ({
-      name: SIDES[i].name,
-      queue: s.queues.busiest,
-      gbps: s.throughput.gbps,
-      fairness: s.fairness,
-    })) ?? null
-  );
+/** what the tables read of each side's run */
+function sides(runs: Summary[]): Side[] {
+  return runs.map((s, i) => ({
+    name: SIDES[i].name,
+    queue: s.queues.busiest,
+    gbps: s.throughput.gbps,
+    fairness: s.fairness,
+  }));
 }
 
 const kb = (b: number | undefined) => (b === undefined ? '-' : `${(b / 1000).toFixed(1)} KB`);
@@ -48,11 +44,8 @@ const times = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(0)}×` : a >
 const QUICK_A = ['workload.duration=4ms'];
 
 export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
-  const o = opts.quick ? { ...opts, set: [...QUICK_A, ...(opts.set ?? [])] } : opts;
-  let detail = '';
-  const table = await reproduce(o, {
+  return reproduceVariants(withQuick(opts, QUICK_A), {
     experiment: 'fastpass-a',
-    scale: scaleOf(o.file, o.set),
     paperScale: "a rack of 32 servers at 10 Gbit/s under Facebook's production load, hours",
     figures: [
       { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1' },
@@ -67,13 +60,10 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       },
     ],
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(o, seed, dir);
-      const sides = await runBoth(so, `fastpass-a seed ${seed}`);
-      if (sides === null) return null;
-      const t = tableA(so, sides);
-      if (detail === '') detail = t;
-      const [fp, base] = sides;
+    variants: SIDES,
+    table: (o, runs) => tableA(o, sides(runs)),
+    values: (runs) => {
+      const [fp, base] = sides(runs);
       return {
         fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
         base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
@@ -82,17 +72,16 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
       };
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }
 
-function tableA(opts: ExperimentOptions, sides: Side[]): string {
-  const [fp, base] = sides;
+function tableA(opts: ExperimentOptions, both: Side[]): string {
+  const [fp, base] = both;
   const lines = [
     `# Fastpass experiment A (§7.1): ${opts.file}`,
     '',
     '| | bottleneck port | p50 | p90 | p99 | p99.9 | throughput |',
     '| --- | --- | --- | --- | --- | --- | --- |',
-    ...sides.map(
+    ...both.map(
       (s) =>
         `| ${s.name} | ${s.queue?.port ?? '-'} | ${kb(s.queue?.p50Bytes)} | ${kb(s.queue?.p90Bytes)} | ${kb(s.queue?.p99Bytes)} | ${kb(s.queue?.p999Bytes)} | ${s.gbps} Gbit/s |`,
     ),
@@ -101,15 +90,13 @@ function tableA(opts: ExperimentOptions, sides: Side[]): string {
   ];
   const table = lines.join('\n');
   writeFileSync(join(opts.out, 'fastpass-a.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-a.json'), `${JSON.stringify(sides, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'fastpass-a.json'), `${JSON.stringify(both, null, 2)}\n`);
   return table;
 }
 
 export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
-  let detail = '';
-  const table = await reproduce(opts, {
+  return reproduceVariants(opts, {
     experiment: 'fastpass-c',
-    scale: scaleOf(opts.file, opts.set),
     paperScale: 'five senders to one receiver at 10 Gbit/s, 1 s intervals',
     figures: [
       {
@@ -122,13 +109,10 @@ export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
       { id: 'base_sd5', label: 'the same, baseline', unit: 'Mbit/s', paper: null, digits: 1 },
       { id: 'ratio5', label: 'baseline / Fastpass', unit: '×', paper: 5200, source: '§7.2', digits: 0 },
     ],
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(opts, seed, dir);
-      const sides = await runBoth(so, `fastpass-c seed ${seed}`);
-      if (sides === null) return null;
-      const t = tableC(so, sides);
-      if (detail === '') detail = t;
-      const [fp, base] = sides;
+    variants: SIDES,
+    table: (o, runs) => tableC(o, sides(runs)),
+    values: (runs) => {
+      const [fp, base] = sides(runs);
       const f = fp.fairness?.byActive['5']?.p50Mbps;
       const b = base.fairness?.byActive['5']?.p50Mbps;
       return {
@@ -138,11 +122,10 @@ export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
       };
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }
 
-function tableC(opts: ExperimentOptions, sides: Side[]): string {
-  const [fp, base] = sides;
+function tableC(opts: ExperimentOptions, both: Side[]): string {
+  const [fp, base] = both;
   const active = [
     ...new Set([...Object.keys(fp.fairness?.byActive ?? {}), ...Object.keys(base.fairness?.byActive ?? {})]),
   ].sort((a, b) => Number(a) - Number(b));
@@ -163,7 +146,7 @@ function tableC(opts: ExperimentOptions, sides: Side[]): string {
   ];
   const table = lines.join('\n');
   writeFileSync(join(opts.out, 'fastpass-c.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(sides, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(both, null, 2)}\n`);
   return table;
 }
 
@@ -196,8 +179,6 @@ const CLOCK_VARIANTS = [
  * the seed. The queue's figures include the first milliseconds before the servos lock.
  */
 export async function runClocks(opts: ExperimentOptions): Promise<string> {
-  const o = opts.quick ? { ...opts, set: [...QUICK_A, ...(opts.set ?? [])] } : opts;
-  let detail = '';
   const figures = CLOCK_VARIANTS.flatMap((v) => [
     {
       id: `p50_${v.name}`,
@@ -215,40 +196,37 @@ export async function runClocks(opts: ExperimentOptions): Promise<string> {
     unit: 'ns',
     paper: null,
   });
-  const table = await reproduce(o, {
+  const late = (s: Summary) => (s.fastpass as { timeslots: { late: number } }).timeslots.late;
+  return reproduceVariants(withQuick(opts, QUICK_A), {
     experiment: 'fastpass-clocks',
-    scale: scaleOf(o.file, o.set),
     paperScale: 'a rack of 32 servers at 10 Gbit/s, PTP with NIC hardware stamps, Linux hrtimers',
     figures,
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(o, seed, dir);
-      const runs = await runVariants(so, `fastpass-clocks seed ${seed}`, CLOCK_VARIANTS);
-      if (runs === null) return null;
-      const lines = [
-        `# Fastpass experiment A on real clocks: ${so.file}`,
+    variants: CLOCK_VARIANTS,
+    table: (o, runs) => {
+      const t = [
+        `# Fastpass experiment A on real clocks: ${o.file}`,
         '',
         '| clocks | queue p50 | p99 | p99.9 | max | late timeslots | clock error p99 after lock / every sample | throughput |',
         '| --- | --- | --- | --- | --- | --- | --- | --- |',
         ...runs.map((s, i) => {
           const q = s.queues.busiest;
-          const f = s.fastpass as { timeslots: { late: number } };
           const c = s.clocks;
-          return `| ${CLOCK_VARIANTS[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${f.timeslots.late} | ${c ? `${c.errP99Ns} ns / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
+          return `| ${CLOCK_VARIANTS[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${late(s)} | ${c ? `${c.errP99Ns} ns / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
         }),
-      ];
-      const t = lines.join('\n');
-      writeFileSync(join(so.out, 'fastpass-clocks.md'), `${t}\n`);
-      if (detail === '') detail = t;
+      ].join('\n');
+      writeFileSync(join(o.out, 'fastpass-clocks.md'), `${t}\n`);
+      return t;
+    },
+    values: (runs) => {
       const v: Record<string, number> = {};
       runs.forEach((s, i) => {
         const name = CLOCK_VARIANTS[i].name;
         v[`p50_${name}`] = (s.queues.busiest?.p50Bytes ?? 0) / 1000;
         v[`p99_${name}`] = (s.queues.busiest?.p99Bytes ?? 0) / 1000;
-        v[`late_${name}`] = (s.fastpass as { timeslots: { late: number } }).timeslots.late;
+        v[`late_${name}`] = late(s);
       });
       if (runs[1].clocks) v.clock_err_p99 = runs[1].clocks.errP99Ns;
       return v;
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }

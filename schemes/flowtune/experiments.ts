@@ -14,8 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatNs } from '../../core/time.js';
 import type { Summary } from '../../orchestrator/collect.js';
-import { runVariants } from '../../orchestrator/experiments.js';
-import { reproduce, scaleOf, seedOptions } from '../../orchestrator/reproduction.js';
+import { reproduceVariants } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import type { FlowtuneSummary } from './orchestrator/summary.js';
 
@@ -28,10 +27,8 @@ function write(opts: ExperimentOptions, name: string, table: string, data: unkno
 }
 
 export async function runConvergence(opts: ExperimentOptions): Promise<string> {
-  let detail = '';
-  const table = await reproduce(opts, {
+  return reproduceVariants(opts, {
     experiment: 'flowtune-convergence',
-    scale: scaleOf(opts.file, opts.set),
     paperScale: 'five senders to one receiver at 10 Gbit/s (ns-2), 1 ms apart',
     figures: [
       {
@@ -64,15 +61,12 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
         digits: 0,
       },
     ],
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(opts, seed, dir);
-      const runs = await runVariants(so, `flowtune-convergence seed ${seed}`, [
-        { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
-        { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
-      ]);
-      if (runs === null) return null;
-      const t = convergenceTable(so, runs);
-      if (detail === '') detail = t;
+    variants: [
+      { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
+      { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+    ],
+    table: convergenceTable,
+    values: (runs) => {
       const [ft, dc] = runs;
       const f = (ft.flowtune as FlowtuneSummary).convergence;
       const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
@@ -87,7 +81,6 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
       };
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }
 
 function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {
@@ -125,11 +118,9 @@ function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {
 }
 
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
-  let detail = '';
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
-  const table = await reproduce(opts, {
+  return reproduceVariants(opts, {
     experiment: 'flowtune-websearch',
-    scale: scaleOf(opts.file, opts.set),
     paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
     figures: [
       {
@@ -158,16 +149,13 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       },
       { id: 'flows_1', label: '1-packet flowlets measured', unit: 'flows', paper: null, digits: 0 },
     ],
-    runSeed: async (seed, dir) => {
-      const so = seedOptions(opts, seed, dir);
-      const runs = await runVariants(so, `flowtune-websearch seed ${seed}`, [
-        { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
-        { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
-        { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
-      ]);
-      if (runs === null) return null;
-      const t = websearchTable(so, runs);
-      if (detail === '') detail = t;
+    variants: [
+      { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
+      { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
+      { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+    ],
+    table: websearchTable,
+    values: (runs) => {
       const [, alive, dc] = runs;
       const ratio = (b: string) => {
         const a = p99(alive, b);
@@ -184,7 +172,6 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       };
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${detail}`;
 }
 
 function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
