@@ -413,8 +413,7 @@ class NodeProcess {
       txSinceHeard[port] = 0;
       if (frame.t === FrameType.Keepalive) return;
       // the role's code: it waits while the node computes (compute model)
-      if (sched.computes) sched.runCode(now, roleFrame, port, frame);
-      else role.onFrame(now, port, frame);
+      sched.runCode(now, roleFrame, port, frame);
     });
     if (conservative) {
       this.sync = new ConservativeSync(sched, ports, endpoint, {

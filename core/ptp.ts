@@ -30,7 +30,6 @@ export interface SteerableClock extends NodeClock {
   step(deltaNs: number): void;
 }
 
-/** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
 /** A grandmaster's dataset as Announce messages carry it: the dataset and the clock's identity. */
 export interface GmDataset extends PtpDataset {
   id: number;
@@ -67,6 +66,7 @@ export function compareDatasets(a: BmcaEntry, b: BmcaEntry): number {
 const FOREIGN_THRESHOLD = 2;
 const FOREIGN_WINDOW = 4;
 
+/** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
 export type PtpMessage =
   | { m: 'announce'; gm: GmDataset; steps: number }
   /** peer delay (IEEE 1588 11.4), link-local: request, response with t2, follow-up with t3 */
@@ -86,21 +86,26 @@ export function newClockSeries(): ClockSeries {
   return { t: [], err: [], offset: [], state: [], lockedAt: [], everSlave: false, stampNoise: null };
 }
 
+/** the kind of a PTP message body (`frame.x`), if it is one */
+function kind(x: unknown): string | undefined {
+  return (x as { m?: string } | null)?.m;
+}
+
 /** Sync and Delay_Req: the event messages a transparent clock corrects in transit */
 export function isEventMessage(x: unknown): x is { m: 'sync' | 'dreq'; corr: number } {
-  const m = (x as { m?: string } | null)?.m;
+  const m = kind(x);
   return m === 'sync' || m === 'dreq';
 }
 
 /** the peer delay mechanism's messages: link-local, never forwarded */
 export function isPeerDelayMessage(x: unknown): boolean {
-  const m = (x as { m?: string } | null)?.m;
+  const m = kind(x);
   return m === 'pdreq' || m === 'pdresp' || m === 'pdfup';
 }
 
 /** event messages of either mechanism: stamped, so software stamps jitter them on send */
 export function isStampedMessage(x: unknown): boolean {
-  const m = (x as { m?: string } | null)?.m;
+  const m = kind(x);
   return m === 'sync' || m === 'dreq' || m === 'pdreq' || m === 'pdresp';
 }
 
@@ -462,9 +467,9 @@ export class PtpPort {
     const s = this.lastSync!;
     // P2P: the correction field carries every upstream link's delay and residence; this host adds its
     // own link's (IEEE 1588 11.4)
-    if (this.peer !== null) this.meanDelay = this.peer.linkDelay(0);
-    if (Number.isNaN(this.meanDelay)) return;
-    const offset = s.t2 - s.t1 - s.c - this.meanDelay;
+    const delay = this.peer !== null ? this.peer.linkDelay(0) : this.meanDelay;
+    if (Number.isNaN(delay)) return;
+    const offset = s.t2 - s.t1 - s.c - delay;
     this.lastOffset = offset;
     const { ppb, state } = this.servo.sample(offset, s.t2);
     const clock = this.c.clock;

@@ -309,18 +309,12 @@ export class Scheduler {
 
   /** Runs `fn` at physical time `t` (or as soon as possible if `t` has passed). */
   at(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
-    const e: Entry = { t, k: this.seq++, fn, a, b, cpu: this.inCpu };
-    this.push(e);
-    if (!this.manual && !this.running && this.heap[0] === e) this.arm();
-    return e;
+    return this.atAs(this.inCpu, t, fn, a, b);
   }
 
   /** `at` for hardware (ports, links): never waits for the node's core, whoever schedules it. */
   atHardware(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
-    const e: Entry = { t, k: this.seq++, fn, a, b, cpu: false };
-    this.push(e);
-    if (!this.manual && !this.running && this.heap[0] === e) this.arm();
-    return e;
+    return this.atAs(false, t, fn, a, b);
   }
 
   /** `at` for an event that is the node's own code or not, as `cpu` says (a clock's re-armed timer). */

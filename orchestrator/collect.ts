@@ -345,6 +345,9 @@ export function collect(
  * code waited for it at most. A `measured` run is not reproducible, and says so.
  */
 function summarizeCompute(reports: readonly NodeReport[], virtualNs: number): Summary['compute'] {
+  // a share of the run, to 4 digits
+  const share = (ns: number, cores = 1) =>
+    virtualNs > 0 ? Math.round((ns / (cores * virtualNs)) * 1e4) / 1e4 : 0;
   const modelled = reports.filter((rep) => rep.compute !== undefined);
   // the nodes whose code cost time or waited (a host of a scheme that charges nothing: none)
   const nodes = modelled
@@ -355,7 +358,7 @@ function summarizeCompute(reports: readonly NodeReport[], virtualNs: number): Su
         node: rep.name,
         model: c.model,
         busyNs: Math.round(c.busyNs),
-        busyFraction: virtualNs > 0 ? Math.round((c.busyNs / virtualNs) * 1e4) / 1e4 : 0,
+        busyFraction: share(c.busyNs),
         charged: c.charged,
         waited: c.waited,
         maxWaitNs: Math.round(c.maxWaitNs),
@@ -366,7 +369,7 @@ function summarizeCompute(reports: readonly NodeReport[], virtualNs: number): Su
               {
                 cores: p.cores,
                 busyNs: Math.round(p.busyNs),
-                busyFraction: virtualNs > 0 ? Math.round((p.busyNs / (p.cores * virtualNs)) * 1e4) / 1e4 : 0,
+                busyFraction: share(p.busyNs, p.cores),
               },
             ]),
           ),

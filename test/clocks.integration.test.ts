@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
 
 describe('PTP on the emulated fabric', () => {
   it('turns a one-way delay d on the grandmaster link into a d/2 clock error', async () => {
@@ -24,18 +24,11 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('measures each link with the peer delay mechanism (p2p): the same d/2 from the asymmetry', async () => {
-    const out = tempOut('p2p');
-    const r = await dcemu([
-      'run',
-      'test/fixtures/clocks-asym.yaml',
+    const { out, s } = await runScenario('p2p', 'test/fixtures/clocks-asym.yaml', [
       '--set',
       'ptp.delayMechanism=p2p',
-      '--out',
-      out,
-      '-q',
     ]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const c = readJson(join(out, 'summary.json')).clocks;
+    const c = s.clocks;
     expect(c).toMatchObject({ delayMechanism: 'p2p', lockedNodes: 3, grandmaster: 'h0' });
     // the grandmaster's link measured by its switch, the slaves' own by themselves: d/2 again
     expect(c.meanErrNs).toBeGreaterThan(-1100);
@@ -50,20 +43,13 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('lets the BMCA choose the grandmaster by the clocks’ datasets: a better priority1 wins', async () => {
-    const out = tempOut('bmca');
     // h3 master-capable with priority1 100 (h0 keeps the default 128): h3 is grandmaster, and h0,
     // behind the asymmetric link, becomes a slave that settles d/2 ahead instead
-    const r = await dcemu([
-      'run',
-      'test/fixtures/clocks-asym.yaml',
+    const { out, s } = await runScenario('bmca', 'test/fixtures/clocks-asym.yaml', [
       '--set',
       'ptp.datasets={h3: {priority1: 100}}',
-      '--out',
-      out,
-      '-q',
     ]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const c = readJson(join(out, 'summary.json')).clocks;
+    const c = s.clocks;
     expect(c.grandmaster).toBe('h3');
     expect(c.lockedNodes).toBe(3);
     const h0 = c.nodes.find((n: { node: string }) => n.node === 'h0');
