@@ -27,7 +27,14 @@ import { resolveInjected, resolveScenario, type Scenario } from './scenario/reso
 import type { TIMELINE_ACTIONS } from './scenario/schema.js';
 import type { ScenarioSource } from './scenario/source.js';
 
+// the built-in schemes' summary sections (each declares its key in SchemeSections)
+export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/orchestrator/index.js';
+export type { F10Summary } from '../schemes/f10/orchestrator/summary.js';
+export type { FastpassSummary } from '../schemes/fastpass/orchestrator/summary.js';
+export type { FlowtuneSummary } from '../schemes/flowtune/orchestrator/summary.js';
+export type { HarmonySummary } from '../schemes/harmony/orchestrator/summary.js';
 export { RuntimeError, ScenarioError } from './errors.js';
+export type { SchemeSections } from './results.js';
 export type { FiredFault, FlowNotDone, FlowRow, NodeEvent, Progress, Scenario, Summary };
 
 /** `--set`-style overrides: `{ 'workload.load': 0.3, seed: 5 }` (values as YAML would give them). */

@@ -148,7 +148,7 @@ export function writeClockFiles(out: string, r: FabricResult): void {
     for (let i = 0; i < c.t.length; i++) {
       const t = c.t[i] - r.trafficStart;
       rows.push(
-        `${rep.name},${t.toFixed(0)},${c.err[i].toFixed(1)},${Number.isNaN(c.offset[i]) ? '' : c.offset[i].toFixed(1)},${c.state[i]}`,
+        `${rep.name},${t.toFixed(0)},${Math.round(c.err[i])},${Number.isNaN(c.offset[i]) ? '' : Math.round(c.offset[i])},${c.state[i]}`,
       );
     }
   }

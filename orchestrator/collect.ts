@@ -337,7 +337,34 @@ export function collect(
       congestionDrops: summary.drops.congestion,
       fctP99BySizeNs: Object.fromEntries(Object.entries(summary.flows.bySize).map(([k, v]) => [k, v.p99Ns])),
     });
+  // results hold whole nanoseconds (computed above from the fabric's fractional times)
+  integerNs(summary);
+  for (const f of flows) integerNs(f, FLOW_TIMES);
+  for (const e of r.events) integerNs(e);
+  for (const f of r.faults) integerNs(f);
   return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
+}
+
+/** a flow row's times (ns): they carry no unit in their names */
+const FLOW_TIMES = /^(start|finish|fct|ideal|lastProgress|deadline)$/;
+/** a time or a duration in ns, by its key: `t`, `at`, `…At`, `…Ns` */
+const NS_KEY = /^(t|at)$|[a-z](At|Ns)$/;
+
+/**
+ * Rounds, in place, every number (or array of numbers) under a key that names ns to whole ns, through
+ * nested objects and arrays: summaries, scheme sections and events come out as integers.
+ */
+export function integerNs(o: object, keys: RegExp = NS_KEY): void {
+  const rec = o as Record<string, unknown>;
+  for (const [k, v] of Object.entries(rec)) {
+    if (typeof v === 'number') {
+      if (keys.test(k) && Number.isFinite(v)) rec[k] = Math.round(v);
+    } else if (Array.isArray(v)) {
+      if (keys.test(k))
+        rec[k] = v.map((x) => (typeof x === 'number' && Number.isFinite(x) ? Math.round(x) : x));
+      for (const x of v) if (x !== null && typeof x === 'object') integerNs(x, keys);
+    } else if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) integerNs(v, keys);
+  }
 }
 
 /**

@@ -37,7 +37,16 @@ export interface FaultSummary {
   flowsRecovered?: number;
 }
 
-export interface Summary {
+/**
+ * The scheme sections a summary can hold, by key: each scheme declares its own (declaration merging,
+ * in its orchestrator/summary.ts), so `summary.fastpass` is typed without this file naming it. A
+ * scheme of your own declares its section the same way:
+ * `declare module 'dcemu' { interface SchemeSections { pfabric: PfabricSummary } }`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by each scheme's declaration
+export interface SchemeSections {}
+
+export interface Summary extends Partial<SchemeSections> {
   runId: string;
   scenario: string;
   runtime: string;

@@ -73,7 +73,11 @@ export interface SchemeExperiment {
   run: string;
 }
 
-export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings> {
+/**
+ * `S`: its resolved `scheme:` section; `Sec`: its summary section (what `summarize` returns, what
+ * `invariants`, `sweepFigures` and `reportRows` read).
+ */
+export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings, Sec = unknown> {
   /** the `scheme.kind` values it answers to */
   readonly kinds: readonly string[];
   /**
@@ -99,23 +103,20 @@ export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings> {
   /** where its summary section goes (`summary.f10`) */
   readonly summaryKey?: string;
   /** the run's summary section */
-  summarize?(s: S, r: RunRecord, totals: SummaryTotals): unknown;
+  summarize?(s: S, r: RunRecord, totals: SummaryTotals): Sec;
   /** extra files for the results folder, by name (a scheme's own series) */
   files?(s: S, r: RunRecord): Record<string, string>;
   /**
    * What the scheme promises under any faults, checked after every chaos run from its summary section
    * (`summary` is the whole summary): one entry per broken promise.
    */
-  invariants?(
-    section: unknown,
-    summary: Record<string, unknown>,
-  ): Array<{ invariant: string; detail: string }>;
+  invariants?(section: Sec, summary: Record<string, unknown>): Array<{ invariant: string; detail: string }>;
   /** its columns in a sweep's table (and plots), from its own section: `<scheme>_<figure>` */
-  sweepFigures?(section: unknown): Record<string, number | string | null>;
+  sweepFigures?(section: Sec): Record<string, number | string | null>;
   /** the paper's evaluations it runs as commands (`dcemu experiment <name>`) */
   readonly experiments?: readonly SchemeExperiment[];
   /** lines for the printed summary table, from its own section */
-  reportRows?(section: unknown, summary: Record<string, unknown>): Array<[string, string]>;
+  reportRows?(section: Sec, summary: Record<string, unknown>): Array<[string, string]>;
 }
 
 /**
@@ -123,6 +124,8 @@ export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings> {
  * resolve, parts, ... })` in the module a scenario names (`scheme: { kind, module }`), or in a
  * built-in scheme's folder.
  */
-export function defineScheme<S extends SchemeSettings>(definition: SchemeDefinition<S>): SchemeDefinition {
+export function defineScheme<S extends SchemeSettings, Sec = unknown>(
+  definition: SchemeDefinition<S, Sec>,
+): SchemeDefinition {
   return definition as unknown as SchemeDefinition;
 }

@@ -222,6 +222,13 @@ function deadlineBoundaries(src: ScenarioSource, levels: number[]): NonNullable<
   return { thresholdsNs: levels.map((q) => Math.round(-meanNs * Math.log(1 - q))) };
 }
 
+declare module '../../../orchestrator/results.js' {
+  /** `summary.expresspass` */
+  interface SchemeSections {
+    expresspass: XpSummary;
+  }
+}
+
 export interface XpSummary {
   /** expresspass or top */
   scheme: string;
@@ -378,7 +385,7 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
   };
 }
 
-export default defineScheme<XpSettings>({
+export default defineScheme<XpSettings, XpSummary>({
   kinds: [EXPRESSPASS_KIND, TOP_KIND],
   parts: 'dcemu/schemes/expresspass/parts',
   properties: expressPassProperties,
@@ -413,8 +420,7 @@ export default defineScheme<XpSettings>({
   ],
 
   /** ExpressPass's promise: no data frame dropped by a full buffer, whatever fails (credits are dropped instead) */
-  invariants(section: unknown) {
-    const x = section as XpSummary;
+  invariants(x) {
     return x.data.droppedCongestion > 0
       ? [
           {
@@ -425,8 +431,7 @@ export default defineScheme<XpSettings>({
       : [];
   },
 
-  reportRows(section: unknown): Array<[string, string]> {
-    const x = section as XpSummary;
+  reportRows(x): Array<[string, string]> {
     const t = x.tokens;
     return [
       ...(t
@@ -460,8 +465,7 @@ export default defineScheme<XpSettings>({
     ];
   },
 
-  sweepFigures(section: unknown) {
-    const x = section as XpSummary;
+  sweepFigures(x) {
     return {
       expresspass_data_dropped: x.data.droppedCongestion,
       expresspass_credits_dropped: x.credits.droppedAtSwitches,

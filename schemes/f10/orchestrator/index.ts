@@ -17,7 +17,7 @@ import { type F10Summary, summarizeF10 } from './summary.js';
 /** The controller's name (STYLE §9: arbiters are `arb0`, `arb1`, ...). */
 export const F10_CONTROLLER = 'arb0';
 
-export default defineScheme<F10Settings>({
+export default defineScheme<F10Settings, F10Summary>({
   kinds: ['f10', 'portland'],
   parts: 'dcemu/schemes/f10/parts',
   properties: f10Properties,
@@ -92,8 +92,7 @@ export default defineScheme<F10Settings>({
    * F10 (§5): once a switch has declared a port dead it sends nothing more into it. (The PortLand-style
    * baseline makes no such promise: its switches wait for the controller.)
    */
-  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
-    const f10 = section as F10Summary;
+  invariants(f10): Array<{ invariant: string; detail: string }> {
     if (f10.scheme !== 'f10') return [];
     return f10.failures
       .filter((f) => f.lostAfterDetection > 0)
@@ -103,8 +102,7 @@ export default defineScheme<F10Settings>({
       }));
   },
 
-  sweepFigures(section: unknown): Record<string, number | string | null> {
-    const f10 = section as F10Summary;
+  sweepFigures(f10): Record<string, number | string | null> {
     return {
       f10_congestion_loss_p50: f10.congestionLoss.p50,
       f10_congestion_loss_mean: f10.congestionLoss.mean,
@@ -113,8 +111,7 @@ export default defineScheme<F10Settings>({
     };
   },
 
-  reportRows(section: unknown, summary: Record<string, unknown>): Array<[string, string]> {
-    const f10 = section as F10Summary;
+  reportRows(f10, summary: Record<string, unknown>): Array<[string, string]> {
     const rows: Array<[string, string]> = [];
     const frames = summary.frames as { sent: number; received: number } | undefined;
     if (frames) rows.push(['UDP frames sent / received', `${frames.sent} / ${frames.received}`]);

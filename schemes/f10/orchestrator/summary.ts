@@ -37,6 +37,13 @@ export interface F10FailureSummary {
   lostAfterDetection: number;
 }
 
+declare module '../../../orchestrator/results.js' {
+  /** `summary.f10` */
+  interface SchemeSections {
+    f10: F10Summary;
+  }
+}
+
 export interface F10Summary {
   scheme: 'f10' | 'portland';
   failures: F10FailureSummary[];

@@ -28,7 +28,7 @@ function fabricOf(topo: Topology) {
   return f;
 }
 
-export default defineScheme<FastpassSettings>({
+export default defineScheme<FastpassSettings, FastpassSummary>({
   kinds: [FASTPASS_KIND],
   parts: 'dcemu/schemes/fastpass/parts',
   properties: fastpassProperties,
@@ -109,17 +109,15 @@ export default defineScheme<FastpassSettings>({
   summaryKey: 'fastpass',
   summarize: (s, r, totals) => summarizeFastpass(s, r, totals),
 
-  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
-    const f = section as FastpassSummary;
+  invariants(f): Array<{ invariant: string; detail: string }> {
     return f.qdiscDrops > 0
       ? [{ invariant: 'fastpass-no-qdisc-drop', detail: `${f.qdiscDrops} packets dropped by a full qdisc` }]
       : [];
   },
 
-  reportRows: (section) => fastpassRows(section as FastpassSummary),
+  reportRows: fastpassRows,
 
-  sweepFigures(section: unknown) {
-    const f = section as FastpassSummary;
+  sweepFigures(f) {
     return {
       fastpass_queue_p50: f.queue?.p50Bytes ?? null,
       fastpass_queue_p99: f.queue?.p99Bytes ?? null,

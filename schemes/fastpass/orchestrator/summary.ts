@@ -36,6 +36,13 @@ export interface FastpassFailover {
   packetsLost: number;
 }
 
+declare module '../../../orchestrator/results.js' {
+  /** `summary.fastpass` */
+  interface SchemeSections {
+    fastpass: FastpassSummary;
+  }
+}
+
 export interface FastpassSummary {
   policy: string;
   slotNs: number;

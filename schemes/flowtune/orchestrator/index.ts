@@ -33,7 +33,7 @@ function fabricOf(topo: Topology) {
 /** The allocator's node name. */
 export const ALLOCATOR = 'alloc';
 
-export default defineScheme<FlowtuneSettings>({
+export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
   kinds: [FLOWTUNE_KIND],
   parts: 'dcemu/schemes/flowtune/parts',
   properties: flowtuneProperties,
@@ -110,8 +110,7 @@ export default defineScheme<FlowtuneSettings>({
     return { 'rates.csv': `${rows.join('\n')}\n` };
   },
 
-  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
-    const f = section as FlowtuneSummary;
+  invariants(f): Array<{ invariant: string; detail: string }> {
     // with `normalize: none` NED's rates go out as computed: over-allocation is what that run studies
     return f.normalize !== 'none' && f.overAllocation.afterMaxGbps > 1e-3
       ? [
@@ -123,10 +122,9 @@ export default defineScheme<FlowtuneSettings>({
       : [];
   },
 
-  reportRows: (section) => flowtuneRows(section as FlowtuneSummary),
+  reportRows: flowtuneRows,
 
-  sweepFigures(section: unknown) {
-    const f = section as FlowtuneSummary;
+  sweepFigures(f) {
     return {
       flowtune_converge_p50: f.convergence.p50Ns,
       flowtune_converge_p99: f.convergence.p99Ns,

@@ -46,6 +46,13 @@ export interface FlowtuneConvergence {
   }>;
 }
 
+declare module '../../../orchestrator/results.js' {
+  /** `summary.flowtune` */
+  interface SchemeSections {
+    flowtune: FlowtuneSummary;
+  }
+}
+
 export interface FlowtuneSummary {
   gamma: number;
   iterationNs: number;

@@ -11,7 +11,7 @@ import { HARMONY_KIND, type HarmonyHostConfig, type HarmonySwitchConfig } from '
 import { type HarmonySettings, harmonyProperties, resolveHarmony } from './settings.js';
 import { type HarmonySummary, harmonyFailedFlows, harmonyRows, summarizeHarmony } from './summary.js';
 
-export default defineScheme<HarmonySettings>({
+export default defineScheme<HarmonySettings, HarmonySummary>({
   kinds: [HARMONY_KIND],
   parts: 'dcemu/schemes/harmony/parts',
   properties: harmonyProperties,
@@ -52,8 +52,7 @@ export default defineScheme<HarmonySettings>({
   summaryKey: 'harmony',
   summarize: (s, r) => summarizeHarmony(s, r),
 
-  invariants(section: unknown): Array<{ invariant: string; detail: string }> {
-    const h = section as HarmonySummary;
+  invariants(h): Array<{ invariant: string; detail: string }> {
     const broken: Array<{ invariant: string; detail: string }> = [];
     if (h.boundViolations > 0)
       broken.push({
@@ -68,11 +67,10 @@ export default defineScheme<HarmonySettings>({
     return broken;
   },
 
-  reportRows: (section) => harmonyRows(section as HarmonySummary),
+  reportRows: harmonyRows,
 
   /** what a load sweep reads: the maximum sustainable load is the highest with no message rejected */
-  sweepFigures(section: unknown) {
-    const h = section as HarmonySummary;
+  sweepFigures(h) {
     return {
       harmony_rejected: h.messages.rejected,
       harmony_failed: h.messages.failed,

@@ -32,6 +32,13 @@ export interface HarmonyFaultSummary {
   unresolved: number;
 }
 
+declare module '../../../orchestrator/results.js' {
+  /** `summary.harmony` */
+  interface SchemeSections {
+    harmony: HarmonySummary;
+  }
+}
+
 export interface HarmonySummary {
   K: number;
   deltaAdmissionNs: number;
