@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Fabric, type Summary } from './api.js';
 import { csvField } from './collect.js';
 import { RuntimeError } from './errors.js';
+import { columnView, scaled, titleWithUnit } from './figures.js';
 import { writeSweepPlots } from './plots/index.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
@@ -55,6 +56,8 @@ export function sweepFigures(s: Summary): Record<string, number | string | null>
   return {
     flows_completed: s.flows.completed,
     flows_planned: s.flows.planned,
+    flows_failed: s.flows.failed,
+    flows_unexplained: s.flows.unexplained,
     fct_p50_ns: round(s.flows.fctP50Ns),
     fct_p99_ns: round(s.flows.fctP99Ns),
     slowdown_p50: round(s.flows.slowdownP50),
@@ -142,19 +145,50 @@ function splitSet(s: string): [string, string] {
   return [s.slice(0, eq), s.slice(eq + 1)];
 }
 
-/** sweep.csv and sweep.md: the swept values, then the figures, one row per point. */
+/**
+ * sweep.csv and sweep.md: the swept values, then the figures, one row per point; only the figures some
+ * point has (no clock-error column for a run without clocks). sweep.csv holds the raw numbers its
+ * column names say (ns, bytes); sweep.md reads as a person would: completion as done/planned, times
+ * in µs or ms, sizes in KB or MB, titles in words.
+ */
 export function writeTables(out: string, axes: SweepAxis[], rows: SweepRow[]): string {
   // every point's columns: points of different schemes bring different scheme figures
-  const figureCols = [...new Set(rows.flatMap((r) => Object.keys(r.figures)))];
-  const header = [...axes.map((a) => a.key), ...figureCols];
-  const cells = rows.map((r) => [
-    ...r.point.map((p) => p.slice(p.indexOf('=') + 1)),
-    ...figureCols.map((c) => String(r.figures[c] ?? '')),
-  ]);
+  const figureCols = [...new Set(rows.flatMap((r) => Object.keys(r.figures)))].filter((c) =>
+    rows.some((r) => r.figures[c] !== null && r.figures[c] !== undefined),
+  );
+  const swept = (r: SweepRow) => r.point.map((p) => p.slice(p.indexOf('=') + 1));
+  const cell = (v: number | string | null | undefined) => (v === null || v === undefined ? '' : String(v));
   writeFileSync(
     join(out, 'sweep.csv'),
-    `${[header, ...cells].map((r) => r.map(csvField).join(',')).join('\n')}\n`,
+    `${[
+      [...axes.map((a) => a.key), ...figureCols],
+      ...rows.map((r) => [...swept(r), ...figureCols.map((c) => cell(r.figures[c]))]),
+    ]
+      .map((line) => line.map(csvField).join(','))
+      .join('\n')}\n`,
   );
+  // the reader's table: done/planned in one column, then every other figure in its reader's unit
+  const shown = figureCols.filter((c) => c !== 'flows_completed' && c !== 'flows_planned');
+  const views = shown.map((c) =>
+    columnView(
+      c,
+      rows.map((r) => r.figures[c]).filter((v): v is number => typeof v === 'number'),
+    ),
+  );
+  const completion = figureCols.includes('flows_planned');
+  const header = [
+    ...axes.map((a) => a.key),
+    ...(completion ? ['flows done/planned'] : []),
+    ...views.map(titleWithUnit),
+  ];
+  const cells = rows.map((r) => [
+    ...swept(r),
+    ...(completion ? [`${cell(r.figures.flows_completed)}/${cell(r.figures.flows_planned)}`] : []),
+    ...shown.map((c, i) => {
+      const v = r.figures[c];
+      return typeof v === 'number' ? String(scaled(v, views[i].scale)) : cell(v);
+    }),
+  ]);
   const md = [
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,

@@ -59,7 +59,7 @@ describe('library API', () => {
     expect(() => fabric.inject({ action: 'kill', node: 'h9' })).toThrow(/entry 0\.node: no node named 'h9'/);
     // a rate where a time belongs, a negative time: the entry and field, like a scenario file's
     expect(() => fabric.inject({ action: 'kill', node: 'h0', at: '10Gbs' as '1us' })).toThrow(
-      /^inject\(\): entry 0\.at: '10Gbs' is not a valid value/,
+      /^inject\(\): entry 0\.at: '10Gbs' looks like a rate; this field takes a duration/,
     );
     expect(() => fabric.inject({ action: 'kill', node: 'h0', at: -5 })).toThrow(
       /^inject\(\): entry 0\.at: must be >= 0/,

@@ -185,7 +185,10 @@ describe('sweep plots', () => {
       title: 'ptp.transparentClocks',
       sort: ['true', 'false'],
     });
-    // 0 to 5 µs: a symlog axis (zero kept) up to the next decade, bars labelled with their values
+    // 0 to 5 µs: a symlog axis (zero kept) up to the next decade, bars labelled with their values, in
+    // ns, the unit of its smallest value (35 ns), titled in words
+    expect(spec.title).toBe('clock error p99 against timestamping');
+    expect(spec.encoding.y.title).toBe('clock error p99 (ns, symlog)');
     expect(spec.encoding.y.scale).toEqual({ type: 'symlog', domain: [0, 10_000] });
     expect(spec.encoding.y.axis.values).toEqual([0, 1, 10, 100, 1000, 10_000]);
     expect(spec.layer.map((l: { mark: { type: string } }) => l.mark.type)).toEqual(['bar', 'text']);
@@ -208,6 +211,28 @@ describe('sweep plots', () => {
       { x: 0.1, y: 100 },
       { x: 0.3, y: 180 },
     ]);
+  });
+
+  it('shows times and completion as a reader reads them, ticks at the swept values', () => {
+    const plots = sweepPlots(
+      [{ key: 'workload.load', values: ['0.2', '0.4', '0.6'] }],
+      [0.2, 0.4, 0.6].map((load, i) => ({
+        point: [`workload.load=${load}`],
+        figures: {
+          fct_p99_ns: [2_000_000, 9_000_000, 16_000_000][i],
+          flows_completed: [29, 28, 59][i],
+          flows_planned: [29, 29, 65][i],
+        },
+      })),
+    );
+    const fct = json(plots.find((p) => p.name === 'fct_p99_ns')!.spec);
+    expect(fct.title).toBe('FCT p99 against load');
+    expect(fct.encoding.y.title).toBe('FCT p99 (ms)');
+    expect(fct.data.values.map((v: { y: number }) => v.y)).toEqual([2, 9, 16]);
+    expect(fct.encoding.x.axis.values).toEqual([0.2, 0.4, 0.6]);
+    const done = json(plots.find((p) => p.name === 'completion')!.spec);
+    expect(done.encoding.y.title).toBe('flows completed (% of planned)');
+    expect(done.data.values.map((v: { y: number }) => v.y)).toEqual([100, 96.6, 90.8]);
   });
 });
 

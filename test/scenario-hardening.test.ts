@@ -80,6 +80,26 @@ const refused: Array<[string, string, RegExp]> = [
     /^b\.yaml:4: run\.drain: must be >= 0, got -1000000$/,
   ],
   [
+    'a rate unit one typo away',
+    `${STAR}${WORK}links: { host: { rate: 10Gbs } }\n`,
+    /^b\.yaml:3: links\.host\.rate: '10Gbs' is not a rate: did you mean '10Gbps'\?$/,
+  ],
+  [
+    'a duration unit one typo away',
+    `${STAR}${WORK}run: { drain: 5mss }\n`,
+    /^b\.yaml:3: run\.drain: '5mss' is not a duration: did you mean '5ms'\?$/,
+  ],
+  [
+    'a duration where a size belongs',
+    `${STAR}${WORK}ports: { buffer: 10us }\n`,
+    /^b\.yaml:3: ports\.buffer: '10us' is a duration; this field takes a size \(e\.g\. 1500, 150KB/,
+  ],
+  [
+    'a unit nothing resembles',
+    `${STAR}${WORK}run: { drain: 5 parsecs }\n`,
+    /^b\.yaml:3: run\.drain: '5 parsecs' is not a duration \(e\.g\. 100ns, 10us, 2\.5ms, or a number of ns\)$/,
+  ],
+  [
     'a negative link delay with a unit',
     `${STAR}${WORK}links:\n  host: { rate: 10Gbps, delay: -1us }\n`,
     /^b\.yaml:4: links\.host\.delay: must not be negative, got '-1us'$/,

@@ -46,10 +46,40 @@ describe('sweep grid', () => {
       'ptp.timestamping,fct_p50_ns,faithful\nhardware,100,yes\nsoftware,120,yes\n',
     );
     expect(md.split('\n')).toEqual([
-      '| ptp.timestamping | fct_p50_ns | faithful |',
+      '| ptp.timestamping | FCT p50 (ns) | faithful |',
       '| --- | --- | --- |',
       '| hardware | 100 | yes |',
       '| software | 120 | yes |',
     ]);
+  });
+
+  it('reads as a person would: done/planned, µs and KB by magnitude, no column no point fills', () => {
+    const out = mkdtempSync(join(tmpdir(), 'dcemu-sweep-'));
+    const axes = [parseAxis('workload.load=0.2,0.6')];
+    const figures = (done: number, fct: number, queue: number) => ({
+      flows_completed: done,
+      flows_planned: 65,
+      flows_failed: 0,
+      flows_unexplained: 65 - done,
+      fct_p99_ns: fct,
+      queue_p99_bytes: queue,
+      clock_err_p99_ns: null,
+      fastpass_alloc_latency_p99_ns: 337_739,
+    });
+    const rows = [
+      { point: ['workload.load=0.2'], dir: 'a', figures: figures(65, 412_345, 15_000) },
+      { point: ['workload.load=0.6'], dir: 'b', figures: figures(59, 16_000_000, 2_450_000) },
+    ];
+    const md = writeTables(out, axes, rows);
+    expect(md.split('\n')).toEqual([
+      '| workload.load | flows done/planned | flows failed | flows unexplained | FCT p99 (ms) | switch queue p99 (MB) | fastpass alloc latency p99 (µs) |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+      '| 0.2 | 65/65 | 0 | 0 | 0.412 | 0.015 | 338 |',
+      '| 0.6 | 59/65 | 0 | 6 | 16 | 2.45 | 338 |',
+    ]);
+    // the CSV keeps the raw figures its column names say, and leaves out the empty column
+    expect(readFileSync(join(out, 'sweep.csv'), 'utf8').split('\n')[0]).toBe(
+      'workload.load,flows_completed,flows_planned,flows_failed,flows_unexplained,fct_p99_ns,queue_p99_bytes,fastpass_alloc_latency_p99_ns',
+    );
   });
 });

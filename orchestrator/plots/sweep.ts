@@ -5,6 +5,7 @@
  * point are left out: there is nothing to compare.
  */
 import type { TopLevelSpec } from 'vega-lite';
+import { columnView, scaled, titleWithUnit } from '../figures.js';
 import type { Plot } from './render.js';
 import { frame, symlog } from './style.js';
 
@@ -20,22 +21,37 @@ export interface SweepPlotRow {
   figures: Record<string, number | string | null>;
 }
 
-/** The figures plotted, by sweep.csv column, with their axis titles. */
-export const SWEEP_METRICS: Record<string, string> = {
-  fct_p50_ns: 'FCT p50 (ns)',
-  fct_p99_ns: 'FCT p99 (ns)',
-  slowdown_p50: 'slowdown p50',
-  slowdown_p99: 'slowdown p99',
-  deadline_miss_ratio: 'deadline miss ratio',
-  queue_p99_bytes: 'queue occupancy p99 (bytes)',
-  queue_max_bytes: 'queue occupancy max (bytes)',
-  drops_congestion: 'frames dropped by full buffers',
-  drops_fault: 'frames lost to faults',
-  clock_err_p50_ns: 'clock error p50 (ns)',
-  clock_err_p99_ns: 'clock error p99 (ns)',
-  flows_completed: 'flows completed',
-  causality_misses: 'causality misses',
-};
+/**
+ * The figures plotted, by sweep.csv column (titles and units: figures.ts); `completion` is
+ * flows_completed as a share of flows_planned.
+ */
+export const SWEEP_METRICS: readonly string[] = [
+  'fct_p50_ns',
+  'fct_p99_ns',
+  'slowdown_p50',
+  'slowdown_p99',
+  'deadline_miss_ratio',
+  'queue_p99_bytes',
+  'queue_max_bytes',
+  'drops_congestion',
+  'drops_fault',
+  'clock_err_p50_ns',
+  'clock_err_p99_ns',
+  'completion',
+  'flows_failed',
+  'flows_unexplained',
+  'causality_misses',
+];
+
+/** a figure of one row: a column, or completion (% of the planned flows completed) */
+function figure(row: SweepPlotRow, metric: string): number | null {
+  const f = row.figures;
+  if (metric !== 'completion') return typeof f[metric] === 'number' ? (f[metric] as number) : null;
+  const [done, planned] = [f.flows_completed, f.flows_planned];
+  return typeof done === 'number' && typeof planned === 'number' && planned > 0
+    ? Math.round((1000 * done) / planned) / 10
+    : null;
+}
 
 /** A figure whose largest value is this many times its smallest positive one is drawn on a symlog scale. */
 const WIDE_RATIO = 100;
@@ -55,27 +71,42 @@ export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] 
       : rest.map((a) => `${a.key}=${setting(row, a.key)}`).join(', ');
   const seriesOrder = rest.length > 0 ? [...new Set(rows.map(series))] : [];
   const plots: Plot[] = [];
-  for (const [metric, title] of Object.entries(SWEEP_METRICS)) {
+  // the swept setting in words: its last name (`workload.load`: load)
+  const xWords = xAxis.key.slice(xAxis.key.lastIndexOf('.') + 1);
+  for (const metric of SWEEP_METRICS) {
+    const raw = rows.map((row) => figure(row, metric));
+    const present = raw.filter((y) => y !== null && Number.isFinite(y));
+    // a wide range (clock error: ns with hardware stamps, µs with software ones) goes on a symlog
+    // axis, which keeps zero (a perfect clock, no drops) where a log axis has none, in the unit of
+    // its smallest value, which would otherwise sit at zero
+    const positive = present.filter((y) => y > 0);
+    const wide =
+      positive.length > 0 &&
+      Math.min(...present) >= 0 &&
+      Math.max(...positive) >= WIDE_RATIO * Math.min(...positive);
+    const view =
+      metric === 'completion'
+        ? { title: 'flows completed', unit: '% of planned', scale: 1 }
+        : columnView(metric, wide ? [Math.min(...positive)] : present);
     const values = rows
-      .map((row) => {
-        const y = row.figures[metric];
-        if (typeof y !== 'number' || !Number.isFinite(y)) return null;
+      .map((row, i) => {
+        const y = raw[i];
+        if (y === null || !Number.isFinite(y)) return null;
         const x = setting(row, xAxis.key);
-        return { x: numericX ? Number(x) : x, y, ...(rest.length > 0 && { series: series(row) }) };
+        return {
+          x: numericX ? Number(x) : x,
+          y: scaled(y, view.scale),
+          ...(rest.length > 0 && { series: series(row) }),
+        };
       })
       .filter((v) => v !== null);
-    if (values.length === 0 || values.every((v) => v.y === 0)) continue;
-    // a wide range (clock error: ns with hardware stamps, µs with software ones) on a symlog axis,
-    // which keeps zero (a perfect clock, no drops) where a log axis has none
-    const ys = values.map((v) => v.y);
-    const max = Math.max(...ys);
-    const minPositive = Math.min(...ys.filter((y) => y > 0));
-    const wide = Math.min(...ys) >= 0 && max >= WIDE_RATIO * minPositive;
+    // nothing to compare: no point has it, or every point has none (no drops, no misses)
+    if (values.length === 0 || (metric !== 'completion' && values.every((v) => v.y === 0))) continue;
     const y = {
       field: 'y',
       type: 'quantitative',
-      title: `${title}${wide ? ', symlog' : ''}`,
-      ...(wide && symlog(0, max)),
+      title: wide ? `${view.title} (${view.unit ? `${view.unit}, ` : ''}symlog)` : titleWithUnit(view),
+      ...(wide && symlog(0, Math.max(...values.map((v) => v.y)))),
     } as const;
     const color =
       rest.length > 0
@@ -87,9 +118,15 @@ export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] 
           }
         : undefined;
     const width = numericX ? 480 : Math.max(240, 80 * xAxis.values.length * Math.max(1, seriesOrder.length));
-    const base = { ...frame(`${metric} against ${xAxis.key}`, width, 300), data: { values } };
+    const base = { ...frame(`${view.title} against ${xWords}`, width, 300), data: { values } };
+    // a number axis ticks at the swept values, where the points are
     const x = numericX
-      ? ({ field: 'x', type: 'quantitative', title: xAxis.key } as const)
+      ? ({
+          field: 'x',
+          type: 'quantitative',
+          title: xAxis.key,
+          axis: { values: xAxis.values.map(Number) },
+        } as const)
       : ({
           field: 'x',
           type: 'nominal',

@@ -48,12 +48,13 @@ export const invariantsSchema = {
   properties: {
     lossless: {
       type: 'boolean',
-      description: 'congestion drops break the run too (zero-loss fabrics)',
+      description: 'true: congestion drops break the run too, for zero-loss fabrics (default false)',
     },
     assert: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
-      description: "checks on summary.json figures, e.g. 'flows.slowdownP99 <= 50', 'drops.noRoute == 0'",
+      description:
+        "checks on summary.json figures, each '<field> <op> <number>' with < <= == != >= >, e.g. 'flows.slowdownP99 <= 50', 'drops.noRoute == 0' (default: none)",
     },
   },
 };
@@ -70,29 +71,72 @@ export const chaosSchema = {
       additionalProperties: false,
       description: 'when failures may strike, from traffic start (default: the workload duration)',
       properties: {
-        from: { type: ['string', 'number'] },
-        to: { type: ['string', 'number'] },
+        from: {
+          type: ['string', 'number'],
+          description: 'its start, from traffic start (duration, ns if a number; default 0)',
+        },
+        to: {
+          type: ['string', 'number'],
+          description:
+            "its end, from traffic start, after from (duration, ns if a number; default: the workload's duration)",
+        },
       },
     },
-    maxFaults: { type: 'integer', minimum: 1, maximum: 1000 },
+    maxFaults: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      description: 'faults drawn per run at most; the earliest are kept (default 200)',
+    },
     failures: {
       type: 'array',
       minItems: 1,
+      description:
+        'what fails: per entry, each of its targets fails and is repaired in turn, drawn from its distributions (required; faults never overlap on one component)',
       items: {
         type: 'object',
         additionalProperties: false,
         required: ['kind', 'targets', 'between'],
         properties: {
-          kind: { enum: [...FAILURE_KINDS] },
+          kind: {
+            enum: [...FAILURE_KINDS],
+            description:
+              "kill: SIGKILL the node, which stays dead; pause: SIGSTOP it until repair; link-down: the link carries nothing until repair; link-lossy: it drops and corrupts frames (loss, corrupt) until repair; clock-step: the node's oscillator jumps by step; clock-freq: its frequency error becomes freq (clock kinds need a clocks: section; the PTP servo repairs them)",
+          },
           targets,
-          between: { ...dist, description: 'time between failures of one component (from its repair)' },
-          repair: { ...dist, description: 'time to repair (pause, link-down, link-lossy)' },
-          loss: { type: 'number', minimum: 0, maximum: 1 },
-          corrupt: { type: 'number', minimum: 0, maximum: 1 },
-          step: { ...dist, description: 'clock-step: the step (signed duration or distribution)' },
+          between: {
+            ...dist,
+            description:
+              "time between failures of one component, from the window's start, then from its last repair: a duration ('20ms' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required (no normal: it may be negative)",
+          },
+          repair: {
+            ...dist,
+            description:
+              "time to repair: a duration ('300us' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required for pause, link-down and link-lossy, refused for the other kinds",
+          },
+          loss: {
+            type: 'number',
+            minimum: 0,
+            maximum: 1,
+            description:
+              'link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds ignore it)',
+          },
+          corrupt: {
+            type: 'number',
+            minimum: 0,
+            maximum: 1,
+            description:
+              'link-lossy: probability that a frame is corrupted (default 0; link-lossy needs loss or corrupt, the other kinds ignore it)',
+          },
+          step: {
+            ...dist,
+            description:
+              "clock-step, required: the step, a signed duration ('-20us' or ns) or a distribution, e.g. normal(0, 20us)",
+          },
           freq: {
             type: ['string', 'number'],
-            description: 'clock-freq: the new frequency error in ppm (number or distribution)',
+            description:
+              'clock-freq, required: the new frequency error in ppm, a number or a distribution, e.g. uniform(-100, 100)',
           },
         },
       },

@@ -9,9 +9,9 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { ScenarioError } from '../errors.js';
 import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
-import { AJV_OPTIONS, scenarioSchema } from './schema.js';
-
+import { AJV_OPTIONS, scenarioSchema, signedDuration } from './schema.js';
 import type { RawScenario, ScenarioSource } from './source.js';
+import { bytes, duration, rate } from './units.js';
 
 export type { RawScenario, ScenarioSource } from './source.js';
 
@@ -222,9 +222,15 @@ function describe(err: ErrorObject): string {
       return 'required field is missing';
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).join(', ')}`;
-    case 'pattern':
-      if (/^\s*-/.test(String(err.data))) return `must not be negative, got '${String(err.data)}'`;
-      return `'${String(err.data)}' is not a valid value (expected a number with a unit, e.g. 10us, 10Gbps, 150KB)`;
+    case 'pattern': {
+      const pattern = (err.parentSchema as { pattern?: string } | undefined)?.pattern;
+      const kind = UNIT_KINDS.find((k) => k.patterns.includes(pattern ?? ''));
+      if (kind?.signed !== true && /^\s*-/.test(String(err.data)))
+        return `must not be negative, got '${String(err.data)}'`;
+      return kind
+        ? unitMistake(kind, String(err.data))
+        : `'${String(err.data)}' is not a valid value (expected a number with a unit, e.g. 10us, 10Gbps, 150KB)`;
+    }
     case 'minimum':
       return `must be >= ${String(p.limit)}, got ${JSON.stringify(err.data)}`;
     case 'type':
@@ -232,6 +238,67 @@ function describe(err: ErrorObject): string {
     default:
       return `${err.message ?? 'invalid'}${err.data !== undefined ? `, got ${JSON.stringify(err.data)}` : ''}`;
   }
+}
+
+interface UnitKind {
+  what: string;
+  patterns: string[];
+  signed?: boolean;
+  units: string[];
+  examples: string;
+}
+
+/** The values with units a scenario takes, by the schema pattern that checks them. */
+const UNIT_KINDS: UnitKind[] = [
+  {
+    what: 'a duration',
+    patterns: [duration.pattern],
+    units: ['ns', 'us', 'µs', 'ms', 's'],
+    examples: '100ns, 10us, 2.5ms, or a number of ns',
+  },
+  {
+    what: 'a duration',
+    patterns: [signedDuration.pattern],
+    signed: true,
+    units: ['ns', 'us', 'µs', 'ms', 's'],
+    examples: '-2us, 500ns, or a number of ns',
+  },
+  {
+    what: 'a rate',
+    patterns: [rate.pattern],
+    units: ['Gbps', 'Mbps', 'Kbps', 'Tbps', 'bps', 'bit/s', 'Gbit/s', 'Mbit/s'],
+    examples: '10Gbps, 100Mbps, or a number of bit/s',
+  },
+  {
+    what: 'a size',
+    patterns: [bytes.pattern],
+    units: ['B', 'KB', 'MB', 'GB', 'KiB', 'MiB', 'GiB'],
+    examples: '1500, 150KB, 4MB, or a number of bytes',
+  },
+];
+
+/**
+ * What is wrong with a value that is not the number with a unit its field takes: a unit one typo
+ * away from a right one (`10Gbs`: did you mean `10Gbps`?), a unit of another kind (`10us` where a
+ * size belongs), or the form expected.
+ */
+function unitMistake(kind: UnitKind, value: string): string {
+  const expected = `${kind.what} (e.g. ${kind.examples})`;
+  const m = /^\s*(-?[0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(\S.*?)\s*$/i.exec(value);
+  if (m) {
+    const [, num, unit] = m;
+    const exactly = (units: string[]) => units.some((u) => u.toLowerCase() === unit.toLowerCase());
+    const nearest = (units: string[]) =>
+      units.find((u) => editDistance(unit.toLowerCase(), u.toLowerCase()) <= 1) ?? null;
+    const others = UNIT_KINDS.filter((k) => k.what !== kind.what);
+    const other = others.find((k) => exactly(k.units));
+    if (other) return `'${value}' is ${other.what}; this field takes ${expected}`;
+    const near = nearest(kind.units);
+    if (near) return `'${value}' is not ${kind.what}: did you mean '${num}${near}'?`;
+    const like = others.find((k) => nearest(k.units));
+    if (like) return `'${value}' looks like ${like.what}; this field takes ${expected}`;
+  }
+  return `'${value}' is not ${expected}`;
 }
 
 /** Closest candidate by edit distance, when close enough to be a typo. */

@@ -5,12 +5,21 @@
  * silently ignored key.
  */
 
+import { SizeCdf } from '../../node/cdf.js';
 import { schemeSchema } from '../schemes/index.js';
 import { chaosSchema, invariantsSchema } from './chaos-schema.js';
+import { DEFAULTS } from './defaults.js';
 import { bytes, duration, rate } from './units.js';
 
-const nodeName = { type: 'string', minLength: 1 };
-const signedDuration = {
+/** a schema fragment with its description (and its default, when it has one) */
+const doc = <T extends object>(fragment: T, description: string, dflt?: unknown) => ({
+  ...fragment,
+  description,
+  ...(dflt !== undefined && { default: dflt }),
+});
+
+const nodeName = { type: 'string', minLength: 1 } as const;
+export const signedDuration = {
   type: ['string', 'number'],
   pattern: '^\\s*-?[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
 };
@@ -22,11 +31,19 @@ const distribution = {
 };
 const probability = { type: 'number', minimum: 0, maximum: 1 };
 
-const link = {
+const link = (which: string) => ({
   type: 'object',
   additionalProperties: false,
-  properties: { rate, delay: duration },
-};
+  description: `${which} links: their rate and propagation delay`,
+  properties: {
+    rate: doc(rate, `line rate of every ${which} link (bit/s: 10Gbps, 100Mbps)`, DEFAULTS.link.rate),
+    delay: doc(
+      duration,
+      `one-way propagation delay of every ${which} link, cable plus switch pipeline (ns: 1us, 500ns)`,
+      DEFAULTS.link.delay,
+    ),
+  },
+});
 
 const linkRef = {
   type: 'array',
@@ -46,6 +63,9 @@ const captureRef = {
   description:
     'a node name (every link of the node) or the two node names at the ends of a link, e.g. [leaf0, spine1]; both directions are captured',
 };
+
+/** the flow-size distributions data/workloads/ holds (`workload.sizes`) */
+const WORKLOADS = SizeCdf.names();
 
 export const TIMELINE_ACTIONS = [
   'kill',
@@ -81,68 +101,139 @@ const computeScale = {
   exclusiveMinimum: 0,
   description: 'multiplies every cost: 2 models a core half as fast as the reference (default 1)',
 } as const;
-const computeRole = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { model: computeModel, scale: computeScale },
-} as const;
+const computeRole = (role: string) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    description: `the compute model of the ${role}s, over the section's own model and scale`,
+    properties: { model: computeModel, scale: computeScale },
+  }) as const;
 
 export const scenarioSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['topology', 'workload'],
   properties: {
-    name: { type: 'string' },
-    description: { type: 'string' },
-    tdf: { type: 'number', exclusiveMinimum: 0 },
-    seed: { type: 'integer' },
+    name: doc({ type: 'string' }, "the run's name in results and logs (default: the file's name)"),
+    description: doc({ type: 'string' }, 'what the scenario is for, in words (kept in scenario.json)'),
+    tdf: doc(
+      { type: 'number', exclusiveMinimum: 0 },
+      'dilated mode: real nanoseconds per virtual nanosecond (2000: 2 ms of wall time per virtual µs)',
+      DEFAULTS.tdf,
+    ),
+    seed: doc(
+      { type: 'integer' },
+      'seeds every random draw (workload, clocks, jitter, loss): the same seed gives the same run',
+      DEFAULTS.seed,
+    ),
     topology: {
       type: 'object',
       required: ['kind'],
       additionalProperties: false,
+      description:
+        'the fabric: its shape and size (hosts h0.., switches by tier); arbiters come from the scheme',
       properties: {
-        kind: { enum: ['leaf-spine', 'fat-tree', 'f10', 'dumbbell', 'star'] },
-        leaves: { type: 'integer', minimum: 1 },
-        spines: { type: 'integer', minimum: 1 },
-        hostsPerLeaf: { type: 'integer', minimum: 1 },
-        k: { type: 'integer', minimum: 2, multipleOf: 2 },
-        /** f10: switch levels (L + 1); default 3 */
-        levels: { type: 'integer', minimum: 2 },
-        /** f10: AB FatTree or standard FatTree wiring; default ab */
-        variant: { enum: ['ab', 'standard'] },
-        hostsPerSide: { type: 'integer', minimum: 1 },
-        hosts: { type: 'integer', minimum: 2 },
+        kind: doc(
+          { enum: ['leaf-spine', 'fat-tree', 'f10', 'dumbbell', 'star'] },
+          'leaf-spine (leaves, spines, hostsPerLeaf), fat-tree (k), f10 (k, levels, variant), dumbbell (hostsPerSide), star (hosts)',
+        ),
+        leaves: doc({ type: 'integer', minimum: 1 }, 'leaf-spine: leaf (ToR) switches; required'),
+        spines: doc(
+          { type: 'integer', minimum: 1 },
+          'leaf-spine: spine switches, each wired to every leaf; required',
+        ),
+        hostsPerLeaf: doc({ type: 'integer', minimum: 1 }, 'leaf-spine: hosts under each leaf; required'),
+        k: doc(
+          { type: 'integer', minimum: 2, multipleOf: 2 },
+          'fat-tree and f10: switch radix k (k³/4 hosts, 5k²/4 switches in three levels); required',
+        ),
+        levels: doc({ type: 'integer', minimum: 2 }, 'f10: switch levels (L + 1)', 3),
+        variant: doc(
+          { enum: ['ab', 'standard'] },
+          "f10: the AB FatTree's alternating wiring (ab) or a standard FatTree's (standard)",
+          'ab',
+        ),
+        hostsPerSide: doc(
+          { type: 'integer', minimum: 1 },
+          'dumbbell: hosts on each side of the one bottleneck link; required',
+        ),
+        hosts: doc({ type: 'integer', minimum: 2 }, 'star: hosts around one switch; required'),
       },
     },
     links: {
       type: 'object',
       additionalProperties: false,
-      properties: { host: link, fabric: link },
+      description:
+        'link rates and delays: host links (host to its switch) and fabric links (switch to switch)',
+      properties: { host: link('host'), fabric: link('fabric') },
     },
     ports: {
       type: 'object',
       additionalProperties: false,
+      description: "every egress port's queue: its buffer, ECN marking and transmit pipeline",
       properties: {
-        buffer: bytes,
-        ecnThreshold: bytes,
-        commitAhead: duration,
-        hostBuffer: bytes,
+        buffer: doc(
+          bytes,
+          "a switch port's buffer; a frame that does not fit is dropped (bytes: 400KB)",
+          DEFAULTS.ports.buffer,
+        ),
+        ecnThreshold: doc(
+          bytes,
+          'a frame that leaves a queue longer than this is ECN-marked (DCTCP K; bytes: 30KB)',
+          DEFAULTS.ports.ecnThreshold,
+        ),
+        commitAhead: doc(
+          duration,
+          "the transmit pipeline: a frame is committed to its link this long before it starts (ns: 2us); it is also every hop's lookahead",
+          DEFAULTS.ports.commitAhead,
+        ),
+        hostBuffer: doc(
+          bytes,
+          "a host NIC's transmit queue; a transport that outruns it waits (bytes: 8MB)",
+          DEFAULTS.ports.hostBuffer,
+        ),
       },
     },
     liveness: {
       type: 'object',
       additionalProperties: false,
-      properties: { interval: duration, multiplier: { type: 'integer', minimum: 1 } },
+      description:
+        'link failure detection: neighbours exchange keepalives and declare a port down after missing some',
+      properties: {
+        interval: doc(duration, 'keepalive period on every idle link (ns: 10us)', DEFAULTS.liveness.interval),
+        multiplier: doc(
+          { type: 'integer', minimum: 1 },
+          'a port is declared down after this many intervals without hearing its peer',
+          DEFAULTS.liveness.multiplier,
+        ),
+      },
     },
     clocks: {
       type: 'object',
       additionalProperties: false,
+      description:
+        "every node's own oscillator (absent: ideal clocks): its initial offset, frequency error, wander and read granularity; ptp: disciplines it",
       properties: {
-        offset: distribution,
-        freq: distribution,
-        wander: { type: 'number', minimum: 0 },
-        granularity: duration,
-        reference: nodeName,
+        offset: doc(
+          distribution,
+          "each node's initial clock offset: a value or a distribution of durations, e.g. uniform(-10us, 10us)",
+          'uniform(-10us, 10us)',
+        ),
+        freq: doc(
+          distribution,
+          "each node's frequency error in ppm: a value or a distribution, e.g. uniform(-50, 50)",
+          'uniform(-50, 50)',
+        ),
+        wander: doc(
+          { type: 'number', minimum: 0 },
+          'random-walk frequency wander, ppm per √s (0: a steady frequency)',
+          0.5,
+        ),
+        granularity: doc(duration, 'clock reads come in steps of this (8ns: a 125 MHz PHC counter)', '8ns'),
+        reference: doc(
+          nodeName,
+          'a node whose clock is perfect (error 0), e.g. the grandmaster (default: none)',
+        ),
       },
     },
     /**
@@ -157,31 +248,58 @@ export const scenarioSchema = {
       properties: {
         model: computeModel,
         scale: computeScale,
-        host: computeRole,
-        arbiter: computeRole,
+        host: computeRole('host'),
+        arbiter: computeRole('arbiter'),
       },
     },
     /** host-side timing jitter models (seeded): software stamp delay, late transmissions */
     jitter: {
       type: 'object',
       additionalProperties: false,
-      properties: { stamp: distribution, send: distribution },
+      description: 'host timing noise, seeded: how late software timestamps and transmissions are',
+      properties: {
+        stamp: doc(
+          distribution,
+          "software timestamps' delay after the true event (PTP software stamping), a duration or a distribution (default in conservative mode: lognormal(40ns, 1), a fit of what dilated runs measure; none in dilated mode, which has the machine's own)",
+        ),
+        send: doc(
+          distribution,
+          'how late each host transmission leaves after its scheduled time, a duration or a distribution, e.g. lognormal(200ns, 1) (default: none, ideal send timing)',
+        ),
+      },
     },
     ptp: {
       type: 'object',
       additionalProperties: false,
+      description:
+        'PTP (IEEE 1588) over the fabric: hosts discipline their clocks (clocks:) to a grandmaster the BMCA elects',
       properties: {
-        timestamping: { enum: ['hardware', 'software'] },
-        transparentClocks: { type: 'boolean' },
+        timestamping: doc(
+          { enum: ['hardware', 'software'] },
+          'hardware: NIC stamps (exact); software: stamps taken in the stack, late by jitter.stamp',
+          'hardware',
+        ),
+        transparentClocks: doc(
+          { type: 'boolean' },
+          'switches add each Sync/Delay_Req residence time to its correction field (end-to-end transparent clocks)',
+          true,
+        ),
         delayMechanism: {
           enum: ['e2e', 'p2p'],
           description:
             'e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and the switches, as peer-to-peer transparent clocks, add the ingress link delay to every Sync',
         },
-        syncInterval: duration,
-        announceInterval: duration,
-        announceTimeout: { type: 'integer', minimum: 1 },
-        candidates: { type: 'array', items: nodeName, minItems: 1 },
+        syncInterval: doc(duration, "the master's Sync period (ns: 100us)", '100us'),
+        announceInterval: doc(duration, "the master's Announce period (ns: 1ms)", '1ms'),
+        announceTimeout: doc(
+          { type: 'integer', minimum: 1 },
+          'announce intervals without an Announce before a slave drops its master and the BMCA runs again',
+          3,
+        ),
+        candidates: doc(
+          { type: 'array', items: nodeName, minItems: 1 },
+          'master-capable hosts, best first (ties in their datasets go by this order; default: the first and the last host, or the hosts in datasets)',
+        ),
         datasets: {
           type: 'object',
           description:
@@ -190,28 +308,82 @@ export const scenarioSchema = {
             type: 'object',
             additionalProperties: false,
             properties: {
-              priority1: { type: 'integer', minimum: 0, maximum: 255 },
-              clockClass: { type: 'integer', minimum: 0, maximum: 254 },
-              clockAccuracy: { type: 'integer', minimum: 0, maximum: 255 },
-              offsetScaledLogVariance: { type: 'integer', minimum: 0, maximum: 65535 },
-              priority2: { type: 'integer', minimum: 0, maximum: 255 },
+              priority1: doc(
+                { type: 'integer', minimum: 0, maximum: 255 },
+                "compared first; lower wins (an operator's choice of grandmaster)",
+                128,
+              ),
+              clockClass: doc(
+                { type: 'integer', minimum: 0, maximum: 254 },
+                'traceability of the time source (6: locked to GPS; 248: default); lower wins',
+                248,
+              ),
+              clockAccuracy: doc(
+                { type: 'integer', minimum: 0, maximum: 255 },
+                'accuracy class (0x20: 25 ns, ..., 254: unknown); lower wins',
+                254,
+              ),
+              offsetScaledLogVariance: doc(
+                { type: 'integer', minimum: 0, maximum: 65535 },
+                "the oscillator's stability (65535: not computed); lower wins",
+                65535,
+              ),
+              priority2: doc(
+                { type: 'integer', minimum: 0, maximum: 255 },
+                'compared after the quality fields; lower wins (default 128, plus the rank in candidates)',
+              ),
             },
           },
         },
-        delayFilter: { type: 'integer', minimum: 1 },
-        lockThreshold: duration,
-        sample: duration,
+        delayFilter: doc(
+          { type: 'integer', minimum: 1 },
+          'path delay measurements in the moving median a slave uses (linuxptp delay_filter_length)',
+          10,
+        ),
+        lockThreshold: doc(
+          duration,
+          'a slave counts as locked once its offset stays within this (default 100ns with hardware stamps, 2us with software)',
+        ),
+        sample: doc(
+          duration,
+          "how often each clock's true error is sampled into clocks.csv (ns: 10us)",
+          '10us',
+        ),
         servo: {
           type: 'object',
           additionalProperties: false,
+          description:
+            "the PI servo, as linuxptp's pi.c: kp = min(kpScale · interval^kpExponent, 0.7), ki likewise (defaults: linuxptp's for the stamping mode)",
           properties: {
-            kpScale: { type: 'number', exclusiveMinimum: 0 },
-            kpExponent: { type: 'number' },
-            kiScale: { type: 'number', minimum: 0 },
-            kiExponent: { type: 'number' },
-            maxFrequency: { type: 'number', exclusiveMinimum: 0 },
-            stepThreshold: duration,
-            firstStepThreshold: duration,
+            kpScale: doc(
+              { type: 'number', exclusiveMinimum: 0 },
+              'proportional gain scale (linuxptp pi_proportional_scale; default 0.7 hardware, 0.1 software)',
+            ),
+            kpExponent: doc(
+              { type: 'number' },
+              'proportional gain exponent of the sync interval in s (-1: gains scale with the short intervals of a fabric)',
+              -1,
+            ),
+            kiScale: doc(
+              { type: 'number', minimum: 0 },
+              'integral gain scale (linuxptp pi_integral_scale; default 0.3 hardware, 0.001 software)',
+            ),
+            kiExponent: doc({ type: 'number' }, 'integral gain exponent of the sync interval in s', -1),
+            maxFrequency: doc(
+              { type: 'number', exclusiveMinimum: 0 },
+              'the largest frequency correction, ppb (linuxptp max_frequency)',
+              900000,
+            ),
+            stepThreshold: doc(
+              duration,
+              'an offset above this steps the clock instead of slewing it (0: never after the first)',
+              0,
+            ),
+            firstStepThreshold: doc(
+              duration,
+              'the first measured offset above this steps the clock (linuxptp first_step_threshold is 20 µs at 1 s intervals; slewing that much at the 900 ppm clamp would take 22 ms here)',
+              '1us',
+            ),
           },
         },
       },
@@ -220,45 +392,78 @@ export const scenarioSchema = {
     transport: {
       type: 'object',
       additionalProperties: false,
+      description:
+        "the hosts' transport where the scheme brings none of its own: a reliable window-based one (baseline) or unreliable UDP",
       properties: {
-        kind: { enum: ['baseline', 'udp'] },
-        // baseline only: DCTCP (ECN-driven), or loss-based Reno (ECN off: fills the buffers, as the
-        // Linux TCP Fastpass is compared with)
-        cc: { enum: ['dctcp', 'reno'] },
-        // the receiver's window: a flow never has more than this unacknowledged (default: no limit)
-        rwnd: bytes,
-        initCwnd: { type: 'integer', minimum: 1 },
-        g: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-        minRto: duration,
-        maxRto: duration,
-        dupAcks: { type: 'integer', minimum: 1 },
-        // udp only: the host's send rate (default its NIC rate), and every flow's own rate (default unpaced)
-        rate,
-        flowRate: rate,
+        kind: doc(
+          { enum: ['baseline', 'udp'] },
+          'baseline: reliable, windowed, congestion-controlled (cc); udp: sends at a rate, never retransmits',
+          'baseline',
+        ),
+        cc: doc(
+          { enum: ['dctcp', 'reno'] },
+          'baseline: DCTCP (ECN-driven) or loss-based Reno (ECN off: fills the buffers, as the Linux TCP Fastpass is compared with)',
+          'dctcp',
+        ),
+        rwnd: doc(
+          bytes,
+          "baseline: the receiver's window, a flow never has more unacknowledged (bytes; default: no limit)",
+        ),
+        initCwnd: doc({ type: 'integer', minimum: 1 }, 'baseline: initial congestion window, frames', 10),
+        g: doc(
+          { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+          "baseline DCTCP: the gain of alpha's moving average of the marked fraction (RFC 8257: 1/16)",
+          1 / 16,
+        ),
+        minRto: doc(duration, 'baseline: the smallest retransmission timeout (ns: 200us)', '200us'),
+        maxRto: doc(
+          duration,
+          'baseline: the largest retransmission timeout, after backoff (ns: 20ms)',
+          '20ms',
+        ),
+        dupAcks: doc(
+          { type: 'integer', minimum: 1 },
+          'baseline: duplicate acknowledgements that trigger a fast retransmit',
+          3,
+        ),
+        rate: doc(rate, "udp: the host's send rate (bit/s; default: its NIC rate)"),
+        flowRate: doc(rate, "udp: every flow's own rate (bit/s; default: unpaced)"),
       },
     },
     workload: {
       type: 'object',
       additionalProperties: false,
       required: ['pattern'],
+      description:
+        'the traffic: flows drawn from a pattern, sizes and load (Poisson arrivals, seeded), or listed one by one',
       properties: {
-        pattern: { enum: ['all-to-all', 'permutation', 'incast', 'list'] },
-        sizes: { type: 'string' },
-        fixedSize: bytes,
-        load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-        duration,
-        fanIn: { type: 'integer', minimum: 1 },
-        target: nodeName,
-        // best-effort traffic beside the main workload (Harmony: the third class); null: none
+        pattern: doc(
+          { enum: ['all-to-all', 'permutation', 'incast', 'list'] },
+          'all-to-all: each flow between two random hosts; permutation: each host sends to one fixed partner; incast: fanIn senders to one target; list: the flows given in flows',
+        ),
+        sizes: doc(
+          { enum: WORKLOADS },
+          'the flow-size distribution, a published one from data/workloads/ (or fixedSize)',
+        ),
+        fixedSize: doc(bytes, 'every flow this size instead of a distribution (bytes: 20KB)'),
+        load: doc(
+          { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+          "offered load as a share of each sender's host link rate; required with a pattern",
+        ),
+        duration: doc(duration, 'flows start within [0, duration) (ns: 20ms)', DEFAULTS.workload.duration),
+        fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),
+        target: doc(nodeName, 'incast: the receiving host (default: a random host for each burst)'),
         background: {
           type: ['object', 'null'],
           additionalProperties: false,
           required: ['pattern'],
+          description:
+            'best-effort traffic beside the main workload (Harmony: the third class), with its own pattern, sizes and load; null: none',
           properties: {
-            pattern: { enum: ['all-to-all', 'permutation'] },
-            sizes: { type: 'string' },
-            fixedSize: bytes,
-            load: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+            pattern: doc({ enum: ['all-to-all', 'permutation'] }, 'as workload.pattern'),
+            sizes: doc({ enum: WORKLOADS }, 'as workload.sizes'),
+            fixedSize: doc(bytes, 'as workload.fixedSize (bytes)'),
+            load: doc({ type: 'number', exclusiveMinimum: 0, maximum: 1 }, 'as workload.load'),
           },
         },
         senders: {
@@ -278,24 +483,36 @@ export const scenarioSchema = {
           description:
             'a deadline for each flow (a share of them): exponential with this mean, at least atLeast times its line-rate transfer time; summary.flows.deadlines counts the misses',
           properties: {
-            mean: duration,
-            atLeast: { type: 'number', minimum: 0 },
-            share: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+            mean: doc(duration, 'the mean of the exponential deadlines (ns: 1ms); required'),
+            atLeast: doc(
+              { type: 'number', minimum: 0 },
+              "a deadline is at least this many times the flow's line-rate transfer time",
+              DEFAULTS.workload.deadlineAtLeast,
+            ),
+            share: doc(
+              { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+              'the share of flows that get a deadline',
+              1,
+            ),
           },
         },
         flows: {
           type: 'array',
+          description: 'list: the flows, one entry each',
           items: {
             type: 'object',
             additionalProperties: false,
             required: ['src', 'dst', 'size'],
             properties: {
-              src: nodeName,
-              dst: nodeName,
-              size: bytes,
-              start: duration,
-              /** this many such flows (parallel connections, as iperf -P) */
-              copies: { type: 'integer', minimum: 1 },
+              src: doc(nodeName, 'the sending host'),
+              dst: doc(nodeName, 'the receiving host'),
+              size: doc(bytes, 'bytes to deliver (1MB)'),
+              start: doc(duration, 'when it starts, after traffic start (ns)', 0),
+              copies: doc(
+                { type: 'integer', minimum: 1 },
+                'this many such flows at once (parallel connections, as iperf -P)',
+                1,
+              ),
             },
           },
         },
@@ -304,16 +521,40 @@ export const scenarioSchema = {
     run: {
       type: 'object',
       additionalProperties: false,
+      description: 'how the run is carried out and what it records',
       properties: {
-        sync: { enum: ['conservative', 'dilated'] },
-        step: duration,
-        drain: duration,
-        sample: duration,
-        /** per-sender throughput intervals (summary.fairness) */
-        interval: duration,
-        missThreshold: probability,
-        logLevel: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
-        plots: { type: 'boolean' },
+        sync: doc(
+          { enum: ['conservative', 'dilated'] },
+          'conservative: exact, the same bytes on every run; dilated: real time slowed by tdf (statistical)',
+          DEFAULTS.run.sync,
+        ),
+        step: doc(
+          duration,
+          'conservative mode: the orchestrator grants the nodes time in steps this long (progress, faults and Ctrl-C act at step ends; ns: 100us)',
+          DEFAULTS.run.step,
+        ),
+        drain: doc(
+          duration,
+          "after the workload's duration, the run goes on this long for flows to finish (ns: 20ms)",
+          DEFAULTS.run.drain,
+        ),
+        sample: doc(duration, 'queue occupancy sampling period, queues.csv (ns: 5us)', DEFAULTS.run.sample),
+        interval: doc(
+          duration,
+          'per-sender throughput intervals for summary.fairness and convergence (ns: 100us)',
+          DEFAULTS.run.interval,
+        ),
+        missThreshold: doc(
+          probability,
+          'dilated mode: the largest share of causality misses a faithful run may have',
+          DEFAULTS.run.missThreshold,
+        ),
+        logLevel: doc(
+          { enum: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] },
+          "the node processes' log level (logs/<node>.log)",
+          DEFAULTS.run.logLevel,
+        ),
+        plots: doc({ type: 'boolean' }, 'draw the per-run plots (plots/*.svg, *.png)', DEFAULTS.run.plots),
         capture: {
           type: 'array',
           items: captureRef,
@@ -323,7 +564,8 @@ export const scenarioSchema = {
         captureLimit: {
           type: 'integer',
           minimum: 1,
-          description: 'frames written per captured port at most; the rest are counted (default 100000)',
+          description: 'frames written per captured port at most; the rest are counted',
+          default: DEFAULTS.run.captureLimit,
         },
       },
     },
@@ -331,21 +573,32 @@ export const scenarioSchema = {
     invariants: invariantsSchema,
     timeline: {
       type: 'array',
+      description: 'faults at fixed times: one entry per action, on a node, a link or a clock',
       items: {
         type: 'object',
         additionalProperties: false,
         required: ['at', 'action'],
         properties: {
-          at: duration,
-          action: { enum: [...TIMELINE_ACTIONS] },
-          node: nodeName,
+          at: doc(duration, 'when it fires, after traffic start (ns: 5ms)'),
+          action: doc(
+            { enum: [...TIMELINE_ACTIONS] },
+            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy a link; ptp-loss, clock-step, clock-freq a clock',
+          ),
+          node: doc(nodeName, 'the node it acts on (node actions, clock actions)'),
           link: linkRef,
-          direction: { enum: ['both', 'forward', 'reverse'] },
-          loss: probability,
-          corrupt: probability,
-          delay: duration,
-          step: signedDuration,
-          freq: { type: 'number' },
+          direction: doc(
+            { enum: ['both', 'forward', 'reverse'] },
+            'link actions: both directions, or only from the first named node (forward) or toward it (reverse)',
+            'both',
+          ),
+          loss: doc(probability, 'link-lossy, ptp-loss: the share of frames lost (0 ends the loss)'),
+          corrupt: doc(
+            probability,
+            'link-lossy: the share of frames corrupted (CRC error: dropped and counted)',
+          ),
+          delay: doc(duration, 'link-lossy: extra one-way delay on the link (ns)'),
+          step: doc(signedDuration, "clock-step: the node's clock jumps by this (ns, may be negative: -2us)"),
+          freq: doc({ type: 'number' }, "clock-freq: the node's oscillator's new frequency error, ppm"),
           ifPresent: {
             type: 'boolean',
             description:

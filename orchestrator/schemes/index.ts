@@ -37,8 +37,13 @@ export const schemeSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['kind'],
+  description:
+    'the fabric design that runs: its kind and its own settings (each kind reads only its own; docs/schemes.md); absent: ECMP over the baseline transport',
   properties: {
-    kind: { enum: BUILT_IN_KINDS },
+    kind: {
+      enum: BUILT_IN_KINDS,
+      description: `the design: ${BUILT_IN_KINDS.join(', ')}, or a kind of your own with module`,
+    },
     module: {
       type: 'string',
       description:

@@ -111,7 +111,10 @@ export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings, Sec
    * (`summary` is the whole summary): one entry per broken promise.
    */
   invariants?(section: Sec, summary: Record<string, unknown>): Array<{ invariant: string; detail: string }>;
-  /** its columns in a sweep's table (and plots), from its own section: `<scheme>_<figure>` */
+  /**
+   * its columns in a sweep's table (and plots), from its own section: `<scheme>_<figure>`, ending in
+   * `_ns` or `_bytes` when it is a time or a size (sweep.md then shows it in µs/ms, KB/MB)
+   */
   sweepFigures?(section: Sec): Record<string, number | string | null>;
   /** the paper's evaluations it runs as commands (`dcemu experiment <name>`) */
   readonly experiments?: readonly SchemeExperiment[];

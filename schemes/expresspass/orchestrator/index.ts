@@ -30,23 +30,79 @@ import {
 const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
 
 export const expressPassProperties = {
-  creditShare: fraction,
-  queueCredits: { type: 'integer', minimum: 1 },
-  burstCredits: { type: 'integer', minimum: 1 },
-  alpha: fraction,
-  wInit: fraction,
-  wMin: fraction,
-  wMax: fraction,
-  targetLossScaling: fraction,
-  jitter: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-  timeout: duration,
+  creditShare: {
+    ...fraction,
+    description:
+      "share of each port's rate the credit limiter lets credits use, switches and NICs alike (default 84/1584 ≈ 0.053: one 84 B credit per 1500 B data frame)",
+  },
+  queueCredits: {
+    type: 'integer',
+    minimum: 1,
+    description: "credits a port's credit queue holds; more are dropped (default 8)",
+  },
+  burstCredits: {
+    type: 'integer',
+    minimum: 1,
+    description: 'credits the limiter may send back to back after idling (default 2)',
+  },
+  alpha: {
+    ...fraction,
+    description: "a flow's initial credit rate, as a fraction of the highest (default 1/16; top: 1)",
+  },
+  wInit: {
+    ...fraction,
+    description: 'initial aggressiveness w of the credit feedback control (default 1/16)',
+  },
+  wMin: { ...fraction, description: 'floor of w, at most wMax (default 0.01)' },
+  wMax: { ...fraction, description: 'ceiling of w (default 0.5)' },
+  targetLossScaling: {
+    ...fraction,
+    description:
+      'expresspass: the target credit loss is (1 - rate/max) x this (default 1/8); top ignores it and targets a fixed 10%',
+  },
+  jitter: {
+    type: 'number',
+    minimum: 0,
+    exclusiveMaximum: 1,
+    description: 'credit pacing jitter: each gap is multiplied by 1 + uniform(-jitter, jitter) (default 0.1)',
+  },
+  timeout: {
+    ...duration,
+    description:
+      'a request no credit answered for this long is sent again, and a receiver whose data stopped this long stops crediting (duration, ns if a number; default 200us)',
+  },
   // top only
-  tokenExpiry: { enum: ['sender', 'switch', 'none'] },
-  classes: { type: 'integer', minimum: 1, maximum: 6 },
-  priorities: { enum: ['workload', 'log'] },
-  maxFlowSize: bytes,
-  unscheduled: { type: 'integer', minimum: 0 },
-  objective: { enum: ['fct', 'deadline'] },
+  tokenExpiry: {
+    enum: ['sender', 'switch', 'none'],
+    description:
+      'top only: how token age is bounded. sender (default): a sender drops a token older than hops x 8 token pacing times by its node clock (§4.3); switch: switches drop a token that waited more than 8 pacing times (§3.1 R2); none',
+  },
+  classes: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 6,
+    description: 'top only: token classes K (default 6, or 5 with unscheduled packets: the most there are)',
+  },
+  priorities: {
+    enum: ['workload', 'log'],
+    description:
+      'top only: the class boundaries on packets left. workload: the byte quantiles i/K of workload.sizes, which must name a distribution; log: p^(i/K), p the largest flow (maxFlowSize). Default: workload when workload.sizes names a distribution, else log',
+  },
+  maxFlowSize: {
+    ...bytes,
+    description: 'top, priorities log: the largest flow p (size, bytes if a number; default 30MB)',
+  },
+  unscheduled: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      'top only: a flow of at most this many packets sends them all unscheduled at its start, in the lowest class (default 0: off)',
+  },
+  objective: {
+    enum: ['fct', 'deadline'],
+    description:
+      'top only: what the tokens serve. fct (default): fewest packets left first (SRPT); deadline: earliest deadline first among flows that can still meet theirs (EDF), which needs workload.deadlines',
+  },
 };
 
 export interface XpSettings {

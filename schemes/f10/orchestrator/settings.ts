@@ -14,77 +14,47 @@ import type { F10CongestionConfig, F10DetectorConfig } from '../config.js';
 
 const count = { type: 'integer', minimum: 1 };
 
-/** F10's failure detector (§5.4): of the fabric links, or of the control links to the controller. */
-const detectorSchema = {
+/**
+ * F10's failure detector (§5.4): of the fabric links, or of the control links to the controller; the
+ * descriptions name the defaults of the one it configures.
+ */
+const detectorSchema = (d: {
+  window: string;
+  keepUp: number;
+  bringUp: number;
+  keepalive: string;
+  hold: number;
+  maxHold: number;
+}) => ({
   type: 'object',
   additionalProperties: false,
   properties: {
-    window: duration,
-    keepUp: count,
-    bringUp: count,
-    keepalive: duration,
-    hold: count,
-    maxHold: count,
-  },
-};
-
-/** The `scheme:` properties F10 reads (besides kind). */
-export const f10Properties = {
-  pushback: { type: 'boolean' },
-  /** congestion pushback (F10 §6.2), f10 only: false, or its settings */
-  congestion: {
-    oneOf: [
-      { type: 'boolean' },
-      {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          window: duration,
-          threshold: { type: 'number', exclusiveMinimum: 0 },
-          shed: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
-        },
-      },
-    ],
-  },
-  /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
-  lossInterval: duration,
-  detector: detectorSchema,
-  controller: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      epoch: duration,
-      stable: duration,
-      reactionDelay: duration,
-      report: duration,
-      predictableDelta: { type: 'number', exclusiveMinimum: 0 },
-      /** the detector of the control links (slower than the fabric's: the controller works on epochs) */
-      detector: detectorSchema,
-      /** the control links from the controller to every switch; default: the fabric links' */
-      link: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { rate, delay: duration },
-      },
+    window: {
+      ...duration,
+      description: `t: the window valid frames are counted in; an up link that delivered fewer than keepUp in one is declared down at its end (duration, ns if a number; default ${d.window})`,
+    },
+    keepUp: {
+      ...count,
+      description: `c: valid frames per window a working link needs to stay up (default ${d.keepUp})`,
+    },
+    bringUp: {
+      ...count,
+      description: `d: valid frames per window a failed link needs, for hold windows in a row, to come back up (default ${d.bringUp})`,
+    },
+    keepalive: {
+      ...duration,
+      description: `an idle port sends a keepalive this often; keepUp of them must take less than a window (duration, ns if a number; default ${d.keepalive})`,
+    },
+    hold: {
+      ...count,
+      description: `first hold-down, in windows: how long a failed link must stay good before its handshake; it doubles each time the link flaps (default ${d.hold})`,
+    },
+    maxHold: {
+      ...count,
+      description: `the hold-down doubles up to this many windows, at least hold (default ${d.maxHold})`,
     },
   },
-};
-
-export interface F10Settings extends F10ControllerTiming {
-  kind: 'f10' | 'portland';
-  /** f10: pushback on (default) or off, to study local rerouting alone */
-  pushback: boolean;
-  detector: F10DetectorConfig;
-  /** the detector of the control links between the switches and the controller */
-  controlDetector: F10DetectorConfig;
-  /** f10: congestion pushback (§6.2), null when off */
-  congestion: F10CongestionConfig | null;
-  /** congestion loss is counted per interval of this many virtual ns */
-  lossIntervalNs: number;
-  /** the controller's control links */
-  controlLink: LinkParams;
-  [setting: string]: unknown;
-}
+});
 
 /**
  * Defaults, and why:
@@ -111,6 +81,123 @@ export const SCHEME_DEFAULTS = {
   congestion: { window: '500us', threshold: 0.2, shed: 0.5 },
   lossInterval: '500us',
 } as const;
+
+const D = SCHEME_DEFAULTS;
+
+/** The `scheme:` properties F10 reads (besides kind). */
+export const f10Properties = {
+  pushback: {
+    type: 'boolean',
+    description:
+      'f10 only: pushback (§5.2), switches telling their neighbours the prefixes a failure left them unable to reach; false studies local rerouting alone (default true)',
+  },
+  /** congestion pushback (F10 §6.2), f10 only: false, or its settings */
+  congestion: {
+    description: `f10 only: congestion pushback (§6.2), which moves flows off links loaded above their group's mean; false turns it off, true or an object of settings on (default: on, window ${D.congestion.window}, threshold ${D.congestion.threshold}, shed ${D.congestion.shed})`,
+    oneOf: [
+      { type: 'boolean' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          window: {
+            ...duration,
+            description: `each switch measures every link's randomly-placed load over this window, which slides by a quarter (duration, ns if a number; default ${D.congestion.window})`,
+          },
+          threshold: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            description: `LBdelta: a link whose load exceeds its group's mean by more than this share of its capacity is pushed back (default ${D.congestion.threshold})`,
+          },
+          shed: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            exclusiveMaximum: 1,
+            description: `the factor the upstream ECMP weight toward a pushed-back link is multiplied by, until the controller's next weights (default ${D.congestion.shed})`,
+          },
+        },
+      },
+    ],
+  },
+  /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
+  lossInterval: {
+    ...duration,
+    description: `congestion loss (summary.f10.intervals) is counted per interval this long from traffic start, as F10 §7.4 (duration, ns if a number; default ${D.lossInterval})`,
+  },
+  detector: {
+    ...detectorSchema(D.detector),
+    description:
+      "the failure detector (§5.4) of the fabric links, run by the switches and the hosts' NICs; fields left out take their defaults",
+  },
+  controller: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'the controller, arbiter process arb0 with a control link to every switch: its timing, links and detector',
+    properties: {
+      epoch: {
+        ...duration,
+        description: `how often the controller runs an epoch: it reinstalls links that stayed up for stable, resends its state to every switch and, in f10, places the predictable ToR pairs and sends the weighted-ECMP weights (duration, ns if a number; default ${D.controller.epoch})`,
+      },
+      stable: {
+        ...duration,
+        description: `a link that comes back must stay up this long before the controller reinstalls it, at its next epoch (duration, ns if a number; default ${D.controller.stable})`,
+      },
+      reactionDelay: {
+        ...duration,
+        description: `portland: the controller recomputes and installs every switch's routes this long after a failure report (duration, ns if a number; default ${D.controller.reactionDelay})`,
+      },
+      report: {
+        ...duration,
+        description: `how often each switch reports the ports it holds down and each ToR its bytes per destination ToR (duration, ns if a number; default ${D.controller.report})`,
+      },
+      predictableDelta: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        description: `f10: a ToR pair is predictable, and placed by the controller, when its latest report period is within this fraction of the mean of its last two (default ${D.controller.predictableDelta})`,
+      },
+      /** the detector of the control links (slower than the fabric's: the controller works on epochs) */
+      detector: {
+        ...detectorSchema(D.controlDetector),
+        description: `the failure detector of the control links, fields as detector's; its defaults are its own, ten times slower (window ${D.controlDetector.window}, keepalive ${D.controlDetector.keepalive}), not detector's settings`,
+      },
+      /** the control links from the controller to every switch; default: the fabric links' */
+      link: {
+        type: 'object',
+        additionalProperties: false,
+        description:
+          "the control links from the controller to every switch (default: the fabric links' rate and delay)",
+        properties: {
+          rate: {
+            ...rate,
+            description: "their rate (rate, bit/s if a number; default: the fabric links' rate)",
+          },
+          delay: {
+            ...duration,
+            description:
+              "their propagation delay (duration, ns if a number; default: the fabric links' delay)",
+          },
+        },
+      },
+    },
+  },
+};
+
+export interface F10Settings extends F10ControllerTiming {
+  kind: 'f10' | 'portland';
+  /** f10: pushback on (default) or off, to study local rerouting alone */
+  pushback: boolean;
+  detector: F10DetectorConfig;
+  /** the detector of the control links between the switches and the controller */
+  controlDetector: F10DetectorConfig;
+  /** f10: congestion pushback (§6.2), null when off */
+  congestion: F10CongestionConfig | null;
+  /** congestion loss is counted per interval of this many virtual ns */
+  lossIntervalNs: number;
+  /** the controller's control links */
+  controlLink: LinkParams;
+  [setting: string]: unknown;
+}
 
 export function resolveF10(
   src: ScenarioSource,

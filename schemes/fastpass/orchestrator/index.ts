@@ -119,11 +119,11 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
 
   sweepFigures(f) {
     return {
-      fastpass_queue_p50: f.queue?.p50Bytes ?? null,
-      fastpass_queue_p99: f.queue?.p99Bytes ?? null,
-      fastpass_queue_p999: f.queue?.p999Bytes ?? null,
+      fastpass_queue_p50_bytes: f.queue?.p50Bytes ?? null,
+      fastpass_queue_p99_bytes: f.queue?.p99Bytes ?? null,
+      fastpass_queue_p999_bytes: f.queue?.p999Bytes ?? null,
       fastpass_late: f.timeslots.late,
-      fastpass_alloc_latency_p99: f.allocationLatency.p99Ns,
+      fastpass_alloc_latency_p99_ns: f.allocationLatency.p99Ns,
       fastpass_fcp_overhead: f.fcp.overhead,
     };
   },

@@ -17,32 +17,100 @@ import { type FastpassFabric, type FastpassHostConfig, planes, routeVia } from '
 
 /** The `scheme:` properties Fastpass reads (besides kind). */
 export const fastpassProperties = {
-  policy: { enum: ['max-min', 'min-fct'] },
-  fcpShare: { type: 'number', minimum: 0, maximum: 0.5 },
-  horizon: duration,
-  arbiters: { type: 'integer', minimum: 1, maximum: 4 },
-  watchdog: duration,
-  takeover: duration,
-  aggregate: duration,
-  fcpTimeout: duration,
-  late: duration,
-  qdiscLimit: bytes,
+  policy: {
+    enum: ['max-min', 'min-fct'],
+    description:
+      "the allocator's order. max-min (default): least recently allocated pair first, one timeslot per pair per pass; min-fct: fewest remaining timeslots first, each pair taking all it can",
+  },
+  fcpShare: {
+    type: 'number',
+    minimum: 0,
+    maximum: 0.5,
+    description:
+      "share of every endpoint's timeslots, and of each rack's links to the spines, kept free for FCP's own frames, which are not scheduled (default 0.025)",
+  },
+  horizon: {
+    ...duration,
+    description:
+      'each batch of 8 timeslots is allocated this long before its start (duration, ns if a number; default 65us; below takeover)',
+  },
+  arbiters: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 4,
+    description: 'arbiter processes: the primary arb0 and secondaries arb1, ... on other ToRs (default 2)',
+  },
+  watchdog: {
+    ...duration,
+    description:
+      'the primary sends each secondary a watchdog this often (duration, ns if a number; default 100us)',
+  },
+  takeover: {
+    ...duration,
+    description:
+      "a secondary of rank r takes over after r x this of the primary's silence; above horizon (duration, ns if a number; default 1ms)",
+  },
+  aggregate: {
+    ...duration,
+    description:
+      'a host gathers demand this long into one request to the arbiters (duration, ns if a number; default 4us)',
+  },
+  fcpTimeout: {
+    ...duration,
+    description:
+      "FCP's retransmission timeout: a host asks again for demand unacknowledged, or unserved with nothing heard, this long (duration, ns if a number; default 200us)",
+  },
+  late: {
+    ...duration,
+    description:
+      "a timeslot whose allocation arrives, or whose start a clock step passes, more than this late is not used and asked for again (duration, ns if a number; default two timeslots, an MTU's time at the host link rate each)",
+  },
+  qdiscLimit: {
+    ...bytes,
+    description:
+      "bytes a host's Fastpass qdisc holds at most; packets beyond are dropped and counted (size, bytes if a number; default 16MiB)",
+  },
   /** the arbiter's worker cores under a compute model (§6.2; docs/compute.md) */
   cores: {
     type: 'object',
     additionalProperties: false,
+    description:
+      "the arbiter's worker cores under a compute model (§6.2; docs/compute.md); ignored without one",
     properties: {
-      alloc: { type: 'integer', minimum: 1 },
-      pathsel: { type: 'integer', minimum: 1 },
+      alloc: {
+        type: 'integer',
+        minimum: 1,
+        description: "alloc-cores each batch's timeslots are allocated on (default 1)",
+      },
+      pathsel: {
+        type: 'integer',
+        minimum: 1,
+        description: "pathsel-cores each batch's timeslots are path-coloured on (default 1)",
+      },
     },
   },
   isolation: {
     type: 'object',
     additionalProperties: false,
+    description:
+      'fault isolation (§5.2): a spine (on a FatTree, a plane) endpoints blame for losses leaves path selection for a while; the last one in use never does',
     properties: {
-      reporters: { type: 'integer', minimum: 1 },
-      window: duration,
-      hold: duration,
+      reporters: {
+        type: 'integer',
+        minimum: 1,
+        description:
+          'distinct endpoints that must report losses on one spine within window for it to be isolated (default 2)',
+      },
+      window: {
+        ...duration,
+        description:
+          "the reporters' loss reports must fall within this long of each other (duration, ns if a number; default 1ms)",
+      },
+      hold: {
+        ...duration,
+        description:
+          'an isolated spine stays out of path selection this long, then is tried again (duration, ns if a number; default 10ms)',
+      },
     },
   },
 };

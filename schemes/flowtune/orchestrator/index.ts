@@ -126,12 +126,12 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
 
   sweepFigures(f) {
     return {
-      flowtune_converge_p50: f.convergence.p50Ns,
-      flowtune_converge_p99: f.convergence.p99Ns,
+      flowtune_converge_p50_ns: f.convergence.p50Ns,
+      flowtune_converge_p99_ns: f.convergence.p99Ns,
       flowtune_control_fraction: f.control.fraction,
       flowtune_overalloc_before: f.overAllocation.beforeMaxGbps,
       flowtune_optimality: f.optimality?.mean ?? null,
-      flowtune_queue_delay_p99: f.queueDelayP99Ns,
+      flowtune_queue_delay_p99_ns: f.queueDelayP99Ns,
     };
   },
 });

@@ -17,16 +17,60 @@ import type { FlowtuneFabric, Normalize } from '../wire.js';
 
 /** The `scheme:` properties Flowtune reads (besides kind). */
 export const flowtuneProperties = {
-  gamma: { type: 'number', exclusiveMinimum: 0, maximum: 4 },
-  iteration: duration,
-  threshold: { type: 'number', minimum: 0, maximum: 0.5 },
-  normalize: { enum: ['f-norm', 'u-norm', 'none'] },
-  utility: { enum: ['proportional'] },
-  lease: duration,
-  heartbeat: duration,
-  minRto: duration,
-  maxRto: duration,
-  allocatorLink: rate,
+  gamma: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 4,
+    description:
+      "NED's step γ: each link's price moves by γ times its over-allocation over the Hessian diagonal (default 0.4)",
+  },
+  iteration: {
+    ...duration,
+    description:
+      'the allocator runs one NED iteration this often on its node clock; shorter than lease (duration, ns if a number; default 10us)',
+  },
+  threshold: {
+    type: 'number',
+    minimum: 0,
+    maximum: 0.5,
+    description:
+      'a host is told a rate when it moved by more than this share since it was last told, and links are allocated 1 - this of their capacity (default 0.01)',
+  },
+  normalize: {
+    enum: ['f-norm', 'u-norm', 'none'],
+    description:
+      "f-norm (default): each flow's rate is divided by the worst load/capacity ratio on its path; u-norm: every flow's by the network's worst ratio; none: NED's rates as they are",
+  },
+  utility: {
+    enum: ['proportional'],
+    description:
+      'the utility the allocator maximizes: proportional fairness, the only one (default proportional)',
+  },
+  lease: {
+    ...duration,
+    description:
+      "a host's rates lapse, and its flows fall back to the transport's congestion control, this long after it last heard the allocator (duration, ns if a number; default 100us)",
+  },
+  heartbeat: {
+    ...duration,
+    description:
+      'the allocator sends a host with flowlets an update at least this often, empty if need be; shorter than lease (duration, ns if a number; default 30us, or 0.3 x lease when lease is set)',
+  },
+  minRto: {
+    ...duration,
+    description:
+      "the control channel's first retransmission timeout, for hosts' notifications and the allocator's updates alike; it doubles up to maxRto (duration, ns if a number; default 20us)",
+  },
+  maxRto: {
+    ...duration,
+    description:
+      "the control channel's largest retransmission timeout, at least minRto; a host whose rates lapsed backs off further, up to ten leases (duration, ns if a number; default 30us)",
+  },
+  allocatorLink: {
+    ...rate,
+    description:
+      "rate of the allocator's own link to every spine, or to the one switch of a star (rate, bit/s if a number; default 40Gbps)",
+  },
 };
 
 export interface FlowtuneSettings {

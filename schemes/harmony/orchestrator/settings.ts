@@ -17,12 +17,39 @@ import type { Topology } from '../../../topology/types.js';
 
 /** The `scheme:` properties Harmony reads (besides kind). */
 export const harmonyProperties = {
-  K: { type: 'integer', minimum: 1, maximum: 64 },
-  deltaAdmission: duration,
-  multiSlot: { type: 'boolean' },
-  controlShare: { type: 'number', minimum: 0, exclusiveMaximum: 0.5 },
-  onReject: { enum: ['best-effort', 'give-up'] },
-  retries: { type: 'integer', minimum: 0 },
+  K: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 64,
+    description: 'virtual links per link and send and receive slots per host, each of B/K (default 8)',
+  },
+  deltaAdmission: {
+    ...duration,
+    description:
+      "δadmission: how long a request waits at its receiver for a receive slot before it is rejected (duration, ns if a number; default 5x the topology's Theorem 3.1 queueing-delay bound, at least one unloaded round trip on its longest path)",
+  },
+  multiSlot: {
+    type: 'boolean',
+    description:
+      'a receiver with a free slot and no request waiting gives the active message with the most bytes to come one more slot, for one BDP (default true)',
+  },
+  controlShare: {
+    type: 'number',
+    minimum: 0,
+    exclusiveMaximum: 0.5,
+    description:
+      "share of each host's bandwidth kept from the slots for second-class control: a slot paces at B(1 - controlShare)/K (default 0.02)",
+  },
+  onReject: {
+    enum: ['best-effort', 'give-up'],
+    description:
+      'what becomes of a message rejected or failed on all its asks: best-effort (default) sends it with the baseline transport in the lowest class; give-up drops it, reported rejected or failed',
+  },
+  retries: {
+    type: 'integer',
+    minimum: 0,
+    description: 'asks of a rejected or failed message beyond the first, before onReject (default 3)',
+  },
 };
 
 export interface HarmonyBounds {
