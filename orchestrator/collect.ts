@@ -304,7 +304,8 @@ export function collect(
     },
     fairness: fairness(r.reports, flows, sc.run.intervalNs, Math.min(endNs, sc.workload.durationNs)),
     throughput: (() => {
-      const windowNs = sc.workload.durationNs;
+      // the workload's duration, or less when the run ended before it (a list done early, a stop)
+      const windowNs = Math.max(1, Math.min(sc.workload.durationNs, Math.round(endNs)));
       const bytes = delivered(r.reports, r.trafficStart, windowNs);
       return { windowNs, bytes, gbps: Math.round(((bytes * 8) / windowNs) * 1000) / 1000 };
     })(),

@@ -756,7 +756,7 @@ export class StartedFabric implements AsyncDisposable {
         for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
         const p = this.progress();
         onProgress(p);
-        const done = untilDone && p.virtualNs >= sc.workload.durationNs && p.flowsDone >= total;
+        const done = untilDone && p.virtualNs >= sc.run.doneFromNs && p.flowsDone >= total;
         if (done || p.virtualNs >= target || signal?.aborted) {
           clearInterval(tick);
           signal?.removeEventListener('abort', onAbort);
@@ -803,12 +803,12 @@ export class StartedFabric implements AsyncDisposable {
     const step = sc.run.stepNs;
     const nextGrant = (): number => {
       let until = this.barrier + step;
-      if (untilDone && until < sc.workload.durationNs) {
+      if (untilDone && until < sc.run.doneFromNs) {
         // the run cannot be done before the workload ends, so no barrier is needed at every step until
         // then; still one at every step before a timeline action (a pause stops its process only when
         // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
         // the same one.
-        const cap = Math.min(sc.workload.durationNs, pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY);
+        const cap = Math.min(sc.run.doneFromNs, pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY);
         until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
       }
       return Math.min(until, target, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
@@ -844,7 +844,7 @@ export class StartedFabric implements AsyncDisposable {
         while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
           this.noteFired(pendingFaults.shift()!);
         const p = this.progress();
-        const done = untilDone && grant >= sc.workload.durationNs && p.flowsDone >= total;
+        const done = untilDone && grant >= sc.run.doneFromNs && p.flowsDone >= total;
         if (done || grant >= target || signal?.aborted) return finish();
         const restart = nextRestart();
         if (restart !== undefined && restart.restarts[0] <= this.barrier) {

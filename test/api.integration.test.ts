@@ -47,6 +47,22 @@ describe('library API', () => {
     expect(existsSync(join(done.out, 'summary.json'))).toBe(true);
   });
 
+  it('ends a list of flows without a duration when its flows are done, not 20 ms later', async () => {
+    await using fabric = await Fabric.fromYaml(
+      `name: api-list
+topology: { kind: star, hosts: 3 }
+workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }] }
+`,
+    ).start();
+    await fabric.run();
+    const s = (await fabric.stop()).summary();
+    expect(s.flows.completed).toBe(1);
+    // the first 100 µs step after the flow's end (run.step), with the throughput over that time
+    expect(s.virtualNs).toBe(100_000);
+    expect(s.throughput.windowNs).toBe(100_000);
+    expect(s.throughput.bytes).toBe(30_840); // 30 KB in 21 frames, 40 header bytes each
+  });
+
   it('refuses faults in the past and unknown actions, naming the entry', async () => {
     await using fabric = await Fabric.fromYaml(STAR).start();
     await fabric.runFor('20us');

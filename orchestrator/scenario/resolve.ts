@@ -64,6 +64,11 @@ export interface Scenario {
     capture: CapturePort[];
     /** frames written per captured port at most */
     captureLimit: number;
+    /**
+     * the run ends as soon as every flow is done from this time on: the workload's duration, or for a
+     * list without one, its last flow's start or the last timeline entry, whichever is later
+     */
+    doneFromNs: number;
   };
   timeline: TimelineEvent[];
 }
@@ -185,8 +190,14 @@ export function resolveScenario(
     plots: r.plots ?? DEFAULTS.run.plots,
     capture: resolveCapture(src, topology),
     captureLimit: r.captureLimit ?? DEFAULTS.run.captureLimit,
+    doneFromNs: 0,
   };
   const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
+  // a list of flows without a duration is done when its flows are: not 20 ms (the default) later
+  const listed = workload.pattern === 'list' && d.workload?.duration === undefined;
+  run.doneFromNs = listed
+    ? Math.max(0, ...(workload.flows ?? []).map((f) => f.start), ...timeline.map((e) => e.at))
+    : workload.durationNs;
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
   if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
   if (!(run.stepNs > 0)) throw src.error(['run', 'step'], `step must be > 0, got ${run.stepNs} ns`);

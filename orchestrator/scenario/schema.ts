@@ -450,7 +450,11 @@ export const scenarioSchema = {
           { type: 'number', exclusiveMinimum: 0, maximum: 1 },
           "offered load as a share of each sender's host link rate; required with a pattern",
         ),
-        duration: doc(duration, 'flows start within [0, duration) (ns: 20ms)', DEFAULTS.workload.duration),
+        duration: doc(
+          duration,
+          'flows start within [0, duration) (ns: 20ms); a list without one ends as soon as its flows are done',
+          DEFAULTS.workload.duration,
+        ),
         fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),
         target: doc(nodeName, 'incast: the receiving host (default: a random host for each burst)'),
         background: {
