@@ -75,7 +75,7 @@ export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] 
   const xWords = xAxis.key.slice(xAxis.key.lastIndexOf('.') + 1);
   for (const metric of SWEEP_METRICS) {
     const raw = rows.map((row) => figure(row, metric));
-    const present = raw.filter((y) => y !== null && Number.isFinite(y));
+    const present = raw.filter((y): y is number => y !== null && Number.isFinite(y));
     // a wide range (clock error: ns with hardware stamps, µs with software ones) goes on a symlog
     // axis, which keeps zero (a perfect clock, no drops) where a log axis has none, in the unit of
     // its smallest value, which would otherwise sit at zero
