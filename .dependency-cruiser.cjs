@@ -29,7 +29,7 @@ const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
       .join('|'),
   },
 }));
-const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts)|schemes/[^/]+/experiments[.]ts)';
+const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts|clock-jitter[.]ts)|schemes/[^/]+/experiments[.]ts)';
 const COMMANDS = '^orchestrator/(cli|commands)[.]ts$';
 const BELOW_API =
   '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|fabric|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/orchestrator/)';

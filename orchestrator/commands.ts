@@ -482,6 +482,19 @@ program
     },
   );
 
+/** Experiments across the schemes, beside each scheme's own. */
+const STUDIES: SchemeExperiment[] = [
+  {
+    name: 'clock-jitter',
+    description:
+      "what each scheme's guarantee that lives on time loses as the clocks get worse: ideal, PTP (hardware, P2P, no transparent clocks, send jitter, slow syncs, software stamps), NTP-class; tables and plots against the clock error",
+    scenario: '',
+    seeds: 3,
+    module: new URL('./clock-jitter.js', import.meta.url).href,
+    run: 'runClockJitter',
+  },
+];
+
 /** The experiment's function from the module its scheme names. */
 async function loadExperiment(e: SchemeExperiment): Promise<(opts: ExperimentOptions) => Promise<string>> {
   const mod = (await import(e.module)) as Record<string, unknown>;
@@ -513,7 +526,7 @@ program
       opts: { seeds?: number; seed?: number; out?: string; set?: string[]; quick?: boolean },
     ) => {
       const { experiments } = await import('./schemes/index.js');
-      const all = experiments();
+      const all = new Map([...experiments(), ...STUDIES.map((x) => [x.name, x] as const)]);
       const e = name === undefined ? undefined : all.get(name);
       if (e === undefined) {
         const list = [...all.values()].map((x) => `  ${x.name}  ${x.description}`).join('\n');
@@ -522,11 +535,14 @@ program
         process.stdout.write(`${list}\n`);
         return;
       }
+      // a study across the schemes runs each one's own scenario ('': none of the user's)
+      if (e.scenario === '' && file !== undefined)
+        throw new RuntimeError(`experiment ${e.name}: runs every scheme's own scenario; it takes none`);
       const scenario = file ?? e.scenario;
       const seeds = opts.seeds ?? (opts.quick ? 1 : e.seeds);
       if (!Number.isInteger(seeds))
         throw new RuntimeError(`experiment: --seeds must be a whole number, got ${seeds}`);
-      const sc = resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
+      const sc = scenario === '' ? null : resolveScenario(loadScenarioFile(scenario, opts.set ?? []));
       const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       const abort = interruptible();
       const run = await loadExperiment(e);
@@ -534,7 +550,7 @@ program
         file: scenario,
         out,
         seeds,
-        seed: opts.seed ?? sc.seed,
+        seed: opts.seed ?? sc?.seed ?? 1,
         set: opts.set,
         quick: opts.quick === true,
         signal: abort.signal,

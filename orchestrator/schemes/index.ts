@@ -4,10 +4,12 @@
  * objects, found and used the same way; a module's scheme is loaded (synchronously: Node's require
  * of an ES module) when a scenario that names it is read, and stays known for the process.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
+import { packageRoot } from '../../core/paths.js';
 import ecmp from '../../schemes/ecmp/index.js';
 import expresspass from '../../schemes/expresspass/index.js';
 import f10 from '../../schemes/f10/index.js';
@@ -16,7 +18,7 @@ import flowtune from '../../schemes/flowtune/index.js';
 import harmony from '../../schemes/harmony/index.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
 import type { ScenarioSource } from '../scenario/source.js';
-import type { SchemeDefinition, SchemeExperiment, SchemeSettings } from './types.js';
+import type { SchemeDefinition, SchemeExperiment, SchemeSettings, TimingStudy } from './types.js';
 
 export type {
   ExperimentOptions,
@@ -67,6 +69,21 @@ export function moduleSchemeSchema(d: SchemeDefinition): object {
 export function experiments(): Map<string, SchemeExperiment> {
   const all = new Set(byKind.values());
   return new Map([...all].flatMap((d) => d.experiments ?? []).map((e) => [e.name, e]));
+}
+
+/**
+ * The built-in schemes' timing studies (`dcemu experiment clock-jitter`): each by the scheme kind its
+ * scenario runs, with the summary section its figures read.
+ */
+export function timingStudies(): Array<{ kind: string; section: string; study: TimingStudy<unknown> }> {
+  return BUILT_IN.filter((d) => d.timing !== undefined && d.summaryKey !== undefined).map((d) => ({
+    kind: String(
+      (parse(readFileSync(join(packageRoot(), d.timing!.scenario), 'utf8')) as { scheme?: { kind?: string } })
+        .scheme?.kind ?? d.kinds[0],
+    ),
+    section: d.summaryKey!,
+    study: d.timing!,
+  }));
 }
 
 export function schemeDefinition(kind: string): SchemeDefinition {

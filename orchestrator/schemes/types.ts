@@ -77,6 +77,33 @@ export interface SchemeExperiment {
  * `S`: its resolved `scheme:` section; `Sec`: its summary section (what `summarize` returns, what
  * `invariants`, `sweepFigures` and `reportRows` read).
  */
+/** The parts of a run's summary a timing figure may read beside the scheme's own section. */
+export interface TimingRun {
+  queues: { p99Bytes: number; busiest: { p99Bytes: number; maxBytes: number } | null };
+  flows: { planned: number; completed: number; deadlines?: { missed: number; flows: number } };
+}
+
+/**
+ * A scheme's guarantee that lives or dies by time (Fastpass's timeslots, TOP's token ages, Harmony's
+ * pacing), as the clock-jitter study measures it: the scenario it runs on every clock discipline,
+ * what `--quick` changes, and the figures that say what the guarantee loses.
+ */
+export interface TimingStudy<Sec> {
+  /** the scenario, from the package root (`examples/fastpass.yaml`) */
+  scenario: string;
+  /** `--set` overrides for the study's `--quick` runs */
+  quick: readonly string[];
+  /** what the guarantee is, in words */
+  guarantee: string;
+  figures: ReadonlyArray<{
+    id: string;
+    label: string;
+    unit: string;
+    digits?: number;
+    value(section: Sec, run: TimingRun): number;
+  }>;
+}
+
 export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings, Sec = unknown> {
   /** the `scheme.kind` values it answers to */
   readonly kinds: readonly string[];
@@ -118,6 +145,8 @@ export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings, Sec
   sweepFigures?(section: Sec): Record<string, number | string | null>;
   /** the paper's evaluations it runs as commands (`dcemu experiment <name>`) */
   readonly experiments?: readonly SchemeExperiment[];
+  /** its guarantee that lives on time, for the clock-jitter study (`dcemu experiment clock-jitter`) */
+  readonly timing?: TimingStudy<Sec>;
   /** lines for the printed summary table, from its own section */
   reportRows?(section: Sec, summary: Record<string, unknown>): Array<[string, string]>;
 }

@@ -460,6 +460,29 @@ export default defineScheme<XpSettings, XpSummary>({
     return { kind: s.kind, config };
   },
 
+  timing: {
+    scenario: 'examples/top-dumbbell.yaml',
+    quick: ['workload.sizes=imc10', 'workload.duration=2ms', 'workload.load=0.6', 'run.drain=8ms'],
+    guarantee:
+      "TOP's token expiry (§4.3): a sender drops a token older than the threshold by its own clock against the receiver's stamp, so clock error drops valid tokens and lets stale ones through",
+    figures: [
+      {
+        id: 'expired_valid',
+        label: 'valid tokens dropped as expired',
+        unit: 'tokens',
+        digits: 0,
+        value: (x) => x.tokens?.expiredValid ?? 0,
+      },
+      {
+        id: 'stale_used',
+        label: 'stale tokens used',
+        unit: 'tokens',
+        digits: 0,
+        value: (x) => x.tokens?.staleUsed ?? 0,
+      },
+    ],
+  },
+
   summaryKey: 'expresspass',
   summarize: (s, r) => summarizeXp(s, r),
 
