@@ -18,7 +18,7 @@ import type { Overrides } from './api.js';
 import type { Summary } from './collect.js';
 import { runVariants } from './experiments.js';
 import { type Plot, writePlots } from './plots/render.js';
-import { frame } from './plots/style.js';
+import { frame, symlog } from './plots/style.js';
 import { type FigureSpec, fmt, type Reproduction, reproduce, scaleOf, seedOptions } from './reproduction.js';
 import { timingStudies } from './schemes/index.js';
 import type { ExperimentOptions, TimingRun } from './schemes/types.js';
@@ -71,8 +71,11 @@ export const DISCIPLINES: ReadonlyArray<{ name: string; words: string; set: Over
 /** `--quick`: the two ends and the realistic middle */
 const QUICK_DISCIPLINES = ['ideal', 'ptp-sw-send-jitter', 'ntp-class'];
 
-/** the clock error a run had: p99 over every slave and sample (0 on ideal clocks) */
+/** the clock error a run had: p99 over every slave and sample, the unlocked start included (0 on ideal clocks) */
 const clockError = (s: Summary): number => s.clocks?.allSamples.errP99Ns ?? 0;
+/** and over the samples after each slave locked (free-running clocks: every sample); none if none locked */
+const lockedError = (s: Summary): number =>
+  s.clocks === undefined ? 0 : s.clocks.lockedNodes > 0 ? s.clocks.errP99Ns : Number.NaN;
 
 interface SchemeResult {
   kind: string;
@@ -103,6 +106,13 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
         paper: null,
         digits: 0,
       },
+      {
+        id: `locked_err_p99_${d.name}`,
+        label: `clock error p99 after lock, ${d.name}`,
+        unit: 'ns',
+        paper: null,
+        digits: 0,
+      },
       ...study.figures.map((f) => ({
         id: `${f.id}_${d.name}`,
         label: `${f.label}, ${d.name}`,
@@ -127,6 +137,7 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
         runs.forEach((s, i) => {
           const d = disciplines[i].name;
           v[`clock_err_p99_${d}`] = clockError(s);
+          v[`locked_err_p99_${d}`] = lockedError(s);
           for (const f of study.figures) v[`${f.id}_${d}`] = f.value(s[section], s as unknown as TimingRun);
         });
         return v;
@@ -162,11 +173,11 @@ function studyTable(results: SchemeResult[], disciplines: typeof DISCIPLINES): s
       '',
       r.guarantee,
       '',
-      `| clocks | clock error p99 (ns) | ${study.figures.map((f) => `${f.label} (${f.unit})`).join(' | ')} |`,
+      `| clocks | clock error p99, every sample / after lock (ns) | ${study.figures.map((f) => `${f.label} (${f.unit})`).join(' | ')} |`,
       `| --- | --- | ${study.figures.map(() => '---').join(' | ')} |`,
       ...disciplines.map(
         (d) =>
-          `| ${d.name}: ${d.words} | ${cell(`clock_err_p99_${d.name}`, 0)} | ${study.figures.map((f) => cell(`${f.id}_${d.name}`, f.digits ?? 1)).join(' | ')} |`,
+          `| ${d.name}: ${d.words} | ${cell(`clock_err_p99_${d.name}`, 0)} / ${cell(`locked_err_p99_${d.name}`, 0)} | ${study.figures.map((f) => cell(`${f.id}_${d.name}`, f.digits ?? 1)).join(' | ')} |`,
       ),
       '',
     );
@@ -186,14 +197,24 @@ function studyPlots(results: SchemeResult[], disciplines: typeof DISCIPLINES): P
         y: mean.get(`${f.id}_${d.name}`) ?? 0,
         clocks: d.name,
       }));
+      // both axes symlog when they span decades: ns-class PTP errors beside NTP-class ones, a few
+      // expired tokens beside thousands (zero stays on a symlog axis)
+      const ys = values.map((v) => v.y);
+      const positive = ys.filter((y) => y > 0);
+      const wideY = positive.length > 0 && Math.max(...positive) >= 100 * Math.min(...positive);
       const encoding = {
         x: {
           field: 'x',
           type: 'quantitative',
-          title: 'clock error p99, every slave and sample (µs, symlog)',
-          scale: { type: 'symlog' },
+          title: 'clock error p99 over every slave and sample (µs, symlog)',
+          ...symlog(0, Math.max(...values.map((v) => v.x))),
         },
-        y: { field: 'y', type: 'quantitative', title: `${f.label} (${f.unit})` },
+        y: {
+          field: 'y',
+          type: 'quantitative',
+          title: `${f.label} (${f.unit}${wideY ? ', symlog' : ''})`,
+          ...(wideY && symlog(0, Math.max(...ys))),
+        },
       } as const;
       const spec: TopLevelSpec = {
         ...frame(`${r.kind}: ${f.label} against clock error`, 520, 300),

@@ -14,6 +14,7 @@ const EXPERIMENTS = [
   'flowtune-convergence',
   'flowtune-websearch',
   'top-ablation',
+  'clock-jitter',
 ];
 const root = join(import.meta.dirname, '..');
 const base = join(root, 'results', 'reproductions');
@@ -35,15 +36,23 @@ for (const name of EXPERIMENTS) {
 const sections = [];
 let machine = null;
 for (const name of EXPERIMENTS) {
+  // a reproduction, or a study across the schemes (clock-jitter: one reproduction per scheme)
   const file = join(base, name, 'reproduction.json');
-  if (!existsSync(file)) {
+  const study = join(base, name, `${name}.json`);
+  if (!existsSync(file) && !existsSync(study)) {
     sections.push(`## ${name}\n\nNot run yet: \`node scripts/reproductions.mjs --only ${name}\`.`);
     continue;
   }
-  const r = JSON.parse(readFileSync(file, 'utf8'));
-  machine ??= r.machine;
-  const table = readFileSync(join(base, name, 'reproduction.md'), 'utf8').trim();
-  sections.push(table.replace(/^# /, '## '));
+  const r = existsSync(file)
+    ? JSON.parse(readFileSync(file, 'utf8'))
+    : JSON.parse(readFileSync(study, 'utf8'))[0]?.reproduction;
+  machine ??= r?.machine;
+  const table = readFileSync(
+    join(base, name, existsSync(file) ? 'reproduction.md' : `${name}.md`),
+    'utf8',
+  ).trim();
+  // one level down: the document's sections are the experiments
+  sections.push(table.replace(/^(#+) /gm, '#$1 '));
 }
 const m = machine ?? { cores: '?', cpu: '?', memoryGB: '?', node: '?' };
 const doc = `# Reproductions

@@ -81,6 +81,7 @@ export interface SchemeExperiment {
 export interface TimingRun {
   queues: { p99Bytes: number; busiest: { p99Bytes: number; maxBytes: number } | null };
   flows: { planned: number; completed: number; deadlines?: { missed: number; flows: number } };
+  throughput: { gbps: number };
 }
 
 /**

@@ -120,6 +120,8 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
         value: (_, run) => (run.queues.busiest?.p99Bytes ?? 0) / 1000,
       },
       { id: 'late', label: 'late timeslots', unit: 'timeslots', digits: 0, value: (f) => f.timeslots.late },
+      // a late timeslot goes unused: what it costs in throughput
+      { id: 'gbps', label: 'throughput', unit: 'Gbit/s', digits: 2, value: (_, run) => run.throughput.gbps },
     ],
   },
 
