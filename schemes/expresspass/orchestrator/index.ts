@@ -490,7 +490,7 @@ export default defineScheme<XpSettings, XpSummary>({
     {
       name: 'top-ablation',
       description:
-        "TOP §3.3: where TOP's gain over ExpressPass comes from: ExpressPass, ExpressPass at TOP's start rate, TOP with one token class, TOP, on the same trace (average FCT and slowdown against ExpressPass)",
+        "TOP §3.3: where TOP's gain over ExpressPass comes from: ExpressPass, ExpressPass at TOP's start rate, TOP with one token class, TOP, on the same trace (average FCT and slowdown against ExpressPass); then TOP against ExpressPass again on PTP-disciplined clocks with late sends",
       scenario: 'examples/top-dumbbell.yaml',
       seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
