@@ -125,6 +125,8 @@ export interface PtpConfig {
   delayMechanism?: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
+  /** a slave's mean Delay_Req interval (logMinDelayReqInterval); absent: the sync interval */
+  delayReqIntervalNs?: number;
   /** announce intervals without an Announce before a master is given up (announceReceiptTimeout) */
   announceTimeout: number;
   /** host ids that may become grandmaster, best first (by the BMCA's dataset comparison) */

@@ -591,7 +591,7 @@ export class PtpPort {
 
   /** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
   private delayReqGap(): number {
-    return this.rng.next() * 2 * this.c.cfg.syncIntervalNs;
+    return this.rng.next() * 2 * (this.c.cfg.delayReqIntervalNs ?? this.c.cfg.syncIntervalNs);
   }
 
   // ---- measurement ----

@@ -37,6 +37,7 @@ export function planRun(
         delayMechanism: sc.ptp.delayMechanism,
         syncIntervalNs: sc.ptp.syncIntervalNs,
         announceIntervalNs: sc.ptp.announceIntervalNs,
+        ...(sc.ptp.delayReqIntervalNs !== undefined && { delayReqIntervalNs: sc.ptp.delayReqIntervalNs }),
         announceTimeout: sc.ptp.announceTimeout,
         candidates: sc.ptp.candidates.map((c) => byName.get(c)!.id),
         datasets: Object.fromEntries(

@@ -42,6 +42,36 @@ describe('PTP on the emulated fabric', () => {
       expect(n.counters.dropsNoRoute ?? 0, n.name).toBe(0);
   });
 
+  it('takes its intervals as log₂ seconds, as linuxptp does: every slave locks, the same d/2', async () => {
+    const { out, s } = await runScenario('log-intervals', 'test/fixtures/clocks-asym.yaml', [
+      '--set',
+      'ptp.logSyncInterval=-13',
+      '--set',
+      'ptp.logAnnounceInterval=-10',
+      '--set',
+      'ptp.logMinDelayReqInterval=-12',
+    ]);
+    expect(readJson(join(out, 'scenario.json')).ptp).toMatchObject({
+      syncIntervalNs: 122_070,
+      announceIntervalNs: 976_563,
+      delayReqIntervalNs: 244_141,
+    });
+    expect(s.clocks).toMatchObject({ lockedNodes: 3, grandmaster: 'h0' });
+    expect(s.clocks.meanErrNs).toBeGreaterThan(-1100);
+    expect(s.clocks.meanErrNs).toBeLessThan(-900);
+    // a duration and its log₂ form at once: which one? refused, naming the field
+    const both = await dcemu([
+      'validate',
+      'test/fixtures/clocks-asym.yaml',
+      '--set',
+      'ptp.syncInterval=100us',
+      '--set',
+      'ptp.logSyncInterval=-13',
+    ]);
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/ptp\.logSyncInterval: give syncInterval or logSyncInterval, not both/);
+  });
+
   it('lets the BMCA choose the grandmaster by the clocks’ datasets: a better priority1 wins', async () => {
     // h3 master-capable with priority1 100 (h0 keeps the default 128): h3 is grandmaster, and h0,
     // behind the asymmetric link, becomes a slave that settles d/2 ahead instead

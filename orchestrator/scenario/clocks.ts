@@ -26,6 +26,8 @@ export interface PtpSettings {
   delayMechanism: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
+  /** a slave's mean Delay_Req interval; absent: the sync interval */
+  delayReqIntervalNs?: number;
   announceTimeout: number;
   /** the master-capable hosts, best first by the BMCA's dataset comparison */
   candidates: string[];
@@ -206,8 +208,18 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
       firstStepThresholdNs: parseDurationNs(s.firstStepThreshold),
     }),
   };
-  const syncIntervalNs = parseDurationNs(p.syncInterval ?? '100us');
+  // an interval as a duration (`syncInterval: 100us`) or as IEEE 1588's log₂ of seconds
+  // (`logSyncInterval: -13`, 122.07 µs: what linuxptp's config and the messages carry), never both
+  const interval = (field: string, logField: string, fallback: string | null): number | undefined => {
+    if (p[field] !== undefined && p[logField] !== undefined)
+      throw src.error(['ptp', logField], `give ${field} or ${logField}, not both`);
+    if (p[logField] !== undefined) return Math.round(2 ** p[logField] * 1e9);
+    return p[field] !== undefined || fallback !== null ? parseDurationNs(p[field] ?? fallback) : undefined;
+  };
+  const syncIntervalNs = interval('syncInterval', 'logSyncInterval', '100us')!;
   if (!(syncIntervalNs > 0)) throw src.error(['ptp', 'syncInterval'], 'must be > 0');
+  const announceIntervalNs = interval('announceInterval', 'logAnnounceInterval', '1ms')!;
+  const delayReqIntervalNs = interval('delayReqInterval', 'logMinDelayReqInterval', null);
   const transparentClocks: boolean = p.transparentClocks ?? true;
   const delayMechanism: 'e2e' | 'p2p' = p.delayMechanism ?? 'e2e';
   if (delayMechanism === 'p2p' && !transparentClocks)
@@ -220,7 +232,8 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
     transparentClocks,
     delayMechanism,
     syncIntervalNs,
-    announceIntervalNs: parseDurationNs(p.announceInterval ?? '1ms'),
+    announceIntervalNs,
+    ...(delayReqIntervalNs !== undefined && { delayReqIntervalNs }),
     announceTimeout: p.announceTimeout ?? 3,
     candidates,
     datasets,

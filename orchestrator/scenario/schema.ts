@@ -290,7 +290,23 @@ export const scenarioSchema = {
             'e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and the switches, as peer-to-peer transparent clocks, add the ingress link delay to every Sync',
         },
         syncInterval: doc(duration, "the master's Sync period (ns: 100us)", '100us'),
+        logSyncInterval: doc(
+          { type: 'integer', minimum: -24, maximum: 8 },
+          'the Sync period as IEEE 1588 and linuxptp give it, log₂ of seconds (-13: 122.07 µs); instead of syncInterval',
+        ),
         announceInterval: doc(duration, "the master's Announce period (ns: 1ms)", '1ms'),
+        logAnnounceInterval: doc(
+          { type: 'integer', minimum: -24, maximum: 8 },
+          'the Announce period, log₂ of seconds (-10: 977 µs); instead of announceInterval',
+        ),
+        delayReqInterval: doc(
+          duration,
+          "a slave's mean Delay_Req interval: each waits uniform in [0, 2 × this) (ns; default: the sync interval)",
+        ),
+        logMinDelayReqInterval: doc(
+          { type: 'integer', minimum: -24, maximum: 8 },
+          'the Delay_Req interval, log₂ of seconds (linuxptp logMinDelayReqInterval); instead of delayReqInterval',
+        ),
         announceTimeout: doc(
           { type: 'integer', minimum: 1 },
           'announce intervals without an Announce before a slave drops its master and the BMCA runs again',
