@@ -53,7 +53,15 @@ describe('Flowtune', () => {
       p50Ns: 15_538,
       maxNs: 24_896,
     });
-    expect(f.optimality).toEqual({ intervals: 9, mean: 1, min: 1 });
+    // over the time of every interval, the climb after each start and stop included; at the end of
+    // each (all converged) the optimum exactly
+    expect(f.optimality).toEqual({
+      intervals: 9,
+      mean: 0.9965,
+      min: 0.9853,
+      convergedIntervals: 9,
+      convergedMean: 1,
+    });
     expect(f.overAllocation).toMatchObject({ beforeMaxGbps: 9.9, afterMaxGbps: 0 });
     expect(f.updates).toMatchObject({ messages: 39, rates: 39, resent: 0 });
     expect(f.fallbacks).toEqual([]);
@@ -218,7 +226,15 @@ describe('Flowtune', () => {
       '| p99 FCT of 1-packet flowlets, DCTCP / Flowtune | × | 8.6–10.9 (§6.5) | 9.0 | 9.0 |',
     );
     expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
-    expect(alive.flowtune.optimality.mean).toBeGreaterThanOrEqual(0.99);
+    // settled rates are optimal; over all the time, the flowlets' waits for their first rate and the
+    // climbs after 1,810 flowlet events (one every ~5 µs) leave 88.7% of the optimum applied
+    expect(alive.flowtune.optimality).toEqual({
+      intervals: 1810,
+      mean: 0.8874,
+      min: 0,
+      convergedIntervals: 21,
+      convergedMean: 0.998,
+    });
     expect(alive.flowtune.fctP99BySizeNs['1']).toBe(alive.flows.bySize['1'].p99Ns);
     expect(alive.flows).toMatchObject({ completed: 906, retransmits: 0, timeouts: 0 });
     // the allocator killed at 4 ms: every host lapses, every flow completes
