@@ -73,7 +73,7 @@ const QUICK_DISCIPLINES = ['ideal', 'ptp-sw-send-jitter', 'ntp-class'];
 
 /** the clock error a run had: p99 over every slave and sample, the unlocked start included (0 on ideal clocks) */
 const clockError = (s: Summary): number => s.clocks?.allSamples.errP99Ns ?? 0;
-/** and over the samples after each slave locked (free-running clocks: every sample); none if none locked */
+/** and over the samples after each slave locked; none when none locked (free-running clocks never do) */
 const lockedError = (s: Summary): number =>
   s.clocks === undefined ? 0 : s.clocks.lockedNodes > 0 ? s.clocks.errP99Ns : Number.NaN;
 
