@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { packageRoot } from '../core/paths.js';
 import type { Overrides } from './api.js';
+import { OSCILLATORS, SEND_JITTER } from './clock-presets.js';
 import type { Summary } from './collect.js';
 import { runVariants } from './experiments.js';
 import { type Plot, writePlots } from './plots/render.js';
@@ -23,14 +24,10 @@ import { type FigureSpec, fmt, type Reproduction, reproduce, scaleOf, seedOption
 import { timingStudies } from './schemes/index.js';
 import type { ExperimentOptions, TimingRun } from './schemes/types.js';
 
-/** servers' crystal oscillators: ±10 µs apart at start (what NTP leaves), ±50 ppm, wandering */
-const OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-50, 50)', wander: 0.5}";
 /** cheap ones: ±200 ppm and ten times the wander */
 const POOR_OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-200, 200)', wander: 5}";
 /** NTP-disciplined servers without PTP: ±100 µs apart */
 const NTP_CLASS = "{offset: 'uniform(-100us, 100us)', freq: 'uniform(-50, 50)', wander: 0.5}";
-/** a host transmission's lateness behind its schedule: hrtimer and qdisc-lock delays (Fastpass §6.3) */
-const SEND_JITTER = "{send: 'lognormal(200ns, 1)'}";
 
 /** The clock disciplines, best first; each is `--set` over the scheme's scenario. */
 export const DISCIPLINES: ReadonlyArray<{ name: string; words: string; set: Overrides }> = [

@@ -19,15 +19,16 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 /** servers' oscillators under PTP with NIC hardware stamps, and sends late by hrtimer and qdisc delays */
 const REAL_CLOCKS = {
-  clocks: "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-50, 50)', wander: 0.5}",
+  clocks: OSCILLATORS,
   ptp: '{timestamping: hardware}',
-  jitter: "{send: 'lognormal(200ns, 1)'}",
+  jitter: SEND_JITTER,
 };
 
 /** each variant, and the one it is measured against (the same trace, clocks and buffers) */

@@ -11,6 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { BusiestQueue, Fairness, Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
@@ -150,12 +151,8 @@ function tableC(opts: ExperimentOptions, both: Side[]): string {
   return table;
 }
 
-/** oscillators as a rack's servers have them: ±10 µs apart at start, ±50 ppm, wandering */
-const OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-50, 50)', wander: 0.5}";
 /** the deployment's timing (§6): PTP with NIC hardware stamps and no PTP support in the switches */
 const DEPLOYED_PTP = '{timestamping: hardware, transparentClocks: false}';
-/** hrtimer and qdisc-lock lateness of a timeslot's transmission (§6.3) */
-const SEND_JITTER = "{send: 'lognormal(200ns, 1)'}";
 
 const CLOCK_VARIANTS = [
   { name: 'ideal', set: {} },
