@@ -112,7 +112,8 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
 
   invariants(f): Array<{ invariant: string; detail: string }> {
     // with `normalize: none` NED's rates go out as computed: over-allocation is what that run studies
-    return f.normalize !== 'none' && f.overAllocation.afterMaxGbps > 1e-3
+    // a killed allocator cannot report its allocations: nothing to check (overAllocation null)
+    return f.normalize !== 'none' && f.overAllocation !== null && f.overAllocation.afterMaxGbps > 1e-3
       ? [
           {
             invariant: 'flowtune-normalized-within-capacity',
@@ -129,7 +130,7 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
       flowtune_converge_p50_ns: f.convergence.p50Ns,
       flowtune_converge_p99_ns: f.convergence.p99Ns,
       flowtune_control_fraction: f.control.fraction,
-      flowtune_overalloc_before: f.overAllocation.beforeMaxGbps,
+      flowtune_overalloc_before: f.overAllocation?.beforeMaxGbps ?? null,
       flowtune_optimality: f.optimality?.mean ?? null,
       flowtune_queue_delay_p99_ns: f.queueDelayP99Ns,
     };

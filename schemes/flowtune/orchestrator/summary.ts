@@ -71,13 +71,16 @@ export interface FlowtuneSummary {
   notifications: { messages: number; resent: number };
   /** control bytes both ways against the data bytes hosts sent (§6.4: 0.17–1.13% of capacity) */
   control: { bytes: number; fromHosts: number; fromAllocator: number; dataBytes: number; fraction: number };
-  /** Σ over links of allocation beyond capacity, Gbit/s, over iterations (§6.6, figure 12) */
+  /**
+   * Σ over links of allocation beyond capacity, Gbit/s, over iterations (§6.6, figure 12); null when
+   * the allocator did not report (killed): unknown, not zero
+   */
   overAllocation: {
     beforeMaxGbps: number;
     beforeMeanGbps: number;
     afterMaxGbps: number;
     afterMeanGbps: number;
-  };
+  } | null;
   convergence: FlowtuneConvergence;
   /**
    * applied rates' sum over the offline optimum's: `mean` and `min` over the time of every bounded
@@ -177,12 +180,14 @@ export function summarizeFlowtune(
       dataBytes,
       fraction: dataBytes > 0 ? (fromHosts + fromAllocator) / (fromHosts + fromAllocator + dataBytes) : 0,
     },
-    overAllocation: {
-      beforeMaxGbps: r3(alloc?.overAllocation.beforeMax ?? 0),
-      beforeMeanGbps: r3(alloc?.overAllocation.beforeMean ?? 0),
-      afterMaxGbps: r3(alloc?.overAllocation.afterMax ?? 0),
-      afterMeanGbps: r3(alloc?.overAllocation.afterMean ?? 0),
-    },
+    overAllocation: alloc
+      ? {
+          beforeMaxGbps: r3(alloc.overAllocation.beforeMax),
+          beforeMeanGbps: r3(alloc.overAllocation.beforeMean),
+          afterMaxGbps: r3(alloc.overAllocation.afterMax),
+          afterMeanGbps: r3(alloc.overAllocation.afterMean),
+        }
+      : null,
     convergence,
     optimality,
     fallbacks: hosts.flatMap(({ name, h }) =>
@@ -401,7 +406,7 @@ export function flowtuneRows(f: FlowtuneSummary): Array<[string, string]> {
     ],
     [
       'flowtune control',
-      `${(f.control.fraction * 100).toFixed(3)}% of bytes; over-allocation max ${f.overAllocation.beforeMaxGbps} Gbit/s before ${f.normalize}, ${f.overAllocation.afterMaxGbps} after`,
+      `${(f.control.fraction * 100).toFixed(3)}% of bytes; over-allocation ${f.overAllocation ? `max ${f.overAllocation.beforeMaxGbps} Gbit/s before ${f.normalize}, ${f.overAllocation.afterMaxGbps} after` : 'unknown: the allocator did not report'}`,
     ],
   ];
   if (f.optimality)
