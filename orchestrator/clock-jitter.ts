@@ -22,7 +22,7 @@ import { type Plot, writePlots } from './plots/render.js';
 import { frame, symlog } from './plots/style.js';
 import { type FigureSpec, fmt, type Reproduction, reproduce, scaleOf, seedOptions } from './reproduction.js';
 import { timingStudies } from './schemes/index.js';
-import type { ExperimentOptions, TimingRun } from './schemes/types.js';
+import type { ExperimentOptions } from './schemes/types.js';
 
 /** cheap ones: ±200 ppm and ten times the wander */
 const POOR_OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-200, 200)', wander: 5}";
@@ -135,7 +135,7 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
           const d = disciplines[i].name;
           v[`clock_err_p99_${d}`] = clockError(s);
           v[`locked_err_p99_${d}`] = lockedError(s);
-          for (const f of study.figures) v[`${f.id}_${d}`] = f.value(s[section], s as unknown as TimingRun);
+          for (const f of study.figures) v[`${f.id}_${d}`] = f.value(s[section], s);
         });
         return v;
       },
