@@ -81,6 +81,19 @@ describe('the failure model', () => {
     - { kind: kill, targets: hosts, between: 1ms, repair: 1ms }
 `),
     ).toThrow(/chaos\.failures\.0\.repair: kill is not repaired/);
+    // a setting of another kind would be drawn and do nothing: refused, naming it
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: link-down, targets: fabric, between: 1ms, repair: 1ms, loss: 0.1 }
+`),
+    ).toThrow(/chaos\.failures\.0\.loss: loss applies to link-lossy failures, not link-down/);
+    expect(
+      bad(`chaos:
+  failures:
+    - { kind: kill, targets: hosts, between: 1ms, step: 1us }
+`),
+    ).toThrow(/chaos\.failures\.0\.step: step applies to clock-step failures, not kill/);
     expect(
       bad(`chaos:
   failures:

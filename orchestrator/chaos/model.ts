@@ -17,6 +17,13 @@ export { chaosSchema, FAILURE_KINDS, type FailureKind } from '../scenario/chaos-
 const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq']);
 /** kinds that end by themselves after `repair` (the others are one-shot: a kill stays, a clock fault is the servo's to repair) */
 const REPAIRED: Record<string, string> = { pause: 'resume', 'link-down': 'link-up', 'link-lossy': 'link-up' };
+/** the failure settings that belong to one kind each */
+const FAILURE_SETTINGS = [
+  ['loss', 'link-lossy'],
+  ['corrupt', 'link-lossy'],
+  ['step', 'clock-step'],
+  ['freq', 'clock-freq'],
+] as const;
 
 type Target = { node: string } | { link: [string, string] };
 
@@ -218,6 +225,10 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
       throw src.error([...path, 'freq'], 'clock-freq needs freq');
     if (kind === 'link-lossy' && f.loss === undefined && f.corrupt === undefined)
       throw src.error([...path, 'loss'], 'link-lossy needs loss (and/or corrupt)');
+    // a setting of another kind would be drawn and written into the timeline, and do nothing
+    for (const [field, owner] of FAILURE_SETTINGS)
+      if (f[field] !== undefined && kind !== owner)
+        throw src.error([...path, field], `${field} applies to ${owner} failures, not ${kind}`);
     const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
     return {
       kind,

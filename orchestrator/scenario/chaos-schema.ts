@@ -119,24 +119,24 @@ export const chaosSchema = {
             minimum: 0,
             maximum: 1,
             description:
-              'link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds ignore it)',
+              'link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds refuse it)',
           },
           corrupt: {
             type: 'number',
             minimum: 0,
             maximum: 1,
             description:
-              'link-lossy: probability that a frame is corrupted (default 0; link-lossy needs loss or corrupt, the other kinds ignore it)',
+              'link-lossy: probability that a frame is corrupted (default 0; link-lossy needs loss or corrupt, the other kinds refuse it)',
           },
           step: {
             ...dist,
             description:
-              "clock-step, required: the step, a signed duration ('-20us' or ns) or a distribution, e.g. normal(0, 20us)",
+              "clock-step, required (the other kinds refuse it): the step, a signed duration ('-20us' or ns) or a distribution, e.g. normal(0, 20us)",
           },
           freq: {
             type: ['string', 'number'],
             description:
-              'clock-freq, required: the new frequency error in ppm, a number or a distribution, e.g. uniform(-100, 100)',
+              'clock-freq, required (the other kinds refuse it): the new frequency error in ppm, a number or a distribution, e.g. uniform(-100, 100)',
           },
         },
       },
