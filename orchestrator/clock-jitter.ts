@@ -10,7 +10,7 @@
  * (p99 over every slave and every sample, unlocked ones included). `clock-jitter.md` tables them all,
  * and `plots/` draws each figure against the clock error.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { packageRoot } from '../core/paths.js';
@@ -20,7 +20,14 @@ import type { Summary } from './collect.js';
 import { runVariants } from './experiments.js';
 import { type Plot, writePlots } from './plots/render.js';
 import { frame, symlog } from './plots/style.js';
-import { type FigureSpec, fmt, type Reproduction, reproduce, scaleOf, seedOptions } from './reproduction.js';
+import {
+  type FigureSpec,
+  meanPm,
+  type Reproduction,
+  reproduce,
+  scaleOf,
+  seedOptions,
+} from './reproduction.js';
 import { timingStudies } from './schemes/index.js';
 import type { ExperimentOptions } from './schemes/types.js';
 
@@ -78,6 +85,8 @@ interface SchemeResult {
   kind: string;
   guarantee: string;
   scenario: string;
+  /** the study's figures, as the tables and plots show them */
+  figures: Array<{ id: string; label: string; unit: string }>;
   reproduction: Reproduction;
 }
 
@@ -118,7 +127,7 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
         digits: f.digits ?? 1,
       })),
     ]);
-    const table = await reproduce(o, {
+    const done = await reproduce(o, {
       experiment: `clock-jitter ${kind}`,
       scale: scaleOf(o.file, o.set),
       paperScale: '-',
@@ -140,9 +149,14 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
         return v;
       },
     });
-    if (table === null) break;
-    const reproduction = JSON.parse(readFileSync(join(o.out, 'reproduction.json'), 'utf8')) as Reproduction;
-    results.push({ kind, guarantee: study.guarantee, scenario: study.scenario, reproduction });
+    if (done === null) break;
+    results.push({
+      kind,
+      guarantee: study.guarantee,
+      scenario: study.scenario,
+      figures: study.figures.map(({ id, label, unit }) => ({ id, label, unit })),
+      reproduction: done.result,
+    });
   }
   const md = studyTable(results, disciplines);
   writeFileSync(join(opts.out, 'clock-jitter.md'), `${md}\n`);
@@ -157,24 +171,21 @@ function studyTable(results: SchemeResult[], disciplines: typeof DISCIPLINES): s
   const out: string[] = ['# Clock jitter against the schemes’ guarantees', ''];
   for (const r of results) {
     const fig = new Map(r.reproduction.figures.map((f) => [f.id, f]));
-    const cell = (id: string, digits: number) => {
+    // each figure in the digits its spec gives
+    const cell = (id: string) => {
       const f = fig.get(id);
-      if (!f || f.mean === null) return '-';
-      return f.ci95 === null
-        ? fmt(f.mean, digits)
-        : `${fmt(f.mean, digits)} ± ${fmt((f.ci95[1] - f.ci95[0]) / 2, digits)}`;
+      return f ? meanPm(f) : '-';
     };
-    const study = timingStudies().find((s) => s.kind === r.kind)!.study;
     out.push(
       `## ${r.kind}: ${r.scenario}, ${r.reproduction.scale}, seeds ${r.reproduction.seeds.join(', ')}`,
       '',
       r.guarantee,
       '',
-      `| clocks | clock error p99, every sample / after lock (ns) | ${study.figures.map((f) => `${f.label} (${f.unit})`).join(' | ')} |`,
-      `| --- | --- | ${study.figures.map(() => '---').join(' | ')} |`,
+      `| clocks | clock error p99, every sample / after lock (ns) | ${r.figures.map((f) => `${f.label} (${f.unit})`).join(' | ')} |`,
+      `| --- | --- | ${r.figures.map(() => '---').join(' | ')} |`,
       ...disciplines.map(
         (d) =>
-          `| ${d.name}: ${d.words} | ${cell(`clock_err_p99_${d.name}`, 0)} / ${cell(`locked_err_p99_${d.name}`, 0)} | ${study.figures.map((f) => cell(`${f.id}_${d.name}`, f.digits ?? 1)).join(' | ')} |`,
+          `| ${d.name}: ${d.words} | ${cell(`clock_err_p99_${d.name}`)} / ${cell(`locked_err_p99_${d.name}`)} | ${r.figures.map((f) => cell(`${f.id}_${d.name}`)).join(' | ')} |`,
       ),
       '',
     );
@@ -186,8 +197,7 @@ function studyTable(results: SchemeResult[], disciplines: typeof DISCIPLINES): s
 function studyPlots(results: SchemeResult[], disciplines: typeof DISCIPLINES): Plot[] {
   return results.flatMap((r) => {
     const mean = new Map(r.reproduction.figures.map((f) => [f.id, f.mean]));
-    const study = timingStudies().find((s) => s.kind === r.kind)!.study;
-    return study.figures.map((f) => {
+    return r.figures.map((f) => {
       const values = disciplines.map((d) => ({
         // µs, so ns-class PTP errors and NTP-class ones share one symlog axis
         x: Math.round(mean.get(`clock_err_p99_${d.name}`) ?? 0) / 1000,

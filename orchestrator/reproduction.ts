@@ -100,8 +100,14 @@ export function seedOptions(opts: ExperimentOptions, seed: number, dir: string):
   return { ...opts, out: dir, set: [...(opts.set ?? []), `seed=${seed}`] };
 }
 
-/** Runs the seeds, aggregates, writes reproduction.json/.md; the Markdown table, or null when aborted. */
-export async function reproduce(opts: ExperimentOptions, spec: ReproductionSpec): Promise<string | null> {
+/**
+ * Runs the seeds, aggregates, writes reproduction.json/.md; the result and its Markdown table, or null
+ * when aborted.
+ */
+export async function reproduce(
+  opts: ExperimentOptions,
+  spec: ReproductionSpec,
+): Promise<{ result: Reproduction; table: string } | null> {
   const t0 = performance.now();
   const seeds = Array.from({ length: opts.seeds }, (_, i) => opts.seed + i);
   const bySeed: Array<Record<string, number>> = [];
@@ -137,7 +143,7 @@ export async function reproduce(opts: ExperimentOptions, spec: ReproductionSpec)
   const table = reproductionTable(result);
   writeFileSync(join(opts.out, 'reproduction.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(opts.out, 'reproduction.md'), `${table}\n`);
-  return table;
+  return { result, table };
 }
 
 export interface VariantsSpec {
@@ -158,7 +164,7 @@ export interface VariantsSpec {
  */
 export async function reproduceVariants(opts: ExperimentOptions, spec: VariantsSpec): Promise<string> {
   let first = '';
-  const table = await reproduce(opts, {
+  const done = await reproduce(opts, {
     experiment: spec.experiment,
     scale: scaleOf(opts.file, opts.set),
     paperScale: spec.paperScale,
@@ -172,7 +178,7 @@ export async function reproduceVariants(opts: ExperimentOptions, spec: VariantsS
       return spec.values(runs);
     },
   });
-  return table === null ? '' : `${table}\n\nThe first seed:\n\n${first}`;
+  return done === null ? '' : `${done.table}\n\nThe first seed:\n\n${first}`;
 }
 
 /** the options with an experiment's `--quick` overrides put before the user's own */
@@ -186,17 +192,19 @@ export function fmt(x: number | null, digits = 2): string {
   return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/** a figure's mean ± the half-width of its 95% interval (the mean alone from one seed; '-' from none) */
+export function meanPm(f: FigureResult): string {
+  const d = f.digits ?? 2;
+  if (f.mean === null) return '-';
+  return f.ci95 === null ? fmt(f.mean, d) : `${fmt(f.mean, d)} ± ${fmt((f.ci95[1] - f.ci95[0]) / 2, d)}`;
+}
+
 /** the reproduction as a Markdown table: figure, paper, ours (mean ± half-interval), per seed */
 export function reproductionTable(r: Reproduction): string {
   const n = r.seeds.length;
   const rows = r.figures.map((f) => {
     const d = f.digits ?? 2;
-    const ours =
-      f.mean === null
-        ? '-'
-        : f.ci95 === null
-          ? fmt(f.mean, d)
-          : `${fmt(f.mean, d)} ± ${fmt((f.ci95[1] - f.ci95[0]) / 2, d)}`;
+    const ours = meanPm(f);
     const paper = f.paper === null ? '-' : typeof f.paper === 'number' ? fmt(f.paper, d) : f.paper;
     return `| ${f.label} | ${f.unit} | ${paper}${f.source ? ` (${f.source})` : ''} | ${ours} | ${f.values.map((v) => fmt(v, d)).join(', ')} |`;
   });

@@ -66,7 +66,7 @@ interface RunResult {
 async function runOne(file: string, dir: string, signal?: AbortSignal): Promise<F10Summary | null> {
   const summary = await runForSummary(file, dir, {}, signal);
   if (summary === null) return null;
-  const f10 = (summary as unknown as { f10?: F10Summary }).f10;
+  const f10 = summary.f10;
   if (!f10) throw new RuntimeError(`${file}: the run has no summary.f10: its scheme is not f10 or portland`);
   return f10;
 }

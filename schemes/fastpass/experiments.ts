@@ -193,7 +193,7 @@ export async function runClocks(opts: ExperimentOptions): Promise<string> {
     unit: 'ns',
     paper: null,
   });
-  const late = (s: Summary) => (s.fastpass as { timeslots: { late: number } }).timeslots.late;
+  const late = (s: Summary) => s.fastpass!.timeslots.late;
   return reproduceVariants(withQuick(opts, QUICK_A), {
     experiment: 'fastpass-clocks',
     paperScale: 'a rack of 32 servers at 10 Gbit/s, PTP with NIC hardware stamps, Linux hrtimers',

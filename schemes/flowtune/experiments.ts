@@ -16,7 +16,6 @@ import { formatNs } from '../../core/time.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import type { FlowtuneSummary } from './orchestrator/summary.js';
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
 
@@ -68,7 +67,7 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
     table: convergenceTable,
     values: (runs) => {
       const [ft, dc] = runs;
-      const f = (ft.flowtune as FlowtuneSummary).convergence;
+      const f = ft.flowtune!.convergence;
       const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
       return {
         ...(f.maxNs !== null && { rates_max_us: f.maxNs / 1000 }),
@@ -85,7 +84,7 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
 
 function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {
   const [ft, dc] = runs;
-  const f = ft.flowtune as FlowtuneSummary;
+  const f = ft.flowtune!;
   const interval = ft.fairness?.intervalNs ?? 0;
   const measured = (s: Summary, t: number) =>
     s.fairness?.convergence.find((c) => Math.abs(c.t - t) < interval / 2);
@@ -180,7 +179,7 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
   const ratio = (a: number | undefined, b: number | undefined) =>
     a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(1)}×` : '-';
-  const f = killed.flowtune as FlowtuneSummary;
+  const f = killed.flowtune!;
   const lines = [
     `# Flowtune vs DCTCP under the web workload (§6.5): ${opts.file}`,
     '',
