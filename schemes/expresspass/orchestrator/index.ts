@@ -462,7 +462,7 @@ export default defineScheme<XpSettings, XpSummary>({
 
   timing: {
     scenario: 'examples/top-dumbbell.yaml',
-    quick: ['workload.sizes=imc10', 'workload.duration=2ms', 'workload.load=0.6', 'run.drain=8ms'],
+    quick: ['workload.sizes=imc10', 'workload.duration=2ms', 'workload.load=0.6', 'run.drain=2ms'],
     guarantee:
       "TOP's token expiry (§4.3): a sender drops a token older than the threshold by its own clock against the receiver's stamp, so clock error drops valid tokens and lets stale ones through",
     figures: [
