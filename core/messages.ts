@@ -108,7 +108,6 @@ export interface ClockConfig {
 
 export type Timestamping = 'hardware' | 'software';
 
-/** PTP settings shared by every node of a run (hosts run PTP ports, switches transparent clocks). */
 /** A clock's dataset as the BMCA compares it (IEEE 1588-2019 7.6.2), lower is better in every field. */
 export interface PtpDataset {
   priority1: number;
@@ -118,10 +117,19 @@ export interface PtpDataset {
   priority2: number;
 }
 
+/**
+ * What the switches are to PTP: transparent clocks (they add each event message's residence time to its
+ * correction field), boundary clocks (each switch disciplines its own clock from one port and is the
+ * master of its other ports: every exchange is link-local), or nothing (they forward PTP frames as any
+ * other).
+ */
+export type SwitchClocks = 'transparent' | 'boundary' | 'none';
+
+/** PTP settings shared by every node of a run (hosts run PTP ports; switches as `switchClocks` says). */
 export interface PtpConfig {
   timestamping: Timestamping;
-  transparentClocks: boolean;
-  /** e2e: Delay_Req/Delay_Resp with the master; p2p: peer delay on every link, P2P transparent clocks */
+  switchClocks: SwitchClocks;
+  /** e2e: Delay_Req/Delay_Resp with the master; p2p: peer delay on every link (P2P transparent clocks, or boundary clocks' ports) */
   delayMechanism?: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
@@ -129,6 +137,12 @@ export interface PtpConfig {
   delayReqIntervalNs?: number;
   /** announce intervals without an Announce before a master is given up (announceReceiptTimeout) */
   announceTimeout: number;
+  /**
+   * how far apart the master-capable hosts claim the domain at start, best first (absent: one announce
+   * interval): long enough for the better one's Announces to reach the next, qualified at every boundary
+   * clock on the way
+   */
+  claimStaggerNs?: number;
   /** host ids that may become grandmaster, best first (by the BMCA's dataset comparison) */
   candidates: number[];
   /**
@@ -263,6 +277,9 @@ export interface ClockSeries {
   lockedAt: number[];
   /** whether the node ever followed a master (a grandmaster that never did is not a slave) */
   everSlave: boolean;
+  /** when it reported: the node id of the master it followed (-1: none) and its stepsRemoved + 1 */
+  master?: number;
+  steps?: number;
   /** software stamping only: how much later than the hardware instant each stamp was taken (event-loop jitter) */
   stampNoise: HistogramSnapshot | null;
 }

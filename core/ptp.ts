@@ -63,8 +63,8 @@ export function compareDatasets(a: BmcaEntry, b: BmcaEntry): number {
 }
 
 /** Announces a foreign master needs within FOREIGN_WINDOW announce intervals to count (linuxptp) */
-const FOREIGN_THRESHOLD = 2;
-const FOREIGN_WINDOW = 4;
+export const FOREIGN_THRESHOLD = 2;
+export const FOREIGN_WINDOW = 4;
 
 /** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
 export type PtpMessage =
@@ -79,11 +79,21 @@ export type PtpMessage =
   | { m: 'dresp'; seq: number; t4: number; corr: number };
 
 /** Wire sizes: PTPv2 over UDP/IPv4/Ethernet (44-byte Sync + headers; 64-byte Announce + headers). */
-const SIZE = { event: 90, general: 100, announce: 110 } as const;
+export const SIZE = { event: 90, general: 100, announce: 110 } as const;
 
 /** An empty measured clock series (PTP ports and free-running clocks record into one). */
 export function newClockSeries(): ClockSeries {
-  return { t: [], err: [], offset: [], state: [], lockedAt: [], everSlave: false, stampNoise: null };
+  return {
+    t: [],
+    err: [],
+    offset: [],
+    state: [],
+    lockedAt: [],
+    everSlave: false,
+    stampNoise: null,
+    master: -1,
+    steps: 0,
+  };
 }
 
 /** the kind of a PTP message body (`frame.x`), if it is one */
@@ -263,11 +273,15 @@ enum Role {
 }
 
 /** Consecutive in-threshold samples before a locked servo counts as in lock. */
-const LOCK_SAMPLES = 4;
+export const LOCK_SAMPLES = 4;
 
 export class PtpPort {
   private role: Role = Role.Listening;
   private master = -1;
+  /** the followed master's distance from the grandmaster, this host included (stepsRemoved + 1) */
+  private masterSteps = 0;
+  /** boundary clocks in the switches: every message goes to the link peer, never across the fabric */
+  private readonly linkLocal: boolean;
   /** this host's rank among the master-capable ones (-1: slave-only), and what it would announce */
   private readonly rank: number;
   private readonly own: BmcaEntry | null;
@@ -298,6 +312,7 @@ export class PtpPort {
     const ds = c.cfg.datasets[c.self];
     this.own = ds === undefined ? null : { gm: { ...ds, id: c.self }, steps: 0, sender: c.self };
     this.rng = new Rng((c.cfg.seed ?? 0) * 149 + c.self);
+    this.linkLocal = c.cfg.switchClocks === 'boundary';
     this.peer =
       c.cfg.delayMechanism === 'p2p'
         ? new PeerDelay({
@@ -329,7 +344,8 @@ export class PtpPort {
     const t0 = clock.now();
     // master-capable hosts claim mastership best first, one announce interval apart (a host that heard
     // a better one by then stays a listener), so the best one wins without a contest; the rest listen
-    if (this.rank >= 0) this.timers[0] = clock.at(t0 + this.rank * cfg.announceIntervalNs, this.announceTick);
+    const stagger = cfg.claimStaggerNs ?? cfg.announceIntervalNs;
+    if (this.rank >= 0) this.timers[0] = clock.at(t0 + this.rank * stagger, this.announceTick);
     else this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
     this.sample(now);
   };
@@ -342,7 +358,14 @@ export class PtpPort {
 
   report(): ClockSeries {
     if (!this.hw) this.series.stampNoise = this.stampNoise.snapshot();
+    this.series.master = this.role === Role.Slave ? this.master : -1;
+    this.series.steps = this.role === Role.Slave ? this.masterSteps : 0;
     return this.series;
+  }
+
+  /** who hears this host's Announces and Syncs: every other host, or only its link peer (a boundary clock) */
+  private get audience(): readonly number[] {
+    return this.linkLocal ? [this.c.linkPeer ?? -1] : this.c.cfg.hosts.filter((h) => h !== this.c.self);
   }
 
   // ---- time stamps ----
@@ -503,8 +526,7 @@ export class PtpPort {
 
   private announce(): void {
     const own = this.own!;
-    for (const h of this.c.cfg.hosts)
-      if (h !== this.c.self) this.send(h, { m: 'announce', gm: own.gm, steps: 0 }, SIZE.announce);
+    for (const h of this.audience) this.send(h, { m: 'announce', gm: own.gm, steps: 0 }, SIZE.announce);
   }
 
   /**
@@ -526,6 +548,7 @@ export class PtpPort {
       if (better && f.heard.length >= FOREIGN_THRESHOLD) best = f.entry;
     }
     const b = best === null ? -1 : best.sender;
+    if (best !== null && b !== self) this.masterSteps = best.steps;
     if (b === self && heardBetter && this.role !== Role.Master) return;
     if (b === self && this.role !== Role.Master) this.becomeMaster(now);
     else if (b !== self && b >= 0 && (this.role !== Role.Slave || this.master !== b)) this.becomeSlave(b);
@@ -571,8 +594,7 @@ export class PtpPort {
   private readonly syncTick = (now: number): void => {
     if (this.role !== Role.Master) return;
     const seq = ++this.seq;
-    for (const h of this.c.cfg.hosts) {
-      if (h === this.c.self) continue;
+    for (const h of this.audience) {
       this.send(h, { m: 'sync', seq, corr: 0 }, SIZE.event);
       // software stamps: the origin time is known at once; hardware: the follow-up waits for departure
       if (!this.hw) this.send(h, { m: 'fup', seq, t1: this.swTxStamp(), corr: 0 }, SIZE.general);

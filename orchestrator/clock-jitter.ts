@@ -50,9 +50,14 @@ export const DISCIPLINES: ReadonlyArray<{ name: string; words: string; set: Over
     set: { clocks: OSCILLATORS, ptp: '{timestamping: hardware, delayMechanism: p2p}' },
   },
   {
+    name: 'ptp-hw-bc',
+    words: 'PTP, hardware stamps, boundary clocks in the switches',
+    set: { clocks: OSCILLATORS, ptp: '{timestamping: hardware, switchClocks: boundary}' },
+  },
+  {
     name: 'ptp-hw-no-tc',
     words: 'PTP, hardware stamps, switches without PTP',
-    set: { clocks: OSCILLATORS, ptp: '{timestamping: hardware, transparentClocks: false}' },
+    set: { clocks: OSCILLATORS, ptp: '{timestamping: hardware, switchClocks: none}' },
   },
   {
     name: 'ptp-hw-send-jitter',

@@ -18,17 +18,27 @@ export interface ClockNodeSummary {
   errMaxNs: number;
   /** signed mean error after lock: the bias (e.g. half a path asymmetry) */
   meanErrNs: number;
+  /** at the end of the run: the clock it followed (its link peer, through boundary clocks) and how many boundary clocks lie between it and the grandmaster, itself included (IEEE 1588 stepsRemoved + 1); null when it followed none */
+  master?: string | null;
+  stepsRemoved?: number | null;
 }
 
 export interface ClockSummary {
   timestamping: string;
+  /** what the switches were to PTP: transparent, boundary or none (null: no PTP) */
+  switchClocks: string | null;
+  /** switchClocks is transparent (the older field) */
   transparentClocks: boolean;
   delayMechanism: string | null;
   slaves: number;
   lockedNodes: number;
   /** time until the last slave locked, virtual ns since traffic start */
   timeToLockNs: number | null;
-  /** the grandmaster the BMCA chose first (null: none, or no PTP) */
+  /**
+   * the grandmaster at the end of the run (the clock announcing itself as master then), else the
+   * first the BMCA chose (null: none, or no PTP); with boundary clocks a worse candidate may claim the
+   * domain for a while before the best one's Announces have crossed the switches
+   */
   grandmaster: string | null;
   /** |true error| of slaves after their first lock */
   errP50Ns: number;
@@ -60,6 +70,7 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
   const noise = new Histogram();
   let sum = 0;
   const nodes: ClockNodeSummary[] = [];
+  const nameOf = new Map(r.plan.nodes.map((n) => [n.id, n.name]));
   for (const rep of r.reports) {
     const c = rep.clock;
     if (!c) continue;
@@ -86,12 +97,17 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
       errP99Ns: h.quantile(0.99),
       errMaxNs: h.max,
       meanErrNs: h.n > 0 ? nodeSum / h.n : 0,
+      ...(ptp && {
+        master: c.master !== undefined && c.master >= 0 ? (nameOf.get(c.master) ?? null) : null,
+        stepsRemoved: c.master !== undefined && c.master >= 0 ? (c.steps ?? null) : null,
+      }),
     });
   }
   const locked = nodes.filter((x) => x.lockedAt !== null);
   return {
     timestamping: ptp ? ptp.timestamping : 'none',
-    transparentClocks: ptp?.transparentClocks ?? false,
+    switchClocks: ptp?.switchClocks ?? null,
+    transparentClocks: ptp?.switchClocks === 'transparent',
     delayMechanism: ptp?.delayMechanism ?? null,
     slaves: ptp ? nodes.length : 0,
     lockedNodes: locked.length,
@@ -106,12 +122,20 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
       errMaxNs: every.max,
       samples: every.n,
     },
-    grandmaster: ptp ? (r.events.find((e) => e.kind === 'ptp-grandmaster')?.node ?? null) : null,
+    grandmaster: ptp ? grandmasterAtEnd(r) : null,
     stampNoiseP50Ns: noise.n > 0 ? noise.quantile(0.5) : null,
     stampNoiseP99Ns: noise.n > 0 ? noise.quantile(0.99) : null,
     failovers: ptp ? failovers(r.events, r.faults, ptp.candidates, nodes.length) : [],
     nodes,
   };
+}
+
+function grandmasterAtEnd(r: FabricResult): string | null {
+  for (const rep of r.reports) {
+    const s = rep.clock?.state;
+    if (s !== undefined && s.length > 0 && s[s.length - 1] === 2) return rep.name;
+  }
+  return r.events.find((e) => e.kind === 'ptp-grandmaster')?.node ?? null;
 }
 
 /** For each killed grandmaster candidate: who took over, and when every slave had locked again. */

@@ -7,6 +7,7 @@ import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '.
 import { draw, Rng } from '../core/random.js';
 import type { Epoch } from '../core/time.js';
 import { generateFlows } from '../node/workload.js';
+import type { Topology } from '../topology/types.js';
 import type { Scenario } from './scenario/resolve.js';
 import { schemeDefinition } from './schemes/index.js';
 import { routingTable } from './topology/routing.js';
@@ -33,7 +34,12 @@ export function planRun(
   const ptp: PtpConfig | undefined = sc.ptp
     ? {
         timestamping: sc.ptp.timestamping,
-        transparentClocks: sc.ptp.transparentClocks,
+        switchClocks: sc.ptp.switchClocks,
+        // through boundary clocks an Announce is qualified anew at every switch (two of them, up to an
+        // interval apart): the candidates claim the domain that many intervals apart, plus one
+        ...(sc.ptp.switchClocks === 'boundary' && {
+          claimStaggerNs: (switchesAcross(topo) + 1) * sc.ptp.announceIntervalNs,
+        }),
         delayMechanism: sc.ptp.delayMechanism,
         syncIntervalNs: sc.ptp.syncIntervalNs,
         announceIntervalNs: sc.ptp.announceIntervalNs,
@@ -118,6 +124,12 @@ export function planRun(
     };
   });
   return { nodes, flows };
+}
+
+/** the most switches a path between two hosts crosses: up to the top tier and down again */
+function switchesAcross(topo: Topology): number {
+  const top = Math.max(0, ...topo.nodes.filter((n) => n.role === 'switch').map((n) => n.tier));
+  return Math.max(1, 2 * top - 1);
 }
 
 /** the node's compute model, if its role has one (switches are hardware) */

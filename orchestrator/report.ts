@@ -116,7 +116,7 @@ export function summaryTable(s: Summary, out: string): string {
       `|error| p50 ${formatNs(c.errP50Ns)} / p99 ${formatNs(c.errP99Ns)} / max ${formatNs(c.errMaxNs)} (no PTP)`,
     ]);
   } else if (c) {
-    const mode = `${c.timestamping}, ${c.delayMechanism ?? 'e2e'}${c.transparentClocks ? ' + transparent clocks' : ''}`;
+    const mode = `${c.timestamping}, ${c.delayMechanism ?? 'e2e'}${c.switchClocks === 'none' ? '' : ` + ${c.switchClocks} clocks`}`;
     const lock = c.timeToLockNs !== null ? ` by ${formatNs(c.timeToLockNs)}` : '';
     const gm = c.grandmaster !== null ? `, grandmaster ${c.grandmaster}` : '';
     rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}${gm}`]);

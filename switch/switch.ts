@@ -9,7 +9,8 @@ import { Histogram } from '../core/histogram.js';
 import type { QueueSeries } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { isEventMessage, isPeerDelayMessage, PeerDelay } from '../core/ptp.js';
+import { isEventMessage, isPeerDelayMessage, PeerDelay, type SteerableClock } from '../core/ptp.js';
+import { BoundaryClock } from '../core/ptp-boundary.js';
 import type { Timer } from '../core/scheduler.js';
 import { createRouting, type Routing } from './routing.js';
 import type { SwitchScheme, SwitchSchemeFactory } from './scheme.js';
@@ -23,8 +24,10 @@ export class Switch implements Role {
   private noRoute = 0;
   /** transparent clock: ingress time (switch clock) and port of PTP event frames in transit */
   private readonly tcIngress: Map<Frame, { t0: number; port: number }> | null;
-  /** peer-to-peer transparent clock (delayMechanism p2p): the link delay of every port */
+  /** peer delay on every port (delayMechanism p2p): for the P2P transparent clock or the boundary clock */
   private readonly peer: PeerDelay | null;
+  /** switchClocks boundary: the switch's own PTP clock, a port per link; PTP frames end here */
+  private readonly bc: BoundaryClock | null;
   private forwarded = 0;
   /** the scheme running on this switch, if any (F10 routing, pushback and controller exchange, ...) */
   private readonly scheme: SwitchScheme | null;
@@ -50,9 +53,9 @@ export class Switch implements Role {
     }
     this.isDown = cfg.ports.map((p) => p.dir === 'down');
     this.series = cfg.ports.map(() => new Series());
-    this.tcIngress = cfg.ptp?.transparentClocks ? new Map() : null;
+    this.tcIngress = cfg.ptp?.switchClocks === 'transparent' ? new Map() : null;
     this.peer =
-      cfg.ptp?.transparentClocks && cfg.ptp.delayMechanism === 'p2p'
+      cfg.ptp && cfg.ptp.switchClocks !== 'none' && cfg.ptp.delayMechanism === 'p2p'
         ? new PeerDelay({
             self: cfg.id,
             ports: cfg.ports.length,
@@ -66,6 +69,23 @@ export class Switch implements Role {
             hardware: true,
           })
         : null;
+    this.bc = null;
+    if (cfg.ptp?.switchClocks === 'boundary') {
+      const clock = ctx.clock as SteerableClock;
+      if (typeof clock.setFrequencyPpb !== 'function')
+        throw new Error(`switch ${cfg.name}: a boundary clock needs an emulated clock`);
+      this.bc = new BoundaryClock({
+        self: cfg.id,
+        cfg: cfg.ptp,
+        clock,
+        sched: ctx.sched,
+        ports: cfg.ports.length,
+        peerOf: (p) => cfg.ports[p].peerId,
+        sendOn: (p, f) => ctx.ports[p].send(f, ctx.sched.current),
+        emit: ctx.emit,
+        peer: this.peer,
+      });
+    }
   }
 
   /**
@@ -77,6 +97,7 @@ export class Switch implements Role {
   departed(port: number, frame: Frame, txStart: number): void {
     this.scheme?.departed?.(port, frame, txStart);
     this.peer?.departed(port, frame, txStart);
+    this.bc?.departed(port, frame, txStart);
     const tc = this.tcIngress;
     if (tc === null) return;
     const t = tc.get(frame);
@@ -96,6 +117,11 @@ export class Switch implements Role {
       // peer delay messages are link-local: answered or taken here, never forwarded
       if (this.peer !== null && isPeerDelayMessage(frame.x)) {
         this.peer.onFrame(ingress, frame, now);
+        return;
+      }
+      // a boundary clock ends every PTP exchange at the switch: nothing crosses it
+      if (this.bc !== null) {
+        this.bc.onFrame(ingress, frame, now);
         return;
       }
       if (this.tcIngress !== null && isEventMessage(frame.x))
@@ -123,6 +149,7 @@ export class Switch implements Role {
 
   start(at: number): void {
     this.peer?.start(at);
+    this.bc?.start(at);
     const every = this.ctx.config.sampleNs;
     if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
     this.scheme?.start?.(at);
@@ -164,6 +191,7 @@ export class Switch implements Role {
       received: [],
       queues,
       queueHist: this.queueHist.snapshot(),
+      ...(this.bc !== null && { clock: this.bc.report() }),
       ...(section !== undefined && { scheme: section }),
     };
   }
@@ -171,6 +199,7 @@ export class Switch implements Role {
   stop(): void {
     this.ctx.sched.cancel(this.sampler);
     this.peer?.stop();
+    this.bc?.stop();
     this.scheme?.stop?.();
   }
 }

@@ -158,3 +158,62 @@ describe('PTP on the emulated fabric', () => {
     expect(s.processes.leftRunning).toBe(0);
   });
 });
+
+describe('PTP through boundary clocks (ptp.switchClocks: boundary)', () => {
+  interface Node {
+    node: string;
+    lockedAt: number | null;
+    errP99Ns: number;
+    master: string | null;
+    stepsRemoved: number | null;
+  }
+  const byNode = (nodes: Node[]) =>
+    Object.fromEntries(nodes.map((n) => [n.node, [n.master, n.stepsRemoved]]));
+
+  it('locks every switch and host hop by hop from the grandmaster; stepsRemoved grows per switch, and so does the error', async () => {
+    const { s } = await runScenario('boundary', 'test/fixtures/clocks-boundary.yaml');
+    const c = s.clocks;
+    expect(c).toMatchObject({ switchClocks: 'boundary', delayMechanism: 'e2e', grandmaster: 'h0' });
+    // every switch is a slave too: 5 switches and 5 hosts, each following its link peer
+    expect([c.slaves, c.lockedNodes]).toEqual([10, 10]);
+    expect(byNode(c.nodes)).toEqual({
+      leaf0: ['h0', 1],
+      h1: ['leaf0', 2],
+      spine0: ['leaf0', 2],
+      spine1: ['leaf0', 2],
+      // a leaf hears the grandmaster from both spines, as far removed: the lower identity wins
+      leaf1: ['spine0', 3],
+      leaf2: ['spine0', 3],
+      h2: ['leaf1', 4],
+      h3: ['leaf1', 4],
+      h4: ['leaf2', 4],
+      h5: ['leaf2', 4],
+    });
+    // hardware stamps at every hop: tens of ns after lock, and each boundary clock adds its own
+    expect(c.errP99Ns).toBeLessThanOrEqual(32);
+    const p99At = (steps: number) => {
+      const at = (c.nodes as Node[]).filter((n) => n.stepsRemoved === steps).map((n) => n.errP99Ns);
+      return at.reduce((a, b) => a + b, 0) / at.length;
+    };
+    expect([p99At(1), p99At(2), p99At(3), p99At(4)]).toEqual([8, 32 / 3, 16, 24]);
+    expect(p99At(4)).toBeGreaterThan(p99At(1));
+  });
+
+  it('a better priority1 makes h5 the grandmaster, and the peer delay mechanism serves the boundary clocks as well', async () => {
+    const { out, s } = await runScenario('boundary-p2p', 'test/fixtures/clocks-boundary.yaml', [
+      '--set',
+      'ptp.datasets={h5: {priority1: 100}}',
+      '--set',
+      'ptp.delayMechanism=p2p',
+    ]);
+    const c = s.clocks;
+    expect(c).toMatchObject({ delayMechanism: 'p2p', grandmaster: 'h5', lockedNodes: 10 });
+    expect(c.errP99Ns).toBeLessThanOrEqual(50);
+    const steps = byNode(c.nodes);
+    expect(steps.leaf2).toEqual(['h5', 1]);
+    expect(steps.h0).toEqual(['leaf0', 4]);
+    // h0 claimed nothing: h5's Announces crossed the three switches before h0's turn to claim came
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
+    expect(events).not.toContain('"kind":"ptp-grandmaster","node":"h0"');
+  });
+});

@@ -53,7 +53,14 @@ describe('BMCA dataset comparison', () => {
     );
     expect(sc('{ delayMechanism: p2p }').delayMechanism).toBe('p2p');
     expect(() => sc('{ delayMechanism: p2p, transparentClocks: false }')).toThrow(
-      /ptp\.delayMechanism: p2p needs peer-to-peer transparent clocks/,
+      /ptp\.delayMechanism: p2p needs switches that take part/,
+    );
+    // what the switches are: transparent by default; the older boolean still read, and it must agree
+    expect(sc('{}').switchClocks).toBe('transparent');
+    expect(sc('{ switchClocks: boundary, delayMechanism: p2p }').switchClocks).toBe('boundary');
+    expect(sc('{ transparentClocks: false }').switchClocks).toBe('none');
+    expect(() => sc('{ transparentClocks: true, switchClocks: boundary }')).toThrow(
+      /p\.yaml:\d+: ptp\.transparentClocks: true means switchClocks 'transparent', and switchClocks says 'boundary'/,
     );
   });
 });

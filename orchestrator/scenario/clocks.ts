@@ -2,7 +2,7 @@
  * The `clocks:`, `jitter:` and `ptp:` sections: oscillator models, jitter models and PTP settings,
  * with their defaults and why; `parseDist` reads the distributions they take.
  */
-import type { PtpDataset, SyncMode } from '../../core/messages.js';
+import type { PtpDataset, SwitchClocks, SyncMode } from '../../core/messages.js';
 import { compareDatasets } from '../../core/ptp.js';
 import type { Dist } from '../../core/random.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
@@ -21,8 +21,9 @@ export interface ClockModel {
 
 export interface PtpSettings {
   timestamping: 'hardware' | 'software';
-  transparentClocks: boolean;
-  /** e2e (Delay_Req to the master) or p2p (peer delay on every link, P2P transparent clocks) */
+  /** transparent, boundary or none (ptp.switchClocks; the older boolean ptp.transparentClocks) */
+  switchClocks: SwitchClocks;
+  /** e2e (Delay_Req to the master) or p2p (peer delay on every link) */
   delayMechanism: 'e2e' | 'p2p';
   syncIntervalNs: number;
   announceIntervalNs: number;
@@ -220,16 +221,24 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
   if (!(syncIntervalNs > 0)) throw src.error(['ptp', 'syncInterval'], 'must be > 0');
   const announceIntervalNs = interval('announceInterval', 'logAnnounceInterval', '1ms')!;
   const delayReqIntervalNs = interval('delayReqInterval', 'logMinDelayReqInterval', null);
-  const transparentClocks: boolean = p.transparentClocks ?? true;
+  // switchClocks, or the older boolean (true: transparent, false: none); both must agree
+  const legacy: SwitchClocks | undefined =
+    p.transparentClocks === undefined ? undefined : p.transparentClocks ? 'transparent' : 'none';
+  if (p.switchClocks !== undefined && legacy !== undefined && p.switchClocks !== legacy)
+    throw src.error(
+      ['ptp', 'transparentClocks'],
+      `${p.transparentClocks} means switchClocks '${legacy}', and switchClocks says '${p.switchClocks}': give switchClocks alone`,
+    );
+  const switchClocks: SwitchClocks = p.switchClocks ?? legacy ?? 'transparent';
   const delayMechanism: 'e2e' | 'p2p' = p.delayMechanism ?? 'e2e';
-  if (delayMechanism === 'p2p' && !transparentClocks)
+  if (delayMechanism === 'p2p' && switchClocks === 'none')
     throw src.error(
       ['ptp', 'delayMechanism'],
-      'p2p needs peer-to-peer transparent clocks in the switches (transparentClocks: true): without them nobody adds the links behind a Sync to its correction',
+      'p2p needs switches that take part (switchClocks: transparent or boundary): with none, nobody adds the links behind a Sync to its correction',
     );
   return {
     timestamping,
-    transparentClocks,
+    switchClocks,
     delayMechanism,
     syncIntervalNs,
     announceIntervalNs,

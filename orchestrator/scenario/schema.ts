@@ -279,15 +279,19 @@ export const scenarioSchema = {
           'hardware: NIC stamps (exact); software: stamps taken in the stack, late by jitter.stamp',
           'hardware',
         ),
+        switchClocks: doc(
+          { enum: ['transparent', 'boundary', 'none'] },
+          'what the switches are to PTP: transparent (they add each Sync/Delay_Req residence time to its correction field), boundary (each disciplines its own clock from its best port and is the master of the others, so every exchange is link-local and stepsRemoved grows per switch; hardware stamps), none (they forward PTP frames as any other)',
+          'transparent',
+        ),
         transparentClocks: doc(
           { type: 'boolean' },
-          'switches add each Sync/Delay_Req residence time to its correction field (end-to-end transparent clocks)',
-          true,
+          'the older form of switchClocks: true is transparent, false is none',
         ),
         delayMechanism: {
           enum: ['e2e', 'p2p'],
           description:
-            'e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and the switches, as peer-to-peer transparent clocks, add the ingress link delay to every Sync',
+            "e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and transparent switches add the ingress link delay to every Sync (boundary clocks use their slave port's link delay)",
         },
         syncInterval: doc(duration, "the master's Sync period (ns: 100us)", '100us'),
         logSyncInterval: doc(

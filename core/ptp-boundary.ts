@@ -1,0 +1,342 @@
+/**
+ * A boundary clock (IEEE 1588-2019 §9.3, §11): a switch with a PTP port on each link and one clock of
+ * its own. Every exchange is link-local: each port hears its link peer's Announces (qualified as
+ * foreign masters as an ordinary clock does, core/ptp.ts), the best of them per port is Erbest, the best
+ * over the ports Ebest; the state decision (§9.3.3, for a clock that is not grandmaster-capable) makes
+ * the port Ebest came in on the SLAVE, a port where what this clock would announce beats the peer's
+ * offer MASTER, any other PASSIVE. The slave port disciplines the switch's clock (linuxptp's pipeline:
+ * stamps → path delay → offset → PI servo); the master ports send Announces carrying Ebest's grandmaster
+ * one step further removed, Syncs from the switch's own clock (two-step) and answer Delay_Reqs. A
+ * switch stamps in hardware: at the frame's physical departure and arrival on the port, read off its
+ * clock. With the peer delay mechanism the slave port's path delay is the link's (PeerDelay).
+ */
+import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
+import { MovingMedian } from './median.js';
+import type { ClockSeries, PtpConfig } from './messages.js';
+import {
+  type BmcaEntry,
+  compareDatasets,
+  FOREIGN_THRESHOLD,
+  FOREIGN_WINDOW,
+  LOCK_SAMPLES,
+  newClockSeries,
+  type PeerDelay,
+  type PtpMessage,
+  SIZE,
+  type SteerableClock,
+} from './ptp.js';
+import { Rng } from './random.js';
+import type { Scheduler, Timer } from './scheduler.js';
+import { createServo, defaultServoConfig, type Servo } from './servo.js';
+
+export interface BoundaryComponents {
+  self: number;
+  cfg: PtpConfig;
+  clock: SteerableClock;
+  sched: Scheduler;
+  ports: number;
+  /** the node id of each port's link peer */
+  peerOf(port: number): number;
+  /** sends a link-local frame on `port` now */
+  sendOn(port: number, frame: Frame): void;
+  emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+  /** the peer delay mechanism on every port (delayMechanism p2p), else null */
+  peer: PeerDelay | null;
+}
+
+export enum PortState {
+  Listening = 0,
+  Master = 1,
+  Slave = 2,
+  Passive = 3,
+}
+
+interface Foreign {
+  entry: BmcaEntry;
+  heard: number[];
+}
+
+export class BoundaryClock {
+  /** each port's state, and the foreign masters it hears (by sender) */
+  readonly states: PortState[];
+  private readonly foreign: Array<Map<number, Foreign>>;
+  /** the best offer over every port (Ebest), and the port it came in on */
+  private best: BmcaEntry | null = null;
+  private slavePort = -1;
+  private readonly servo: Servo;
+  private readonly delay: MovingMedian;
+  private meanDelay = Number.NaN;
+  private pendingSync: { seq: number; t2: number; c: number } | null = null;
+  private lastSync: { t1: number; t2: number; c: number } | null = null;
+  private pendingDreq: { seq: number; t3: number } | null = null;
+  private seq = 0;
+  private lastOffset = Number.NaN;
+  private inLockCount = 0;
+  private inLock = false;
+  /** announce, sync and Delay_Req timers (node time), the sampler (physical time) */
+  private timers: Array<Timer | null> = [null, null, null, null];
+  private readonly series = newClockSeries();
+  /** master ports: t1 of each Sync awaiting its follow-up, by frame */
+  private readonly syncT1 = new Map<Frame, { port: number; t1: number }>();
+  private readonly rng: Rng;
+
+  constructor(private readonly c: BoundaryComponents) {
+    this.states = Array.from({ length: c.ports }, () => PortState.Listening);
+    this.foreign = Array.from({ length: c.ports }, () => new Map());
+    // a switch stamps in hardware: the hardware servo and filter whatever the hosts use
+    this.servo = createServo(c.cfg.servo ?? defaultServoConfig('hardware'));
+    this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
+    this.delay = new MovingMedian(c.cfg.delayFilter);
+    this.rng = new Rng((c.cfg.seed ?? 0) * 149 + c.self);
+  }
+
+  /** Starts at physical time `at`. */
+  start(at: number): void {
+    this.timers[3] = this.c.sched.at(at, this.begin);
+  }
+
+  private readonly begin = (now: number): void => {
+    const { clock, cfg } = this.c;
+    const t0 = clock.now();
+    this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
+    this.timers[1] = clock.at(t0 + cfg.syncIntervalNs, this.syncTick);
+    this.sample(now);
+  };
+
+  stop(): void {
+    for (let i = 0; i < 3; i++) this.c.clock.cancel(this.timers[i]);
+    this.c.sched.cancel(this.timers[3]);
+  }
+
+  report(): ClockSeries {
+    this.series.master = this.slavePort >= 0 ? this.c.peerOf(this.slavePort) : -1;
+    this.series.steps = this.best?.steps ?? 0;
+    return this.series;
+  }
+
+  private frame(port: number, x: PtpMessage, z: number): Frame {
+    return makeFrame({ t: FrameType.Ptp, s: this.c.self, d: this.c.peerOf(port), z, p: Priority.Control, x });
+  }
+
+  // ---- receive ----
+
+  /** A PTP frame (not a peer delay message) that fully arrived on `port` at physical time `arrival`. */
+  onFrame(port: number, frame: Frame, arrival: number): void {
+    const x = frame.x as PtpMessage;
+    switch (x?.m) {
+      case 'announce': {
+        const now = this.c.clock.now();
+        const window = FOREIGN_WINDOW * this.c.cfg.announceIntervalNs;
+        const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender: frame.s };
+        const rec = this.foreign[port].get(frame.s);
+        if (rec === undefined) this.foreign[port].set(frame.s, { entry, heard: [now] });
+        else {
+          rec.entry = entry;
+          rec.heard.push(now);
+          while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
+        }
+        this.decide();
+        break;
+      }
+      case 'sync':
+        if (port === this.slavePort)
+          this.pendingSync = { seq: x.seq, t2: this.c.clock.read(arrival), c: x.corr };
+        break;
+      case 'fup':
+        if (port === this.slavePort && this.pendingSync?.seq === x.seq) {
+          const p = this.pendingSync;
+          this.pendingSync = null;
+          this.lastSync = { t1: x.t1, t2: p.t2, c: p.c + x.corr };
+          this.synchronize(arrival);
+        }
+        break;
+      case 'dreq':
+        if (this.states[port] === PortState.Master)
+          this.c.sendOn(
+            port,
+            this.frame(
+              port,
+              { m: 'dresp', seq: x.seq, t4: this.c.clock.read(arrival), corr: x.corr },
+              SIZE.general,
+            ),
+          );
+        break;
+      case 'dresp': {
+        const d = this.pendingDreq;
+        const s = this.lastSync;
+        if (port !== this.slavePort || d === null || d.seq !== x.seq || s === null) break;
+        this.pendingDreq = null;
+        if (!Number.isFinite(d.t3)) break;
+        this.meanDelay = this.delay.push((s.t2 - s.t1 - s.c + (x.t4 - d.t3 - x.corr)) / 2);
+        break;
+      }
+    }
+  }
+
+  /** Hardware stamps: a frame of ours starts transmission on `port` at physical `txStart`. */
+  departed(port: number, frame: Frame, txStart: number): void {
+    if (frame.s !== this.c.self) return;
+    const x = frame.x as PtpMessage;
+    if (x?.m === 'sync') {
+      this.syncT1.set(frame, { port, t1: this.c.clock.read(txStart) });
+      this.c.sched.at(this.c.sched.current, this.sendFollowUp, frame);
+    } else if (x?.m === 'dreq' && this.pendingDreq?.seq === x.seq) {
+      this.pendingDreq.t3 = this.c.clock.read(txStart);
+    }
+  }
+
+  private readonly sendFollowUp = (_now: number, sync: Frame): void => {
+    const s = this.syncT1.get(sync);
+    this.syncT1.delete(sync);
+    if (s === undefined) return;
+    const seq = (sync.x as { seq: number }).seq;
+    this.c.sendOn(s.port, this.frame(s.port, { m: 'fup', seq, t1: s.t1, corr: 0 }, SIZE.general));
+  };
+
+  /** offset → servo → the switch's clock (linuxptp clock_synchronize), as an ordinary clock does */
+  private synchronize(arrival: number): void {
+    const s = this.lastSync!;
+    const delay = this.c.peer !== null ? this.c.peer.linkDelay(this.slavePort) : this.meanDelay;
+    if (Number.isNaN(delay)) return;
+    const offset = s.t2 - s.t1 - s.c - delay;
+    this.lastOffset = offset;
+    const { ppb, state } = this.servo.sample(offset, s.t2);
+    const clock = this.c.clock;
+    if (state === 'jump') {
+      clock.setFrequencyPpb(-ppb);
+      clock.step(-offset);
+      this.lastSync = null;
+      this.c.emit('ptp-step', arrival, { offsetNs: offset });
+    } else if (state === 'locked') {
+      clock.setFrequencyPpb(-ppb);
+    }
+    const within = state === 'locked' && Math.abs(offset) < this.c.cfg.lockThresholdNs;
+    this.inLockCount = within ? this.inLockCount + 1 : 0;
+    const master = this.c.peerOf(this.slavePort);
+    if (!this.inLock && this.inLockCount >= LOCK_SAMPLES) {
+      this.inLock = true;
+      this.series.lockedAt.push(arrival);
+      this.c.emit('ptp-locked', arrival, { master, offsetNs: offset });
+    } else if (this.inLock && (state === 'unlocked' || Math.abs(offset) > 10 * this.c.cfg.lockThresholdNs)) {
+      this.inLock = false;
+      this.c.emit('ptp-unlocked', arrival, { master, offsetNs: offset });
+    }
+  }
+
+  // ---- the state decision ----
+
+  private readonly announceTick = (now: number): void => {
+    this.decide();
+    for (let p = 0; p < this.c.ports; p++) if (this.states[p] === PortState.Master) this.announce(p);
+    this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
+  };
+
+  /** what this clock announces: Ebest's grandmaster, stepsRemoved = its own distance from it */
+  private announce(port: number): void {
+    const best = this.best!;
+    this.c.sendOn(port, this.frame(port, { m: 'announce', gm: best.gm, steps: best.steps }, SIZE.announce));
+  }
+
+  /**
+   * Erbest per port (qualified foreign masters still announcing), Ebest over them, then each port's
+   * state (IEEE 1588-2019 §9.3.3 for a clock that cannot be grandmaster): SLAVE where Ebest came in;
+   * MASTER where this clock's offer, as the peer would receive it, beats the peer's (or the peer offers
+   * nothing); PASSIVE otherwise, so that no two masters feed one link and no loop forms.
+   */
+  private decide(): void {
+    const { cfg, clock, self } = this.c;
+    const now = clock.now();
+    const expire = cfg.announceTimeout * cfg.announceIntervalNs;
+    const erbest: Array<BmcaEntry | null> = [];
+    let best: BmcaEntry | null = null;
+    let bestPort = -1;
+    for (let p = 0; p < this.c.ports; p++) {
+      let e: BmcaEntry | null = null;
+      for (const f of this.foreign[p].values()) {
+        const last = f.heard[f.heard.length - 1];
+        if (last === undefined || now - last > expire || f.heard.length < FOREIGN_THRESHOLD) continue;
+        if (e === null || compareDatasets(f.entry, e) < 0) e = f.entry;
+      }
+      erbest.push(e);
+      if (e !== null && (best === null || compareDatasets(e, best) < 0)) {
+        best = e;
+        bestPort = p;
+      }
+    }
+    const before = this.slavePort;
+    const master = before >= 0 ? this.c.peerOf(before) : -1;
+    this.best = best;
+    const ours: BmcaEntry | null =
+      best === null ? null : { gm: best.gm, steps: best.steps + 1, sender: self };
+    for (let p = 0; p < this.c.ports; p++) {
+      let next: PortState;
+      if (ours === null) next = PortState.Listening;
+      else if (p === bestPort) next = PortState.Slave;
+      else {
+        const theirs = erbest[p];
+        next = theirs === null || compareDatasets(ours, theirs) < 0 ? PortState.Master : PortState.Passive;
+      }
+      const was = this.states[p];
+      this.states[p] = next;
+      // a new master port hears of the grandmaster at once rather than an announce interval later
+      if (next === PortState.Master && was !== PortState.Master) this.announce(p);
+    }
+    this.slavePort = bestPort;
+    if (bestPort < 0) {
+      if (before >= 0) this.c.emit('ptp-master-lost', this.c.sched.current, {});
+      return;
+    }
+    if (bestPort !== before || this.c.peerOf(bestPort) !== master) this.follow(bestPort);
+  }
+
+  /** the slave port moved: the servo and the path delay start over, Delay_Reqs go to the new master */
+  private follow(port: number): void {
+    this.series.everSlave = true;
+    this.servo.reset();
+    this.delay.reset();
+    this.meanDelay = Number.NaN;
+    this.pendingSync = this.lastSync = this.pendingDreq = null;
+    this.inLock = false;
+    this.inLockCount = 0;
+    this.c.emit('ptp-master-changed', this.c.sched.current, {
+      master: this.c.peerOf(port),
+      stepsRemoved: this.best!.steps,
+    });
+    this.c.clock.cancel(this.timers[2]);
+    if (this.c.peer === null)
+      this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
+  }
+
+  private readonly syncTick = (now: number): void => {
+    if (this.best !== null) {
+      const seq = ++this.seq;
+      for (let p = 0; p < this.c.ports; p++)
+        if (this.states[p] === PortState.Master)
+          this.c.sendOn(p, this.frame(p, { m: 'sync', seq, corr: 0 }, SIZE.event));
+    }
+    this.timers[1] = this.c.clock.at(now + this.c.cfg.syncIntervalNs, this.syncTick);
+  };
+
+  private readonly delayReqTick = (now: number): void => {
+    if (this.slavePort < 0) return;
+    const seq = ++this.seq;
+    this.pendingDreq = { seq, t3: Number.NaN };
+    this.c.sendOn(this.slavePort, this.frame(this.slavePort, { m: 'dreq', seq, corr: 0 }, SIZE.event));
+    this.timers[2] = this.c.clock.at(now + this.delayReqGap(), this.delayReqTick);
+  };
+
+  /** linuxptp's delay timer: uniform in [0, 2 × the Delay_Req interval) */
+  private delayReqGap(): number {
+    return this.rng.next() * 2 * (this.c.cfg.delayReqIntervalNs ?? this.c.cfg.syncIntervalNs);
+  }
+
+  /** Ground truth, in physical time: the switch's clock against physical time. */
+  private readonly sample = (now: number): void => {
+    const s = this.series;
+    s.t.push(now);
+    s.err.push(this.c.clock.read(now) - now);
+    s.offset.push(this.slavePort >= 0 ? this.lastOffset : Number.NaN);
+    s.state.push(this.inLock ? 1 : 0);
+    this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
+  };
+}
