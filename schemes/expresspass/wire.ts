@@ -90,8 +90,13 @@ export interface TopHostConfig {
    * (number of boundaries ≤ x) below the top, so K classes from TopClasses.hi down
    */
   thresholds: number[];
-  /** §4.3 remedy: a sender drops a token older than this by its own clock against the token's stamp (0: off) */
+  /**
+   * §4.3 remedy: a sender drops a token older than this by its own clock against the token's stamp
+   * (0: off): the longest path's threshold, for a receiver `expiryByPeerNs` does not name
+   */
   expiryNs: number;
+  /** §5.4: each receiver's own threshold T = d + |P|·t_h over the path its tokens take, by node id */
+  expiryByPeerNs?: Record<number, number>;
   /** TOP's fixed target token loss (ExpressPass scales it with the rate) */
   targetLoss: number;
   /** §4.4: a flow of at most this many packets sends them all unscheduled at its start (0: off) */

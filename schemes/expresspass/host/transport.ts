@@ -281,7 +281,7 @@ export class ExpressPassTransport implements Transport {
       this.s.creditsWasted++;
       return;
     }
-    if (this.expired(x)) return;
+    if (this.expired(x, f.s)) return;
     // the first credit: the round trip a segment takes to show up in the receiver's ack
     if (m.rtt < 0) m.rtt = Math.max(1000, this.clock.now() - m.askedAt);
     // credits silent for a while (the receiver stopped, a path died): ask again
@@ -358,8 +358,9 @@ export class ExpressPassTransport implements Transport {
    * back). Both clocks are node clocks, so their error decides what is judged old; the true age (from
    * a measurement-only field) tells how often the judgement was wrong.
    */
-  private expired(x: XpControl): boolean {
-    const limit = this.cfg.top?.expiryNs ?? 0;
+  private expired(x: XpControl, receiver: number): boolean {
+    const top = this.cfg.top;
+    const limit = top?.expiryByPeerNs?.[receiver] ?? top?.expiryNs ?? 0;
     if (limit <= 0 || typeof x.ts !== 'number') return false;
     const judged = this.clock.now() - x.ts;
     const truth = typeof x.pt === 'number' ? this.c.physNow() - x.pt : judged;

@@ -13,6 +13,7 @@ import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
 import { bytes, duration } from '../../../orchestrator/scenario/units.js';
 import { idealFct, mean, quantile, sum } from '../../../orchestrator/schemes/stats.js';
 import { defineScheme, type RunRecord } from '../../../orchestrator/schemes/types.js';
+import { dataPlane } from '../../../orchestrator/topology/arbiter.js';
 import { pathFigures } from '../../../orchestrator/topology/diameter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { XpHostSection } from '../host/transport.js';
@@ -75,7 +76,7 @@ export const expressPassProperties = {
   tokenExpiry: {
     enum: ['sender', 'switch', 'none'],
     description:
-      'top only: how token age is bounded. sender (default): a sender drops a token older than hops x 8 token pacing times by its node clock (§4.3); switch: switches drop a token that waited more than 8 pacing times (§3.1 R2); none',
+      'top only: how token age is bounded. sender (default): a sender drops a token older than T = d + |P|·t_h by its node clock (§4.3, §5.4: the path from its receiver, its base one-way delay and queueCredits token times a hop); switch: switches drop a token that waited more than queueCredits pacing times (§3.1 R2); none',
   },
   classes: {
     type: 'integer',
@@ -115,6 +116,8 @@ export interface XpSettings {
   priorities?: { rule: 'workload' | 'log'; thresholdsBytes: number[] };
   /** top, deadline objective: the boundaries in time left to a flow's deadline */
   deadlines?: { thresholdsNs: number[] };
+  /** top, sender expiry: the shortest and longest path's threshold T = d + |P|·t_h */
+  expiry?: { minNs: number; maxNs: number };
   /** for slowdowns: host link rate, longest propagation, links on the longest host path */
   hostRateBps: number;
   propNs: number;
@@ -189,22 +192,33 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
       deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
       unscheduled,
       thresholds: priorities.thresholdsBytes.map((b) => Math.ceil(b / WireSize.Mss)),
-      // §4.3: hops × 8 token pacing times, the age ExpressPass's 8-credit queues allow
-      expiryNs: tokenExpiry === 'sender' ? Math.round(links * 8 * pacingNs) : 0,
+      // §5.4: T = d + |P|·t_h, the base one-way delay and the hops' token queueing (8 credits a
+      // hop, as ExpressPass's queues allow); each receiver's own in nodeScheme, the longest path's here
+      expiryNs: 0,
       targetLoss: 0.1,
     };
+  }
+  const queueCredits: number = sc.queueCredits ?? d.queueCredits;
+  let expiry: XpSettings['expiry'];
+  if (top !== undefined && tokenExpiry === 'sender') {
+    const all = topo.nodes
+      .filter((n) => n.role === 'host')
+      .flatMap((h) => Object.values(tokenThresholds(topo, h, creditShare, queueCredits)));
+    expiry = { minNs: Math.min(...all), maxNs: Math.max(...all) };
+    top.expiryNs = expiry.maxNs;
   }
   return {
     kind: kind === 'top' ? 'top' : 'expresspass',
     ...(kind === 'top' && { tokenExpiry, priorities }),
+    ...(expiry && { expiry }),
     ...(deadlines && { deadlines }),
     switch: {
       creditShare,
-      queueCredits: sc.queueCredits ?? d.queueCredits,
+      queueCredits,
       burstCredits: sc.burstCredits ?? d.burstCredits,
       ...(kind === 'top' && {
         tokenClasses: [tokenLo, TopClasses.hi] as [number, number],
-        maxSojournNs: tokenExpiry === 'switch' ? Math.round(8 * pacingNs) : 0,
+        maxSojournNs: tokenExpiry === 'switch' ? Math.round(queueCredits * pacingNs) : 0,
         ...(unscheduled > 0 && { unscheduledClass: TopUnscheduled.unscheduled }),
       }),
     },
@@ -229,6 +243,42 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
         Math.max(0, links - 2) * (paths.maxPropNs + (8e9 * WireSize.Mtu) / paths.minRateBps),
     ),
   };
+}
+
+/**
+ * TOP §5.4: a sender drops a token older than T = d + |P|·t_h, d the base one-way delay of the path the
+ * token takes from its receiver and t_h a hop's largest token queueing (its queue of `queueCredits`
+ * tokens at the link's credit rate). Per receiver host of `host`, by node id, over a shortest path (every
+ * shortest path of a leaf-spine or FatTree crosses the same kinds of links); d counts each link's
+ * propagation and a token's serialization.
+ */
+function tokenThresholds(
+  topo: Topology,
+  host: TopoNode,
+  creditShare: number,
+  queueCredits: number,
+): Record<number, number> {
+  const data = dataPlane(topo);
+  const byName = new Map(data.nodes.map((n) => [n.name, n]));
+  const at = new Map<string, number>([[host.name, 0]]);
+  const out: Record<number, number> = {};
+  const queue = [host.name];
+  for (let i = 0; i < queue.length; i++) {
+    const n = byName.get(queue[i])!;
+    const t = at.get(n.name)!;
+    if (n.role === 'host' && n !== host) {
+      out[n.id] = Math.round(t);
+      continue;
+    }
+    for (const port of n.ports) {
+      if (port.dir === 'control' || at.has(port.peer)) continue;
+      const link = data.links[port.link];
+      const tokenNs = (8e9 * CREDIT_BYTES) / link.rateBps;
+      at.set(port.peer, t + link.propNs + tokenNs + (queueCredits * tokenNs) / creditShare);
+      queue.push(port.peer);
+    }
+  }
+  return out;
 }
 
 /** TOP's p: the largest flow of the web-search and data-mining traces is about 30 MB */
@@ -315,6 +365,8 @@ export interface XpSummary {
     expiryChecks: number;
     /** valid in truth, dropped because of clock error */
     expiredValid: number;
+    /** sender expiry: the shortest and the longest path's threshold T = d + |P|·t_h, ns */
+    expiryThresholdNs?: { min: number; max: number };
     /** stale in truth, used because of clock error */
     staleUsed: number;
     maxClockErrNs: number;
@@ -415,6 +467,7 @@ export function summarizeXp(s: XpSettings, r: RunRecord): XpSummary {
         expiredAtSwitches: sum(switches, (x) => x.tokensExpired),
         expiryChecks: sum(hosts, (h) => h.expiryChecks),
         expiredValid: sum(hosts, (h) => h.expiredValid),
+        ...(s.expiry && { expiryThresholdNs: { min: s.expiry.minNs, max: s.expiry.maxNs } }),
         staleUsed: sum(hosts, (h) => h.staleUsed),
         maxClockErrNs: Math.max(0, ...hosts.map((h) => h.maxTokenClockErrNs)),
         priorities: s.priorities!,
@@ -451,8 +504,16 @@ export default defineScheme<XpSettings, XpSummary>({
     if (node.role === 'switch') return { kind: s.kind, config: s.switch };
     if (node.role !== 'host') return undefined;
     const link = topo.links[node.ports[0].link];
+    const top = s.host.top;
     const config: XpHostConfig = {
       ...s.host,
+      ...(top &&
+        s.expiry && {
+          top: {
+            ...top,
+            expiryByPeerNs: tokenThresholds(topo, node, s.switch.creditShare, s.switch.queueCredits),
+          },
+        }),
       // a NIC limits its credits as a switch port does; tokens are born there, nothing expires
       nic: { ...s.switch, maxSojournNs: 0, unscheduledClass: undefined },
       maxCreditsPerS: (link.rateBps * s.switch.creditShare) / (8 * CREDIT_BYTES),
