@@ -143,6 +143,8 @@ export interface PtpConfig {
    * clock on the way
    */
   claimStaggerNs?: number;
+  /** how long PTP runs before traffic starts (ptp.warmup): ports start that much before the start */
+  warmupNs?: number;
   /** host ids that may become grandmaster, best first (by the BMCA's dataset comparison) */
   candidates: number[];
   /**

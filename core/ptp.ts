@@ -81,6 +81,14 @@ export type PtpMessage =
 /** Wire sizes: PTPv2 over UDP/IPv4/Ethernet (44-byte Sync + headers; 64-byte Announce + headers). */
 export const SIZE = { event: 90, general: 100, announce: 110 } as const;
 
+/**
+ * When a node's PTP starts for traffic that starts at `at`: its warm-up earlier (ptp.warmup), never in
+ * the past (a node started again mid-run begins at once)
+ */
+export function ptpStart(cfg: PtpConfig | undefined, at: number, now: number): number {
+  return Math.max(at - (cfg?.warmupNs ?? 0), now);
+}
+
 /** An empty measured clock series (PTP ports and free-running clocks record into one). */
 export function newClockSeries(): ClockSeries {
   return {

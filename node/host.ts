@@ -11,7 +11,7 @@ import { InOrderLateness } from '../core/lateness.js';
 import type { ClockSeries, FlowRecord, FlowSpec } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { isStampedMessage, newClockSeries, PtpPort, type SteerableClock } from '../core/ptp.js';
+import { isStampedMessage, newClockSeries, PtpPort, ptpStart, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import type { HostPart } from '../scheme/parts.js';
@@ -150,7 +150,7 @@ export class Host implements Role {
    */
   start(at: number): void {
     this.trafficStart = at;
-    this.ptp?.start(at);
+    this.ptp?.start(ptpStart(this.ctx.config.ptp, at, this.ctx.sched.current));
     const sched = this.ctx.sched;
     if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
     if (this.ctx.config.sampleNs > 0) this.sampler = sched.at(at, this.sampleDelivered);

@@ -11,7 +11,7 @@ import type { FabricResult } from './fabric.js';
 
 export interface ClockNodeSummary {
   node: string;
-  /** first lock, virtual ns since traffic start; null if never */
+  /** first lock, virtual ns since traffic start (negative: during the PTP warm-up); null if never */
   lockedAt: number | null;
   errP50Ns: number;
   errP99Ns: number;
@@ -40,14 +40,14 @@ export interface ClockSummary {
    * domain for a while before the best one's Announces have crossed the switches
    */
   grandmaster: string | null;
-  /** |true error| of slaves after their first lock */
+  /** |true error| of slaves after their first lock, from traffic start */
   errP50Ns: number;
   errP99Ns: number;
   errMaxNs: number;
   meanErrNs: number;
   /**
    * |true error| over every slave and every sample, locked or not (a slave that never locked
-   * included), from the start of the run: what an application on these clocks sees
+   * included), from traffic start (after ptp.warmup, if any): what an application on these clocks sees
    */
   allSamples: { errP50Ns: number; errP99Ns: number; errMaxNs: number; samples: number };
   /** software stamps: delay of the stamp after the hardware instant (event-loop jitter); null for hardware */
@@ -76,13 +76,16 @@ export function summarizeClocks(r: FabricResult): ClockSummary | null {
     if (!c) continue;
     if (c.stampNoise) noise.merge(c.stampNoise);
     if (ptp && !c.everSlave) continue;
-    for (let i = 0; i < c.t.length; i++) if (c.state[i] !== 2) every.record(Math.abs(c.err[i]));
+    // from traffic start: a PTP warm-up's samples come before it
+    const from = r.trafficStart;
+    for (let i = 0; i < c.t.length; i++)
+      if (c.state[i] !== 2 && c.t[i] >= from) every.record(Math.abs(c.err[i]));
     const first = ptp ? (c.lockedAt.length > 0 ? c.lockedAt[0] : null) : Number.NEGATIVE_INFINITY;
     const h = new Histogram();
     let nodeSum = 0;
     if (first !== null) {
       for (let i = 0; i < c.t.length; i++) {
-        if (c.t[i] < first || c.state[i] === 2) continue;
+        if (c.t[i] < first || c.t[i] < from || c.state[i] === 2) continue;
         const e = c.err[i];
         h.record(Math.abs(e));
         nodeSum += e;

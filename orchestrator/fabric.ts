@@ -554,7 +554,7 @@ export class StartedFabric implements AsyncDisposable {
     // neighbours' last promises of it move this on (crashSeen)
     const t =
       this.scenario.sync === 'conservative'
-        ? Math.max(this.barrier, (n.stats?.now ?? 0) - this.trafficStart)
+        ? Math.max(this.barrier, n.stats?.now ?? 0) - this.trafficStart
         : this.relNow();
     const crash = { node: n.config.name, t, reason: why };
     this.crashes.push(crash);
@@ -606,7 +606,7 @@ export class StartedFabric implements AsyncDisposable {
   }
 
   private relNow(): number {
-    if (this.scenario.sync === 'conservative') return this.barrier;
+    if (this.scenario.sync === 'conservative') return this.barrier - this.trafficStart;
     return this.clock.now() - this.trafficStart;
   }
 
@@ -616,7 +616,10 @@ export class StartedFabric implements AsyncDisposable {
     this.onBarrier?.();
   }
 
-  /** conservative mode: the barrier every live node has reached, virtual ns since traffic start */
+  /**
+   * conservative mode: the barrier every live node has reached, in the nodes' physical time (traffic
+   * starts at `trafficStart`: 0, or the end of the PTP warm-up)
+   */
   private barrier = 0;
 
   /** where a pause of `node` that starts at `from` ends: its next `resume`, or the end of the run */
@@ -650,11 +653,13 @@ export class StartedFabric implements AsyncDisposable {
     if (this.begun) return;
     this.begun = true;
     const sc = this.scenario;
+    // PTP's warm-up (ptp.warmup): the clocks synchronize that long before traffic starts
+    const warmup = sc.ptp?.warmupNs ?? 0;
     if (sc.sync === 'conservative') {
-      this.trafficStart = 0;
+      this.trafficStart = warmup;
     } else {
       // a start far enough ahead that the message reaches every (possibly busy) node first: 200 ms real
-      this.trafficStart = this.clock.now() + this.clock.virtualNs(200);
+      this.trafficStart = this.clock.now() + this.clock.virtualNs(200) + warmup;
     }
     for (const n of this.live()) n.conn!.send({ type: 'start', at: this.trafficStart });
     this.record({ t: 0, kind: 'traffic-start', node: 'orchestrator', flows: this.plan.flows.length });
@@ -785,13 +790,17 @@ export class StartedFabric implements AsyncDisposable {
     signal?: AbortSignal,
   ): Promise<void> {
     if (this.failure) throw new RuntimeError(this.failure);
-    if (this.barrier >= target) return;
+    // the nodes' physical time: `target`, the workload's end and the timeline are since traffic start
+    const base = this.trafficStart;
+    const end = target + base;
+    if (this.barrier >= end) return;
     const sc = this.scenario;
+    const doneFrom = sc.run.doneFromNs + base;
     const pendingFaults = this.pendingFaults;
     const total = this.plan.flows.length;
     const wall0 = performance.now();
     let lastProgressWall = wall0;
-    let lastProgressNs = this.barrier;
+    let lastProgressNs = this.barrier - base;
     let grant = this.barrier;
     // never past a node's restart time before it is back (it must handle everything from then on)
     const nextRestart = (): NodeState | undefined => {
@@ -803,15 +812,15 @@ export class StartedFabric implements AsyncDisposable {
     const step = sc.run.stepNs;
     const nextGrant = (): number => {
       let until = this.barrier + step;
-      if (untilDone && until < sc.run.doneFromNs) {
+      if (untilDone && until < doneFrom) {
         // the run cannot be done before the workload ends, so no barrier is needed at every step until
         // then; still one at every step before a timeline action (a pause stops its process only when
         // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
         // the same one.
-        const cap = Math.min(sc.run.doneFromNs, pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY);
+        const cap = Math.min(doneFrom, (pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY) + base);
         until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
       }
-      return Math.min(until, target, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
+      return Math.min(until, end, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
     };
     const sendGrant = (until: number): void => {
       grant = until;
@@ -841,11 +850,11 @@ export class StartedFabric implements AsyncDisposable {
         this.barrier = grant;
         lastProgressWall = performance.now();
         for (const n of this.nodes.values()) n.eventsAtBarrier = n.stats?.fidelity.events ?? 0;
-        while (pendingFaults.length > 0 && pendingFaults[0].at < grant)
+        while (pendingFaults.length > 0 && pendingFaults[0].at + base < grant)
           this.noteFired(pendingFaults.shift()!);
         const p = this.progress();
-        const done = untilDone && grant >= sc.run.doneFromNs && p.flowsDone >= total;
-        if (done || grant >= target || signal?.aborted) return finish();
+        const done = untilDone && grant >= doneFrom && p.flowsDone >= total;
+        if (done || grant >= end || signal?.aborted) return finish();
         const restart = nextRestart();
         if (restart !== undefined && restart.restarts[0] <= this.barrier) {
           // the fabric waits here until the node is back (rejoinConservative calls this again)
@@ -866,7 +875,7 @@ export class StartedFabric implements AsyncDisposable {
         const stalledMs = performance.now() - lastProgressWall;
         if (stalledMs > STALL_MS) {
           this.fail(
-            `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${(this.barrier / 1000).toFixed(1)} µs: ${this.holderText()}`,
+            `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${((this.barrier - base) / 1000).toFixed(1)} µs: ${this.holderText()}`,
           );
         }
       }, 500);
@@ -989,7 +998,8 @@ export class StartedFabric implements AsyncDisposable {
         slowest = n.stats.now;
         holder = n.config.name;
       }
-      if (Number.isFinite(slowest)) virtualNs = Math.max(this.barrier, slowest - this.trafficStart);
+      if (Number.isFinite(slowest))
+        virtualNs = Math.max(this.barrier - this.trafficStart, slowest - this.trafficStart);
     }
     return {
       virtualNs,

@@ -35,6 +35,7 @@ export function planRun(
     ? {
         timestamping: sc.ptp.timestamping,
         switchClocks: sc.ptp.switchClocks,
+        ...(sc.ptp.warmupNs > 0 && { warmupNs: sc.ptp.warmupNs }),
         // through boundary clocks an Announce is qualified anew at every switch (two of them, up to an
         // interval apart): the candidates claim the domain that many intervals apart, plus one
         ...(sc.ptp.switchClocks === 'boundary' && {

@@ -117,7 +117,12 @@ export function summaryTable(s: Summary, out: string): string {
     ]);
   } else if (c) {
     const mode = `${c.timestamping}, ${c.delayMechanism ?? 'e2e'}${c.switchClocks === 'none' ? '' : ` + ${c.switchClocks} clocks`}`;
-    const lock = c.timeToLockNs !== null ? ` by ${formatNs(c.timeToLockNs)}` : '';
+    const lock =
+      c.timeToLockNs === null
+        ? ''
+        : c.timeToLockNs < 0
+          ? ` ${formatNs(-c.timeToLockNs)} before traffic started`
+          : ` by ${formatNs(c.timeToLockNs)}`;
     const gm = c.grandmaster !== null ? `, grandmaster ${c.grandmaster}` : '';
     rows.push(['clocks (PTP)', `${mode}: ${c.lockedNodes}/${c.slaves} slaves locked${lock}${gm}`]);
     rows.push([
@@ -126,7 +131,7 @@ export function summaryTable(s: Summary, out: string): string {
     ]);
     rows.push([
       '|clock error| every sample',
-      `p50 ${formatNs(c.allSamples.errP50Ns)} / p99 ${formatNs(c.allSamples.errP99Ns)} / max ${formatNs(c.allSamples.errMaxNs)} (every slave, locked or not, from the start)`,
+      `p50 ${formatNs(c.allSamples.errP50Ns)} / p99 ${formatNs(c.allSamples.errP99Ns)} / max ${formatNs(c.allSamples.errMaxNs)} (every slave, locked or not, from traffic start)`,
     ]);
     if (c.stampNoiseP99Ns !== null) {
       rows.push([

@@ -9,7 +9,7 @@ import { Histogram } from '../core/histogram.js';
 import type { QueueSeries } from '../core/messages.js';
 import { Series } from '../core/metrics.js';
 import type { NodeContext, Role } from '../core/node-runtime.js';
-import { isEventMessage, isPeerDelayMessage, PeerDelay, type SteerableClock } from '../core/ptp.js';
+import { isEventMessage, isPeerDelayMessage, PeerDelay, ptpStart, type SteerableClock } from '../core/ptp.js';
 import { BoundaryClock } from '../core/ptp-boundary.js';
 import type { Timer } from '../core/scheduler.js';
 import { createRouting, type Routing } from './routing.js';
@@ -148,8 +148,9 @@ export class Switch implements Role {
   }
 
   start(at: number): void {
-    this.peer?.start(at);
-    this.bc?.start(at);
+    const ptpAt = ptpStart(this.ctx.config.ptp, at, this.ctx.sched.current);
+    this.peer?.start(ptpAt);
+    this.bc?.start(ptpAt);
     const every = this.ctx.config.sampleNs;
     if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
     this.scheme?.start?.(at);

@@ -199,21 +199,29 @@ describe('PTP through boundary clocks (ptp.switchClocks: boundary)', () => {
     expect(p99At(4)).toBeGreaterThan(p99At(1));
   });
 
-  it('a better priority1 makes h5 the grandmaster, and the peer delay mechanism serves the boundary clocks as well', async () => {
+  it('a better priority1 makes h5 the grandmaster; the peer delay mechanism serves the boundary clocks too; after a warm-up every sample of every slave is within 100 ns', async () => {
     const { out, s } = await runScenario('boundary-p2p', 'test/fixtures/clocks-boundary.yaml', [
       '--set',
       'ptp.datasets={h5: {priority1: 100}}',
       '--set',
       'ptp.delayMechanism=p2p',
+      '--set',
+      'ptp.warmup=6ms',
     ]);
     const c = s.clocks;
     expect(c).toMatchObject({ delayMechanism: 'p2p', grandmaster: 'h5', lockedNodes: 10 });
     expect(c.errP99Ns).toBeLessThanOrEqual(50);
+    // PTP ran 6 ms before traffic: from traffic start on, every sample of every slave counts, locked
+    // or not, and the p99 is the locked clocks' (the cold start's ±10 µs is in the warm-up)
+    expect(c.allSamples.samples).toBe(8000);
+    expect(c.allSamples.errP99Ns).toBeLessThanOrEqual(100);
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
+    expect(events).toContain('{"t":-6000000,"kind":"ptp-grandmaster","node":"h5"}');
+    expect(s.flows.started).toBeGreaterThan(0);
     const steps = byNode(c.nodes);
     expect(steps.leaf2).toEqual(['h5', 1]);
     expect(steps.h0).toEqual(['leaf0', 4]);
     // h0 claimed nothing: h5's Announces crossed the three switches before h0's turn to claim came
-    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
     expect(events).not.toContain('"kind":"ptp-grandmaster","node":"h0"');
   });
 });

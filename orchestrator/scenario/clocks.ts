@@ -23,6 +23,8 @@ export interface PtpSettings {
   timestamping: 'hardware' | 'software';
   /** transparent, boundary or none (ptp.switchClocks; the older boolean ptp.transparentClocks) */
   switchClocks: SwitchClocks;
+  /** how long PTP runs before traffic starts: the fabric's clocks synchronize first */
+  warmupNs: number;
   /** e2e (Delay_Req to the master) or p2p (peer delay on every link) */
   delayMechanism: 'e2e' | 'p2p';
   syncIntervalNs: number;
@@ -236,9 +238,12 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
       ['ptp', 'delayMechanism'],
       'p2p needs switches that take part (switchClocks: transparent or boundary): with none, nobody adds the links behind a Sync to its correction',
     );
+  const warmupNs = p.warmup === undefined ? 0 : parseDurationNs(p.warmup);
+  if (!(warmupNs >= 0)) throw src.error(['ptp', 'warmup'], `must be >= 0, got ${p.warmup}`);
   return {
     timestamping,
     switchClocks,
+    warmupNs,
     delayMechanism,
     syncIntervalNs,
     announceIntervalNs,

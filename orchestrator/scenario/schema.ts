@@ -293,6 +293,11 @@ export const scenarioSchema = {
           description:
             "e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and transparent switches add the ingress link delay to every Sync (boundary clocks use their slave port's link delay)",
         },
+        warmup: doc(
+          duration,
+          "how long PTP runs before traffic starts (ns: 5ms): the clocks synchronize first, as a datacenter's are long before a job runs; clock figures count from traffic start, and the warm-up's events and samples carry negative times",
+          0,
+        ),
         syncInterval: doc(duration, "the master's Sync period (ns: 100us)", '100us'),
         logSyncInterval: doc(
           { type: 'integer', minimum: -24, maximum: 8 },
