@@ -42,6 +42,35 @@ describe('PTP on the emulated fabric', () => {
       expect(n.counters.dropsNoRoute ?? 0, n.name).toBe(0);
   });
 
+  it('p2p follows a path change with no new end-to-end exchange: each Sync carries its own path, where e2e averages paths', async () => {
+    // the links through spine0 are 3 µs longer each way, and spine0 dies at 2 ms; the slaves were
+    // locked in the warm-up
+    const worst = async (mechanism: string) => {
+      const { out } = await runScenario(`path-${mechanism}`, 'test/fixtures/clocks-path.yaml', [
+        '--set',
+        `ptp.delayMechanism=${mechanism}`,
+      ]);
+      const rows = readFileSync(join(out, 'clocks.csv'), 'utf8').trim().split('\n').slice(1);
+      // |true error| of every slave, once the servos have taken in the longer links (set at 0 ms)
+      const err = (from: number, to: number) =>
+        Math.max(
+          ...rows
+            .map((l) => l.split(','))
+            .filter(([node, t]) => node !== 'h0' && Number(t) >= from && Number(t) < to)
+            .map(([, , e]) => Math.abs(Number(e))),
+        );
+      return [err(1_500_000, 2_000_000), err(2_000_000, 4_000_000)];
+    };
+    const [e2e, p2p] = await Promise.all([worst('e2e'), worst('p2p')]);
+    // p2p: the switches add the delay of the link each Sync came in on, so before and after the path
+    // change the slaves stay within two read granularities
+    expect(p2p).toEqual([16, 8]);
+    // e2e: Syncs and Delay_Reqs cross spine0 or spine1 as ECMP hashes them, so the path delay is an
+    // average of paths that differ by 6 µs a round trip, and the path change is learnt only as new
+    // Delay_Reqs fill the delay filter
+    expect(e2e).toEqual([1768, 1864]);
+  });
+
   it('takes its intervals as log₂ seconds, as linuxptp does: every slave locks, the same d/2', async () => {
     const { out, s } = await runScenario('log-intervals', 'test/fixtures/clocks-asym.yaml', [
       '--set',
