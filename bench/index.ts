@@ -25,6 +25,7 @@ import { FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
 import { nodeEntry, nodeOptions, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
+import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
 
@@ -372,6 +373,21 @@ figure(
     'flowtune_ned_ns_per_link',
     (ned768 * 1000 - 768 * perFlow) / 960,
     'compute model: NED cost per link (cost.ts: NED_NS_PER_LINK)',
+  );
+}
+// the compute model's costs of F10's controller (schemes/f10/arbiter/cost.ts)
+{
+  const f10 = benchF10();
+  figure(
+    'f10_epoch_ns_per_path_hop',
+    f10.pathHopNs,
+    'compute model: EPOCH_NS_PER_PATH_HOP (k=8 AB tree, every ToR pair)',
+  );
+  figure('f10_epoch_ns_per_port', f10.portNs, 'compute model: EPOCH_NS_PER_PORT');
+  figure(
+    'f10_routes_ns_per_tor_port',
+    f10.routesNs,
+    'compute model: ROUTES_NS_PER_TOR_PORT (PortLand recomputation)',
   );
 }
 const seconds = 3000;

@@ -85,12 +85,26 @@ describe('F10 controller as an arbiter process', () => {
     expect(c.events.filter((e) => e.kind === 'f10-rebalance').map((e) => e.t)).toEqual(epochs);
     // 20 switches, a weights and a scheduled command each per epoch
     expect(c.sent.filter((s) => s.c.kind === 'weights').length).toBe(20 * epochs.length);
-    // stable 2 ms (default) after coming up at 200 µs: reinstalled at the first epoch from 2.2 ms, both ends
-    const re = c.sent.filter((s) => s.c.kind === 'reinstall');
-    expect(re.map((s) => [s.t, s.to]).sort()).toEqual([
+    // stable 2 ms (default) after coming up at 200 µs: reinstalled at the first epoch from 2.2 ms, both
+    // ends; unacknowledged, told again at the next epoch (F10 §5.3)
+    const re = () => c.sent.filter((s) => s.c.kind === 'reinstall').map((s) => [s.t, s.to]);
+    expect(re().sort()).toEqual([
       [2_500_000, 'agg0'],
       [2_500_000, 'core0'],
+      [3_000_000, 'agg0'],
+      [3_000_000, 'core0'],
     ]);
+    // §6.1: until both ends acknowledge, the link's residual capacity (agg0's weight on it) is zero
+    const weight = (t: number) => {
+      const w = c.sent.find((s) => s.t === t && s.to === 'agg0' && s.c.kind === 'weights')!;
+      return (w.c as { weights: number[] }).weights[c.portTo('agg0', 'core0')];
+    };
+    expect(weight(3_000_000)).toBe(0);
+    c.hear(3_200_000, 'agg0', { f10: 'reinstalled', port: c.portTo('agg0', 'core0') });
+    c.hear(3_200_000, 'core0', { f10: 'reinstalled', port: c.portTo('core0', 'agg0') });
+    c.sched.runBefore(3_600_000);
+    expect(re().length).toBe(4);
+    expect(weight(3_500_000)).toBe(10e9);
   });
 
   it('every epoch tells each switch which of its links are in use; a lost report is made good by the next state', () => {

@@ -7,6 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { f10Tree } from '../orchestrator/topology/f10.js';
 import { type EpochPlan, F10Controller, portlandRoutes } from '../schemes/f10/arbiter/controller.js';
+import {
+  EPOCH_NS_PER_PATH_HOP,
+  EPOCH_NS_PER_PORT,
+  epochNs,
+  ROUTES_NS_PER_TOR_PORT,
+  routesNs,
+} from '../schemes/f10/arbiter/cost.js';
 import type { Topology } from '../topology/types.js';
 
 const host = { rateBps: 10e9, propNs: 500 };
@@ -166,7 +173,7 @@ describe('F10Controller epoch', () => {
     expect(cut.weights.tor0.slice(2)).toEqual([0, 0]);
   });
 
-  it('a recovered link has weight 0, unused until up for stableNs; reinstall returns it once', () => {
+  it('a recovered link has weight 0, unused until up for stableNs and acknowledged by both switches; reinstall returns it once', () => {
     const c = new F10Controller(tree(), opts);
     c.linkDown('tor0', 'agg0', 0);
     c.linkUp('tor0', 'agg0', EPOCH);
@@ -190,7 +197,24 @@ describe('F10Controller epoch', () => {
     expect(c.reinstall(4 * EPOCH + STABLE + 1)).toEqual([]);
     expect(c.usable('tor0', 'agg0')).toBe(true);
 
+    // §5.3: reinstalled, but scheduled flows wait for both switches' acknowledgements; §6.1: its
+    // residual capacity is zero until then
     steady(c, { tor0: { tor2: G } }, 8 * EPOCH);
+    expect(c.awaitingAck()).toEqual([
+      { sw: 'tor0', peer: 'agg0' },
+      { sw: 'agg0', peer: 'tor0' },
+    ]);
+    const unacked = c.epoch(10 * EPOCH);
+    expect(unacked.weights.tor0[2]).toBe(0);
+    expect(upSteps(unacked, 'tor0', 'tor2')).toEqual([
+      ['tor0', 3],
+      ['agg1', 2],
+    ]);
+    c.acknowledged('tor0', 'agg0');
+    expect(c.awaitingAck()).toEqual([{ sw: 'agg0', peer: 'tor0' }]);
+    expect(c.epoch(10 * EPOCH).weights.tor0[2]).toBe(0);
+    c.acknowledged('agg0', 'tor0');
+    expect(c.awaitingAck()).toEqual([]);
     const after = c.epoch(10 * EPOCH);
     expect(upSteps(after, 'tor0', 'tor2')).toEqual([
       ['tor0', 2],
@@ -288,5 +312,22 @@ describe('portlandRoutes', () => {
     expect(c.routes(EPOCH)).toEqual(expected);
     expect(c.reinstall(EPOCH + STABLE)).toEqual([{ a: 'agg0', b: 'core0' }]);
     expect(c.routes(EPOCH + STABLE)).toEqual({});
+  });
+
+  it('counts the work of an epoch and of the routes recomputation, which the compute model charges', () => {
+    const c = new F10Controller(tree('ab'), opts);
+    const all = Object.fromEntries(
+      tors.map((src) => [src, Object.fromEntries(tors.filter((d) => d !== src).map((d) => [d, G]))]),
+    );
+    steady(c, all);
+    const plan = c.epoch(2 * EPOCH);
+    expect(plan.placed).toBe(56);
+    // 8 same-pod pairs on 2 paths of 2 hops, 48 cross-pod pairs on 4 paths of 4 hops; every port of
+    // the 48 links' 96 ends weighted
+    expect(plan.work).toEqual({ pathHops: 8 * 2 * 2 + 48 * 4 * 4, ports: 96 });
+    expect(epochNs(plan.work)).toBe(800 * EPOCH_NS_PER_PATH_HOP + 96 * EPOCH_NS_PER_PORT);
+    // PortLand: two traversals of every port per ToR
+    expect(c.routesWork()).toBe(8 * 96);
+    expect(routesNs(c.routesWork())).toBe(768 * ROUTES_NS_PER_TOR_PORT);
   });
 });

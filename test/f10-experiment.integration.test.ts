@@ -71,6 +71,12 @@ describe('dcemu experiment f10-fig8', () => {
       ['portland', 500, 7],
     ]);
     expect(byName.f10.drops).toBeLessThan(byName['f10-no-congestion-pushback'].drops);
+    // the trace's cut link comes back: the controller reinstalls it, and both switches acknowledge it
+    // before scheduled flows use it (F10 §5.3)
+    for (const v of ['f10', 'portland']) {
+      const s = readJson(join(out, 'seed-1', v, 'summary.json'));
+      expect(s.f10.controller, v).toMatchObject({ reinstalled: 1, acknowledged: 2 });
+    }
     expect(byName.f10.drops).toBeLessThan(byName.portland.drops);
   });
 });

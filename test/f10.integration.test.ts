@@ -92,11 +92,16 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
 
   it('runs the controller as its own process (arb0), reached over control links with latency', () => {
     // F10 rebalances at its epochs (every 500 µs), whatever the detections
-    expect(f10.f10.controller).toEqual({ rebalances: 4, routeInstalls: 0 });
+    expect(f10.f10.controller).toEqual({ rebalances: 4, routeInstalls: 0, reinstalled: 0, acknowledged: 0 });
     expect(f10.f10.failures.map((f: Failure) => f.rebalanceAt! - f.detectedAt!)).toEqual([390_000, 90_000]);
     // PortLand: the failure report crosses a control link (1 µs + 64 B at 10 Gbit/s), then the
     // 400 µs reaction delay
-    expect(portland.f10.controller).toEqual({ rebalances: 0, routeInstalls: 2 });
+    expect(portland.f10.controller).toEqual({
+      rebalances: 0,
+      routeInstalls: 2,
+      reinstalled: 0,
+      acknowledged: 0,
+    });
     // (whole ns, as every time in the results)
     expect(portland.f10.failures.map((f: Failure) => f.rebalanceAt! - f.detectedAt!)).toEqual([
       401_051, 401_051,

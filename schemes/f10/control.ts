@@ -1,7 +1,8 @@
 /**
  * The messages between an F10 switch and its controller (schemes/f10/arbiter), carried as control frames on
  * the link between them. Switch → controller: failure and recovery reports (F10 §5.3: "failures are
- * immediately reported to a centralized controller") and ToR traffic reports (§6.3, MicroTE).
+ * immediately reported to a centralized controller"), acknowledgements of reinstalled links (§5.3) and
+ * ToR traffic reports (§6.3, MicroTE).
  * Controller → switch: reinstalls, weighted-ECMP weights, scheduled pairs, and the PortLand baseline's
  * route overrides. Both ends check what they receive: a frame that does not parse is not consumed.
  */
@@ -10,6 +11,8 @@
 export type F10Report =
   /** the switch's detector declared the link on `port` down / up */
   | { f10: 'down' | 'up'; port: number }
+  /** the link on `port` is reinstalled here: local reroutes and pushback blocks gone (F10 §5.3) */
+  | { f10: 'reinstalled'; port: number }
   /** bytes sent upward per destination ToR location during the last report period */
   | { f10: 'traffic'; bytes: Array<[number, number]> }
   /**
@@ -37,7 +40,7 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 export function isF10Report(x: unknown, ports: number): x is F10Report {
   const m = x as F10Report | null;
   if (typeof m !== 'object' || m === null) return false;
-  if (m.f10 === 'down' || m.f10 === 'up') return isPort(m.port, ports);
+  if (m.f10 === 'down' || m.f10 === 'up' || m.f10 === 'reinstalled') return isPort(m.port, ports);
   if (m.f10 === 'state') return Array.isArray(m.down) && m.down.every((p) => isPort(p, ports));
   if (m.f10 === 'traffic')
     return Array.isArray(m.bytes) && m.bytes.every((e) => Array.isArray(e) && isInt(e[0]) && isNumber(e[1]));

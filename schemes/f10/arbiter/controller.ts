@@ -54,6 +54,8 @@ export interface EpochPlan {
   placed: number;
   /** predictable pairs without a usable shortest path (they keep their local reroutes, F10 §5.3) */
   unplaced: number;
+  /** the work it took (the compute model's measure, cost.ts): hops of every candidate path weighed, ports weighted */
+  work: { pathHops: number; ports: number };
 }
 
 export interface LinkEnds {
@@ -64,8 +66,16 @@ export interface LinkEnds {
 /** per switch, per destination ToR: next hops (empty = unreachable) where they differ from the default */
 export type RouteOverrides = Record<string, Record<string, number[]>>;
 
-/** A link is in service, down, or up again and proving it is stable (F10 §5.3). */
-type LinkState = { kind: 'installed' } | { kind: 'down' } | { kind: 'recovering'; since: number };
+/**
+ * A link is in service, down, up again and proving it is stable, or reinstalled and waiting for its
+ * switches to acknowledge that their local reroutes and pushback blocks are gone (F10 §5.3): `acked`
+ * holds the ends that did.
+ */
+type LinkState =
+  | { kind: 'installed' }
+  | { kind: 'down' }
+  | { kind: 'recovering'; since: number }
+  | { kind: 'reinstalling'; acked: Set<string> };
 
 /** The last two report periods of one ToR pair. */
 interface PairHistory {
@@ -124,17 +134,49 @@ export class F10Controller {
 
   /**
    * Links that have proven stable by `now`, reinstalled from now on and returned exactly once: the
-   * caller tells both ends, which tear down their local reroutes and pushback blocks (F10 §5.3).
+   * caller tells both ends, which tear down their local reroutes and pushback blocks (F10 §5.3). The
+   * switches route on the link again at once; scheduled flows and weighted ECMP use it only once every
+   * switch end acknowledged (`acknowledged`): until then its residual capacity is zero (§6.1).
    */
   reinstall(now: number): LinkEnds[] {
     const out: LinkEnds[] = [];
     for (const [l, s] of this.state.entries()) {
       if (s.kind !== 'recovering' || now - s.since < this.opts.stableNs) continue;
-      this.state[l] = { kind: 'installed' };
+      this.state[l] = { kind: 'reinstalling', acked: new Set() };
       const link = this.g.topo.links[l];
       out.push({ a: link.a.node, b: link.b.node });
     }
     return out;
+  }
+
+  /** Switch `sw` acknowledged the reinstallation of its link to `peer`: once every switch end has, it is installed. */
+  acknowledged(sw: string, peer: string): void {
+    for (const l of this.g.linksBetween(sw, peer)) {
+      const s = this.state[l];
+      if (s.kind !== 'reinstalling') continue;
+      s.acked.add(sw);
+      if (this.switchEnds(l).every((end) => s.acked.has(end))) this.state[l] = { kind: 'installed' };
+    }
+  }
+
+  /** The (switch, peer) ends of reinstalled links that have not acknowledged yet: told again each epoch. */
+  awaitingAck(): Array<{ sw: string; peer: string }> {
+    const out: Array<{ sw: string; peer: string }> = [];
+    for (const [l, s] of this.state.entries()) {
+      if (s.kind !== 'reinstalling') continue;
+      const link = this.g.topo.links[l];
+      for (const [sw, peer] of [
+        [link.a.node, link.b.node],
+        [link.b.node, link.a.node],
+      ])
+        if (this.switchEnds(l).includes(sw) && !s.acked.has(sw)) out.push({ sw, peer });
+    }
+    return out;
+  }
+
+  private switchEnds(l: number): string[] {
+    const link = this.g.topo.links[l];
+    return [link.a.node, link.b.node].filter((n) => this.g.roleOf(n) === 'switch');
   }
 
   /** Whether a switch at either end reported the link down and it has not come back since. */
@@ -142,9 +184,12 @@ export class F10Controller {
     return this.g.linksBetween(a, b).some((l) => this.state[l].kind === 'down');
   }
 
-  /** Whether the controller uses the link: up and, after a recovery, reinstalled. */
+  /** Whether the link is in service: up and, after a recovery, reinstalled (acknowledged or not). */
   usable(a: string, b: string): boolean {
-    return this.g.linksBetween(a, b).every((l) => this.state[l].kind === 'installed');
+    return this.g.linksBetween(a, b).every((l) => {
+      const k = this.state[l].kind;
+      return k === 'installed' || k === 'reinstalling';
+    });
   }
 
   /**
@@ -196,10 +241,12 @@ export class F10Controller {
 
     const scheduled: ScheduledHop[] = [];
     let placed = 0;
+    let pathHops = 0;
     for (const { src, dst, bps } of pairs) {
       let best: CompiledPath | undefined;
       let bestCost = Number.POSITIVE_INFINITY;
       for (const path of this.compiledPaths(src, dst)) {
+        pathHops += path.egress.length;
         if (!path.links.every((l) => this.state[l].kind === 'installed')) continue;
         let cost = 0;
         for (const e of path.egress) cost += 1 / Math.max(residual[e], RESIDUAL_FLOOR_BPS);
@@ -225,14 +272,26 @@ export class F10Controller {
         this.state[p.link].kind === 'installed' ? Math.max(0, residual[g.portBase[n] + p.index]) : 0,
       );
     }
-    return { at: now, scheduled, weights, placed, unplaced: pairs.length - placed };
+    return {
+      at: now,
+      scheduled,
+      weights,
+      placed,
+      unplaced: pairs.length - placed,
+      work: { pathHops, ports: g.portCount },
+    };
+  }
+
+  /** the work of `routes` (cost.ts): two up/down traversals of every port per ToR */
+  routesWork(): number {
+    return this.g.tors.length * this.g.portCount;
   }
 
   /** PortLand's answer to the current failure state: links down or not yet reinstalled count as failed. */
   routes(_now: number): RouteOverrides {
     return routeOverrides(
       this.g,
-      this.state.map((s) => s.kind === 'installed'),
+      this.state.map((s) => s.kind === 'installed' || s.kind === 'reinstalling'),
     );
   }
 
@@ -398,6 +457,10 @@ class Fabric {
     const i = this.byName.get(name);
     if (i === undefined) throw new RangeError(`F10Controller: no node named ${name} in the topology`);
     return i;
+  }
+
+  roleOf(name: string): string {
+    return this.nodes[this.node(name)].role;
   }
 
   tor(name: string): number {

@@ -16,6 +16,7 @@ import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { F10DetectorConfig } from '../config.js';
 import { type F10Command, isF10Report } from '../control.js';
 import { F10Controller } from './controller.js';
+import { epochNs, routesNs } from './cost.js';
 
 /** The controller's timing, as the scenario sets it (`scheme.controller`). */
 export interface F10ControllerTiming {
@@ -49,6 +50,8 @@ export interface F10ArbiterSection {
   reportsHeard: number;
   /** control frames that did not parse as a switch's report */
   unknownFrames: number;
+  /** switches' acknowledgements of reinstalled links (F10 §5.3) */
+  acknowledged: number;
 }
 
 export class F10Arbiter implements Role {
@@ -67,6 +70,7 @@ export class F10Arbiter implements Role {
     commandsSent: 0,
     reportsHeard: 0,
     unknownFrames: 0,
+    acknowledged: 0,
   };
 
   constructor(private readonly ctx: NodeContext) {
@@ -123,6 +127,11 @@ export class F10Arbiter implements Role {
     }
     const peer = this.byName.get(sw)?.ports[m.port]?.peer;
     if (peer === undefined) return;
+    if (m.f10 === 'reinstalled') {
+      this.stats.acknowledged++;
+      this.controller.acknowledged(sw, peer);
+      return;
+    }
     if (m.f10 === 'down') {
       this.controller.linkDown(sw, peer, now);
       if (this.cfg.mode === 'portland') this.scheduleRoutes(now);
@@ -184,6 +193,8 @@ export class F10Arbiter implements Role {
 
   private installRoutes(now: number): void {
     const routes = this.controller.routes(now);
+    // on a compute model the recomputation takes its time: the routes below leave when it is done
+    this.ctx.sched.charge(routesNs(this.controller.routesWork()));
     let changed = 0;
     for (const sw of this.cfg.switches) {
       const mine = routes[sw] ?? {};
@@ -202,6 +213,12 @@ export class F10Arbiter implements Role {
 
   private epoch(now: number): void {
     this.stats.epochs++;
+    // a reinstall or its acknowledgement lost on the way: told again until acknowledged (F10 §5.3)
+    for (const { sw, peer } of this.controller.awaitingAck()) {
+      const node = this.byName.get(sw);
+      for (const p of node?.ports ?? [])
+        if (p.peer === peer) this.send(sw, { kind: 'reinstall', port: p.index }, now);
+    }
     const back = this.controller.reinstall(now);
     for (const { a, b } of back) {
       for (const [x, y] of [
@@ -226,6 +243,8 @@ export class F10Arbiter implements Role {
       return;
     }
     const plan = this.controller.epoch(now);
+    // on a compute model the epoch takes its time: its commands leave when it is done
+    this.ctx.sched.charge(epochNs(plan.work));
     const perSwitch = new Map<string, Array<[number, number, number]>>();
     for (const h of plan.scheduled) {
       const list = perSwitch.get(h.switch) ?? [];
@@ -253,6 +272,7 @@ export class F10Arbiter implements Role {
     m.inc('f10CommandsSent', this.stats.commandsSent);
     m.inc('f10ReportsHeard', this.stats.reportsHeard);
     m.inc('f10UnknownFrames', this.stats.unknownFrames);
+    m.inc('f10ReinstallAcks', this.stats.acknowledged);
     return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
   }
 

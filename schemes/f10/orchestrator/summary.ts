@@ -99,7 +99,11 @@ export interface F10Summary {
     total: number;
   };
   lost: { total: number | null; beforeDetection: number; afterDetection: number; noRoute: number };
-  controller: { rebalances: number; routeInstalls: number };
+  /**
+   * epochs that rebalanced (f10) or route installations (portland); links the controller reinstalled
+   * and the switches' acknowledgements of them (F10 §5.3: scheduled flows use a link only after both)
+   */
+  controller: { rebalances: number; routeInstalls: number; reinstalled: number; acknowledged: number };
 }
 
 export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals): F10Summary {
@@ -167,6 +171,8 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
     controller: {
       rebalances: events.filter((e) => e.kind === 'f10-rebalance').length,
       routeInstalls: events.filter((e) => e.kind === 'portland-routes').length,
+      reinstalled: events.filter((e) => e.kind === 'f10-link-reinstalled').length,
+      acknowledged: counters.f10ReinstallAcks ?? 0,
     },
   };
 }

@@ -347,18 +347,23 @@ export class F10Module implements Routing, SwitchScheme {
     return `${this.ctx.config.name}>${this.peerName(port)}`;
   }
 
-  /** the controller reinstalled the link on `port`: use it, and take back what its failure pushed */
+  /**
+   * the controller reinstalled the link on `port`: use it, take back what its failure pushed, and say
+   * so: the controller schedules flows on it only once both ends have (F10 §5.3)
+   */
   private reinstall(port: number, now: number): void {
     const wasDown = !this.router.usable[port];
     this.router.reinstall(port);
-    this.ctx.emit('f10-reinstalled', now, { port, peer: this.peerName(port) });
-    if (this.cfg.mode !== 'f10' || !this.cfg.pushback || !wasDown) return;
-    const v = this.cfg.peers[port];
-    if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
-      this.flood(this.lostChild(port, v, 1), port, 'all', now);
-    } else {
-      this.recheck(now);
+    if (wasDown) this.ctx.emit('f10-reinstalled', now, { port, peer: this.peerName(port) });
+    if (this.cfg.mode === 'f10' && this.cfg.pushback && wasDown) {
+      const v = this.cfg.peers[port];
+      if (this.ctx.config.ports[port].dir === 'down' && v !== null) {
+        this.flood(this.lostChild(port, v, 1), port, 'all', now);
+      } else {
+        this.recheck(now);
+      }
     }
+    this.tell({ f10: 'reinstalled', port }, now);
   }
 
   /** the controller's commands */
