@@ -4,10 +4,10 @@
  * by `dcemu experiment f10-fig6`; the figures come from each variant's summary.json `f10.*` and from
  * the experiment's table.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
 
 interface Failure {
   action: string;
@@ -151,5 +151,39 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
     expect(portland.f10.lost.afterDetection).toBeGreaterThan(0);
     expect(portland.f10.controller.routeInstalls).toBeGreaterThan(0);
     expect(failureLoss(f10) * 5).toBeLessThanOrEqual(failureLoss(portland));
+  });
+});
+
+describe('F10 pushback scenarios 2 and 3 (§5.2), end to end in real processes', () => {
+  it('a switch that loses every uplink tells its children PBExcept; one whose last uplink cannot reach a prefix tells them PBOnly', async () => {
+    // k=4 AB tree: agg0 loses both uplinks (scenario 2); agg2 loses core0, then core2 loses its way
+    // down to pod 2 (agg5), so agg2's one live uplink no longer reaches pod 2 (scenario 3); agg4 hears
+    // from both its cores that pod 0 is gone (core0 and core1 each lost agg0: scenario 1 twice, which
+    // composes to scenario 3 at agg4)
+    const { out, s } = await runScenario('f10-scenarios', 'test/fixtures/f10-failover.yaml', [
+      '--set',
+      'timeline=[{at: 600us, action: link-down, link: [agg0, core0]}, {at: 600us, action: link-down, link: [agg0, core1]}, {at: 1ms, action: link-down, link: [agg2, core0]}, {at: 1.2ms, action: link-down, link: [core2, agg5]}]',
+    ]);
+    const installed = readFileSync(join(out, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.kind === 'f10-pushback-installed' && e.node.startsWith('tor'))
+      .map((e) => [e.node, e.origin, e.block]);
+    expect(installed.sort()).toEqual([
+      // scenario 2: agg0 can route only into its own subtree (pod 0, level 1, location 0)
+      ['tor0', 'agg0/except/1/0', 'except:1:0'],
+      ['tor1', 'agg0/except/1/0', 'except:1:0'],
+      // scenario 3: agg2 reaches everything but pod 2 (location 4)
+      ['tor2', 'agg2/only/1/4', 'only:1:4'],
+      ['tor3', 'agg2/only/1/4', 'only:1:4'],
+      // agg4 reaches everything but pod 0
+      ['tor4', 'agg4/only/1/0', 'only:1:0'],
+      ['tor5', 'agg4/only/1/0', 'only:1:0'],
+    ]);
+    // the ToRs route around: only the frames in flight at the failures are lost, and after detection
+    // none but 2 that had already been sent into a switch without a route
+    expect(s.f10.lost).toMatchObject({ beforeDetection: 34, afterDetection: 2, noRoute: 2 });
+    expect(s.flows.unexplained).toBe(0);
   });
 });
