@@ -11,23 +11,24 @@
  * clock. With the peer delay mechanism the slave port's path delay is the link's (PeerDelay).
  */
 import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
-import { MovingMedian } from './median.js';
 import type { ClockSeries, PtpConfig } from './messages.js';
 import {
   type BmcaEntry,
   compareDatasets,
+  delayReqGap,
   FOREIGN_THRESHOLD,
-  FOREIGN_WINDOW,
-  LOCK_SAMPLES,
+  type ForeignMasters,
   newClockSeries,
   type PeerDelay,
   type PtpMessage,
+  recordAnnounce,
   SIZE,
+  SlaveSide,
   type SteerableClock,
 } from './ptp.js';
 import { Rng } from './random.js';
 import type { Scheduler, Timer } from './scheduler.js';
-import { createServo, defaultServoConfig, type Servo } from './servo.js';
+import { defaultServoConfig } from './servo.js';
 
 export interface BoundaryComponents {
   self: number;
@@ -51,28 +52,16 @@ export enum PortState {
   Passive = 3,
 }
 
-interface Foreign {
-  entry: BmcaEntry;
-  heard: number[];
-}
-
 export class BoundaryClock {
   /** each port's state, and the foreign masters it hears (by sender) */
   readonly states: PortState[];
-  private readonly foreign: Array<Map<number, Foreign>>;
+  private readonly foreign: ForeignMasters[];
   /** the best offer over every port (Ebest), and the port it came in on */
   private best: BmcaEntry | null = null;
   private slavePort = -1;
-  private readonly servo: Servo;
-  private readonly delay: MovingMedian;
-  private meanDelay = Number.NaN;
-  private pendingSync: { seq: number; t2: number; c: number } | null = null;
-  private lastSync: { t1: number; t2: number; c: number } | null = null;
-  private pendingDreq: { seq: number; t3: number } | null = null;
+  /** the slave port's pipeline to the switch's clock (core/ptp.ts, as an ordinary clock's) */
+  private readonly slave: SlaveSide;
   private seq = 0;
-  private lastOffset = Number.NaN;
-  private inLockCount = 0;
-  private inLock = false;
   /** announce, sync and Delay_Req timers (node time), the sampler (physical time) */
   private timers: Array<Timer | null> = [null, null, null, null];
   private readonly series = newClockSeries();
@@ -83,10 +72,14 @@ export class BoundaryClock {
   constructor(private readonly c: BoundaryComponents) {
     this.states = Array.from({ length: c.ports }, () => PortState.Listening);
     this.foreign = Array.from({ length: c.ports }, () => new Map());
-    // a switch stamps in hardware: the hardware servo and filter whatever the hosts use
-    this.servo = createServo(c.cfg.servo ?? defaultServoConfig('hardware'));
-    this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
-    this.delay = new MovingMedian(c.cfg.delayFilter);
+    // a switch stamps in hardware: the hardware servo whatever the hosts use
+    this.slave = new SlaveSide({
+      cfg: c.cfg,
+      clock: c.clock,
+      servo: c.cfg.servo ?? defaultServoConfig('hardware'),
+      emit: c.emit,
+      lockedAt: this.series.lockedAt,
+    });
     this.rng = new Rng((c.cfg.seed ?? 0) * 149 + c.self);
   }
 
@@ -124,30 +117,17 @@ export class BoundaryClock {
   onFrame(port: number, frame: Frame, arrival: number): void {
     const x = frame.x as PtpMessage;
     switch (x?.m) {
-      case 'announce': {
-        const now = this.c.clock.now();
-        const window = FOREIGN_WINDOW * this.c.cfg.announceIntervalNs;
-        const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender: frame.s };
-        const rec = this.foreign[port].get(frame.s);
-        if (rec === undefined) this.foreign[port].set(frame.s, { entry, heard: [now] });
-        else {
-          rec.entry = entry;
-          rec.heard.push(now);
-          while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
-        }
+      case 'announce':
+        recordAnnounce(this.foreign[port], frame.s, x, this.c.clock.now(), this.c.cfg.announceIntervalNs);
         this.decide();
         break;
-      }
       case 'sync':
-        if (port === this.slavePort)
-          this.pendingSync = { seq: x.seq, t2: this.c.clock.read(arrival), c: x.corr };
+        if (port === this.slavePort) this.slave.sync(x.seq, this.c.clock.read(arrival), x.corr);
         break;
       case 'fup':
-        if (port === this.slavePort && this.pendingSync?.seq === x.seq) {
-          const p = this.pendingSync;
-          this.pendingSync = null;
-          this.lastSync = { t1: x.t1, t2: p.t2, c: p.c + x.corr };
-          this.synchronize(arrival);
+        if (port === this.slavePort) {
+          const link = this.c.peer?.linkDelay(port) ?? null;
+          this.slave.followUp(x.seq, x.t1, x.corr, arrival, link, this.c.peerOf(port));
         }
         break;
       case 'dreq':
@@ -161,15 +141,9 @@ export class BoundaryClock {
             ),
           );
         break;
-      case 'dresp': {
-        const d = this.pendingDreq;
-        const s = this.lastSync;
-        if (port !== this.slavePort || d === null || d.seq !== x.seq || s === null) break;
-        this.pendingDreq = null;
-        if (!Number.isFinite(d.t3)) break;
-        this.meanDelay = this.delay.push((s.t2 - s.t1 - s.c + (x.t4 - d.t3 - x.corr)) / 2);
+      case 'dresp':
+        if (port === this.slavePort) this.slave.delayResp(x.seq, x.t4, x.corr);
         break;
-      }
     }
   }
 
@@ -180,8 +154,8 @@ export class BoundaryClock {
     if (x?.m === 'sync') {
       this.syncT1.set(frame, { port, t1: this.c.clock.read(txStart) });
       this.c.sched.at(this.c.sched.current, this.sendFollowUp, frame);
-    } else if (x?.m === 'dreq' && this.pendingDreq?.seq === x.seq) {
-      this.pendingDreq.t3 = this.c.clock.read(txStart);
+    } else if (x?.m === 'dreq') {
+      this.slave.departed(x.seq, this.c.clock.read(txStart));
     }
   }
 
@@ -192,36 +166,6 @@ export class BoundaryClock {
     const seq = (sync.x as { seq: number }).seq;
     this.c.sendOn(s.port, this.frame(s.port, { m: 'fup', seq, t1: s.t1, corr: 0 }, SIZE.general));
   };
-
-  /** offset → servo → the switch's clock (linuxptp clock_synchronize), as an ordinary clock does */
-  private synchronize(arrival: number): void {
-    const s = this.lastSync!;
-    const delay = this.c.peer !== null ? this.c.peer.linkDelay(this.slavePort) : this.meanDelay;
-    if (Number.isNaN(delay)) return;
-    const offset = s.t2 - s.t1 - s.c - delay;
-    this.lastOffset = offset;
-    const { ppb, state } = this.servo.sample(offset, s.t2);
-    const clock = this.c.clock;
-    if (state === 'jump') {
-      clock.setFrequencyPpb(-ppb);
-      clock.step(-offset);
-      this.lastSync = null;
-      this.c.emit('ptp-step', arrival, { offsetNs: offset });
-    } else if (state === 'locked') {
-      clock.setFrequencyPpb(-ppb);
-    }
-    const within = state === 'locked' && Math.abs(offset) < this.c.cfg.lockThresholdNs;
-    this.inLockCount = within ? this.inLockCount + 1 : 0;
-    const master = this.c.peerOf(this.slavePort);
-    if (!this.inLock && this.inLockCount >= LOCK_SAMPLES) {
-      this.inLock = true;
-      this.series.lockedAt.push(arrival);
-      this.c.emit('ptp-locked', arrival, { master, offsetNs: offset });
-    } else if (this.inLock && (state === 'unlocked' || Math.abs(offset) > 10 * this.c.cfg.lockThresholdNs)) {
-      this.inLock = false;
-      this.c.emit('ptp-unlocked', arrival, { master, offsetNs: offset });
-    }
-  }
 
   // ---- the state decision ----
 
@@ -292,19 +236,17 @@ export class BoundaryClock {
   /** the slave port moved: the servo and the path delay start over, Delay_Reqs go to the new master */
   private follow(port: number): void {
     this.series.everSlave = true;
-    this.servo.reset();
-    this.delay.reset();
-    this.meanDelay = Number.NaN;
-    this.pendingSync = this.lastSync = this.pendingDreq = null;
-    this.inLock = false;
-    this.inLockCount = 0;
+    this.slave.reset();
     this.c.emit('ptp-master-changed', this.c.sched.current, {
       master: this.c.peerOf(port),
       stepsRemoved: this.best!.steps,
     });
     this.c.clock.cancel(this.timers[2]);
     if (this.c.peer === null)
-      this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
+      this.timers[2] = this.c.clock.at(
+        this.c.clock.now() + delayReqGap(this.rng, this.c.cfg),
+        this.delayReqTick,
+      );
   }
 
   private readonly syncTick = (now: number): void => {
@@ -320,23 +262,18 @@ export class BoundaryClock {
   private readonly delayReqTick = (now: number): void => {
     if (this.slavePort < 0) return;
     const seq = ++this.seq;
-    this.pendingDreq = { seq, t3: Number.NaN };
+    this.slave.delayReq(seq, Number.NaN);
     this.c.sendOn(this.slavePort, this.frame(this.slavePort, { m: 'dreq', seq, corr: 0 }, SIZE.event));
-    this.timers[2] = this.c.clock.at(now + this.delayReqGap(), this.delayReqTick);
+    this.timers[2] = this.c.clock.at(now + delayReqGap(this.rng, this.c.cfg), this.delayReqTick);
   };
-
-  /** linuxptp's delay timer: uniform in [0, 2 × the Delay_Req interval) */
-  private delayReqGap(): number {
-    return this.rng.next() * 2 * (this.c.cfg.delayReqIntervalNs ?? this.c.cfg.syncIntervalNs);
-  }
 
   /** Ground truth, in physical time: the switch's clock against physical time. */
   private readonly sample = (now: number): void => {
     const s = this.series;
     s.t.push(now);
     s.err.push(this.c.clock.read(now) - now);
-    s.offset.push(this.slavePort >= 0 ? this.lastOffset : Number.NaN);
-    s.state.push(this.inLock ? 1 : 0);
+    s.offset.push(this.slavePort >= 0 ? this.slave.lastOffset : Number.NaN);
+    s.state.push(this.slave.inLock ? 1 : 0);
     this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
   };
 }

@@ -22,7 +22,7 @@ import { MovingMedian } from './median.js';
 import type { ClockSeries, PtpConfig, PtpDataset } from './messages.js';
 import { Rng } from './random.js';
 import type { Scheduler, Timer } from './scheduler.js';
-import { createServo, defaultServoConfig, type Servo } from './servo.js';
+import { createServo, defaultServoConfig, type Servo, type ServoConfig } from './servo.js';
 
 /** A node clock PTP can steer (the emulated clock). */
 export interface SteerableClock extends NodeClock {
@@ -60,6 +60,37 @@ export function compareDatasets(a: BmcaEntry, b: BmcaEntry): number {
       x.id - y.id
     );
   return a.steps - b.steps || a.sender - b.sender;
+}
+
+/** The foreign masters a port hears: what each offers, and when its Announces came (node time). */
+export type ForeignMasters = Map<number, { entry: BmcaEntry; heard: number[] }>;
+
+/**
+ * An Announce from `sender` heard at node time `now`: its offer one step further removed, and its time
+ * among those of the last FOREIGN_WINDOW announce intervals (foreign master qualification)
+ */
+export function recordAnnounce(
+  foreign: ForeignMasters,
+  sender: number,
+  x: { gm: GmDataset; steps: number },
+  now: number,
+  announceIntervalNs: number,
+): void {
+  const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender };
+  const rec = foreign.get(sender);
+  if (rec === undefined) {
+    foreign.set(sender, { entry, heard: [now] });
+    return;
+  }
+  rec.entry = entry;
+  rec.heard.push(now);
+  const window = FOREIGN_WINDOW * announceIntervalNs;
+  while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
+}
+
+/** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
+export function delayReqGap(rng: Rng, cfg: PtpConfig): number {
+  return rng.next() * 2 * (cfg.delayReqIntervalNs ?? cfg.syncIntervalNs);
 }
 
 /** Announces a foreign master needs within FOREIGN_WINDOW announce intervals to count (linuxptp) */
@@ -262,6 +293,128 @@ export class PeerDelay {
   }
 }
 
+/** Consecutive in-threshold samples before a locked servo counts as in lock. */
+const LOCK_SAMPLES = 4;
+
+/**
+ * The slave side of a PTP port, shared by an ordinary clock's port and a boundary clock's slave port:
+ * linuxptp's pipeline from time stamps to the clock (`clock_synchronize`). A Sync and its Follow_Up
+ * give t1, t2 and the corrections; Delay_Req/Delay_Resp give the E2E path delay through the moving
+ * median (or the peer delay mechanism gives the link's); offset → PI servo → frequency adjustment or
+ * phase step of the clock; and the lock state the measurement series reports.
+ */
+export class SlaveSide {
+  private readonly servo: Servo;
+  private readonly delay: MovingMedian;
+  private meanDelay = Number.NaN;
+  private pendingSync: { seq: number; t2: number; c: number } | null = null;
+  private lastSync: { t1: number; t2: number; c: number } | null = null;
+  private pendingDreq: { seq: number; t3: number } | null = null;
+  private inLockCount = 0;
+  /** the last offset from the master the servo was given (NaN: none yet) */
+  lastOffset = Number.NaN;
+  /** servo locked and |offset| under the threshold for LOCK_SAMPLES samples in a row */
+  inLock = false;
+
+  constructor(
+    private readonly c: {
+      cfg: PtpConfig;
+      clock: SteerableClock;
+      servo: ServoConfig;
+      emit(kind: string, t: number, fields?: Record<string, unknown>): void;
+      /** physical times of entering lock (the node's measured series) */
+      lockedAt: number[];
+    },
+  ) {
+    this.servo = createServo(c.servo);
+    this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
+    this.delay = new MovingMedian(c.cfg.delayFilter);
+  }
+
+  /** a new master: the servo and the path delay start over */
+  reset(): void {
+    this.servo.reset();
+    this.delay.reset();
+    this.meanDelay = Number.NaN;
+    this.pendingSync = this.lastSync = this.pendingDreq = null;
+    this.inLock = false;
+    this.inLockCount = 0;
+  }
+
+  /** the master's Sync, received at local time `t2` with correction `corr` */
+  sync(seq: number, t2: number, corr: number): void {
+    this.pendingSync = { seq, t2, c: corr };
+  }
+
+  /**
+   * The pending Sync's Follow_Up: the clock is steered. `linkDelay`: the peer delay mechanism's
+   * measurement of the slave's own link (P2P: the correction carries every upstream link), or null for
+   * the E2E path delay estimate.
+   */
+  followUp(
+    seq: number,
+    t1: number,
+    corr: number,
+    arrival: number,
+    linkDelay: number | null,
+    master: number,
+  ): void {
+    const p = this.pendingSync;
+    if (p?.seq !== seq) return;
+    this.pendingSync = null;
+    this.lastSync = { t1, t2: p.t2, c: p.c + corr };
+    this.synchronize(arrival, linkDelay ?? this.meanDelay, master);
+  }
+
+  /** a Delay_Req leaves; its t3 is known now (software) or at its departure (`departed`, NaN until then) */
+  delayReq(seq: number, t3: number): void {
+    this.pendingDreq = { seq, t3 };
+  }
+
+  /** hardware stamps: the Delay_Req `seq` started transmission at local time `t3` */
+  departed(seq: number, t3: number): void {
+    if (this.pendingDreq?.seq === seq) this.pendingDreq.t3 = t3;
+  }
+
+  /** the master's Delay_Resp: one E2E path delay sample, corrections removed (IEEE 1588 11.3) */
+  delayResp(seq: number, t4: number, corr: number): void {
+    const d = this.pendingDreq;
+    const s = this.lastSync;
+    if (d === null || d.seq !== seq || s === null) return;
+    this.pendingDreq = null;
+    if (!Number.isFinite(d.t3)) return;
+    this.meanDelay = this.delay.push((s.t2 - s.t1 - s.c + (t4 - d.t3 - corr)) / 2);
+  }
+
+  /** offset → servo → clock (linuxptp clock_synchronize) */
+  private synchronize(arrival: number, delay: number, master: number): void {
+    const s = this.lastSync!;
+    if (Number.isNaN(delay)) return;
+    const offset = s.t2 - s.t1 - s.c - delay;
+    this.lastOffset = offset;
+    const { ppb, state } = this.servo.sample(offset, s.t2);
+    const clock = this.c.clock;
+    if (state === 'jump') {
+      clock.setFrequencyPpb(-ppb);
+      clock.step(-offset);
+      this.lastSync = null;
+      this.c.emit('ptp-step', arrival, { offsetNs: offset });
+    } else if (state === 'locked') {
+      clock.setFrequencyPpb(-ppb);
+    }
+    const within = state === 'locked' && Math.abs(offset) < this.c.cfg.lockThresholdNs;
+    this.inLockCount = within ? this.inLockCount + 1 : 0;
+    if (!this.inLock && this.inLockCount >= LOCK_SAMPLES) {
+      this.inLock = true;
+      this.c.lockedAt.push(arrival);
+      this.c.emit('ptp-locked', arrival, { master, offsetNs: offset });
+    } else if (this.inLock && (state === 'unlocked' || Math.abs(offset) > 10 * this.c.cfg.lockThresholdNs)) {
+      this.inLock = false;
+      this.c.emit('ptp-unlocked', arrival, { master, offsetNs: offset });
+    }
+  }
+}
+
 export interface PtpComponents {
   self: number;
   cfg: PtpConfig;
@@ -280,9 +433,6 @@ enum Role {
   Master = 2,
 }
 
-/** Consecutive in-threshold samples before a locked servo counts as in lock. */
-export const LOCK_SAMPLES = 4;
-
 export class PtpPort {
   private role: Role = Role.Listening;
   private master = -1;
@@ -294,20 +444,12 @@ export class PtpPort {
   private readonly rank: number;
   private readonly own: BmcaEntry | null;
   /** foreign masters: what they offer and when their Announces came (node time) */
-  private readonly foreign = new Map<number, { entry: BmcaEntry; heard: number[] }>();
+  private readonly foreign: ForeignMasters = new Map();
   private readonly rng: Rng;
   /** the peer delay mechanism on the host's link (delayMechanism p2p), else null */
   private readonly peer: PeerDelay | null;
-  private readonly servo: Servo;
-  private readonly delay: MovingMedian;
-  private meanDelay = Number.NaN;
-  private pendingSync: { seq: number; t2: number; c: number } | null = null;
-  private lastSync: { t1: number; t2: number; c: number } | null = null;
-  private pendingDreq: { seq: number; t3: number } | null = null;
+  private readonly slave: SlaveSide;
   private seq = 0;
-  private lastOffset = Number.NaN;
-  private inLockCount = 0;
-  private inLock = false;
   private timers: Array<Timer | null> = [null, null, null, null];
   private readonly series = newClockSeries();
   /** software receive stamps: delay between the frame's arrival and the stamp (event-loop jitter) */
@@ -336,9 +478,13 @@ export class PtpPort {
             rxStamp: (arrival) => this.rxStamp(arrival),
           })
         : null;
-    this.servo = createServo(c.cfg.servo ?? defaultServoConfig(c.cfg.timestamping));
-    this.servo.syncInterval(c.cfg.syncIntervalNs / 1e9);
-    this.delay = new MovingMedian(c.cfg.delayFilter);
+    this.slave = new SlaveSide({
+      cfg: c.cfg,
+      clock: c.clock,
+      servo: c.cfg.servo ?? defaultServoConfig(c.cfg.timestamping),
+      emit: c.emit,
+      lockedAt: this.series.lockedAt,
+    });
   }
 
   /** Starts at physical time `at` (scheduled in physical time: no oscillator is read ahead of time). */
@@ -410,8 +556,8 @@ export class PtpPort {
       // two-step: the follow-up carries the precise origin time stamp; send it once this event is done
       this.syncT1.set(frame, t);
       this.c.sched.at(this.c.sched.current, this.sendFollowUp, frame);
-    } else if (x.m === 'dreq' && this.pendingDreq?.seq === x.seq) {
-      this.pendingDreq.t3 = t;
+    } else if (x.m === 'dreq') {
+      this.slave.departed(x.seq, t);
     }
   }
 
@@ -436,32 +582,19 @@ export class PtpPort {
     if (this.peer?.onFrame(0, frame, arrival)) return;
     const x = frame.x as PtpMessage;
     switch (x?.m) {
-      case 'announce': {
-        const now = this.c.clock.now();
-        const window = FOREIGN_WINDOW * this.c.cfg.announceIntervalNs;
-        const rec = this.foreign.get(frame.s);
-        const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender: frame.s };
-        if (rec === undefined) this.foreign.set(frame.s, { entry, heard: [now] });
-        else {
-          rec.entry = entry;
-          rec.heard.push(now);
-          while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
-        }
+      case 'announce':
+        recordAnnounce(this.foreign, frame.s, x, this.c.clock.now(), this.c.cfg.announceIntervalNs);
         this.bmca();
         break;
-      }
       case 'sync':
-        if (this.role === Role.Slave && frame.s === this.master) {
-          this.pendingSync = { seq: x.seq, t2: this.rxStamp(arrival), c: x.corr };
-        }
+        if (this.role === Role.Slave && frame.s === this.master)
+          this.slave.sync(x.seq, this.rxStamp(arrival), x.corr);
         break;
       case 'fup':
-        if (this.role === Role.Slave && frame.s === this.master && this.pendingSync?.seq === x.seq) {
-          const p = this.pendingSync;
-          this.pendingSync = null;
-          this.lastSync = { t1: x.t1, t2: p.t2, c: p.c + x.corr };
-          this.synchronize(arrival);
-        }
+        // P2P: the correction field carries every upstream link's delay and residence; this host adds
+        // its own link's (IEEE 1588 11.4)
+        if (this.role === Role.Slave && frame.s === this.master)
+          this.slave.followUp(x.seq, x.t1, x.corr, arrival, this.peer?.linkDelay(0) ?? null, this.master);
         break;
       case 'dreq':
         if (this.role === Role.Master) {
@@ -472,55 +605,9 @@ export class PtpPort {
           );
         }
         break;
-      case 'dresp': {
-        const d = this.pendingDreq;
-        const s = this.lastSync;
-        if (
-          this.role !== Role.Slave ||
-          frame.s !== this.master ||
-          d === null ||
-          d.seq !== x.seq ||
-          s === null
-        )
-          break;
-        this.pendingDreq = null;
-        if (!Number.isFinite(d.t3)) break;
-        // E2E path delay from the last sync and this exchange, corrections removed (IEEE 1588 11.3)
-        const sample = (s.t2 - s.t1 - s.c + (x.t4 - d.t3 - x.corr)) / 2;
-        this.meanDelay = this.delay.push(sample);
+      case 'dresp':
+        if (this.role === Role.Slave && frame.s === this.master) this.slave.delayResp(x.seq, x.t4, x.corr);
         break;
-      }
-    }
-  }
-
-  /** offset → servo → clock (linuxptp clock_synchronize). */
-  private synchronize(arrival: number): void {
-    const s = this.lastSync!;
-    // P2P: the correction field carries every upstream link's delay and residence; this host adds its
-    // own link's (IEEE 1588 11.4)
-    const delay = this.peer !== null ? this.peer.linkDelay(0) : this.meanDelay;
-    if (Number.isNaN(delay)) return;
-    const offset = s.t2 - s.t1 - s.c - delay;
-    this.lastOffset = offset;
-    const { ppb, state } = this.servo.sample(offset, s.t2);
-    const clock = this.c.clock;
-    if (state === 'jump') {
-      clock.setFrequencyPpb(-ppb);
-      clock.step(-offset);
-      this.lastSync = null;
-      this.c.emit('ptp-step', arrival, { offsetNs: offset });
-    } else if (state === 'locked') {
-      clock.setFrequencyPpb(-ppb);
-    }
-    const within = state === 'locked' && Math.abs(offset) < this.c.cfg.lockThresholdNs;
-    this.inLockCount = within ? this.inLockCount + 1 : 0;
-    if (!this.inLock && this.inLockCount >= LOCK_SAMPLES) {
-      this.inLock = true;
-      this.series.lockedAt.push(arrival);
-      this.c.emit('ptp-locked', arrival, { master: this.master, offsetNs: offset });
-    } else if (this.inLock && (state === 'unlocked' || Math.abs(offset) > 10 * this.c.cfg.lockThresholdNs)) {
-      this.inLock = false;
-      this.c.emit('ptp-unlocked', arrival, { master: this.master, offsetNs: offset });
     }
   }
 
@@ -571,7 +658,7 @@ export class PtpPort {
   private becomeMaster(now: number): void {
     this.role = Role.Master;
     this.master = this.c.self;
-    this.inLock = false;
+    this.slave.inLock = false;
     this.c.emit('ptp-grandmaster', this.c.sched.current, {});
     // tell the domain at once rather than an announce interval later
     this.announce();
@@ -585,18 +672,16 @@ export class PtpPort {
     this.role = Role.Slave;
     this.master = master;
     this.series.everSlave = true;
-    this.servo.reset();
-    this.delay.reset();
-    this.meanDelay = Number.NaN;
-    this.pendingSync = this.lastSync = this.pendingDreq = null;
-    this.inLock = false;
-    this.inLockCount = 0;
+    this.slave.reset();
     this.c.emit('ptp-master-changed', this.c.sched.current, { master, wasMaster });
     this.c.clock.cancel(this.timers[1]);
     this.c.clock.cancel(this.timers[2]);
     // E2E: Delay_Req to the master; P2P measures the link instead
     if (this.peer === null)
-      this.timers[2] = this.c.clock.at(this.c.clock.now() + this.delayReqGap(), this.delayReqTick);
+      this.timers[2] = this.c.clock.at(
+        this.c.clock.now() + delayReqGap(this.rng, this.c.cfg),
+        this.delayReqTick,
+      );
   }
 
   private readonly syncTick = (now: number): void => {
@@ -613,16 +698,11 @@ export class PtpPort {
   private readonly delayReqTick = (now: number): void => {
     if (this.role !== Role.Slave) return;
     const seq = ++this.seq;
-    this.pendingDreq = { seq, t3: Number.NaN };
-    if (!this.hw) this.pendingDreq.t3 = this.swTxStamp();
+    // software stamps: t3 is known now; hardware: at the frame's departure
+    this.slave.delayReq(seq, this.hw ? Number.NaN : this.swTxStamp());
     this.send(this.master, { m: 'dreq', seq, corr: 0 }, SIZE.event);
-    this.timers[2] = this.c.clock.at(now + this.delayReqGap(), this.delayReqTick);
+    this.timers[2] = this.c.clock.at(now + delayReqGap(this.rng, this.c.cfg), this.delayReqTick);
   };
-
-  /** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
-  private delayReqGap(): number {
-    return this.rng.next() * 2 * (this.c.cfg.delayReqIntervalNs ?? this.c.cfg.syncIntervalNs);
-  }
 
   // ---- measurement ----
 
@@ -631,8 +711,8 @@ export class PtpPort {
     const s = this.series;
     s.t.push(now);
     s.err.push(this.c.clock.read(now) - now);
-    s.offset.push(this.role === Role.Slave ? this.lastOffset : Number.NaN);
-    s.state.push(this.role === Role.Master ? 2 : this.inLock ? 1 : 0);
+    s.offset.push(this.role === Role.Slave ? this.slave.lastOffset : Number.NaN);
+    s.state.push(this.role === Role.Master ? 2 : this.slave.inLock ? 1 : 0);
     this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
   };
 }
