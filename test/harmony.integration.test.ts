@@ -106,6 +106,12 @@ run: { drain: 100us }
       expect(a.rsvpSent).toBe(4 * K * trials);
       expect(a.rejectedAtHost + a.rejectedBySender).toBe(0);
       expect(Math.abs(a.notRejectedInNetwork - f(K, 4))).toBeLessThan(0.05);
+      // Theorem 3.1 on the same run: #H (K − 1) p, so at K = 1 no data frame may ever wait behind
+      // another (a 0-byte bound any queue breaks)
+      const h = s.harmony;
+      expect(h.queueBoundBytes).toBe(3 * (K - 1) * 1500);
+      expect([h.boundViolations, h.congestionDrops]).toEqual([0, 0]);
+      expect(h.maxQueueBytes).toBeLessThanOrEqual(h.queueBoundBytes);
       // rejected in the network is the only way a message fails here, and each is reported
       expect(s.harmony.messages.rejected).toBe(a.rejectedInNetwork);
       expect(s.harmony.messages.completed + a.rejectedInNetwork).toBe(a.rsvpSent);
