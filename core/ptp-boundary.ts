@@ -170,8 +170,11 @@ export class BoundaryClock {
   // ---- the state decision ----
 
   private readonly announceTick = (now: number): void => {
+    const wasMaster = this.states.map((st) => st === PortState.Master);
+    // a port that becomes master here has announced already (decide): one Announce per tick
     this.decide();
-    for (let p = 0; p < this.c.ports; p++) if (this.states[p] === PortState.Master) this.announce(p);
+    for (let p = 0; p < this.c.ports; p++)
+      if (wasMaster[p] && this.states[p] === PortState.Master) this.announce(p);
     this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
   };
 
@@ -208,7 +211,6 @@ export class BoundaryClock {
       }
     }
     const before = this.slavePort;
-    const master = before >= 0 ? this.c.peerOf(before) : -1;
     this.best = best;
     const ours: BmcaEntry | null =
       best === null ? null : { gm: best.gm, steps: best.steps + 1, sender: self };
@@ -230,7 +232,8 @@ export class BoundaryClock {
       if (before >= 0) this.c.emit('ptp-master-lost', this.c.sched.current, {});
       return;
     }
-    if (bestPort !== before || this.c.peerOf(bestPort) !== master) this.follow(bestPort);
+    // the same port: the same master (its link peer), whatever grandmaster it now offers
+    if (bestPort !== before) this.follow(bestPort);
   }
 
   /** the slave port moved: the servo and the path delay start over, Delay_Reqs go to the new master */
