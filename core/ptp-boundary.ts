@@ -13,14 +13,15 @@
 import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
 import type { ClockSeries, PtpConfig } from './messages.js';
 import {
+  announcing,
   type BmcaEntry,
   compareDatasets,
   delayReqGap,
-  FOREIGN_THRESHOLD,
   type ForeignMasters,
   newClockSeries,
   type PeerDelay,
   type PtpMessage,
+  qualified,
   recordAnnounce,
   SIZE,
   SlaveSide,
@@ -45,7 +46,7 @@ export interface BoundaryComponents {
   peer: PeerDelay | null;
 }
 
-export enum PortState {
+enum PortState {
   Listening = 0,
   Master = 1,
   Slave = 2,
@@ -54,7 +55,7 @@ export enum PortState {
 
 export class BoundaryClock {
   /** each port's state, and the foreign masters it hears (by sender) */
-  readonly states: PortState[];
+  private readonly states: PortState[];
   private readonly foreign: ForeignMasters[];
   /** the best offer over every port (Ebest), and the port it came in on */
   private best: BmcaEntry | null = null;
@@ -193,15 +194,13 @@ export class BoundaryClock {
   private decide(): void {
     const { cfg, clock, self } = this.c;
     const now = clock.now();
-    const expire = cfg.announceTimeout * cfg.announceIntervalNs;
     const erbest: Array<BmcaEntry | null> = [];
     let best: BmcaEntry | null = null;
     let bestPort = -1;
     for (let p = 0; p < this.c.ports; p++) {
       let e: BmcaEntry | null = null;
       for (const f of this.foreign[p].values()) {
-        const last = f.heard[f.heard.length - 1];
-        if (last === undefined || now - last > expire || f.heard.length < FOREIGN_THRESHOLD) continue;
+        if (!announcing(f, now, cfg) || !qualified(f)) continue;
         if (e === null || compareDatasets(f.entry, e) < 0) e = f.entry;
       }
       erbest.push(e);

@@ -88,14 +88,25 @@ export function recordAnnounce(
   while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
 }
 
+/** a foreign master still announcing: heard within the announce receipt timeout (node time `now`) */
+export function announcing(f: { heard: number[] }, now: number, cfg: PtpConfig): boolean {
+  const last = f.heard[f.heard.length - 1];
+  return last !== undefined && now - last <= cfg.announceTimeout * cfg.announceIntervalNs;
+}
+
+/** a foreign master qualified: FOREIGN_THRESHOLD Announces within FOREIGN_WINDOW intervals (linuxptp) */
+export function qualified(f: { heard: number[] }): boolean {
+  return f.heard.length >= FOREIGN_THRESHOLD;
+}
+
 /** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
 export function delayReqGap(rng: Rng, cfg: PtpConfig): number {
   return rng.next() * 2 * (cfg.delayReqIntervalNs ?? cfg.syncIntervalNs);
 }
 
 /** Announces a foreign master needs within FOREIGN_WINDOW announce intervals to count (linuxptp) */
-export const FOREIGN_THRESHOLD = 2;
-export const FOREIGN_WINDOW = 4;
+const FOREIGN_THRESHOLD = 2;
+const FOREIGN_WINDOW = 4;
 
 /** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
 export type PtpMessage =
@@ -436,8 +447,6 @@ enum Role {
 export class PtpPort {
   private role: Role = Role.Listening;
   private master = -1;
-  /** the followed master's distance from the grandmaster, this host included (stepsRemoved + 1) */
-  private masterSteps = 0;
   /** boundary clocks in the switches: every message goes to the link peer, never across the fabric */
   private readonly linkLocal: boolean;
   /** this host's rank among the master-capable ones (-1: slave-only), and what it would announce */
@@ -512,8 +521,10 @@ export class PtpPort {
 
   report(): ClockSeries {
     if (!this.hw) this.series.stampNoise = this.stampNoise.snapshot();
-    this.series.master = this.role === Role.Slave ? this.master : -1;
-    this.series.steps = this.role === Role.Slave ? this.masterSteps : 0;
+    const slave = this.role === Role.Slave;
+    this.series.master = slave ? this.master : -1;
+    // the master's latest offer: its distance from the grandmaster, this host included
+    this.series.steps = slave ? (this.foreign.get(this.master)?.entry.steps ?? 0) : 0;
     return this.series;
   }
 
@@ -632,18 +643,15 @@ export class PtpPort {
   private bmca(): void {
     const { cfg, clock, self } = this.c;
     const now = clock.now();
-    const expire = cfg.announceTimeout * cfg.announceIntervalNs;
     let best: BmcaEntry | null = this.own;
     let heardBetter = false;
     for (const f of this.foreign.values()) {
-      const last = f.heard[f.heard.length - 1];
-      if (last === undefined || now - last > expire) continue;
+      if (!announcing(f, now, cfg)) continue;
       const better = best === null || compareDatasets(f.entry, best) < 0;
       if (this.own !== null && compareDatasets(f.entry, this.own) < 0) heardBetter = true;
-      if (better && f.heard.length >= FOREIGN_THRESHOLD) best = f.entry;
+      if (better && qualified(f)) best = f.entry;
     }
     const b = best === null ? -1 : best.sender;
-    if (best !== null && b !== self) this.masterSteps = best.steps;
     if (b === self && heardBetter && this.role !== Role.Master) return;
     if (b === self && this.role !== Role.Master) this.becomeMaster(now);
     else if (b !== self && b >= 0 && (this.role !== Role.Slave || this.master !== b)) this.becomeSlave(b);

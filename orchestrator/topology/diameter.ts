@@ -3,7 +3,7 @@
  * two hosts, in links, and the slowest and longest links.
  */
 
-import type { Topology } from '../../topology/types.js';
+import type { TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { dataPlane } from './arbiter.js';
 
 export interface PathFigures {
@@ -33,25 +33,40 @@ export function pathFigures(topo: Topology): PathFigures {
 
 /** Links on the longest shortest path between two hosts (BFS from every host; hosts never forward). */
 function hostDiameter(topo: Topology): number {
-  const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   let longest = 0;
-  for (const h of hosts) {
-    const dist = new Map<string, number>([[h.name, 0]]);
-    const queue = [h.name];
-    for (let i = 0; i < queue.length; i++) {
-      const n = byName.get(queue[i])!;
-      const d = dist.get(n.name)!;
-      if (n.role === 'host' && n !== h) {
-        if (d > longest) longest = d;
-        continue;
-      }
-      for (const port of n.ports) {
-        if (port.dir === 'control' || dist.has(port.peer)) continue;
-        dist.set(port.peer, d + 1);
-        queue.push(port.peer);
-      }
+  for (const h of topo.nodes)
+    if (h.role === 'host')
+      for (const links of alongHostPaths(topo, h, (n) => n + 1).values())
+        if (links > longest) longest = links;
+  return longest;
+}
+
+/**
+ * From `host` along the fewest-links path to every other host (breadth first over `data`, a data
+ * plane: hosts never forward, control links are skipped): what `along` accumulates over the path's
+ * links, by host.
+ */
+export function alongHostPaths(
+  data: Topology,
+  host: TopoNode,
+  along: (acc: number, link: TopoLink) => number,
+): Map<TopoNode, number> {
+  const byName = new Map(data.nodes.map((n) => [n.name, n]));
+  const at = new Map<string, number>([[host.name, 0]]);
+  const out = new Map<TopoNode, number>();
+  const queue = [host.name];
+  for (let i = 0; i < queue.length; i++) {
+    const n = byName.get(queue[i])!;
+    const v = at.get(n.name)!;
+    if (n.role === 'host' && n !== host) {
+      out.set(n, v);
+      continue;
+    }
+    for (const port of n.ports) {
+      if (port.dir === 'control' || at.has(port.peer)) continue;
+      at.set(port.peer, along(v, data.links[port.link]));
+      queue.push(port.peer);
     }
   }
-  return longest;
+  return out;
 }

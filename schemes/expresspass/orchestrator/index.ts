@@ -14,7 +14,7 @@ import { bytes, duration } from '../../../orchestrator/scenario/units.js';
 import { idealFct, mean, quantile, sum } from '../../../orchestrator/schemes/stats.js';
 import { defineScheme, type RunRecord } from '../../../orchestrator/schemes/types.js';
 import { dataPlane } from '../../../orchestrator/topology/arbiter.js';
-import { pathFigures } from '../../../orchestrator/topology/diameter.js';
+import { alongHostPaths, pathFigures } from '../../../orchestrator/topology/diameter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { XpHostSection } from '../host/transport.js';
 import type { XpSwitchSection } from '../switch/module.js';
@@ -201,10 +201,14 @@ function resolveXp(src: ScenarioSource, topo: Topology, kind: string): XpSetting
   const queueCredits: number = sc.queueCredits ?? d.queueCredits;
   let expiry: XpSettings['expiry'];
   if (top !== undefined && tokenExpiry === 'sender') {
-    const all = topo.nodes
-      .filter((n) => n.role === 'host')
-      .flatMap((h) => Object.values(tokenThresholds(topo, h, creditShare, queueCredits)));
-    expiry = { minNs: Math.min(...all), maxNs: Math.max(...all) };
+    // a loop, not Math.min(...): a large FatTree has a million host pairs
+    expiry = { minNs: Number.POSITIVE_INFINITY, maxNs: 0 };
+    for (const h of topo.nodes)
+      if (h.role === 'host')
+        for (const t of Object.values(tokenThresholds(topo, h, creditShare, queueCredits))) {
+          if (t < expiry.minNs) expiry.minNs = t;
+          if (t > expiry.maxNs) expiry.maxNs = t;
+        }
     top.expiryNs = expiry.maxNs;
   }
   return {
@@ -258,26 +262,12 @@ function tokenThresholds(
   creditShare: number,
   queueCredits: number,
 ): Record<number, number> {
-  const data = dataPlane(topo);
-  const byName = new Map(data.nodes.map((n) => [n.name, n]));
-  const at = new Map<string, number>([[host.name, 0]]);
   const out: Record<number, number> = {};
-  const queue = [host.name];
-  for (let i = 0; i < queue.length; i++) {
-    const n = byName.get(queue[i])!;
-    const t = at.get(n.name)!;
-    if (n.role === 'host' && n !== host) {
-      out[n.id] = Math.round(t);
-      continue;
-    }
-    for (const port of n.ports) {
-      if (port.dir === 'control' || at.has(port.peer)) continue;
-      const link = data.links[port.link];
-      const tokenNs = (8e9 * CREDIT_BYTES) / link.rateBps;
-      at.set(port.peer, t + link.propNs + tokenNs + (queueCredits * tokenNs) / creditShare);
-      queue.push(port.peer);
-    }
-  }
+  const paths = alongHostPaths(dataPlane(topo), host, (t, link) => {
+    const tokenNs = (8e9 * CREDIT_BYTES) / link.rateBps;
+    return t + link.propNs + tokenNs + (queueCredits * tokenNs) / creditShare;
+  });
+  for (const [n, t] of paths) out[n.id] = Math.round(t);
   return out;
 }
 

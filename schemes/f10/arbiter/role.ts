@@ -211,24 +211,21 @@ export class F10Arbiter implements Role {
     this.ctx.emit('portland-routes', now, { switches: changed });
   }
 
+  /** switch `sw` (a host end is told nothing) reinstalls its link to `peer` */
+  private tellReinstall(sw: string, peer: string, now: number): void {
+    const node = this.byName.get(sw);
+    if (node?.role !== 'switch') return;
+    for (const p of node.ports) if (p.peer === peer) this.send(sw, { kind: 'reinstall', port: p.index }, now);
+  }
+
   private epoch(now: number): void {
     this.stats.epochs++;
     // a reinstall or its acknowledgement lost on the way: told again until acknowledged (F10 §5.3)
-    for (const { sw, peer } of this.controller.awaitingAck()) {
-      const node = this.byName.get(sw);
-      for (const p of node?.ports ?? [])
-        if (p.peer === peer) this.send(sw, { kind: 'reinstall', port: p.index }, now);
-    }
+    for (const { sw, peer } of this.controller.awaitingAck()) this.tellReinstall(sw, peer, now);
     const back = this.controller.reinstall(now);
     for (const { a, b } of back) {
-      for (const [x, y] of [
-        [a, b],
-        [b, a],
-      ]) {
-        const node = this.byName.get(x);
-        if (node?.role !== 'switch') continue;
-        for (const p of node.ports) if (p.peer === y) this.send(x, { kind: 'reinstall', port: p.index }, now);
-      }
+      this.tellReinstall(a, b, now);
+      this.tellReinstall(b, a, now);
       this.ctx.emit('f10-link-reinstalled', now, { link: [a, b] });
     }
     // every epoch the switches hear the controller's state again, so a lost command is made good
