@@ -15,6 +15,8 @@ export const FrameType = {
   Control: 3,
   /** clock synchronization (PTP) */
   Ptp: 4,
+  /** route updates between switches: the hosts a switch can no longer reach (BGP-like withdrawal) */
+  Routing: 5,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 

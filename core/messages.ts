@@ -43,6 +43,16 @@ export interface LivenessConfig {
 export interface RoutingTable {
   down: Record<number, number[]>;
   up: number[];
+  /** every host of the fabric (the destinations a route update speaks of) */
+  hosts?: number[];
+  /** the ports whose peer is a switch: where route updates go */
+  neighbours?: number[];
+}
+
+/** Route withdrawal between switches as a BGP-run Clos does it (`routing:`; switch/route-updates.ts). */
+export interface RouteUpdateConfig {
+  /** a switch's time to process a route update and install it, per hop, virtual ns */
+  updateDelayNs: number;
 }
 
 /**
@@ -189,6 +199,8 @@ export interface NodeConfig {
   liveness: LivenessConfig;
   /** switches only */
   routing?: RoutingTable;
+  /** switches only: withdraw and restore routes with their neighbours (absent: never) */
+  routeUpdates?: RouteUpdateConfig;
   /** the scheme's part (F10 switches, hosts and controller, ...); absent on the ECMP baseline */
   scheme?: SchemeNodeConfig;
   /** sampling period, virtual ns: queue occupancy (switches), data bytes received (hosts) */
@@ -241,6 +253,8 @@ export type ControlMessage =
    * from the last promise it sent, and whatever still comes from it is dropped
    */
   | { type: 'peer-gone'; port: number }
+  /** dilated mode (`kill`): stop now and report what was carried; the process is killed next */
+  | { type: 'kill' }
   | { type: 'stop' };
 
 export interface FlowRecord {
@@ -290,8 +304,11 @@ export interface NodeReport {
   name: string;
   /** the node's time when it reported (conservative mode: its safe time), physical ns */
   now: number;
-  /** why it reported: the orchestrator's stop, or a signal that reached the node itself */
-  end: 'stop' | 'SIGTERM';
+  /**
+   * why it reported: the orchestrator's stop, a signal that reached the node itself, or its halt (a
+   * `kill` or `stop` of the timeline: what it carried up to then, reported before its process ends)
+   */
+  end: 'stop' | 'SIGTERM' | 'halt';
   clock?: ClockSeries;
   fidelity: FidelitySnapshot;
   metrics: MetricsSnapshot;

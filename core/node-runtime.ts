@@ -251,6 +251,10 @@ class NodeProcess {
         case 'stop':
           await this.stop('stop');
           break;
+        case 'kill':
+          // dilated mode: the timeline kills the node now; it stops and reports, then dies for real
+          this.haltReport();
+          break;
       }
     } catch (err) {
       this.client.send({ type: 'error', message: (err as Error).stack ?? String(err) });
@@ -422,8 +426,11 @@ class NodeProcess {
           this.capture?.flush();
           this.client.send({ type: 'reached', at, stats: this.progress() });
         },
+        // a killed (or stopped) node's counters up to its halt go before it dies: what it dropped,
+        // carried and violated until then is in the summary
         halted: (at) => {
           this.capture?.flush();
+          this.haltReport(at);
           this.client.send({ type: 'halted', at });
         },
         paused: (at) => this.client.send({ type: 'paused', at }),
@@ -461,9 +468,26 @@ class NodeProcess {
   /** the report on its way (stop is idempotent: a signal and the orchestrator's stop may both come) */
   private stopping = false;
 
+  /** the node reported at its halt (a kill or stop): it only waits to be ended */
+  private haltReported = false;
+
+  /**
+   * The node stops where it is and reports what it carried up to `at` (its halt time; dilated mode:
+   * now); its process is killed or stopped next. A stop or signal after it ends the process at once.
+   */
+  private haltReport(at?: number): void {
+    if (this.stopping || !this.ctx || !this.role) return;
+    this.stopping = true;
+    this.haltReported = true;
+    const report = this.finalReport('halt', at);
+    this.capture?.flush();
+    flushLogger(this.ctx.log);
+    this.client.send({ type: 'report', report });
+  }
+
   async stop(why: NodeReport['end']): Promise<void> {
     const ctx = this.ctx;
-    if (!ctx || !this.role) {
+    if (!ctx || !this.role || this.haltReported) {
       this.exit(0);
       return;
     }
@@ -471,9 +495,27 @@ class NodeProcess {
     this.stopping = true;
     // whatever happens to the report, the process ends soon: a node never outlives its run
     setTimeout(() => this.exit(0), STOP_DEADLINE_MS).unref();
-    const now = this.sync ? this.sync.safeTime() : ctx.sched.now();
+    const report = this.finalReport(why);
+    await this.endpoint!.close();
+    this.capture?.flush();
+    const usage = process.resourceUsage();
+    ctx.log.info(
+      { maxRssKb: usage.maxRSS, cpuUserUs: usage.userCPUTime, cpuSystemUs: usage.systemCPUTime },
+      'node stopped',
+    );
+    flushLogger(ctx.log);
+    await this.client.sendAndFlush({ type: 'report', report });
+    this.client.close();
+    setTimeout(() => this.exit(0), 200).unref();
+  }
+
+  /** Stops every part of the node and gathers its report: its counters, ports, flows and the role's own. */
+  private finalReport(why: NodeReport['end'], at?: number): NodeReport {
+    const ctx = this.ctx!;
+    const role = this.role!;
+    const now = at ?? (this.sync ? this.sync.safeTime() : ctx.sched.now());
     ctx.liveness.stop();
-    this.role.stop();
+    role.stop();
     ctx.sched.stop();
     this.sync?.stop();
     const ep = this.endpoint!;
@@ -493,7 +535,7 @@ class NodeProcess {
       m.inc('ecnMarks', p.stats.ecnMarks);
     }
     // the role's report first: it adds its own counters to the metrics snapshotted below
-    const roleReport = this.role.report();
+    const roleReport = role.report();
     const report: NodeReport = {
       name: ctx.config.name,
       now,
@@ -512,17 +554,7 @@ class NodeProcess {
       ...roleReport,
       ...(ctx.sched.computes ? { compute: ctx.sched.computeSnapshot() } : {}),
     };
-    await ep.close();
-    this.capture?.flush();
-    const usage = process.resourceUsage();
-    ctx.log.info(
-      { maxRssKb: usage.maxRSS, cpuUserUs: usage.userCPUTime, cpuSystemUs: usage.systemCPUTime },
-      'node stopped',
-    );
-    flushLogger(ctx.log);
-    await this.client.sendAndFlush({ type: 'report', report });
-    this.client.close();
-    setTimeout(() => this.exit(0), 200).unref();
+    return report;
   }
 
   exit(code: number): void {

@@ -581,6 +581,8 @@ export async function writeResults(
       eventsHandled: rep.fidelity.eventsHandled,
       counters: rep.metrics.counters,
       ports: rep.ports,
+      // a node the timeline killed or stopped: its counters up to then
+      ...(rep.end === 'halt' && { haltedAt: Math.round(rep.now - r.trafficStart) }),
     };
   });
   if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);

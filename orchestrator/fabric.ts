@@ -29,6 +29,8 @@ const RUNTIME_ACTIONS: ReadonlySet<string> = new Set(['kill', 'pause', 'resume',
  * config: time to bind and be told its peers, so it starts on time rather than catching up.
  */
 const RESTART_LEAD_MS = 300;
+/** dilated mode: how long a killed node has to report what it carried before its process dies, real ms */
+const KILL_REPORT_MS = 250;
 
 export { concerns, type FiredFault, REPAIRS } from './fired.js';
 export { type Progress, type StallView, stallDiagnosis } from './progress.js';
@@ -191,7 +193,12 @@ interface NodeState {
   relinks: number;
   /** conservative mode: stopped for real (SIGSTOP) while its pause lasts, until this virtual time */
   pausedUntil: number;
+  /** its report: the last process's at the end, or what it carried up to its halt (a kill or stop) */
   report: NodeReport | null;
+  /** the reports of its earlier processes (a `stop` then `start`), each up to its halt */
+  earlier: NodeReport[];
+  /** dilated mode: called when the node's report at a `kill` comes */
+  onKillReport: (() => void) | null;
   stats: ProgressStats | null;
   /** wall ms its stats last came */
   statsWall: number;
@@ -272,6 +279,8 @@ export class StartedFabric implements AsyncDisposable {
         relinks: 0,
         pausedUntil: -1,
         report: null,
+        earlier: [],
+        onKillReport: null,
         stats: null,
         statsWall: 0,
         eventsAtBarrier: 0,
@@ -384,9 +393,17 @@ export class StartedFabric implements AsyncDisposable {
               n.statsWall = performance.now();
               break;
             case 'report':
-              // a node the timeline stopped or killed has no report, also when `docker stop`'s
-              // SIGTERM makes it send one: what it carried ended with it (a restarted node reports anew)
-              if (!n.stopped && !n.killed) n.report = m.report;
+              if (m.report.end === 'halt') {
+                // what a killed or stopped node carried up to its halt (a restarted one reports anew)
+                n.report = m.report;
+                n.onKillReport?.();
+              } else if (n.stopped) {
+                // dilated mode: `docker stop`'s SIGTERM made a stopped node report up to its stop
+                n.report = { ...m.report, end: 'halt' };
+              } else if (!n.killed) {
+                if (n.report?.end === 'halt') n.earlier.push(n.report);
+                n.report = m.report;
+              }
               break;
             case 'capture':
               this.capture?.write(n.config.name, m.records, m.dropped, this.trafficStart);
@@ -1061,6 +1078,17 @@ export class StartedFabric implements AsyncDisposable {
     switch (action) {
       case 'kill':
         n.killed = true;
+        // dilated mode: the node stops and reports what it carried, then its process dies (a paused
+        // or silent one is killed without it after a short wait)
+        if (n.conn && !n.conn.closed && !n.exited) {
+          const reported = new Promise<void>((resolve) => {
+            n.onKillReport = resolve;
+            setTimeout(resolve, KILL_REPORT_MS).unref();
+          });
+          n.conn.send({ type: 'kill' });
+          await reported;
+          n.onKillReport = null;
+        }
         return rt.kill(node);
       case 'pause':
         return rt.pause(node);
@@ -1140,7 +1168,7 @@ export class StartedFabric implements AsyncDisposable {
     // reported had got to when it did
     let reached = this.now();
     const times = [...this.nodes.values()].flatMap((n) =>
-      n.report ? [n.report.now - this.trafficStart] : [],
+      n.report && n.report.end !== 'halt' ? [n.report.now - this.trafficStart] : [],
     );
     if (this.interruption && this.begun && times.length > 0) reached = Math.max(reached, Math.min(...times));
     if (this.interruption) {
@@ -1161,7 +1189,7 @@ export class StartedFabric implements AsyncDisposable {
       trafficStart: this.trafficStart,
       endNs: this.endNs,
       wallMs: Date.now() - this.wallStart,
-      reports: [...this.nodes.values()].flatMap((n) => (n.report ? [n.report] : [])),
+      reports: [...this.nodes.values()].flatMap((n) => [...n.earlier, ...(n.report ? [n.report] : [])]),
       events: this.events,
       faults: this.faults,
       processes,

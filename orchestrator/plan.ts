@@ -120,6 +120,8 @@ export function planRun(
       ...(isHost && hostJitter(sc)),
       ...(isHost && { intervalNs: sc.run.intervalNs }),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),
+      ...(n.role === 'switch' &&
+        sc.routing.withdraw && { routeUpdates: { updateDelayNs: sc.routing.updateDelayNs } }),
       ...(capture && { capture: { ports: capture, limit: sc.run.captureLimit } }),
       ...computeOf(sc, n.role),
     };

@@ -49,6 +49,10 @@ export class EcmpUpDown implements Routing {
   /** live subsets, recomputed only when a port changes state */
   private liveUp: number[];
   private liveDown = new Map<number, number[]>();
+  /** per port, the hosts its neighbour withdrew (route updates, switch/route-updates.ts); null: none */
+  private readonly withdrawn: Array<ReadonlySet<number> | null>;
+  /** live candidates of the hosts some neighbour withdrew, without the ports that withdrew them */
+  private readonly liveExcept = new Map<number, number[]>();
 
   constructor(
     table: RoutingTable,
@@ -56,6 +60,7 @@ export class EcmpUpDown implements Routing {
     protected readonly salt: number,
   ) {
     this.alive = new Array(portCount).fill(true);
+    this.withdrawn = new Array(portCount).fill(null);
     this.down = new Map(Object.entries(table.down).map(([k, v]) => [Number(k), v]));
     this.up = table.up;
     this.liveUp = this.up;
@@ -73,7 +78,7 @@ export class EcmpUpDown implements Routing {
     if (n === 0) return -1;
     const h = this.hash(frame);
     const first = all[h % n];
-    if (this.alive[first]) return first;
+    if (this.alive[first] && this.withdrawn[first]?.has(d) !== true) return first;
     const live = this.live(d);
     if (live.length === 0) return -1;
     return live[(h >>> 8) % live.length];
@@ -84,9 +89,9 @@ export class EcmpUpDown implements Routing {
     return flowHash(frame.s, frame.d, frame.f, this.salt);
   }
 
-  /** the live ports on a shortest path toward host `dst` */
+  /** the live ports on a shortest path toward host `dst` whose neighbours have not withdrawn it */
   live(dst: number): number[] {
-    return this.down.has(dst) ? this.liveDown.get(dst)! : this.liveUp;
+    return this.liveExcept.get(dst) ?? (this.down.has(dst) ? this.liveDown.get(dst)! : this.liveUp);
   }
 
   portDown(port: number): void {
@@ -99,6 +104,17 @@ export class EcmpUpDown implements Routing {
     this.refresh();
   }
 
+  /** the neighbour on `port` can reach none of `hosts` (replacing what it said before) */
+  setWithdrawn(port: number, hosts: readonly number[]): void {
+    this.withdrawn[port] = hosts.length > 0 ? new Set(hosts) : null;
+    this.refresh();
+  }
+
+  /** whether a live route toward host `dst` is left */
+  reaches(dst: number): boolean {
+    return this.live(dst).length > 0;
+  }
+
   private refresh(): void {
     this.liveUp = this.up.filter((p) => this.alive[p]);
     this.liveDown.clear();
@@ -107,5 +123,17 @@ export class EcmpUpDown implements Routing {
         host,
         ports.filter((p) => this.alive[p]),
       );
+    this.liveExcept.clear();
+    for (const set of this.withdrawn) {
+      if (set === null) continue;
+      for (const host of set) {
+        if (this.liveExcept.has(host)) continue;
+        const live = this.down.has(host) ? this.liveDown.get(host)! : this.liveUp;
+        this.liveExcept.set(
+          host,
+          live.filter((p) => this.withdrawn[p]?.has(host) !== true),
+        );
+      }
+    }
   }
 }

@@ -12,7 +12,8 @@ import type { NodeContext, Role } from '../core/node-runtime.js';
 import { isEventMessage, isPeerDelayMessage, PeerDelay, ptpStart, type SteerableClock } from '../core/ptp.js';
 import { BoundaryClock } from '../core/ptp-boundary.js';
 import type { Timer } from '../core/scheduler.js';
-import { createRouting, type Routing } from './routing.js';
+import { RouteUpdates } from './route-updates.js';
+import { createRouting, EcmpUpDown, type Routing } from './routing.js';
 import type { SwitchScheme, SwitchSchemeFactory } from './scheme.js';
 
 export class Switch implements Role {
@@ -29,6 +30,8 @@ export class Switch implements Role {
   /** switchClocks boundary: the switch's own PTP clock, a port per link; PTP frames end here */
   private readonly bc: BoundaryClock | null;
   private forwarded = 0;
+  /** route withdrawal with the neighbouring switches (`routing.withdraw`), on the baseline's routing */
+  private readonly updates: RouteUpdates | null;
   /** the scheme running on this switch, if any (F10 routing, pushback and controller exchange, ...) */
   private readonly scheme: SwitchScheme | null;
   readonly watchesDepartures: boolean;
@@ -51,6 +54,10 @@ export class Switch implements Role {
         salt: cfg.id * 2654435761,
       });
     }
+    this.updates =
+      cfg.routeUpdates && this.routing instanceof EcmpUpDown
+        ? new RouteUpdates(ctx, this.routing, cfg.routeUpdates)
+        : null;
     this.isDown = cfg.ports.map((p) => p.dir === 'down');
     this.series = cfg.ports.map(() => new Series());
     this.tcIngress = cfg.ptp?.switchClocks === 'transparent' ? new Map() : null;
@@ -128,6 +135,10 @@ export class Switch implements Role {
         this.tcIngress.set(frame, { t0: this.ctx.clock.read(now), port: ingress });
     }
     if (frame.t === FrameType.Control && this.scheme?.onControl?.(now, ingress, frame)) return;
+    if (frame.t === FrameType.Routing) {
+      this.updates?.onFrame(now, ingress, frame);
+      return;
+    }
     let egress: number;
     const r = frame.r;
     if (r !== null && r.length > 0) egress = r.shift()!;
@@ -166,12 +177,14 @@ export class Switch implements Role {
     this.sampler = this.ctx.sched.at(now + this.ctx.config.sampleNs, this.sample);
   };
 
-  portDown(port: number): void {
+  portDown(port: number, now: number): void {
     this.routing.portDown(port);
+    this.updates?.portChanged(now, port, false);
   }
 
-  portUp(port: number): void {
+  portUp(port: number, now: number): void {
     this.routing.portUp(port);
+    this.updates?.portChanged(now, port, true);
   }
 
   progress(): { flowsDone: number; flowsStarted: number } {
@@ -181,6 +194,8 @@ export class Switch implements Role {
   report() {
     this.ctx.metrics.inc('forwarded', this.forwarded);
     this.ctx.metrics.inc('dropsNoRoute', this.noRoute);
+    if (this.updates !== null)
+      for (const [k, v] of Object.entries(this.updates.report())) this.ctx.metrics.inc(k, v);
     const section = this.scheme?.report?.();
     const queues: QueueSeries[] = this.series.map((s, i) => ({
       port: i,

@@ -52,7 +52,7 @@ describe('examples/quickstart.yaml', () => {
     expect(s.tdf).toBeNull();
     expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
     expect(s.fidelity.causalityMisses).toBe(0);
-    expect(s.fidelity.framesHandled).toBe(267_295);
+    expect(s.fidelity.framesHandled).toBe(273_411);
     expect(s.flows).toMatchObject({ planned: 51, completed: 51, unfinished: 0, fctP50Ns: 189_440 });
     expect(s.flows.retransmits).toBe(60);
     expect(s.queues.maxBytes).toBe(162_000);
@@ -102,6 +102,13 @@ describe('examples/quickstart.yaml', () => {
     const s = readJson(join(out, 'summary.json'));
     expect(s.sync).toBe('dilated');
     expect(s.tdf).toBe(2000);
+    // the spine killed at 1.5 ms stopped and reported what it carried before its process died (on
+    // the control message, a turn of its event loop after the kill's time)
+    expect(s.processes.missingReports).toEqual([]);
+    const spine0 = readJson(join(out, 'nodes.json')).find((n: { name: string }) => n.name === 'spine0');
+    expect(spine0.haltedAt).toBeGreaterThanOrEqual(1_500_000);
+    expect(spine0.haltedAt).toBeLessThan(1_600_000);
+    expect(spine0.framesHandled).toBeGreaterThan(0);
     // an unfaithful dilated run exits 1 and says so; its figures are not compared
     if (!s.fidelity.ok) {
       expect(r.exitCode).toBe(1);

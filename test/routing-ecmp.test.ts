@@ -199,3 +199,48 @@ describe('createRouting', () => {
     expect(routeAll(r, frames)).not.toContain(4);
   });
 });
+
+describe('EcmpUpDown with route withdrawal', () => {
+  it('sends a host’s traffic only to neighbours that did not withdraw it, and moves only the flows that were there', () => {
+    const r = new EcmpUpDown(table(), PORTS, 1);
+    const frames = remoteFrames();
+    const before = routeAll(r, frames);
+    // the neighbour on port 5 can no longer reach host 300 (it lost its link toward it)
+    r.setWithdrawn(5, [300]);
+    const after = routeAll(r, frames);
+    for (let i = 0; i < frames.length; i++) {
+      if (frames[i].d === 300) {
+        expect(after[i]).not.toBe(5);
+        if (before[i] !== 5) expect(after[i]).toBe(before[i]);
+      } else {
+        expect(after[i]).toBe(before[i]);
+      }
+    }
+    expect(r.reaches(300)).toBe(true);
+    // every up neighbour withdrew it: no route left (the switch withdraws it in turn)
+    for (const p of UP) r.setWithdrawn(p, [300]);
+    expect(r.reaches(300)).toBe(false);
+    expect(r.route(frame(200, 300, 1), 0)).toBe(-1);
+    expect(r.reaches(301)).toBe(true);
+    // a new update replaces the old one: port 4 reaches it again
+    r.setWithdrawn(4, []);
+    expect(r.live(300)).toEqual([4]);
+    expect(r.route(frame(200, 300, 1), 0)).toBe(4);
+    // a down port stays out whatever its neighbour said
+    r.portDown(4);
+    expect(r.reaches(300)).toBe(false);
+    r.portUp(4);
+    expect(r.reaches(300)).toBe(true);
+  });
+
+  it('a host below loses its route when its only down port goes', () => {
+    const r = new EcmpUpDown(table(), PORTS, 1);
+    expect(r.reaches(100)).toBe(true);
+    r.portDown(0);
+    expect(r.reaches(100)).toBe(false);
+    // two ways down: one left
+    r.portDown(2);
+    expect(r.reaches(102)).toBe(true);
+    expect(r.live(102)).toEqual([3]);
+  });
+});

@@ -18,6 +18,9 @@ export interface PortDefaults {
  *   to spare for a ~12 µs fabric RTT at 10 Gbit/s (the paper's 65 frames assumed ~100 µs host RTTs).
  * - commit-ahead 2 µs: a transmit pipeline of about two MTU times; it also gives every hop lookahead.
  * - liveness 10 µs x 3: F10-style fast detection (F10 §5.4 reaches tens of microseconds).
+ * - routing: switches withdraw the hosts they can no longer reach, as a BGP-run Clos does (RFC 7938),
+ *   1 ms per hop to process an update and install it (a software control plane; F10 §5.4 cites
+ *   heartbeat- and debounce-bound detection, which the liveness setting models separately).
  * - captureLimit 100000 frames per port: at most ~18 MB of pcapng per port (176 bytes per 1500-byte
  *   frame snapped at 128 bytes), 120 ms of a busy 10 Gbit/s link: a capture is for looking at a
  *   run, not for archiving it, and the limit keeps a forgotten `capture: [spine0]` from filling a disk.
@@ -28,6 +31,7 @@ export const DEFAULTS = {
   link: { rate: '10Gbps', delay: '1us' },
   ports: { buffer: '400KB', ecnThreshold: '30KB', commitAhead: '2us', hostBuffer: '8MB' },
   liveness: { interval: '10us', multiplier: 3 },
+  routing: { withdraw: true, updateDelay: '1ms' },
   // a deadline below 1.25 line-rate transfer times is one no transport meets under any load
   workload: { duration: '20ms', deadlineAtLeast: 1.25 },
   run: {

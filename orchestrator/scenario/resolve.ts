@@ -36,6 +36,8 @@ export interface Scenario {
   links: { host: LinkParams; fabric: LinkParams };
   ports: PortDefaults;
   liveness: LivenessConfig;
+  /** route withdrawal between switches on the baseline routing (switch/route-updates.ts) */
+  routing: { withdraw: boolean; updateDelayNs: number };
   transport: TransportConfig;
   /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/schemes/) */
   scheme: SchemeSettings;
@@ -171,6 +173,17 @@ export function resolveScenario(
     multiplier: lv.multiplier ?? DEFAULTS.liveness.multiplier,
   };
   if (!(liveness.intervalNs > 0)) throw src.error(['liveness', 'interval'], 'interval must be > 0');
+  const rt = d.routing ?? {};
+  const routing = {
+    withdraw: rt.withdraw ?? DEFAULTS.routing.withdraw,
+    updateDelayNs: num(
+      ['routing', 'updateDelay'],
+      rt.updateDelay ?? DEFAULTS.routing.updateDelay,
+      parseDurationNs,
+    ),
+  };
+  if (!(routing.updateDelayNs >= 0))
+    throw src.error(['routing', 'updateDelay'], `must be >= 0, got ${routing.updateDelayNs} ns`);
 
   const transport = resolveTransport(src, num);
 
@@ -218,6 +231,7 @@ export function resolveScenario(
     links,
     ports,
     liveness,
+    routing,
     transport,
     scheme,
     clocks,

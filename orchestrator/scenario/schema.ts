@@ -208,6 +208,24 @@ export const scenarioSchema = {
         ),
       },
     },
+    routing: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "route withdrawal on the baseline's up/down ECMP routing (schemes that bring their own routing, F10, ignore it): a switch that can no longer reach some hosts tells its neighbouring switches, which stop sending it their traffic, as a BGP-run Clos does (RFC 7938)",
+      properties: {
+        withdraw: doc(
+          { type: 'boolean' },
+          'withdraw and restore routes; false: a switch that lost its way to some hosts still takes their traffic and drops it (a black hole)',
+          DEFAULTS.routing.withdraw,
+        ),
+        updateDelay: doc(
+          duration,
+          'a switch’s time to process a route update and install it, per hop (ns: 1ms)',
+          DEFAULTS.routing.updateDelay,
+        ),
+      },
+    },
     clocks: {
       type: 'object',
       additionalProperties: false,

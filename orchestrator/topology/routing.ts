@@ -187,8 +187,10 @@ class Graph {
   table(sw: TopoNode): RoutingTable {
     const down: Record<number, number[]> = {};
     const up: number[] = [];
+    const neighbours: number[] = [];
     for (const port of sw.ports) {
       if (port.dir === 'control') continue;
+      if (this.byName.get(port.peer)?.role === 'switch') neighbours.push(port.index);
       if (port.dir === 'up') {
         up.push(port.index);
         continue;
@@ -197,7 +199,8 @@ class Graph {
       if (!peer) continue;
       for (const h of this.hostsBelow(peer, new Set([sw.name]))) (down[h] ??= []).push(port.index);
     }
-    return { down, up };
+    const hosts = [...this.byName.values()].filter((n) => n.role === 'host').map((n) => n.id);
+    return { down, up, hosts, neighbours };
   }
 
   /** Host ids reachable from `node` through 'down' ports only (a host is below itself). */

@@ -112,7 +112,8 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
 
   invariants(f): Array<{ invariant: string; detail: string }> {
     // with `normalize: none` NED's rates go out as computed: over-allocation is what that run studies
-    // a killed allocator cannot report its allocations: nothing to check (overAllocation null)
+    // a crashed allocator cannot report its allocations: nothing to check (overAllocation null); a
+    // killed one reported them up to its kill
     return f.normalize !== 'none' && f.overAllocation !== null && f.overAllocation.afterMaxGbps > 1e-3
       ? [
           {

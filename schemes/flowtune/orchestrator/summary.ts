@@ -61,7 +61,10 @@ export interface FlowtuneSummary {
   threshold: number;
   normalize: string;
   leaseNs: number;
-  /** the allocator died before the run ended (killed, or stopped) and sent no report */
+  /**
+   * the allocator's report came (at the end, or at its kill: what it did up to then); false when it
+   * died unplanned (a crash)
+   */
   allocatorReported: boolean;
   iterations: number;
   /** CPU time of one allocator iteration (wall clock, not reproducible), ns */
@@ -72,8 +75,8 @@ export interface FlowtuneSummary {
   /** control bytes both ways against the data bytes hosts sent (§6.4: 0.17–1.13% of capacity) */
   control: { bytes: number; fromHosts: number; fromAllocator: number; dataBytes: number; fraction: number };
   /**
-   * Σ over links of allocation beyond capacity, Gbit/s, over iterations (§6.6, figure 12); null when
-   * the allocator did not report (killed): unknown, not zero
+   * Σ over links of allocation beyond capacity, Gbit/s, over iterations (§6.6, figure 12), up to the
+   * allocator's kill if it was killed; null when it did not report (a crash): unknown, not zero
    */
   overAllocation: {
     beforeMaxGbps: number;

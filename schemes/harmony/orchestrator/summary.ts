@@ -55,6 +55,8 @@ export interface HarmonySummary {
     'submitted' | 'completed' | 'rejected' | 'failed' | 'retried' | 'bestEffort'
   > & {
     open: number;
+    /** in progress at a sender the timeline killed or stopped: they ended with it */
+    senderHalted: number;
   };
   slowdown: { p50: number; p99: number; p999: number; max: number };
   allocation: {
@@ -109,9 +111,14 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   const failures = hosts.flatMap((h) => h.failures).sort((x, y) => x[0] - y[0]);
   const ends = new Map<number, number>();
   const open = new Set<number>();
-  for (const h of hosts) {
+  let senderHalted = 0;
+  for (const rep of r.reports) {
+    const h = rep.scheme;
+    if (!isHost(h)) continue;
     for (const [id, , , t] of h.outcomes) ends.set(id, t);
-    for (const [id] of h.open) open.add(id);
+    // a sender killed mid-message reported what it had up to its death: those never end
+    if (rep.end === 'halt') senderHalted += h.open.length;
+    else for (const [id] of h.open) open.add(id);
   }
   const rsvpSent = sum(hosts, (h) => h.rsvpSent);
   const rejectedInNetwork = sum(switches, (x) => x.rejectedInNetwork);
@@ -160,6 +167,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
       retried: sum(hosts, (h) => h.retried),
       bestEffort: sum(hosts, (h) => h.bestEffort),
       open: open.size,
+      senderHalted,
     },
     slowdown: {
       p50: quantile(slowdowns, 0.5),
@@ -223,7 +231,7 @@ export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
     ],
     [
       'harmony messages',
-      `${m.completed}/${m.submitted} complete, ${m.rejected} rejected, ${m.failed} failed, ${m.retried} retried, ${m.bestEffort} best effort, ${m.open} open; slowdown p50 ${h.slowdown.p50.toFixed(2)} p99 ${h.slowdown.p99.toFixed(2)} max ${h.slowdown.max.toFixed(2)}`,
+      `${m.completed}/${m.submitted} complete, ${m.rejected} rejected, ${m.failed} failed, ${m.retried} retried, ${m.bestEffort} best effort, ${m.open} open${m.senderHalted > 0 ? `, ${m.senderHalted} ended with their killed sender` : ''}; slowdown p50 ${h.slowdown.p50.toFixed(2)} p99 ${h.slowdown.p99.toFixed(2)} max ${h.slowdown.max.toFixed(2)}`,
     ],
     [
       'harmony allocation',
