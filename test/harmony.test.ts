@@ -214,12 +214,20 @@ describe('Harmony leaf switch', () => {
     l.m.forwarded(f4, 2, l.ports.h0);
     l.m.dropped(f4, l.ports.h0);
     const r = l.m.report();
+    // f4 found the two queued frames and the one committed to the transmit pipeline, not yet started
     expect(r).toMatchObject({ dataFrames: 4, congestionDrops: 1, boundViolations: 0, maxWaitNs: 500 });
+    expect(r.maxQueueBytes).toBe(4500);
     // a best-effort frame is none of Harmony's business
     l.m.dropped(makeFrame({ t: FrameType.Data, s: 0, d: 1, z: 1500 }), 0);
     expect(l.m.report().congestionDrops).toBe(1);
+    // once its transmission started it is gone from the count: 3000 B wait at 500 ns
+    l.sched.current = 500;
+    const f5 = data(2);
+    l.m.forwarded(f5, 2, l.ports.h0);
+    l.m.dropped(f5, l.ports.h0);
+    expect(l.m.report().maxQueueBytes).toBe(4500);
     // K = 2: #H (K − 1) p = 4500 B; finding exactly 4500 B holds, finding 6000 B breaks it
     for (let i = 0; i < 3; i++) l.m.forwarded(data(1), 2, l.ports.h0);
-    expect(l.m.report().boundViolations).toBe(1);
+    expect(l.m.report()).toMatchObject({ boundViolations: 1, maxQueueBytes: 6000 });
   });
 });

@@ -12,7 +12,8 @@
  * rsvp needs a VL on that port.
  *
  * It also keeps the books the guarantee is judged on: per port, the data-class bytes waiting to be
- * sent (not yet committed to the transmit pipeline) when each Harmony data frame arrives; frames that
+ * sent when each Harmony data frame arrives (queued, or committed to the transmit pipeline and not yet
+ * started: a frame counts until its transmission starts); frames that
  * found more than the Theorem 3.1 bound; Harmony frames a full buffer dropped; and every data frame's
  * queueing (arrival to transmission start), added to its header.
  */
@@ -68,6 +69,10 @@ export class HarmonyModule implements SwitchScheme {
   private readonly reservations = new Map<number, Reservation>();
   /** per port: data-class bytes routed there and not yet committed for transmission */
   private readonly hiBytes: number[];
+  /** per port: data frames committed to the transmit pipeline, [start, size] in start order */
+  private readonly pipeline: Array<Array<[number, number]>>;
+  /** per port: the bytes of `pipeline` */
+  private readonly pipeBytes: number[];
   /** Harmony data frames waiting here: arrival time (physical) */
   private readonly arrived = new Map<Frame, number>();
   private readonly s: HarmonySwitchSection = {
@@ -93,6 +98,17 @@ export class HarmonyModule implements SwitchScheme {
     this.free = Array.from({ length: n }, () => Array.from({ length: this.cfg.K }, (_, i) => i));
     this.held = Array.from({ length: n }, () => new Set<number>());
     this.hiBytes = new Array(n).fill(0);
+    this.pipeline = Array.from({ length: n }, () => []);
+    this.pipeBytes = new Array(n).fill(0);
+  }
+
+  /** data-class bytes ahead of a frame arriving at `egress` now: queued, or committed and not started */
+  private waiting(egress: number, now: number): number {
+    const pipe = this.pipeline[egress];
+    let i = 0;
+    while (i < pipe.length && pipe[i][0] <= now) this.pipeBytes[egress] -= pipe[i++][1];
+    if (i > 0) pipe.splice(0, i);
+    return this.hiBytes[egress] + this.pipeBytes[egress];
   }
 
   onControl(now: number, ingress: number, frame: Frame): boolean {
@@ -225,11 +241,12 @@ export class HarmonyModule implements SwitchScheme {
     if (x === null || typeof x !== 'object') return;
     const r = this.reservations.get(x.g);
     if (r !== undefined) r.seen = this.ctx.clock.now();
-    const q = this.hiBytes[egress];
+    const now = this.ctx.sched.current;
+    const q = this.waiting(egress, now);
     if (q > this.s.maxQueueBytes) this.s.maxQueueBytes = q;
     if (q > this.cfg.queueBoundBytes) this.s.boundViolations++;
-    this.hiBytes[egress] = q + frame.z;
-    this.arrived.set(frame, this.ctx.sched.current);
+    this.hiBytes[egress] += frame.z;
+    this.arrived.set(frame, now);
     this.s.dataFrames++;
   }
 
@@ -238,6 +255,9 @@ export class HarmonyModule implements SwitchScheme {
     if (t0 === undefined) return;
     this.arrived.delete(frame);
     this.hiBytes[port] -= frame.z;
+    // committed now, it is still waiting until its transmission starts
+    this.pipeline[port].push([txStart, frame.z]);
+    this.pipeBytes[port] += frame.z;
     const wait = txStart - t0;
     if (wait > this.s.maxWaitNs) this.s.maxWaitNs = wait;
     (frame.x as HarmonyData).qd += wait;
