@@ -14,6 +14,7 @@ const EXPERIMENTS = [
   'flowtune-convergence',
   'flowtune-websearch',
   'top-ablation',
+  'harmony-load',
   'clock-jitter',
 ];
 const root = join(import.meta.dirname, '..');

@@ -79,6 +79,18 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
     ],
   },
 
+  experiments: [
+    {
+      name: 'harmony-load',
+      description:
+        'Harmony §5.1 (Fig. 5d): the maximum sustainable load of 128 KB RPCs, by the paper’s definition (a message rejected on its first ask fails the load) and with retries, over a load sweep on the same arrivals',
+      scenario: 'examples/harmony.yaml',
+      seeds: 5,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runLoad',
+    },
+  ],
+
   summaryKey: 'harmony',
   summarize: (s, r) => summarizeHarmony(s, r),
 
