@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runScenario, tempOut } from './helpers.js';
+import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
 
 const run = runScenario;
 
@@ -229,5 +229,27 @@ run: { drain: 100us }
     expect(b.boundViolations).toBe(0);
     expect(b.messages.open).toBe(0);
     expect(big.s.flows.completed).toBe(big.s.flows.planned);
+  });
+});
+
+describe('dcemu experiment harmony-load', () => {
+  it('measures the sustainable load by the paper’s definition, with retries, and without multi-slot (--quick)', async () => {
+    const out = tempOut('harmony-load');
+    const r = await dcemu(['experiment', 'harmony-load', '--quick', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const rep = readJson(join(out, 'reproduction.json'));
+    const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
+    expect(rep.figures[0]).toMatchObject({ id: 'sustainable_first', paper: 0.9 });
+    // a reject on the first ask already at 0.3: retries hide it, and so does turning multi-slot off
+    // (its extra grants hold the VLs and slots a new message's first rsvp needs)
+    expect([fig('sustainable_first'), fig('sustainable_retries'), fig('sustainable_single')]).toEqual([
+      0, 0.3, 0.3,
+    ]);
+    expect(fig('failed_first_30')).toBe(12);
+    expect(fig('failed_single_30')).toBe(0);
+    // at 0.8 every way of counting fails the load, and retries hide most of it
+    expect(fig('failed_first_80')).toBeGreaterThan(5 * fig('failed_retries_80'));
+    expect(fig('failed_retries_80')).toBeGreaterThan(0);
+    expect(r.stdout).toContain('| load | 0.90 (§5.1, Fig. 5d) | 0.00 | 0.00 |');
   });
 });
