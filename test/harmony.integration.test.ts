@@ -57,6 +57,9 @@ describe('Harmony', () => {
     expect(s.flows.completed).toBe(s.flows.planned);
     expect(h.allocation.extraGrants).toBeGreaterThan(0);
     expect(h.slowdown.p50).toBeGreaterThanOrEqual(1);
+    // no fallback: the application's view is Harmony's
+    expect(h.slowdownFallback.messages).toBe(0);
+    expect(h.slowdownAll).toEqual({ messages: h.messages.completed, ...h.slowdown });
     // exact: conservative mode gives these figures on every machine (the largest queue counts frames
     // committed to the transmit pipeline until their transmission starts: 4 frames ahead at most)
     expect([s.flows.planned, h.maxQueueBytes, h.allocation.rsvpSent, h.allocation.rejectedInNetwork]).toEqual(
@@ -215,6 +218,9 @@ run: { drain: 100us }
     // (a message rejected in the network on each of its asks goes best effort, and completes there)
     const sm = small.s.harmony.messages;
     expect(sm.completed + sm.bestEffort).toBe(sm.submitted);
+    // the application's view: every message, those that fell back to best effort apart as well
+    expect(small.s.harmony.slowdownAll.messages).toBe(sm.submitted);
+    expect(small.s.harmony.slowdownFallback.messages).toBe(sm.bestEffort);
     expect(small.s.flows.completed).toBe(small.s.flows.planned);
     // a forward jump larger than the watchdogs' margins: h2's timers fire before the data was due
     const big = await run('harmony-clock-big', 'examples/harmony.yaml', [
