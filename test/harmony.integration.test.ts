@@ -122,6 +122,42 @@ run: { drain: 100us }
     },
   );
 
+  it('drives K = 1 and K = 2 ports at 0.9 load within Theorem 3.1; best-effort fallbacks break the stated bound by a frame per hop', async () => {
+    // the testbed's 8 servers, retries on: every port busy, the K = 1 bound is 0 B (no data frame may
+    // ever find another ahead of it)
+    const drive = (K: number, onReject: string) =>
+      run(`harmony-drive-k${K}-${onReject}`, 'examples/harmony.yaml', [
+        '--set',
+        `scheme={kind: harmony, K: ${K}, onReject: ${onReject}}`,
+        '--set',
+        'topology.leaves=2',
+        '--set',
+        'workload={pattern: all-to-all, fixedSize: 128KB, load: 0.9, duration: 1ms}',
+        '--set',
+        'run.drain=1ms',
+      ]);
+    const [k1, k2, k1be, k2be] = await Promise.all([
+      drive(1, 'give-up'),
+      drive(2, 'give-up'),
+      drive(1, 'best-effort'),
+      drive(2, 'best-effort'),
+    ]);
+    const figures = (r: typeof k1) => {
+      const h = r.s.harmony;
+      return [h.queueBoundBytes, h.maxQueueBytes, h.boundViolations, h.messages.bestEffort];
+    };
+    // Harmony alone: within the bound, at K = 1 with nothing ever ahead of a data frame
+    expect(figures(k1)).toEqual([0, 0, 0, 0]);
+    expect(figures(k2)).toEqual([4500, 1500, 0, 0]);
+    // a rejected message sent best effort (class 0) beside them: a data frame waits out a best-effort
+    // frame already on the wire (non-preemptive, §3.2), and the frame behind it on another VL catches
+    // up: the bound #H(K − 1)p, which leaves best effort out, is broken; #H·K·p, one frame more per
+    // hop, holds
+    expect(figures(k1be)).toEqual([0, 3000, 1162, 12]);
+    expect(figures(k2be)).toEqual([4500, 6000, 1, 8]);
+    for (const r of [k1be, k2be]) expect(r.s.harmony.maxQueueBytes).toBeLessThanOrEqual(3 * r.s.harmony.K * 1500);
+  });
+
   it('infers failures from missing arrivals when a spine dies and a link turns lossy; every message ends', async () => {
     const { out, s } = await run('harmony-faults', 'examples/harmony-faults.yaml');
     const h = s.harmony;
