@@ -16,7 +16,7 @@
  */
 import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { Codec } from '../core/codec.js';
@@ -320,13 +320,34 @@ async function benchQuickstart(): Promise<void> {
     d.summary.fidelity.missRate,
     'dilated causality misses / frames (goal < 0.001)',
   );
+  const rss = peakRssMb(a.out).sort((x, y) => x - y);
+  figure(
+    'rss_mb_per_process',
+    rss[Math.floor(rss.length / 2)],
+    `median peak RSS of the quickstart's ${rss.length} node processes, MB (largest ${Math.max(...rss).toFixed(0)}; goal <= 40)`,
+  );
+  // a CPU-bound neighbour process per core: what a busy or shared machine costs per frame
+  const busy = cpus().map(() =>
+    execa(process.execPath, ['-e', 'for (;;) {}'], { reject: false, stdio: 'ignore' }),
+  );
+  const c = await quickstart([]);
+  for (const p of busy) p.kill('SIGKILL');
+  await Promise.all(busy);
+  figure(
+    'contention_cpu_ratio',
+    c.cpuS / a.cpuS,
+    `quickstart CPU s with a busy neighbour per core over idle (${c.cpuS.toFixed(1)} / ${a.cpuS.toFixed(1)}; goal <= 1.5)`,
+  );
+  // the same bytes on every run, the busy one included
   const same = ['flows.csv', 'queues.csv', 'events.jsonl'].every(
-    (f) => readFileSync(join(a.out, f), 'utf8') === readFileSync(join(b.out, f), 'utf8'),
+    (f) =>
+      readFileSync(join(a.out, f), 'utf8') === readFileSync(join(b.out, f), 'utf8') &&
+      readFileSync(join(a.out, f), 'utf8') === readFileSync(join(c.out, f), 'utf8'),
   );
   figure(
     'determinism_identical',
     same ? 1 : 0,
-    'two conservative quickstart runs give the same bytes (1) or not (0)',
+    'three conservative quickstart runs, one beside busy neighbours, give the same bytes (1) or not (0)',
   );
   process.stdout.write(`determinism ${same ? 'identical' : 'differs'}\n`);
 }

@@ -243,7 +243,15 @@ run: { drain: 100us }
 
   it('rides out a 2 µs clock step and 10 ppm on a host; a 300 µs step fires its timers early', async () => {
     // the steps at 1 ms, the workload on to 1.4 ms: messages in flight across both steps
-    const clocks = ['--set', 'clocks={offset: 0ns, freq: 0}', '--set', 'workload.duration=1.4ms'];
+    // (the testbed's 8 servers: 2 leaves of 4)
+    const clocks = [
+      '--set',
+      'clocks={offset: 0ns, freq: 0}',
+      '--set',
+      'workload.duration=1.4ms',
+      '--set',
+      'topology.leaves=2',
+    ];
     const small = await run('harmony-clock-small', 'examples/harmony.yaml', [
       ...SHORT,
       ...clocks,
