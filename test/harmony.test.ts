@@ -19,6 +19,7 @@ import { fatTree } from '../orchestrator/topology/fattree.js';
 import { leafSpine } from '../orchestrator/topology/leafspine.js';
 import { routingTable } from '../orchestrator/topology/routing.js';
 import { harmonyBounds } from '../schemes/harmony/orchestrator/settings.js';
+import { ControlReserve } from '../schemes/harmony/switch/discipline.js';
 import { HarmonyModule } from '../schemes/harmony/switch/module.js';
 import { Ctl, type HarmonyControl, type Hop, RejectWhy } from '../schemes/harmony/wire.js';
 
@@ -229,5 +230,44 @@ describe('Harmony leaf switch', () => {
     // K = 2: #H (K − 1) p = 4500 B; finding exactly 4500 B holds, finding 6000 B breaks it
     for (let i = 0; i < 3; i++) l.m.forwarded(data(1), 2, l.ports.h0);
     expect(l.m.report()).toMatchObject({ boundViolations: 1, maxQueueBytes: 6000 });
+  });
+});
+
+describe('Harmony switch port: the control reserve (§3.2)', () => {
+  const frame = (p: number, z: number, a = 0) => makeFrame({ t: FrameType.Data, s: 0, d: 1, z, p, a });
+
+  it('sends a second-class frame ahead of data once it has waited out its share, and not before', () => {
+    // 10 Gbit/s, 2%: 0.025 B/ns, so a 64-byte frame earns its turn in 2,560 ns of waiting
+    const d = new ControlReserve(10e9, 0.02);
+    for (let i = 0; i < 8; i++) d.enqueue(frame(7, 1500));
+    d.enqueue(frame(6, 64, 0));
+    d.enqueue(frame(6, 64, 0));
+    // data first, as strict priority says, while the control frame has waited less than its share
+    expect(d.dequeue(0)!.p).toBe(7);
+    expect(d.dequeue(1_200)!.p).toBe(7);
+    expect(d.dequeue(2_400)!.p).toBe(7);
+    // 3,600 ns of waiting: 90 B of credit covers one frame, not two
+    expect(d.dequeue(3_600)!.p).toBe(6);
+    expect(d.dequeue(3_600)!.p).toBe(7);
+    expect(d.lent).toBe(1);
+    // the next one has earned 26 + 30 B by 4,800 ns, 64 B by 5,120: it goes at the next start after
+    expect(d.dequeue(4_800)!.p).toBe(7);
+    expect(d.dequeue(6_000)!.p).toBe(6);
+    expect(d.lent).toBe(2);
+  });
+
+  it('banks nothing while the class is idle, and is strict priority when no control waits', () => {
+    const d = new ControlReserve(10e9, 0.02);
+    d.enqueue(frame(0, 1500));
+    d.enqueue(frame(7, 1500));
+    expect(d.dequeue(0)!.p).toBe(7);
+    expect(d.dequeue(0)!.p).toBe(0);
+    expect(d.dequeue(0)).toBeNull();
+    // a long idle time earns nothing: a control frame arriving now waits behind data
+    d.enqueue(frame(7, 1500, 1_000_000));
+    d.enqueue(frame(6, 64, 1_000_000));
+    expect(d.dequeue(1_000_000)!.p).toBe(7);
+    expect(d.dequeue(1_001_200)!.p).toBe(6);
+    expect(d.lent).toBe(0);
   });
 });

@@ -90,6 +90,8 @@ export interface HarmonySwitchConfig {
   holdNs: number;
   /** Theorem 3.1 bound on data-class bytes queued at any switch port */
   queueBoundBytes: number;
+  /** share of every port's link reserved for second-class control (§3.2; switch/discipline.ts) */
+  controlShare: number;
 }
 
 /** A host's Harmony config. */

@@ -27,6 +27,7 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
         // slot's pacing gap apart; one more bound of slack
         holdNs: Math.ceil(3 * b.oneWayNs + s.K * mtuNs),
         queueBoundBytes: b.queueBoundBytes,
+        controlShare: s.controlShare,
       };
       return { kind: HARMONY_KIND, config };
     }

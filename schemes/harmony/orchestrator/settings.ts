@@ -38,7 +38,7 @@ export const harmonyProperties = {
     minimum: 0,
     exclusiveMaximum: 0.5,
     description:
-      "share of each host's bandwidth kept from the slots for second-class control: a slot paces at B(1 - controlShare)/K (default 0.02)",
+      "share of each host's bandwidth kept from the slots for second-class control, and of each switch port's link reserved for it: a slot paces at B(1 - controlShare)/K (default 0.02)",
   },
   onReject: {
     enum: ['best-effort', 'give-up'],

@@ -55,6 +55,8 @@ export interface HarmonySummary {
   maxQueueBytes: number;
   boundViolations: number;
   congestionDrops: number;
+  /** second-class control frames the switches' reserve (controlShare) sent ahead of waiting data */
+  controlLent: number;
   delayBoundNs: number;
   maxQueueingDelayNs: number;
   /** the hosts' message counts, summed, and those still in progress when the run ended */
@@ -175,6 +177,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     maxQueueBytes: Math.max(0, ...switches.map((x) => x.maxQueueBytes)),
     boundViolations: sum(switches, (x) => x.boundViolations),
     congestionDrops: sum(switches, (x) => x.congestionDrops),
+    controlLent: sum(switches, (x) => x.controlLent ?? 0),
     delayBoundNs: b.delayBoundNs,
     maxQueueingDelayNs: Math.max(0, ...hosts.flatMap((h) => h.queueing.map((q) => q[1]))),
     messages: {

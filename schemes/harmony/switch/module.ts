@@ -22,6 +22,7 @@ import type { NodeContext } from '../../../core/node-runtime.js';
 import { Rng } from '../../../core/random.js';
 import { EcmpUpDown, flowHash } from '../../../switch/routing.js';
 import type { SwitchScheme } from '../../../switch/scheme.js';
+import { ControlReserve } from './discipline.js';
 import {
   Ctl,
   HarmonyClass,
@@ -54,6 +55,8 @@ export interface HarmonySwitchSection {
   congestionDrops: number;
   /** longest one data frame waited here, ns */
   maxWaitNs: number;
+  /** second-class control frames its ports' reserve sent ahead of waiting data (§3.2) */
+  controlLent: number;
 }
 
 export class HarmonyModule implements SwitchScheme {
@@ -85,6 +88,7 @@ export class HarmonyModule implements SwitchScheme {
     boundViolations: 0,
     congestionDrops: 0,
     maxWaitNs: 0,
+    controlLent: 0,
   };
 
   constructor(private readonly ctx: NodeContext) {
@@ -272,6 +276,8 @@ export class HarmonyModule implements SwitchScheme {
   }
 
   report(): HarmonySwitchSection {
-    return { ...this.s };
+    let lent = 0;
+    for (const p of this.ctx.ports) if (p.discipline instanceof ControlReserve) lent += p.discipline.lent;
+    return { ...this.s, controlLent: lent };
   }
 }
