@@ -155,7 +155,8 @@ run: { drain: 100us }
     // reaches its bound (three times what it reaches without); #H·K·p, one frame more per hop, holds
     expect(figures(k1be)).toEqual([0, 3000, 1120, 14]);
     expect(figures(k2be)).toEqual([4500, 4500, 0, 6]);
-    for (const r of [k1be, k2be]) expect(r.s.harmony.maxQueueBytes).toBeLessThanOrEqual(3 * r.s.harmony.K * 1500);
+    for (const r of [k1be, k2be])
+      expect(r.s.harmony.maxQueueBytes).toBeLessThanOrEqual(3 * r.s.harmony.K * 1500);
   });
 
   it('infers failures from missing arrivals when a spine dies and a link turns lossy; every message ends', async () => {

@@ -60,74 +60,78 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
     for (let i = 0; i < loads.length && shares[i] === 0; i++) best = loads[i];
     return best;
   };
-  return reproduceVariants({ ...opts, set: [...(opts.quick ? QUICK : FULL), ...(opts.set ?? [])] }, {
-    experiment: 'harmony-load',
-    paperScale:
-      '8 servers on a two-tier testbed at 10 Gbit/s, 128 KB RPCs, K and δadmission chosen per delay bound (Fig. 5d)',
-    figures: [
-      {
-        id: 'sustainable_first',
-        label: 'maximum sustainable load, a message rejected on its first ask fails it (0: below the lowest load swept)',
-        unit: 'load',
-        paper: 0.9,
-        source: '§5.1, Fig. 5d',
-      },
-      {
-        id: 'sustainable_retries',
-        label: 'maximum sustainable load, a message still rejected after its retries fails it',
-        unit: 'load',
-        paper: null,
-      },
-      {
-        id: 'sustainable_single',
-        label: 'maximum sustainable load, first ask, without multi-slot',
-        unit: 'load',
-        paper: null,
-      },
-      ...MODES.flatMap((m) =>
-        loads.map((load) => ({
-          id: `failed_${m.key}_${pct(load)}`,
-          label: `messages failing load ${load}, ${m.label}`,
-          unit: '%',
+  return reproduceVariants(
+    { ...opts, set: [...(opts.quick ? QUICK : FULL), ...(opts.set ?? [])] },
+    {
+      experiment: 'harmony-load',
+      paperScale:
+        '8 servers on a two-tier testbed at 10 Gbit/s, 128 KB RPCs, K and δadmission chosen per delay bound (Fig. 5d)',
+      figures: [
+        {
+          id: 'sustainable_first',
+          label:
+            'maximum sustainable load, a message rejected on its first ask fails it (0: below the lowest load swept)',
+          unit: 'load',
+          paper: 0.9,
+          source: '§5.1, Fig. 5d',
+        },
+        {
+          id: 'sustainable_retries',
+          label: 'maximum sustainable load, a message still rejected after its retries fails it',
+          unit: 'load',
           paper: null,
-          digits: 1,
-        })),
-      ),
-    ],
-    variants,
-    table: (so, runs) => {
-      const shares = failing(runs);
-      const rows = loads.map((load, li) => {
-        const cells = MODES.map((_, mi) => {
-          const h = runs[mi * loads.length + li].harmony!;
-          const m = h.messages;
-          return `${fmt(100 * shares[mi][li], 1)}% (${m.rejected + m.failed}/${m.submitted}; ${m.retried} re-asks; max queue ${h.maxQueueBytes} B)`;
+        },
+        {
+          id: 'sustainable_single',
+          label: 'maximum sustainable load, first ask, without multi-slot',
+          unit: 'load',
+          paper: null,
+        },
+        ...MODES.flatMap((m) =>
+          loads.map((load) => ({
+            id: `failed_${m.key}_${pct(load)}`,
+            label: `messages failing load ${load}, ${m.label}`,
+            unit: '%',
+            paper: null,
+            digits: 1,
+          })),
+        ),
+      ],
+      variants,
+      table: (so, runs) => {
+        const shares = failing(runs);
+        const rows = loads.map((load, li) => {
+          const cells = MODES.map((_, mi) => {
+            const h = runs[mi * loads.length + li].harmony!;
+            const m = h.messages;
+            return `${fmt(100 * shares[mi][li], 1)}% (${m.rejected + m.failed}/${m.submitted}; ${m.retried} re-asks; max queue ${h.maxQueueBytes} B)`;
+          });
+          return `| ${load} | ${cells.join(' | ')} |`;
         });
-        return `| ${load} | ${cells.join(' | ')} |`;
-      });
-      const table = [
-        `| load | ${MODES.map((m) => `failing it, ${m.label}`).join(' | ')} |`,
-        `| --- | ${MODES.map(() => '---').join(' | ')} |`,
-        ...rows,
-        '',
-        `Sustainable: ${sustainable(shares[0])} by the paper's definition, ${sustainable(shares[1])} with retries, ${sustainable(shares[2])} by the paper's definition without multi-slot.`,
-      ].join('\n');
-      writeFileSync(join(so.out, 'harmony-load.md'), `${table}\n`);
-      return table;
-    },
-    values: (runs) => {
-      const shares = failing(runs);
-      const v: Record<string, number> = {
-        sustainable_first: sustainable(shares[0]),
-        sustainable_retries: sustainable(shares[1]),
-        sustainable_single: sustainable(shares[2]),
-      };
-      MODES.forEach((m, mi) => {
-        loads.forEach((load, li) => {
-          v[`failed_${m.key}_${pct(load)}`] = 100 * shares[mi][li];
+        const table = [
+          `| load | ${MODES.map((m) => `failing it, ${m.label}`).join(' | ')} |`,
+          `| --- | ${MODES.map(() => '---').join(' | ')} |`,
+          ...rows,
+          '',
+          `Sustainable: ${sustainable(shares[0])} by the paper's definition, ${sustainable(shares[1])} with retries, ${sustainable(shares[2])} by the paper's definition without multi-slot.`,
+        ].join('\n');
+        writeFileSync(join(so.out, 'harmony-load.md'), `${table}\n`);
+        return table;
+      },
+      values: (runs) => {
+        const shares = failing(runs);
+        const v: Record<string, number> = {
+          sustainable_first: sustainable(shares[0]),
+          sustainable_retries: sustainable(shares[1]),
+          sustainable_single: sustainable(shares[2]),
+        };
+        MODES.forEach((m, mi) => {
+          loads.forEach((load, li) => {
+            v[`failed_${m.key}_${pct(load)}`] = 100 * shares[mi][li];
+          });
         });
-      });
-      return v;
+        return v;
+      },
     },
-  });
+  );
 }

@@ -22,7 +22,6 @@ import type { NodeContext } from '../../../core/node-runtime.js';
 import { Rng } from '../../../core/random.js';
 import { EcmpUpDown, flowHash } from '../../../switch/routing.js';
 import type { SwitchScheme } from '../../../switch/scheme.js';
-import { ControlReserve } from './discipline.js';
 import {
   Ctl,
   HarmonyClass,
@@ -32,6 +31,7 @@ import {
   type Hop,
   RejectWhy,
 } from '../wire.js';
+import { ControlReserve } from './discipline.js';
 
 interface Reservation {
   port: number;
