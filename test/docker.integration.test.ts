@@ -313,9 +313,13 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       'spine1',
       'spine1',
     ]);
-    expect(s.drops.fault).toBe(400);
+    // (4 of them the disconnected spine1's route withdrawals, sent onto its cut links)
+    expect(s.drops.fault).toBe(404);
     expect(s.flows).toMatchObject({ planned: 225, completed: 225 });
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
+    // spine0's two processes both reported: the first up to its stop, the second to the end
+    const spine0 = readJson(join(out, 'nodes.json')).filter((n: { name: string }) => n.name === 'spine0');
+    expect(spine0.map((n: { haltedAt?: number }) => n.haltedAt)).toEqual([1_000_000, undefined]);
     // the fabric would wait at a start for a process that never comes: refused before anything starts
     const orphan = await dcemu([
       'run',
