@@ -274,14 +274,17 @@ async function benchStartup(): Promise<void> {
   );
 }
 
-/** Peak resident memory of each node process, MB, from the `node stopped` line of its log. */
+/**
+ * Peak resident memory of each node process, MB, from the `node stopped` line of its log (a node the
+ * timeline killed has none: it reported at its kill, and died)
+ */
 function peakRssMb(out: string): number[] {
   const dir = join(out, 'logs');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.log'))
-    .map((f) => {
+    .flatMap((f) => {
       const m = /"maxRssKb":(\d+)/.exec(readFileSync(join(dir, f), 'utf8'));
-      return m ? Number(m[1]) / 1024 : Number.NaN;
+      return m ? [Number(m[1]) / 1024] : [];
     });
 }
 
