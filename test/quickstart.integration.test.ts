@@ -103,11 +103,12 @@ describe('examples/quickstart.yaml', () => {
     expect(s.sync).toBe('dilated');
     expect(s.tdf).toBe(2000);
     // the spine killed at 1.5 ms stopped and reported what it carried before its process died (on
-    // the control message, a turn of its event loop after the kill's time)
+    // the control message, a turn of its event loop after the kill's time: ~1 µs of fabric time here,
+    // 2 ms of wall at tdf 2000; the bound leaves a busy machine a second of wall)
     expect(s.processes.missingReports).toEqual([]);
     const spine0 = readJson(join(out, 'nodes.json')).find((n: { name: string }) => n.name === 'spine0');
     expect(spine0.haltedAt).toBeGreaterThanOrEqual(1_500_000);
-    expect(spine0.haltedAt).toBeLessThan(1_600_000);
+    expect(spine0.haltedAt).toBeLessThan(2_000_000);
     expect(spine0.framesHandled).toBeGreaterThan(0);
     // an unfaithful dilated run exits 1 and says so; its figures are not compared
     if (!s.fidelity.ok) {
