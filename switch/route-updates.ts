@@ -71,11 +71,12 @@ export class RouteUpdates {
   private update(now: number): void {
     const unreachable = this.hosts.filter((h) => !this.routing.reaches(h));
     const before = new Set(this.unreachable);
-    const same = unreachable.length === this.unreachable.length && unreachable.every((h) => before.has(h));
-    if (same) return;
-    const after = new Set(unreachable);
-    for (const h of unreachable) if (!before.has(h)) this.withdrawals++;
-    for (const h of this.unreachable) if (!after.has(h)) this.restorations++;
+    const withdrawn = unreachable.filter((h) => !before.has(h)).length;
+    // those that were unreachable and are no longer
+    const restored = this.unreachable.length - (unreachable.length - withdrawn);
+    if (withdrawn === 0 && restored === 0) return;
+    this.withdrawals += withdrawn;
+    this.restorations += restored;
     this.unreachable = unreachable;
     this.ctx.emit('routes-updated', now, { unreachable: unreachable.length });
     for (const p of this.neighbours) this.sendOn(now, p);

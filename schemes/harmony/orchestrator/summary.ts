@@ -177,7 +177,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     maxQueueBytes: Math.max(0, ...switches.map((x) => x.maxQueueBytes)),
     boundViolations: sum(switches, (x) => x.boundViolations),
     congestionDrops: sum(switches, (x) => x.congestionDrops),
-    controlLent: sum(switches, (x) => x.controlLent ?? 0),
+    controlLent: sum(switches, (x) => x.controlLent),
     delayBoundNs: b.delayBoundNs,
     maxQueueingDelayNs: Math.max(0, ...hosts.flatMap((h) => h.queueing.map((q) => q[1]))),
     messages: {

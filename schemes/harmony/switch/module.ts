@@ -78,7 +78,8 @@ export class HarmonyModule implements SwitchScheme {
   private readonly pipeBytes: number[];
   /** Harmony data frames waiting here: arrival time (physical) */
   private readonly arrived = new Map<Frame, number>();
-  private readonly s: HarmonySwitchSection = {
+  /** the section's counters; the reserve's lendings are read off the ports at the report */
+  private readonly s: Omit<HarmonySwitchSection, 'controlLent'> = {
     rsvpForwarded: 0,
     rejectedInNetwork: 0,
     reclaimed: 0,
@@ -88,7 +89,6 @@ export class HarmonyModule implements SwitchScheme {
     boundViolations: 0,
     congestionDrops: 0,
     maxWaitNs: 0,
-    controlLent: 0,
   };
 
   constructor(private readonly ctx: NodeContext) {
