@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { dcemu, quickExperiment, readJson, tempOut } from './helpers.js';
 
 async function run(name: string, extra: string[] = []) {
   const out = tempOut(name);
@@ -179,11 +179,7 @@ describe('TOP', () => {
 
 describe('dcemu experiment top-ablation', () => {
   it('separates the start rate, the receivers and the in-network priority in TOP’s gain over ExpressPass, and measures it again on PTP clocks (--quick)', async () => {
-    const out = tempOut('top-ablation');
-    const r = await dcemu(['experiment', 'top-ablation', '--quick', '--out', out]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const rep = readJson(join(out, 'reproduction.json'));
-    const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
+    const { stdout, rep, fig } = await quickExperiment('top-ablation');
     expect(rep.seeds).toEqual([5]);
     expect(fig('flows')).toBe(59);
     expect(fig('data_lost')).toBe(0);
@@ -194,7 +190,7 @@ describe('dcemu experiment top-ablation', () => {
     expect(fig('slow_top')).toBeLessThan(fig('slow_top-one-class'));
     expect(fig('fct_expresspass-fast-start')).toBeCloseTo(2.8, 1);
     expect(fig('fct_top')).toBeCloseTo(-29.0, 1);
-    expect(r.stdout).toContain(
+    expect(stdout).toContain(
       '| average FCT, top against expresspass | % | -44.2 (§3.3, 100 Gbit/s) | -29.0 | -29.0 |',
     );
     // the headline again on PTP-disciplined clocks with late sends, on both sides: TOP keeps most of

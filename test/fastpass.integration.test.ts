@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
+import { dcemu, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
@@ -78,11 +78,7 @@ describe('Fastpass', () => {
   });
 
   it('experiment A on real clocks: PTP-disciplined oscillators and send lateness make the queue the ideal clocks hide (dcemu experiment fastpass-clocks --quick)', async () => {
-    const out = tempOut('fastpass-clocks');
-    const r = await dcemu(['experiment', 'fastpass-clocks', '--quick', '--out', out]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const rep = readJson(join(out, 'reproduction.json'));
-    const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
+    const { stdout, fig } = await quickExperiment('fastpass-clocks');
     // the ideal clocks' queue is built in; the deployment's clocks (hardware stamps, no transparent
     // clocks: the switches' queueing enters the offsets) give some, send lateness and software stamps more
     expect([fig('p50_ideal'), fig('p99_ideal'), fig('late_ideal')]).toEqual([0, 0.112, 0]);
@@ -90,7 +86,7 @@ describe('Fastpass', () => {
     expect(fig('p99_ptp-hardware-send-jitter')).toBeCloseTo(3.128, 3);
     expect(fig('p99_ptp-software-send-jitter')).toBe(4.5);
     expect(fig('clock_err_p99')).toBe(700);
-    expect(r.stdout).toContain(
+    expect(stdout).toContain(
       '| bottleneck queue p50, ptp-hardware-send-jitter | KB | 18.00 (§7.1) | 1.50 | 1.50 |',
     );
   });

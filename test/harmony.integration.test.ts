@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
+import { quickExperiment, runScenario, tempOut } from './helpers.js';
 
 const run = runScenario;
 
@@ -285,11 +285,7 @@ run: { drain: 100us }
 
 describe('dcemu experiment harmony-load', () => {
   it('measures the sustainable load by the paper’s definition, with retries, and without multi-slot (--quick)', async () => {
-    const out = tempOut('harmony-load');
-    const r = await dcemu(['experiment', 'harmony-load', '--quick', '--out', out]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const rep = readJson(join(out, 'reproduction.json'));
-    const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
+    const { stdout, rep, fig } = await quickExperiment('harmony-load');
     expect(rep.figures[0]).toMatchObject({ id: 'sustainable_first', paper: 0.9 });
     // a reject on the first ask already at 0.3: retries hide it, and so does turning multi-slot off
     // (its extra grants hold the VLs and slots a new message's first rsvp needs)
@@ -301,6 +297,6 @@ describe('dcemu experiment harmony-load', () => {
     // at 0.8 every way of counting fails the load, and retries hide most of it
     expect(fig('failed_first_80')).toBeGreaterThan(5 * fig('failed_retries_80'));
     expect(fig('failed_retries_80')).toBeGreaterThan(0);
-    expect(r.stdout).toContain('| load | 0.90 (§5.1, Fig. 5d) | 0.00 | 0.00 |');
+    expect(stdout).toContain('| load | 0.90 (§5.1, Fig. 5d) | 0.00 | 0.00 |');
   });
 });

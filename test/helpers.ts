@@ -67,6 +67,19 @@ export async function runScenario(
   return { out, s: readJson(join(out, 'summary.json')) };
 }
 
+/**
+ * `dcemu experiment <name> --quick` into a fresh results folder (a non-zero exit fails the test): the
+ * folder, what it printed, its reproduction.json, and `fig`: a figure's mean by id.
+ */
+export async function quickExperiment(name: string) {
+  const out = tempOut(name);
+  const r = await dcemu(['experiment', name, '--quick', '--out', out]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  const rep = readJson(join(out, 'reproduction.json'));
+  const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
+  return { out, stdout: r.stdout, rep, fig };
+}
+
 /** Pids of node processes whose command line names `marker` (a run id or results folder). */
 export async function nodePids(marker: string): Promise<number[]> {
   const r = await execa('pgrep', ['-f', marker], { reject: false });
