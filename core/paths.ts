@@ -44,6 +44,16 @@ export function nodeOptions(): string[] {
 }
 
 /**
+ * The environment every node process starts with, under every runtime, beside its control address
+ * and name. msgpackr's native string extractor (msgpackr-extract) is left unloaded: a node's
+ * datagrams carry numbers, not the long strings it speeds up, and finding and loading the addon
+ * cost ~13 ms of CPU in every node's start-up (a fifth of it; the orchestrator keeps it).
+ */
+export function nodeEnv(control: string, name: string): Record<string, string> {
+  return { DCEMU_CONTROL: control, DCEMU_NODE: name, MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' };
+}
+
+/**
  * Where V8's compile cache lives for the command line and the node processes it starts (Node's
  * NODE_COMPILE_CACHE, when set, wins): the second and later processes skip compiling dcemu's modules.
  */

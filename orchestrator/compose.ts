@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, posix } from 'node:path';
 import { Document } from 'yaml';
-import { nodeOptions } from '../core/paths.js';
+import { nodeEnv, nodeOptions } from '../core/paths.js';
 import { RuntimeError, ScenarioError } from './errors.js';
 import { allocateAddresses, CONTROL_PORT, pickSubnet } from './runtime/addresses.js';
 import { NODE_PROCESS_FAULTS } from './runtime/attached.js';
@@ -134,10 +134,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
       ...common,
       // the arguments only label the process, as under the process runtime
       command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
-      environment: {
-        DCEMU_CONTROL: `${addr.orchestrator}:${CONTROL_PORT}`,
-        DCEMU_NODE: node.name,
-      },
+      environment: nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
       networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
       // starts once the orchestrator's container runs; the node retries until it listens (20 s)
       depends_on: ['orchestrator'],

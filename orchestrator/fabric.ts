@@ -10,6 +10,7 @@ import { totalmem } from 'node:os';
 import { type ControlConnection, ControlServer } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
+import { nodeEnv } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { type CaptureFileSummary, CaptureFiles } from './capture.js';
 import { RuntimeError } from './errors.js';
@@ -149,7 +150,7 @@ export class Fabric {
           runId,
           role: n.kind,
           logDir,
-          env: { DCEMU_CONTROL: `${site.controlHost}:${controlPort}`, DCEMU_NODE: n.name },
+          env: nodeEnv(`${site.controlHost}:${controlPort}`, n.name),
           cpuBound: this.scenario.sync === 'conservative',
           ...(schemeDir !== undefined && { schemeDir }),
         })),

@@ -57,7 +57,11 @@ describe('dcemu compose: the file', () => {
     for (const n of nodes) {
       const s = f.services[n];
       expect(s.networks.fabric.ipv4_address).toBe(site.nodeHost(n));
-      expect(s.environment).toEqual({ DCEMU_CONTROL: `${site.controlHost}:${CONTROL_PORT}`, DCEMU_NODE: n });
+      expect(s.environment).toEqual({
+        DCEMU_CONTROL: `${site.controlHost}:${CONTROL_PORT}`,
+        DCEMU_NODE: n,
+        MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
+      });
       expect(s.depends_on).toEqual(['orchestrator']);
       expect(s.labels).toMatchObject({ dcemu: 'dcemu-unit', 'dcemu.node': n });
       expect(s.image).toBe('dcemu:test');
