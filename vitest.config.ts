@@ -7,23 +7,31 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * the image, creating, starting and removing containers and networks), not CPU. They run first, in a
  * group of two workers, beside a few exact (conservative) fabric files whose time adds up to about
  * theirs, so that the daemon's waits overlap those files' fabrics; the rest then run one file at a time
- * (on a 2-core machine the suite is CPU-bound otherwise). Every run is checked by its own run's label
- * or path, so files running side by side never see each other's processes or containers.
+ * (on a 2-core machine the suite is CPU-bound otherwise). The container tests check their leftovers by
+ * their own runs' labels.
  */
 const CONTAINER_TESTS = ['test/docker.integration.test.ts', 'test/compose.integration.test.ts'];
-/** exact runs only, and no bound on wall time: a neighbour's load cannot change what they assert */
+/**
+ * Exact runs only, with no bound on wall time and no look at every node process of the checkout (the
+ * container tests run the same fabric on processes to compare bytes): a neighbour can change neither
+ * what they assert nor what they see. Their time, ~100 s on a 2-core machine, is about the container
+ * tests'.
+ */
 const BESIDE_CONTAINERS = [
+  'test/expresspass.integration.test.ts',
+  'test/clocks.integration.test.ts',
   'test/f10.integration.test.ts',
   'test/f10-experiment.integration.test.ts',
-  'test/sweep.integration.test.ts',
-  'test/hostile.integration.test.ts',
   'test/routing.integration.test.ts',
 ];
 
-/** The container tests first, so that the files beside them start while the daemon works. */
+/** The container tests first (the longest first), so that the files beside them run while the daemon works. */
 class ContainersFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => (CONTAINER_TESTS.some((c) => f.moduleId.endsWith(c)) ? 0 : 1);
+    const rank = (f: TestSpecification) => {
+      const i = CONTAINER_TESTS.findIndex((c) => f.moduleId.endsWith(c));
+      return i < 0 ? CONTAINER_TESTS.length : i;
+    };
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
@@ -35,6 +43,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores)
     reporters: ['default', './test/slowest-reporter.ts'],
+    // (the run's sequencer: vitest takes it from here, not from a project)
+    sequence: { sequencer: ContainersFirst },
     projects: [
       {
         extends: true,
@@ -42,7 +52,7 @@ export default defineConfig({
           name: 'beside-containers',
           include: [...CONTAINER_TESTS, ...BESIDE_CONTAINERS],
           maxWorkers: 2,
-          sequence: { groupOrder: 1, sequencer: ContainersFirst },
+          sequence: { groupOrder: 1 },
         },
       },
       {
