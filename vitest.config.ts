@@ -41,8 +41,10 @@ export default defineConfig({
   test: {
     testTimeout: 240_000,
     hookTimeout: 60_000,
-    // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores)
+    // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
+    // the CPU each took (test/cpu-probe.ts)
     reporters: ['default', './test/slowest-reporter.ts'],
+    setupFiles: ['./test/cpu-probe.ts'],
     // (the run's sequencer: vitest takes it from here, not from a project)
     sequence: { sequencer: ContainersFirst },
     projects: [

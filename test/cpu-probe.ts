@@ -1,0 +1,40 @@
+/**
+ * Setup file of every test file: the CPU the file took, its own and its child processes' (the fabrics
+ * it ran), read from /proc where there is one, handed to the slowest-files reporter on its tests'
+ * meta. On a CPU-bound suite CPU seconds say what a file costs better than its wall time, which a
+ * neighbour's load or the machine's speed moves.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeAll } from 'vitest';
+
+declare module 'vitest' {
+  interface TaskMeta {
+    /**
+     * CPU seconds of the file's worker and the processes it waited for, from the file's start to this
+     * test's end (its beforeAll runs included), where /proc says
+     */
+    fileCpuS?: number;
+  }
+}
+
+/** user + system time of this process and its waited-for children, seconds; null without /proc */
+function cpuS(): number | null {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    const ticks = [11, 12, 13, 14].reduce((s, i) => s + Number(fields[i]), 0);
+    return ticks / 100;
+  } catch {
+    return null;
+  }
+}
+
+// a task's meta reaches the reporter with the test's result, so every test carries the file's CPU so
+// far; the reporter takes the last (a file's afterAll hooks, its cleanup, are left out)
+let start: number | null = null;
+beforeAll(() => {
+  start = cpuS();
+});
+afterEach(({ task }) => {
+  const now = cpuS();
+  if (start !== null && now !== null) task.meta.fileCpuS = Math.round((now - start) * 10) / 10;
+});
