@@ -235,8 +235,8 @@ const quickstart = (extra: string[]) => runScenario('examples/quickstart.yaml', 
 
 /**
  * Wall seconds from the command line's start line to every node ready, for 24 processes: the
- * ExpressPass test fixture on 4 leaves of 4 hosts and 4 spines (a 10 µs workload), median of 3; `unbundled` starts the nodes' module tree
- * instead of their bundles (DCEMU_UNBUNDLED=1).
+ * ExpressPass test fixture on 4 leaves of 4 hosts and 4 spines (a 10 µs workload), median of 3;
+ * `unbundled` starts the nodes' module tree instead of their bundles (DCEMU_UNBUNDLED=1).
  */
 async function startupS(unbundled: boolean): Promise<number> {
   const times: number[] = [];
