@@ -493,7 +493,7 @@ describe('controller-only baseline', () => {
 
 describe('F10 congestion pushback (§6.2)', () => {
   const WINDOW = 100_000;
-  const congestion = { windowNs: WINDOW, threshold: 0.2, shed: 0.5 };
+  const congestion: F10CongestionConfig = { windowNs: WINDOW, threshold: 0.2, shed: 0.5 };
 
   /** `bytes` of data routed from `node` onto its port toward `peer` (what `forwarded` counts) */
   const load = (f: Fabric, node: string, peer: string, bytes: number): void => {
@@ -529,7 +529,7 @@ describe('F10 congestion pushback (§6.2)', () => {
     window(f, 'agg0');
     const hot = f.events.filter((e) => e.kind === 'f10-congestion-pushback');
     expect(hot).toEqual([
-      { kind: 'f10-congestion-pushback', node: 'agg0', port: 0, peer: 'tor0', lbDelta: 0.396 },
+      { kind: 'f10-congestion-pushback', node: 'agg0', port: 0, peer: 'tor0', lbDelta: 0.396, factor: 0.5 },
     ]);
     f.settle();
     // tor1 (h2, h3) sends to tor0 (h0, h1) via agg0 on half of its flows before, a third after (weights 1 : 0.5)
@@ -568,6 +568,21 @@ describe('F10 congestion pushback (§6.2)', () => {
     expect(f.mods.get('tor0')!.router.congested.flat()).toHaveLength(2);
     // weights 0.25 : 1
     expect(through(f, 0, 4, 'agg0')).toBeCloseTo(0.2, 1);
+  });
+
+  it("shed 'excess' (the default): the cut keeps the share of the load at the group's mean, so the excess moves", () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', { ...congestion, shed: 'excess' });
+    f.mods.get('tor0')!.start(0);
+    // 67 and 17 frames of 1500 B in 100 µs: shares 0.804 and 0.204 of 10 Gbit/s, mean 0.504
+    load(f, 'tor0', 'agg0', (8e9 / 8) * (WINDOW / 1e9));
+    load(f, 'tor0', 'agg1', (2e9 / 8) * (WINDOW / 1e9));
+    window(f, 'tor0');
+    const hot = f.events.filter((e) => e.kind === 'f10-congestion-pushback');
+    expect(hot).toEqual([
+      { kind: 'f10-congestion-pushback', node: 'tor0', port: 2, peer: 'agg0', lbDelta: 0.3, factor: 0.627 },
+    ]);
+    // weights 0.627 : 1, so agg0 carries 0.385 of new flows, near its group's mean share of the load
+    expect(through(f, 0, 4, 'agg0')).toBeCloseTo(0.504 / 0.804 / (1 + 0.504 / 0.804), 1);
   });
 
   it('a port holds at most 8 cuts until the epoch (a stopped controller does not let them pile up)', () => {

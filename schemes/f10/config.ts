@@ -62,14 +62,19 @@ export interface F10Config {
  * what the controller scheduled on it) over the last `windowNs`; a link whose share of its capacity
  * exceeds the average of its group (the switch's up links, or its down links to switches) by more
  * than `threshold` is pushed back: the switches upstream multiply their ECMP weight toward it by `shed`
+ * (by default the share of its load at the group's mean, so that the excess moves)
  * until the controller's next epoch.
  */
 export interface F10CongestionConfig {
   windowNs: number;
   /** LBdelta above which a link is pushed back (the paper: 20%) */
   threshold: number;
-  /** the factor the upstream weight toward a pushed-back link is multiplied by, in (0, 1) */
-  shed: number;
+  /**
+   * the factor the upstream weight toward a pushed-back link is multiplied by: a number in (0, 1), or
+   * 'excess', the share of the link's randomly-placed load that is not above its group's mean
+   * (mean / load: LBdelta's part of the load is what moves)
+   */
+  shed: number | 'excess';
 }
 
 /** A host's (or the controller's) part: the detector its links speak. */

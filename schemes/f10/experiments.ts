@@ -23,6 +23,7 @@ import { runForSummary } from '../../orchestrator/experiments.js';
 import { writePlots } from '../../orchestrator/plots/render.js';
 import { frame } from '../../orchestrator/plots/style.js';
 import { cdf } from '../../orchestrator/plots/thin.js';
+import { reproduce, scaleOf, withQuick } from '../../orchestrator/reproduction.js';
 import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
 import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
@@ -49,6 +50,29 @@ const FIG8_VARIANTS: Variant[] = [
     set: ['scheme.kind=f10', 'topology.variant=ab', 'scheme.congestion=false'],
   },
   { name: 'portland', set: ['scheme.kind=portland', 'topology.variant=standard'] },
+  // the ablation of congestion pushback's factor: a fixed half, the default before 'excess' (full runs only)
+  {
+    name: 'f10-shed-0.5',
+    set: ['scheme.kind=f10', 'topology.variant=ab', 'scheme.congestion.shed=0.5'],
+  },
+];
+
+/**
+ * `--quick`: the example shrunk to 1 ms (what npm test runs): line-rate 200 KB flows on 100 KB buffers
+ * (collisions drop within a flow's 160 µs, so every variant sees congestion), 4 µs links (fewer sync
+ * messages per µs: the run's cost), controller times scaled to 200 µs, a 200 µs congestion window,
+ * and failures drawn 20× as often in [200, 700] µs, repaired within ~150 µs; the three main variants.
+ */
+const QUICK_FIG8 = [
+  'links={host: {delay: 4us}, fabric: {delay: 4us}}',
+  'ports={buffer: 100KB}',
+  'scheme.controller={epoch: 200us, stable: 200us, reactionDelay: 200us, report: 100us}',
+  'scheme.lossInterval=200us',
+  'scheme.congestion.window=200us',
+  'transport={kind: udp}',
+  'workload={pattern: all-to-all, fixedSize: 200KB, load: 0.6, duration: 900us}',
+  'run.drain=100us',
+  'chaos={window: {from: 200us, to: 700us}, failures: [{kind: link-down, targets: fabric, between: "lognormal(2ms, 1)", repair: "lognormal(150us, 1)"}, {kind: kill, targets: [agg*, core*], between: "lognormal(10ms, 1)"}]}',
 ];
 
 const FIG6_VARIANTS: Variant[] = [FIG8_VARIANTS[0], FIG8_VARIANTS[2]];
@@ -102,36 +126,115 @@ function traces(file: string, set: string[], variants: Variant[], seed: number) 
 
 const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(3)}%`);
 
-export async function runFig8(opts: ExperimentOptions): Promise<string> {
+/** the share (%) of `rates` that are 0, or null without intervals */
+const zeroShare = (rates: readonly number[]): number | null =>
+  rates.length === 0 ? null : (100 * rates.filter((r) => r === 0).length) / rates.length;
+
+/** the loss rate of a run (or runs): frames dropped over frames offered */
+const lossOf = (runs: readonly RunResult[]): number => {
+  const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
+  const offered = runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0);
+  return drops / Math.max(1, offered);
+};
+
+/** F10 §7.4's figure 8 claims, per seed (mean ± 95% interval over the seeds in reproduction.json) */
+const FIG8_FIGURES = [
+  {
+    id: 'portland_over_f10',
+    label: "PortLand's congestion loss over F10's (frames dropped / offered, the run)",
+    unit: '×',
+    paper: 7.6,
+    source: '§7.4',
+    digits: 1,
+  },
+  { id: 'f10_loss_pct', label: "F10's congestion loss", unit: '%', paper: null, digits: 3 },
+  { id: 'portland_loss_pct', label: "PortLand's congestion loss", unit: '%', paper: null, digits: 3 },
+  {
+    id: 'f10_clean_pct',
+    label: 'F10: intervals with no congestion loss',
+    unit: '%',
+    paper: '≈ 75 (negligible loss)',
+    source: '§7.4',
+    digits: 0,
+  },
+  {
+    id: 'portland_lossy_pct',
+    label: 'PortLand: intervals with congestion loss',
+    unit: '%',
+    paper: 'nearly all',
+    source: '§7.4',
+    digits: 0,
+  },
+  {
+    id: 'nopushback_over_f10',
+    label: 'ablation: F10 without congestion pushback, its loss over F10’s',
+    unit: '×',
+    paper: null,
+    digits: 2,
+  },
+  {
+    id: 'shed05_over_f10',
+    label: 'ablation: pushback cutting a fixed half (shed 0.5), its loss over F10’s (excess)',
+    unit: '×',
+    paper: null,
+    digits: 2,
+  },
+] as const;
+
+export async function runFig8(options: ExperimentOptions): Promise<string> {
+  const opts = withQuick(options, QUICK_FIG8);
   const { file, out, say } = opts;
   const set = opts.set ?? [];
+  const variants = opts.quick ? FIG8_VARIANTS.slice(0, 3) : FIG8_VARIANTS;
   mkdirSync(out, { recursive: true });
   const results: RunResult[] = [];
-  for (let i = 0; i < opts.seeds && !opts.signal?.aborted; i++) {
-    const seed = opts.seed + i;
-    for (const t of traces(file, set, FIG8_VARIANTS, seed)) {
-      if (opts.signal?.aborted) break;
-      const dir = join(out, `seed-${seed}`, t.v.name);
-      mkdirSync(dir, { recursive: true });
-      const scenario = join(dir, 'scenario.yaml');
-      const faults = new Set(t.entries.map((e) => e.fault)).size;
-      writeFileSync(
-        scenario,
-        timelineScenario(
-          t.p,
-          t.s,
-          t.entries,
-          ` dcemu experiment f10-fig8: ${t.v.name}, seed ${seed} of ${file}: ${faults} failures drawn from its chaos: section`,
-        ),
-      );
-      say(`f10-fig8: seed ${seed}, ${t.v.name}: ${faults} failures`);
-      const f10 = await runOne(scenario, dir, opts.signal);
-      if (f10 === null) break;
-      const rates = intervalRates(f10.intervals.congestionDrops, f10.intervals.offered);
-      results.push({ variant: t.v.name, seed, dir, faults, f10, rates });
-    }
-  }
-  const byVariant = FIG8_VARIANTS.map((v) => {
+  const done = await reproduce(opts, {
+    experiment: 'f10-fig8',
+    scale: `${scaleOf(file, set)}, ${variants.length} variants`,
+    paperScale: '1,728 hosts (24-port switches, 3-level trees) at 10 Gbit/s',
+    figures: FIG8_FIGURES,
+    runSeed: async (seed, seedDir) => {
+      const runs: RunResult[] = [];
+      for (const t of traces(file, set, variants, seed)) {
+        if (opts.signal?.aborted) return null;
+        const dir = join(seedDir, t.v.name);
+        mkdirSync(dir, { recursive: true });
+        const scenario = join(dir, 'scenario.yaml');
+        const faults = new Set(t.entries.map((e) => e.fault)).size;
+        writeFileSync(
+          scenario,
+          timelineScenario(
+            t.p,
+            t.s,
+            t.entries,
+            ` dcemu experiment f10-fig8: ${t.v.name}, seed ${seed} of ${file}: ${faults} failures drawn from its chaos: section`,
+          ),
+        );
+        say(`f10-fig8: seed ${seed}, ${t.v.name}: ${faults} failures`);
+        const f10 = await runOne(scenario, dir, opts.signal);
+        if (f10 === null) return null;
+        const rates = intervalRates(f10.intervals.congestionDrops, f10.intervals.offered);
+        runs.push({ variant: t.v.name, seed, dir, faults, f10, rates });
+      }
+      results.push(...runs);
+      const by = (name: string) => runs.filter((r) => r.variant === name);
+      const f10 = lossOf(by('f10'));
+      const values: Record<string, number> = {
+        portland_over_f10: lossOf(by('portland')) / f10,
+        f10_loss_pct: 100 * f10,
+        portland_loss_pct: 100 * lossOf(by('portland')),
+        nopushback_over_f10: lossOf(by('f10-no-congestion-pushback')) / f10,
+      };
+      const clean = zeroShare(by('f10')[0]?.rates ?? []);
+      if (clean !== null) values.f10_clean_pct = clean;
+      const lossy = zeroShare(by('portland')[0]?.rates ?? []);
+      if (lossy !== null) values.portland_lossy_pct = 100 - lossy;
+      if (by('f10-shed-0.5').length > 0) values.shed05_over_f10 = lossOf(by('f10-shed-0.5')) / f10;
+      return values;
+    },
+  });
+  if (done === null) return '';
+  const byVariant = variants.map((v) => {
     const runs = results.filter((r) => r.variant === v.name);
     const rates = runs.flatMap((r) => r.rates);
     const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
@@ -167,7 +270,7 @@ export async function runFig8(opts: ExperimentOptions): Promise<string> {
   const lines = [
     `# F10 figure 8: congestion loss per ${interval} interval`,
     '',
-    `${file}, seeds ${report.seeds.join(', ')}; the same workload and failure trace per seed on every variant.`,
+    `${file}${opts.quick ? ' (quick)' : ''}, seeds ${report.seeds.join(', ')}; the same workload and failure trace per seed on every variant. Intervals of all seeds pooled.`,
     'Loss rate of an interval: data frames dropped on full buffers / data frames hosts offered in it.',
     '',
     '| variant | runs | intervals | with no loss | p50 | p75 | p90 | p99 | mean | frames dropped / offered |',
@@ -177,12 +280,12 @@ export async function runFig8(opts: ExperimentOptions): Promise<string> {
         `| ${v.variant} | ${v.runs} | ${v.intervals} | ${v.intervals > 0 ? ((100 * v.zero) / v.intervals).toFixed(0) : '-'}% | ${pct(v.p50)} | ${pct(v.p75)} | ${pct(v.p90)} | ${pct(v.p99)} | ${pct(v.mean)} | ${v.drops} / ${v.offered} |`,
     ),
     '',
-    `PortLand's congestion loss over F10's: mean per interval ${times(report.portlandOverF10.mean)}, overall ${times(report.portlandOverF10.total)} (the paper: 7.6×).`,
+    `PortLand's congestion loss over F10's, pooled: mean per interval ${times(report.portlandOverF10.mean)}, overall ${times(report.portlandOverF10.total)} (the paper: 7.6×).`,
     '',
-    '| seed | failures | ' + FIG8_VARIANTS.map((v) => `${v.name} mean / p50`).join(' | ') + ' |',
-    `| --- | --- | ${FIG8_VARIANTS.map(() => '---').join(' | ')} |`,
+    '| seed | failures | ' + variants.map((v) => `${v.name} mean / p50`).join(' | ') + ' |',
+    `| --- | --- | ${variants.map(() => '---').join(' | ')} |`,
     ...report.seeds.map((seed) => {
-      const rs = FIG8_VARIANTS.map((v) => results.find((r) => r.seed === seed && r.variant === v.name));
+      const rs = variants.map((v) => results.find((r) => r.seed === seed && r.variant === v.name));
       return `| ${seed} | ${rs[0]?.faults ?? '-'} | ${rs.map((r) => (r ? `${pct(r.f10.congestionLoss.mean)} / ${pct(r.f10.congestionLoss.p50)}` : '-')).join(' | ')} |`;
     }),
   ];
@@ -201,13 +304,13 @@ export async function runFig8(opts: ExperimentOptions): Promise<string> {
         encoding: {
           x: { field: 'loss', type: 'quantitative', title: 'congestion loss rate in the interval (%)' },
           y: { field: 'p', type: 'quantitative', title: 'CDF of intervals', scale: { domain: [0, 1] } },
-          color: { field: 'variant', type: 'nominal', sort: FIG8_VARIANTS.map((v) => v.name) },
+          color: { field: 'variant', type: 'nominal', sort: variants.map((v) => v.name) },
         },
       },
     },
   ]);
   for (const p of plotted.problems) say(`warning: ${p}`);
-  return md;
+  return `${done.table}\n\n${md}`;
 }
 
 export async function runFig6(opts: ExperimentOptions): Promise<string> {

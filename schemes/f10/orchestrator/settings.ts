@@ -70,15 +70,18 @@ const detectorSchema = (d: {
  * - reaction delay 1 ms: PortLand reports 65 ms; 1 ms keeps runs short and is still ~50× F10's
  *   detection time, so the comparison stays conservative for the baseline.
  * - congestion window 500 µs, threshold 0.2: the paper keeps 500 ms of statistics against epochs of
- *   about a second; scaled like the epoch. The 20% LBdelta is the paper's. shed 0.5: a pushed-back
- *   link keeps half its upstream weight until the next epoch (the paper: "a portion").
+ *   about a second; scaled like the epoch. The 20% LBdelta is the paper's. shed 'excess': a
+ *   pushed-back link keeps the share of its upstream weight that its group's mean load is of its own
+ *   (mean / load), so about LBdelta's part of its randomly-placed load moves (the paper reroutes "a
+ *   portion" and gives no factor; this one follows from the quantities it measures, where a fixed
+ *   factor would be ours; `shed: 0.5` was the default before, docs/f10.md compares them).
  * - loss interval 500 µs: F10 §7.4 aggregates congestion loss over 500 µs.
  */
 export const SCHEME_DEFAULTS = {
   detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
   controlDetector: { window: '100us', keepUp: 2, bringUp: 3, keepalive: '25us', hold: 1, maxHold: 64 },
   controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
-  congestion: { window: '500us', threshold: 0.2, shed: 0.5 },
+  congestion: { window: '500us', threshold: 0.2, shed: 'excess' },
   lossInterval: '500us',
 } as const;
 
@@ -110,10 +113,8 @@ export const f10Properties = {
             description: `LBdelta: a link whose load exceeds its group's mean by more than this share of its capacity is pushed back (default ${D.congestion.threshold})`,
           },
           shed: {
-            type: 'number',
-            exclusiveMinimum: 0,
-            exclusiveMaximum: 1,
-            description: `the factor the upstream ECMP weight toward a pushed-back link is multiplied by, until the controller's next weights (default ${D.congestion.shed})`,
+            oneOf: [{ type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 }, { const: 'excess' }],
+            description: `the factor the upstream ECMP weight toward a pushed-back link is multiplied by, until the controller's next weights: a number in (0, 1), or 'excess', the link's group's mean load over its own, so that the load above the mean moves (default ${D.congestion.shed})`,
           },
         },
       },

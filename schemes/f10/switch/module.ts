@@ -38,7 +38,7 @@ interface Pushback {
   o: string;
   fl: 0 | 1;
   rm: 0 | 1;
-  /** congestion pushback: the weight factor, in (0, 1) */
+  /** congestion pushback: the weight factor, in [0, 1) */
   cg?: number;
 }
 
@@ -52,7 +52,7 @@ function isPushback(x: unknown): x is Pushback {
     Number.isInteger(m.loc) &&
     Array.isArray(m.st) &&
     typeof m.o === 'string' &&
-    (m.cg === undefined || (typeof m.cg === 'number' && m.cg > 0 && m.cg < 1))
+    (m.cg === undefined || (typeof m.cg === 'number' && m.cg >= 0 && m.cg < 1))
   );
 }
 
@@ -249,23 +249,24 @@ export class F10Module implements Routing, SwitchScheme {
         const last = this.pushed.get(p);
         if (last !== undefined && now - last < cg.windowNs) continue;
         this.pushed.set(p, now);
-        this.pushBack(p, lbDelta, now);
+        // 'excess': keep the share of the load at the group's mean, so LBdelta's part moves (§6.2:
+        // "rerouting a portion of upstream traffic around the spontaneous congestion")
+        this.pushBack(p, lbDelta, cg.shed === 'excess' ? mean / shares[i] : cg.shed, now);
       }
     }
   }
 
-  private pushBack(port: number, lbDelta: number, now: number): void {
-    const cg = this.cfg.congestion!;
+  private pushBack(port: number, lbDelta: number, factor: number, now: number): void {
     this.congestion.hot++;
     const origin = `${this.linkOrigin(port)}/cg${this.congestion.hot}`;
     this.ctx.emit('f10-congestion-pushback', now, {
       port,
       peer: this.peerName(port),
       lbDelta: Math.round(lbDelta * 1000) / 1000,
+      factor: Math.round(factor * 1000) / 1000,
     });
     if (this.ctx.config.ports[port].dir === 'up') {
-      if (this.router.congest(port, { level: -1, location: 0, factor: cg.shed, origin }))
-        this.congestion.installs++;
+      if (this.router.congest(port, { level: -1, location: 0, factor, origin })) this.congestion.installs++;
       return;
     }
     const v = this.cfg.peers[port]!;
@@ -277,7 +278,7 @@ export class F10Module implements Routing, SwitchScheme {
       o: origin,
       fl: 1,
       rm: 0,
-      cg: cg.shed,
+      cg: factor,
     };
     this.flood(msg, port, 'all', now);
   }
