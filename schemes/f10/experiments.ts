@@ -50,10 +50,16 @@ const FIG8_VARIANTS: Variant[] = [
     set: ['scheme.kind=f10', 'topology.variant=ab', 'scheme.congestion=false'],
   },
   { name: 'portland', set: ['scheme.kind=portland', 'topology.variant=standard'] },
-  // the ablation of congestion pushback's factor: a fixed half, the default before 'excess' (full runs only)
+  // ablations, full runs only: congestion pushback's factor a fixed half (the default before 'excess');
+  // the baseline's controller at PortLand's own reaction time (F10 §7.4: "minimum failure response
+  // times of 65 ms"), which a 10 ms run never sees
   {
     name: 'f10-shed-0.5',
     set: ['scheme.kind=f10', 'topology.variant=ab', 'scheme.congestion.shed=0.5'],
+  },
+  {
+    name: 'portland-65ms',
+    set: ['scheme.kind=portland', 'topology.variant=standard', 'scheme.controller.reactionDelay=65ms'],
   },
 ];
 
@@ -179,6 +185,13 @@ const FIG8_FIGURES = [
     paper: null,
     digits: 2,
   },
+  {
+    id: 'portland65_over_f10',
+    label: 'ablation: PortLand reacting after 65 ms (its own figure), its loss over F10’s',
+    unit: '×',
+    paper: null,
+    digits: 2,
+  },
 ] as const;
 
 export async function runFig8(options: ExperimentOptions): Promise<string> {
@@ -230,6 +243,7 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
       const lossy = zeroShare(by('portland')[0]?.rates ?? []);
       if (lossy !== null) values.portland_lossy_pct = 100 - lossy;
       if (by('f10-shed-0.5').length > 0) values.shed05_over_f10 = lossOf(by('f10-shed-0.5')) / f10;
+      if (by('portland-65ms').length > 0) values.portland65_over_f10 = lossOf(by('portland-65ms')) / f10;
       return values;
     },
   });
