@@ -105,6 +105,20 @@ export interface FlowSpec {
   bestEffort?: true;
   /** ns after its start by which the flow should be complete (`workload.deadlines`) */
   deadline?: number;
+  /** an ON period of an ON/OFF source (`workload.pattern: on-off`): its packets' sizes and gaps */
+  gaps?: FlowGaps;
+}
+
+/**
+ * How the UDP transport spaces an ON period's packets (node/onoff.ts): gap after gap drawn from `dist`
+ * by an Rng seeded with `seed`, the same draws the generator counted the packets with.
+ */
+export interface FlowGaps {
+  seed: number;
+  /** gaps between packet starts, ns */
+  dist: Dist;
+  /** every packet's size on the wire, bytes */
+  packet: number;
 }
 
 /** The node's oscillator (DESIGN §1); absent: an ideal clock (node time = physical time). */

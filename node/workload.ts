@@ -3,14 +3,16 @@
  * calls generateFlows with the same arguments and keeps the flows it sources, so nobody has to ship the
  * list around; that only works because the result is a pure function of its inputs: one Rng seeded
  * from spec.seed, hosts taken in ascending id order, and draws made in a fixed order within each host.
- * Arrivals are Poisson with the rate that makes the offered load the requested fraction of a host link.
+ * Arrivals are Poisson with the rate that makes the offered load the requested fraction of a host link;
+ * the on-off pattern instead alternates each host between OFF and ON periods (node/onoff.ts).
  */
 import type { FlowSpec } from '../core/messages.js';
 import { Rng } from '../core/random.js';
 import { SizeCdf } from './cdf.js';
+import { type OnOffSpec, onOffFlows, packetGaps } from './onoff.js';
 
 export interface WorkloadSpec {
-  pattern: 'all-to-all' | 'permutation' | 'incast' | 'list';
+  pattern: 'all-to-all' | 'permutation' | 'incast' | 'list' | 'on-off';
   /** flow-size distribution, a data/workloads file stem (e.g. 'websearch') */
   sizes?: string;
   /** every flow this many bytes, instead of `sizes` */
@@ -31,6 +33,8 @@ export interface WorkloadSpec {
    */
   senders?: number[];
   receivers?: number[];
+  /** pattern 'on-off': the ON/OFF sources' periods, packet gaps and packet size */
+  onOff?: OnOffSpec;
   /** pattern 'list': exactly these flows */
   flows?: Array<{ src: number; dst: number; size: number; start: number }>;
   /**
@@ -203,6 +207,18 @@ function incast(
   return out;
 }
 
+/** Pattern 'on-off': ON periods as flows, their gaps scaled to `load` when it is given. */
+function onOff(spec: WorkloadSpec, hosts: number[], hostRateBps: number): Draft[] {
+  const o = spec.onOff;
+  if (o === undefined) throw new Error(`workload 'on-off' needs onOff (its periods and packet gaps)`);
+  if (!(spec.durationNs > 0 && Number.isFinite(spec.durationNs)))
+    throw new Error(`workload durationNs must be a positive number, got ${spec.durationNs}`);
+  if (spec.load !== undefined && !(spec.load > 0 && spec.load <= 1))
+    throw new Error(`workload load must be in (0, 1], got ${spec.load}`);
+  const gaps = packetGaps(o, spec.load, hostRateBps);
+  return onOffFlows(new Rng(spec.seed), hosts, o, gaps, spec.durationNs);
+}
+
 /** Validates pattern 'list' flows one by one, naming the offending flow and field. */
 function listed(spec: WorkloadSpec, hosts: number[]): Draft[] {
   if (!Array.isArray(spec.flows)) throw new Error(`workload 'list' needs a flows array`);
@@ -255,6 +271,8 @@ function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number
   let drafts: Draft[];
   if (spec.pattern === 'list') {
     drafts = listed(spec, hosts);
+  } else if (spec.pattern === 'on-off') {
+    return onOff(spec, hosts, hostRateBps);
   } else {
     const { load, durationNs } = spec;
     if (load === undefined || !(load > 0 && load <= 1)) {

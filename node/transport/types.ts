@@ -57,14 +57,17 @@ export function partialPathsOver(
   return [...out, ...bestEffort.partialPaths()];
 }
 
-/** Data frames a flow of `size` bytes is cut into: full MSS payloads, the last one shorter (at least one). */
-export function segmentCount(size: number): number {
-  return Math.max(1, Math.ceil(size / WireSize.Mss));
+/**
+ * Data frames a flow of `size` bytes is cut into: full payloads of `mss` bytes, the last one shorter
+ * (at least one).
+ */
+export function segmentCount(size: number, mss: number = WireSize.Mss): number {
+  return Math.max(1, Math.ceil(size / mss));
 }
 
 /** Wire size of data frame `seq` of a flow of `size` bytes: its payload plus the headers. */
-export function segmentBytes(size: number, seq: number): number {
-  const payload = seq === segmentCount(size) - 1 ? size - seq * WireSize.Mss : WireSize.Mss;
+export function segmentBytes(size: number, seq: number, mss: number = WireSize.Mss): number {
+  const payload = seq === segmentCount(size, mss) - 1 ? size - seq * mss : mss;
   return Math.max(1, payload) + WireSize.Header;
 }
 

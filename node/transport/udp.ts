@@ -10,7 +10,10 @@
  * a rate cap below the line rate it also spends byte credit earned at the cap, at most one frame ahead.
  * With `flowRateBps` every flow is also a paced stream at that rate (a constant-bit-rate sender, as an
  * ON period of a streaming source): a flow's next frame waits until a frame time at its rate after
- * its last, and the pump serves the flows whose time has come, round-robin.
+ * its last, and the pump serves the flows whose time has come, round-robin. An ON period of an ON/OFF
+ * source (a flow with `gaps`, node/onoff.ts) is paced by its own drawn gaps instead, open loop: its
+ * k-th packet is due at the sum of the first k-1 gaps after its start, however late the ones before
+ * it left, and its packets carry `gaps.packet` bytes on the wire each.
  *
  * Receiver: counts the distinct frames of each flow. A flow is delivered once, when its last sequence
  * number arrives (frames are sent in order, so that is its last byte; having all frames implies it),
@@ -21,6 +24,7 @@
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
 import type { FlowSpec, UdpTransportConfig } from '../../core/messages.js';
 import type { Timer } from '../../core/scheduler.js';
+import { GapStream, packetPayload } from '../onoff.js';
 import {
   type Nic,
   type SenderStats,
@@ -52,14 +56,32 @@ class SendFlow implements SenderStats {
   /** paced flows: the node time its next frame may go */
   nextAt = 0;
   readonly nSeg: number;
+  /** payload bytes per frame: an MSS, or an ON period's packet's */
+  readonly mss: number;
+  /** an ON period's packet gaps, in order */
+  readonly gaps: GapStream | null;
 
   constructor(readonly spec: FlowSpec) {
-    this.nSeg = segmentCount(spec.size);
+    this.mss = spec.gaps ? packetPayload(spec.gaps.packet) : WireSize.Mss;
+    this.gaps = spec.gaps ? new GapStream(spec.gaps) : null;
+    this.nSeg = segmentCount(spec.size, this.mss);
   }
 
   segBytes(seq: number): number {
-    return segmentBytes(this.spec.size, seq);
+    return segmentBytes(this.spec.size, seq, this.mss);
   }
+}
+
+/**
+ * What a data frame carries for the receiver to count frames by (`x`): the flow's size, or [size,
+ * payload per frame] when its frames are not full MSS ones.
+ */
+type SizeHeader = number | [number, number];
+
+function framesOf(x: unknown): number {
+  if (typeof x === 'number' && x > 0) return segmentCount(x);
+  if (Array.isArray(x) && x[0] > 0 && x[1] > 0) return segmentCount(x[0], x[1]);
+  return 1;
 }
 
 class RecvFlow {
@@ -92,6 +114,8 @@ export class UdpTransport implements Transport {
   private readonly nic: Required<Nic>;
   /** per-flow pacing: ns per byte at the flow rate, 0 when unpaced */
   private readonly flowNsPerByte: number;
+  /** some flow waits for its time (a flow rate, or an ON period's gaps): the pump looks at `nextAt` */
+  private paced: boolean;
 
   constructor(
     cfg: UdpTransportConfig,
@@ -110,6 +134,7 @@ export class UdpTransport implements Transport {
     if (!(flowBps >= 0))
       throw new RangeError(`udp transport: flowRate must be >= 0 bit/s (0: unpaced), got ${flowBps}`);
     this.flowNsPerByte = flowBps > 0 ? 8e9 / flowBps : 0;
+    this.paced = this.flowNsPerByte > 0;
   }
 
   startFlow(spec: FlowSpec, now: number): void {
@@ -117,8 +142,9 @@ export class UdpTransport implements Transport {
     fl.nextAt = now;
     this.senders.set(spec.id, fl);
     this.active.push(fl);
+    if (fl.gaps !== null) this.paced = true;
     // a paced pump may sleep until another flow's next frame: this one's first is due now
-    if (this.wake !== null && this.flowNsPerByte > 0) {
+    if (this.wake !== null && this.paced) {
       this.c.clock.cancel(this.wake);
       this.wake = null;
     }
@@ -143,8 +169,7 @@ export class UdpTransport implements Transport {
     if (f.t !== FrameType.Data) return;
     let r = this.receivers.get(f.f);
     if (r === undefined) {
-      const size = typeof f.x === 'number' && f.x > 0 ? f.x : WireSize.Mss;
-      r = new RecvFlow(segmentCount(size));
+      r = new RecvFlow(framesOf(f.x));
       this.receivers.set(f.f, r);
     }
     const seq = f.q;
@@ -179,7 +204,7 @@ export class UdpTransport implements Transport {
     while (this.active.length > 0) {
       // past the end: the round is over (a flow that joins now is served before the next round starts)
       let i = this.turn < this.active.length ? this.turn : 0;
-      if (this.flowNsPerByte > 0) {
+      if (this.paced) {
         i = this.due(i, now);
         if (i < 0) return;
       }
@@ -198,7 +223,8 @@ export class UdpTransport implements Transport {
       }
       this.send(fl, z);
       if (this.capped) this.credit -= z;
-      if (this.flowNsPerByte > 0) fl.nextAt = Math.max(fl.nextAt, now) + z * this.flowNsPerByte;
+      if (fl.gaps !== null) fl.nextAt += fl.gaps.next();
+      else if (this.flowNsPerByte > 0) fl.nextAt = Math.max(fl.nextAt, now) + z * this.flowNsPerByte;
       if (fl.next === fl.nSeg) this.active.splice(i, 1);
       this.turn = fl.next === fl.nSeg ? i : i + 1;
     }
@@ -222,6 +248,7 @@ export class UdpTransport implements Transport {
   }
 
   private send(fl: SendFlow, z: number): void {
+    const x: SizeHeader = fl.mss === WireSize.Mss ? fl.spec.size : [fl.spec.size, fl.mss];
     const frame = makeFrame({
       t: FrameType.Data,
       s: this.c.hostId,
@@ -231,7 +258,7 @@ export class UdpTransport implements Transport {
       z,
       p: Priority.BestEffort,
       e: Ecn.NotEct,
-      x: fl.spec.size,
+      x,
     });
     fl.next++;
     fl.framesSent++;

@@ -24,6 +24,14 @@ export interface PortDefaults {
  * - captureLimit 100000 frames per port: at most ~18 MB of pcapng per port (176 bytes per 1500-byte
  *   frame snapped at 128 bytes), 120 ms of a busy 10 Gbit/s link: a capture is for looking at a
  *   run, not for archiving it, and the limit keeps a forgotten `capture: [spine0]` from filling a disk.
+ * - onOff (the on-off pattern): ours. F10 §7.2 draws ON periods, OFF periods and packet gaps from
+ *   log-normals fitted to Benson et al. (IMC'10) but gives no parameters, and Benson et al. show
+ *   fitted CDFs, not numbers: heavy-tailed, log-normal the best fit for all three. σ 1 gives such
+ *   tails (mean 1.65 × median, p99 10 × median); medians of 300 µs ON and 150 µs OFF put a few
+ *   periods in each of F10 §7.4's 500 µs loss intervals and dozens in a 10 ms run, ON two thirds of
+ *   the time, so a load up to 2/3 keeps an ON period below the link rate; 2 µs gaps (unscaled: 3.6
+ *   Gbit/s while ON, a load of 0.24 at 10 Gbit/s); packets of a full 1500 B frame (Benson et al.'s
+ *   sizes are bimodal, ~200 B and ~1400 B).
  */
 export const DEFAULTS = {
   tdf: 2000,
@@ -33,7 +41,11 @@ export const DEFAULTS = {
   liveness: { interval: '10us', multiplier: 3 },
   routing: { withdraw: true, updateDelay: '1ms' },
   // a deadline below 1.25 line-rate transfer times is one no transport meets under any load
-  workload: { duration: '20ms', deadlineAtLeast: 1.25 },
+  workload: {
+    duration: '20ms',
+    deadlineAtLeast: 1.25,
+    onOff: { on: 'lognormal(300us, 1)', off: 'lognormal(150us, 1)', interarrival: 'lognormal(2us, 1)', packet: 1500 },
+  },
   run: {
     sync: 'conservative',
     step: '100us',

@@ -478,11 +478,11 @@ export const scenarioSchema = {
       additionalProperties: false,
       required: ['pattern'],
       description:
-        'the traffic: flows drawn from a pattern, sizes and load (Poisson arrivals, seeded), or listed one by one',
+        'the traffic: flows drawn from a pattern, sizes and load (Poisson arrivals, seeded), ON/OFF sources, or listed one by one',
       properties: {
         pattern: doc(
-          { enum: ['all-to-all', 'permutation', 'incast', 'list'] },
-          'all-to-all: each flow between two random hosts; permutation: each host sends to one fixed partner; incast: fanIn senders to one target; list: the flows given in flows',
+          { enum: ['all-to-all', 'permutation', 'incast', 'list', 'on-off'] },
+          'all-to-all: each flow between two random hosts; permutation: each host sends to one fixed partner; incast: fanIn senders to one target; list: the flows given in flows; on-off: every host alternates OFF and ON periods, each ON period a UDP flow to a random other host (F10 §7.2, onOff)',
         ),
         sizes: doc(
           { enum: WORKLOADS },
@@ -491,13 +491,37 @@ export const scenarioSchema = {
         fixedSize: doc(bytes, 'every flow this size instead of a distribution (bytes: 20KB)'),
         load: doc(
           { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-          "offered load as a share of each sender's host link rate; required with a pattern",
+          "offered load as a share of each sender's host link rate; required with a pattern (on-off: optional, it scales the packet gaps)",
         ),
         duration: doc(
           duration,
           'flows start within [0, duration) (ns: 20ms); a list without one ends as soon as its flows are done',
           DEFAULTS.workload.duration,
         ),
+        onOff: {
+          type: 'object',
+          additionalProperties: false,
+          description:
+            "on-off: the ON/OFF sources (F10 §7.2 after Benson et al.'s IMC'10 measurements; the defaults are ours, see docs/scenarios.md); with load, the packet gaps are scaled so the mean offered load is that share of the host link",
+          properties: {
+            on: doc(
+              distribution,
+              'the length of an ON period, a duration or a distribution (ns: lognormal(300us, 1))',
+              DEFAULTS.workload.onOff.on,
+            ),
+            off: doc(
+              distribution,
+              'the length of an OFF period, a duration or a distribution',
+              DEFAULTS.workload.onOff.off,
+            ),
+            interarrival: doc(
+              distribution,
+              "the gap between packet starts in an ON period, a duration or a distribution; with load, only its shape counts (it is scaled so that packet·8·E[on]/(E[gap]·(E[on]+E[off])) = load × the host link rate; a log-normal's mean is median·e^(σ²/2))",
+              DEFAULTS.workload.onOff.interarrival,
+            ),
+            packet: doc(bytes, 'every packet, bytes on the wire with its 40 B of headers (41..1500)', DEFAULTS.workload.onOff.packet),
+          },
+        },
         fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),
         target: doc(nodeName, 'incast: the receiving host (default: a random host for each burst)'),
         background: {

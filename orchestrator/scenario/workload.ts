@@ -4,8 +4,10 @@
  */
 import { parseBytes, parseDurationNs } from '../../core/time.js';
 import { SizeCdf } from '../../node/cdf.js';
+import { distMean, dutyCycle, type OnOffSpec, onOffProblem } from '../../node/onoff.js';
 import type { WorkloadSpec } from '../../node/workload.js';
 import type { Topology } from '../../topology/types.js';
+import { parseDist } from './clocks.js';
 import { DEFAULTS } from './defaults.js';
 import type { ScenarioSource } from './source.js';
 
@@ -38,7 +40,10 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
       ['workload', 'duration'],
       `must be > 0, got ${spec.durationNs} ns (flows start in [0, duration))`,
     );
-  if (w.pattern !== 'list') sizesAndLoad(src, w, ['workload'], spec);
+  if (w.pattern === 'on-off') onOff(src, w, topo, spec);
+  else if (w.onOff !== undefined)
+    throw src.error(['workload', 'onOff'], `only the on-off pattern takes onOff, not '${w.pattern}'`);
+  else if (w.pattern !== 'list') sizesAndLoad(src, w, ['workload'], spec);
   if (w.background !== undefined && w.background !== null) {
     const bg: WorkloadSpec = {
       pattern: w.background.pattern,
@@ -93,6 +98,70 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
     });
   }
   return spec;
+}
+
+/**
+ * Pattern 'on-off': its model checked into `spec`. Its packets keep their gaps only through the udp
+ * transport (a window transport would send an ON period as one bulk transfer), and a flow rate would
+ * pace them a second way.
+ */
+function onOff(
+  src: ScenarioSource,
+  w: { onOff?: Record<string, string | number>; sizes?: string; fixedSize?: unknown; load?: number },
+  topo: Topology,
+  spec: WorkloadSpec,
+): void {
+  for (const key of ['sizes', 'fixedSize'] as const)
+    if (w[key] !== undefined)
+      throw src.error(['workload', key], `the on-off pattern's flows are its ON periods: set onOff, not ${key}`);
+  const t = src.data.transport;
+  if (t?.kind !== 'udp')
+    throw src.error(
+      ['workload', 'pattern'],
+      `on-off sends UDP packets at drawn gaps: it needs transport: { kind: udp }, not ${t?.kind ?? 'the default baseline'}`,
+    );
+  if (t.flowRate !== undefined)
+    throw src.error(['transport', 'flowRate'], 'the on-off pattern paces its packets by onOff.interarrival: drop flowRate');
+  const given = w.onOff ?? {};
+  const d = DEFAULTS.workload.onOff;
+  const at = (key: string) => ['workload', 'onOff', key];
+  const dist = (key: 'on' | 'off' | 'interarrival') => {
+    try {
+      return parseDist(given[key] ?? d[key], parseDurationNs);
+    } catch (err) {
+      throw src.error(at(key), (err as Error).message);
+    }
+  };
+  const o: OnOffSpec = {
+    on: dist('on'),
+    off: dist('off'),
+    interarrival: dist('interarrival'),
+    packet: parseBytes(given.packet ?? d.packet),
+  };
+  const problem = onOffProblem(o);
+  if (problem) throw src.error(at(problem[0]), problem[1]);
+  const rate = hostRateBps(topo);
+  if (w.load !== undefined) {
+    if (!(w.load > 0 && w.load <= 1)) throw src.error(['workload', 'load'], `must be in (0, 1], got ${w.load}`);
+    const duty = dutyCycle(o);
+    if (duty < w.load)
+      throw src.error(
+        ['workload', 'load'],
+        `${w.load} is above the share of the time a host is ON (E[on]/(E[on]+E[off]) = ${duty.toFixed(3)}): an ON period would have to send above the link rate; lengthen onOff.on or shorten onOff.off`,
+      );
+    spec.load = w.load;
+  } else if ((o.packet * 8e9) / distMean(o.interarrival) > rate)
+    throw src.error(
+      at('interarrival'),
+      `a mean gap of ${distMean(o.interarrival).toFixed(0)} ns between ${o.packet} B packets is above the host link rate of ${rate / 1e9} Gbit/s`,
+    );
+  spec.onOff = o;
+}
+
+/** The host link rate the workload is offered on, bit/s: the slowest host's (as the run plans it). */
+function hostRateBps(topo: Topology): number {
+  const hosts = topo.nodes.filter((n) => n.role === 'host');
+  return Math.min(...hosts.map((h) => topo.links[h.ports[0].link].rateBps));
 }
 
 /** Host names from a list, or from a range `h0..h7` (both ends included); null if neither. */
