@@ -31,9 +31,13 @@ export function onOffProblem(o: OnOffSpec): [keyof OnOffSpec, string] | null {
   for (const key of ['on', 'off', 'interarrival'] as const) {
     const d = o[key];
     if (d.kind === 'normal')
-      return [key, 'a normal distribution can draw negative times: give lognormal(median, sigma), uniform(lo, hi) or a time'];
+      return [
+        key,
+        'a normal distribution can draw negative times: give lognormal(median, sigma), uniform(lo, hi) or a time',
+      ];
     const low = d.kind === 'fixed' ? d.v : d.kind === 'uniform' ? d.lo : d.median;
-    if (!(low >= 0) || !Number.isFinite(distMean(d))) return [key, `must be a time >= 0, got ${JSON.stringify(d)}`];
+    if (!(low >= 0) || !Number.isFinite(distMean(d)))
+      return [key, `must be a time >= 0, got ${JSON.stringify(d)}`];
   }
   if (!(distMean(o.interarrival) > 0)) return ['interarrival', 'the mean gap between packets must be > 0 ns'];
   if (!Number.isInteger(o.packet) || o.packet <= WireSize.Header || o.packet > WireSize.Mtu)

@@ -25,7 +25,11 @@ const MODEL: OnOffSpec = {
 const HOSTS = [0, 1, 2, 3];
 
 const onOff = (durationNs: number, load?: number, o: OnOffSpec = MODEL, seed = 1): FlowSpec[] =>
-  generateFlows({ pattern: 'on-off', onOff: o, durationNs, seed, ...(load !== undefined && { load }) }, HOSTS, RATE);
+  generateFlows(
+    { pattern: 'on-off', onOff: o, durationNs, seed, ...(load !== undefined && { load }) },
+    HOSTS,
+    RATE,
+  );
 
 /** mean offered load of `flows` over `durationNs`, wire bytes over the hosts' links */
 const offered = (flows: FlowSpec[], durationNs: number, packet = 1500): number => {
@@ -94,7 +98,10 @@ describe('on-off workload', () => {
     // ON 2/3 of the time (means 494.6 and 247.3 µs): at load 0.5 an ON period sends 7.5 Gbit/s,
     // 1500 B every 1.6 µs on average, a median gap of 1.6 µs / e^0.5
     const gaps = packetGaps(MODEL, 0.5, RATE);
-    expect(gaps.kind === 'lognormal' && [gaps.median, gaps.sigma]).toEqual([expect.closeTo(1600 / Math.exp(0.5), 9), 1]);
+    expect(gaps.kind === 'lognormal' && [gaps.median, gaps.sigma]).toEqual([
+      expect.closeTo(1600 / Math.exp(0.5), 9),
+      1,
+    ]);
     expect(() => packetGaps(MODEL, 0.7, RATE)).toThrow(/load 0\.7 needs hosts ON .* 0\.667/);
     // over 1 s (≈1,350 ON periods a host) the offered load comes out at the load; unscaled, the
     // model's own 0.243
@@ -111,5 +118,57 @@ describe('on-off workload', () => {
       expect(f.gaps?.packet).toBe(200);
     }
     expect(offered(flows, 100_000 * US, 200)).toBeCloseTo(0.2972, 4);
+  });
+});
+
+describe('workload.pattern: on-off in a scenario', () => {
+  const scenario = (workload: string, transport = '{ kind: udp }') => `
+name: onoff
+topology: { kind: leaf-spine, leaves: 2, spines: 2, hostsPerLeaf: 2 }
+transport: ${transport}
+workload: ${workload}
+`;
+  const resolve = (workload: string, transport?: string) =>
+    resolveScenario(parseScenario(scenario(workload, transport), 'onoff.yaml')).workload;
+
+  it('reads onOff with the defaults for what it leaves out', () => {
+    const w = resolve("{ pattern: on-off, load: 0.4, onOff: { on: 'lognormal(1ms, 2)', packet: 500B } }");
+    expect(w.load).toBe(0.4);
+    expect(w.onOff).toEqual({
+      on: logn(1e6, 2),
+      off: MODEL.off,
+      interarrival: MODEL.interarrival,
+      packet: 500,
+    });
+    expect(resolve('{ pattern: on-off, duration: 1ms }').onOff).toEqual(MODEL);
+  });
+
+  it('names the field of every mistake', () => {
+    const bad = (workload: string, transport?: string) => () => resolve(workload, transport);
+    expect(bad('{ pattern: on-off }', '{ kind: baseline }')).toThrow(
+      /workload\.pattern: on-off sends UDP packets .* transport: \{ kind: udp \}/,
+    );
+    expect(bad('{ pattern: on-off }', '{ kind: udp, flowRate: 1Gbps }')).toThrow(/transport\.flowRate/);
+    expect(bad('{ pattern: on-off, load: 0.7 }')).toThrow(/workload\.load: 0\.7 is above .* 0\.667/);
+    expect(bad('{ pattern: on-off, sizes: imc10 }')).toThrow(/workload\.sizes: .* set onOff/);
+    expect(bad('{ pattern: all-to-all, fixedSize: 1000, load: 0.1, onOff: {} }')).toThrow(
+      /workload\.onOff: only/,
+    );
+    expect(bad("{ pattern: on-off, onOff: { on: 'normal(1ms, 1ms)' } }")).toThrow(
+      /workload\.onOff\.on: a normal/,
+    );
+    expect(bad("{ pattern: on-off, onOff: { off: 'lognormal(-1ms, 1)' } }")).toThrow(
+      /workload\.onOff\.off: /,
+    );
+    expect(bad('{ pattern: on-off, onOff: { interarrival: 0 } }')).toThrow(
+      /workload\.onOff\.interarrival: .* > 0/,
+    );
+    expect(bad('{ pattern: on-off, onOff: { packet: 9000 } }')).toThrow(
+      /workload\.onOff\.packet: .* 41\.\.1500/,
+    );
+    // unscaled gaps of 1 µs mean would put 1500 B packets above 10 Gbit/s
+    expect(bad('{ pattern: on-off, onOff: { interarrival: 1us } }')).toThrow(
+      /workload\.onOff\.interarrival: .* above the host link rate of 10 Gbit\/s/,
+    );
   });
 });

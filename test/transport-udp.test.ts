@@ -12,10 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';
-import type { FlowSpec, NodeReport, UdpTransportConfig } from '../core/messages.js';
+import type { FlowGaps, FlowSpec, NodeReport, UdpTransportConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import { EgressPort } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
+import { GapStream } from '../node/onoff.js';
 import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../node/transport/index.js';
 import type { Nic, TransportComponents } from '../node/transport/types.js';
 import { NIC_BACKLOG_BYTES, UdpTransport } from '../node/transport/udp.js';
@@ -289,6 +290,41 @@ describe('UdpTransport sender', () => {
     // the third flow's first frame is handed over at once, though the pump slept for the others (it
     // may queue in the NIC behind the other two flows' frames)
     expect(rig.departuresOf(3)[0].start).toBeLessThan(101 * US + 2 * frameNs(10e9) + 1);
+  });
+
+  it('sends an ON period (a flow with gaps) at its drawn gaps, open loop, in frames of its packet size', () => {
+    const rig = new Rig();
+    // fixed 2 µs gaps, full frames: one frame every 2 µs exactly
+    const fixed: FlowGaps = { seed: 1, dist: { kind: 'fixed', v: 2 * US }, packet: WireSize.Mtu };
+    rig.startFlow({ ...flow(1, 5 * WireSize.Mss, 10 * US), gaps: fixed });
+    // log-normal gaps around a 500 B frame's time (400 ns): some packets wait for the one before
+    const gaps: FlowGaps = { seed: 7, dist: { kind: 'lognormal', median: 400, sigma: 1 }, packet: 500 };
+    const n = 40;
+    rig.startFlow({ ...flow(2, n * 460, 100 * US), gaps });
+    rig.run(1 * MS);
+    expect(rig.departuresOf(1).map((d) => d.start)).toEqual([10, 12, 14, 16, 18].map((t) => t * US));
+    const deps = rig.departuresOf(2);
+    expect(deps.map((d) => d.frame.z)).toEqual(Array(n).fill(500));
+    expect(deps[0].frame.x).toEqual([n * 460, 460]);
+    // frame k leaves at its planned time (the start plus the first k gaps, as onoff.ts's GapStream
+    // draws them), or when the one before it has left, whichever is later
+    const stream = new GapStream(gaps);
+    let planned = 100 * US;
+    let late = 0;
+    for (const [k, d] of deps.entries()) {
+      const want = k === 0 ? planned : Math.max(planned, deps[k - 1].end);
+      expect(Math.abs(d.start - want)).toBeLessThanOrEqual(1);
+      if (want > planned + 1) late++;
+      planned += stream.next();
+    }
+    // seed 7: 26 of the 40 frames waited behind the one before (a median gap of one frame time)
+    expect(late).toBe(26);
+    // the receiver counts 500 B frames and delivers once, on the last
+    expect(rig.delivered.map((x) => x.id)).toEqual([1, 2]);
+    expect(rig.rx.receivedFrames()).toEqual([
+      [1, 5],
+      [2, n],
+    ]);
   });
 
   it('stop() cancels the pump: no timers left, nothing more sent', () => {

@@ -44,7 +44,12 @@ export const DEFAULTS = {
   workload: {
     duration: '20ms',
     deadlineAtLeast: 1.25,
-    onOff: { on: 'lognormal(300us, 1)', off: 'lognormal(150us, 1)', interarrival: 'lognormal(2us, 1)', packet: 1500 },
+    onOff: {
+      on: 'lognormal(300us, 1)',
+      off: 'lognormal(150us, 1)',
+      interarrival: 'lognormal(2us, 1)',
+      packet: 1500,
+    },
   },
   run: {
     sync: 'conservative',

@@ -519,7 +519,11 @@ export const scenarioSchema = {
               "the gap between packet starts in an ON period, a duration or a distribution; with load, only its shape counts (it is scaled so that packet·8·E[on]/(E[gap]·(E[on]+E[off])) = load × the host link rate; a log-normal's mean is median·e^(σ²/2))",
               DEFAULTS.workload.onOff.interarrival,
             ),
-            packet: doc(bytes, 'every packet, bytes on the wire with its 40 B of headers (41..1500)', DEFAULTS.workload.onOff.packet),
+            packet: doc(
+              bytes,
+              'every packet, bytes on the wire with its 40 B of headers (41..1500)',
+              DEFAULTS.workload.onOff.packet,
+            ),
           },
         },
         fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),

@@ -113,7 +113,10 @@ function onOff(
 ): void {
   for (const key of ['sizes', 'fixedSize'] as const)
     if (w[key] !== undefined)
-      throw src.error(['workload', key], `the on-off pattern's flows are its ON periods: set onOff, not ${key}`);
+      throw src.error(
+        ['workload', key],
+        `the on-off pattern's flows are its ON periods: set onOff, not ${key}`,
+      );
   const t = src.data.transport;
   if (t?.kind !== 'udp')
     throw src.error(
@@ -121,7 +124,10 @@ function onOff(
       `on-off sends UDP packets at drawn gaps: it needs transport: { kind: udp }, not ${t?.kind ?? 'the default baseline'}`,
     );
   if (t.flowRate !== undefined)
-    throw src.error(['transport', 'flowRate'], 'the on-off pattern paces its packets by onOff.interarrival: drop flowRate');
+    throw src.error(
+      ['transport', 'flowRate'],
+      'the on-off pattern paces its packets by onOff.interarrival: drop flowRate',
+    );
   const given = w.onOff ?? {};
   const d = DEFAULTS.workload.onOff;
   const at = (key: string) => ['workload', 'onOff', key];
@@ -142,7 +148,8 @@ function onOff(
   if (problem) throw src.error(at(problem[0]), problem[1]);
   const rate = hostRateBps(topo);
   if (w.load !== undefined) {
-    if (!(w.load > 0 && w.load <= 1)) throw src.error(['workload', 'load'], `must be in (0, 1], got ${w.load}`);
+    if (!(w.load > 0 && w.load <= 1))
+      throw src.error(['workload', 'load'], `must be in (0, 1], got ${w.load}`);
     const duty = dutyCycle(o);
     if (duty < w.load)
       throw src.error(
