@@ -9,6 +9,7 @@ import type { FlowSpec } from '../core/messages.js';
 import type { Dist } from '../core/random.js';
 import { distMean, GapStream, type OnOffSpec, packetGaps } from '../node/onoff.js';
 import { generateFlows } from '../node/workload.js';
+import { DEFAULTS } from '../orchestrator/scenario/defaults.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 
@@ -141,6 +142,10 @@ workload: ${workload}
       packet: 500,
     });
     expect(resolve('{ pattern: on-off, duration: 1ms }').onOff).toEqual(MODEL);
+    // the defaults the schema states (DEFAULTS), written out, are the ones a run uses
+    expect(resolve(`{ pattern: on-off, onOff: ${JSON.stringify(DEFAULTS.workload.onOff)} }`).onOff).toEqual(
+      MODEL,
+    );
   });
 
   it('names the field of every mistake', () => {

@@ -504,15 +504,15 @@ export const scenarioSchema = {
           description:
             "on-off: the ON/OFF sources (F10 §7.2 after Benson et al.'s IMC'10 measurements; the defaults are ours, see docs/scenarios.md); with load, the packet gaps are scaled so the mean offered load is that share of the host link",
           properties: {
-            on: doc(
-              distribution,
-              'the length of an ON period, a duration or a distribution (ns: lognormal(300us, 1))',
-              DEFAULTS.workload.onOff.on,
-            ),
-            off: doc(
-              distribution,
-              'the length of an OFF period, a duration or a distribution',
-              DEFAULTS.workload.onOff.off,
+            ...Object.fromEntries(
+              (['on', 'off'] as const).map((k) => [
+                k,
+                doc(
+                  distribution,
+                  `the length of an ${k.toUpperCase()} period, a duration or a distribution (ns: lognormal(300us, 1))`,
+                  DEFAULTS.workload.onOff[k],
+                ),
+              ]),
             ),
             interarrival: doc(
               distribution,
