@@ -19,10 +19,13 @@ const EXPERIMENTS = [
   'harmony-load',
   'clock-jitter',
   'f10-fig8',
+  'f10-fig8-onoff',
   'f10-fig6',
 ];
+/** the command line of an entry that is not simply `dcemu experiment <entry>` */
+const ARGS = { 'f10-fig8-onoff': ['f10-fig8', 'examples/f10-fig8-onoff.yaml'] };
 /** what an experiment writes besides reproduction.md that its section shows: the pooled table, or (no reproduction.json) its own */
-const EXTRA = { 'f10-fig8': 'fig8.md', 'f10-fig6': 'fig6.md' };
+const EXTRA = { 'f10-fig8': 'fig8.md', 'f10-fig8-onoff': 'fig8.md', 'f10-fig6': 'fig6.md' };
 const MARK = (name) => `<!-- reproduction: ${name} -->`;
 const root = join(import.meta.dirname, '..');
 const base = join(root, 'results', 'reproductions');
@@ -35,10 +38,15 @@ for (const name of EXPERIMENTS) {
   const out = join(base, name);
   rmSync(out, { recursive: true, force: true });
   process.stderr.write(`reproductions: ${name}\n`);
-  execFileSync(process.execPath, [join(root, 'dist/orchestrator/cli.js'), 'experiment', name, '--out', out], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const args = ARGS[name] ?? [name];
+  execFileSync(
+    process.execPath,
+    [join(root, 'dist/orchestrator/cli.js'), 'experiment', ...args, '--out', out],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
 }
 
 // the document's sections as they are, by experiment (found by their markers)
@@ -80,6 +88,8 @@ for (const name of EXPERIMENTS) {
     own ?? join(base, name, existsSync(file) ? 'reproduction.md' : `${name}.md`),
     'utf8',
   ).trim();
+  // a table of its own goes under the experiment's name, one level down
+  if (own !== null) table = `# ${name}\n\n${table.replace(/^(#+) /gm, '#$1 ')}`;
   if (own === null && EXTRA[name] && existsSync(join(base, name, EXTRA[name])))
     table += `\n\n${readFileSync(join(base, name, EXTRA[name]), 'utf8').trim()}`;
   // one level down: the document's sections are the experiments
