@@ -5,6 +5,10 @@
  * ToR traffic reports (§6.3, MicroTE).
  * Controller → switch: reinstalls, weighted-ECMP weights, scheduled pairs, and the PortLand baseline's
  * route overrides. Both ends check what they receive: a frame that does not parse is not consumed.
+ *
+ * With a backup controller (F10 §8, `scheme.controller.backup`) a switch has a control link to each
+ * controller and reports to both; commands carry the sender's `term` and a switch obeys the highest
+ * term it has heard, and says which in its `state` reports (see arbiter/takeover.ts).
  */
 
 /** What a switch tells the controller, on its control link. */
@@ -19,10 +23,19 @@ export type F10Report =
    * every report period: the ports the switch's detector holds down, so a lost `down` or `up` report
    * is made good (the controller's view of a link follows the last state it heard)
    */
-  | { f10: 'state'; down: number[] };
+  | {
+      f10: 'state';
+      down: number[];
+      /** with a backup controller: the highest controller term the switch has obeyed */
+      term?: number;
+      /** with a backup controller: the controllers (by index, arb0 = 0) whose control link the switch's detector holds down */
+      ctl?: number[];
+    };
 
-/** What the controller sends a switch. */
-export type F10Command =
+/** What the controller sends a switch; `term` as in the file's note (absent: 0, the primary's). */
+export type F10Command = F10CommandBody & { term?: number };
+
+type F10CommandBody =
   | { kind: 'reinstall'; port: number }
   | { kind: 'weights'; weights: number[] | null }
   | { kind: 'scheduled'; entries: Array<[number, number, number]> }
@@ -35,13 +48,20 @@ export type F10Command =
 
 const isInt = (v: unknown): v is number => Number.isInteger(v);
 const isPort = (v: unknown, ports: number): v is number => isInt(v) && v >= 0 && v < ports;
+const isTerm = (v: unknown): v is number => isInt(v) && v >= 0;
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 export function isF10Report(x: unknown, ports: number): x is F10Report {
   const m = x as F10Report | null;
   if (typeof m !== 'object' || m === null) return false;
   if (m.f10 === 'down' || m.f10 === 'up' || m.f10 === 'reinstalled') return isPort(m.port, ports);
-  if (m.f10 === 'state') return Array.isArray(m.down) && m.down.every((p) => isPort(p, ports));
+  if (m.f10 === 'state')
+    return (
+      Array.isArray(m.down) &&
+      m.down.every((p) => isPort(p, ports)) &&
+      (m.term === undefined || isTerm(m.term)) &&
+      (m.ctl === undefined || (Array.isArray(m.ctl) && m.ctl.every(isTerm)))
+    );
   if (m.f10 === 'traffic')
     return Array.isArray(m.bytes) && m.bytes.every((e) => Array.isArray(e) && isInt(e[0]) && isNumber(e[1]));
   return false;
@@ -49,7 +69,7 @@ export function isF10Report(x: unknown, ports: number): x is F10Report {
 
 export function isF10Command(x: unknown, ports: number): x is F10Command {
   const c = x as F10Command | null;
-  if (typeof c !== 'object' || c === null) return false;
+  if (typeof c !== 'object' || c === null || (c.term !== undefined && !isTerm(c.term))) return false;
   switch (c.kind) {
     case 'reinstall':
       return isPort(c.port, ports);

@@ -159,6 +159,16 @@ export class F10Controller {
     }
   }
 
+  /**
+   * A standby controller (takeover.ts) heard switch `sw` acknowledge a reinstallation the acting
+   * controller ordered: its copy of the link follows, so a takeover does not reinstall it again.
+   */
+  observedReinstall(sw: string, peer: string): void {
+    for (const l of this.g.linksBetween(sw, peer))
+      if (this.state[l].kind === 'recovering') this.state[l] = { kind: 'reinstalling', acked: new Set() };
+    this.acknowledged(sw, peer);
+  }
+
   /** The (switch, peer) ends of reinstalled links that have not acknowledged yet: told again each epoch. */
   awaitingAck(): Array<{ sw: string; peer: string }> {
     const out: Array<{ sw: string; peer: string }> = [];

@@ -5,7 +5,9 @@
  * see their faults. Its timers run on its own scheduler, so in conservative mode every epoch happens
  * at its exact virtual time. `f10`: every epoch it reinstalls links that stayed up long enough, places
  * the predictable ToR pairs and hands out weighted-ECMP residuals. `portland`: a reaction delay after
- * a failure report it recomputes every switch's routes around the failures and installs them.
+ * a failure report it recomputes every switch's routes around the failures and installs them. With a
+ * backup (`scheme.controller.backup`) two of these run, arb0 and arb1: both hear every report, only
+ * the one whose term the switches obey commands, and a standby takes over as takeover.ts decides.
  */
 
 import type { Frame } from '../../../core/frame.js';
@@ -17,6 +19,7 @@ import type { F10DetectorConfig } from '../config.js';
 import { type F10Command, isF10Report } from '../control.js';
 import { F10Controller } from './controller.js';
 import { epochNs, routesNs } from './cost.js';
+import { Succession, type SuccessionChange } from './takeover.js';
 
 /** The controller's timing, as the scenario sets it (`scheme.controller`). */
 export interface F10ControllerTiming {
@@ -41,6 +44,8 @@ export interface F10ArbiterConfig extends F10ControllerTiming {
   topology: Topology;
   /** per control port of the arbiter: the switch at its other end */
   switches: string[];
+  /** every controller of the fabric, primary first (`arb0`, and `arb1` with a backup) */
+  controllers: string[];
 }
 
 /** The controller's report section. */
@@ -50,8 +55,11 @@ export interface F10ArbiterSection {
   reportsHeard: number;
   /** control frames that did not parse as a switch's report */
   unknownFrames: number;
-  /** switches' acknowledgements of reinstalled links (F10 §5.3) */
+  /** switches' acknowledgements of reinstalled links (F10 §5.3), heard while acting */
   acknowledged: number;
+  /** with a backup: times this controller took over, and stood down on hearing a higher term */
+  takeovers: number;
+  standbys: number;
 }
 
 export class F10Arbiter implements Role {
@@ -65,12 +73,17 @@ export class F10Arbiter implements Role {
   private readonly lastRoutes = new Map<string, { key: string; list: Array<[number, number[]]> }>();
   private epochTimer: Timer | null = null;
   private routesTimer: Timer | null = null;
+  private readonly succession: Succession;
+  /** commands carry the sender's term only when there is a backup to tell apart */
+  private readonly termed: boolean;
   private readonly stats: F10ArbiterSection = {
     epochs: 0,
     commandsSent: 0,
     reportsHeard: 0,
     unknownFrames: 0,
     acknowledged: 0,
+    takeovers: 0,
+    standbys: 0,
   };
 
   constructor(private readonly ctx: NodeContext) {
@@ -82,6 +95,12 @@ export class F10Arbiter implements Role {
       predictableDelta: cfg.predictableDelta,
     });
     for (const [port, sw] of cfg.switches.entries()) this.portOf.set(sw, port);
+    this.succession = new Succession(
+      cfg.controllers.indexOf(ctx.config.name),
+      cfg.controllers.length,
+      cfg.switches.length,
+    );
+    this.termed = cfg.controllers.length > 1;
     for (const n of cfg.topology.nodes) {
       this.byName.set(n.name, n);
       if (n.f10?.level === 0) {
@@ -92,7 +111,8 @@ export class F10Arbiter implements Role {
   }
 
   start(at: number): void {
-    this.epochTimer = this.ctx.sched.at(at + this.cfg.epochNs, this.tick);
+    // a standby runs no epochs: it keeps the soft state, and its epochs start when it takes over
+    if (this.succession.acting) this.epochTimer = this.ctx.sched.at(at + this.cfg.epochNs, this.tick);
   }
 
   private readonly tick = (now: number): void => {
@@ -123,11 +143,17 @@ export class F10Arbiter implements Role {
     }
     if (m.f10 === 'state') {
       this.state(sw, new Set(m.down), now);
+      const change = this.succession.heard(sw, m.term, m.ctl);
+      if (change !== null) this.succeed(change, now);
       return;
     }
     const peer = this.byName.get(sw)?.ports[m.port]?.peer;
     if (peer === undefined) return;
     if (m.f10 === 'reinstalled') {
+      if (!this.succession.acting) {
+        this.controller.observedReinstall(sw, peer);
+        return;
+      }
       this.stats.acknowledged++;
       this.controller.acknowledged(sw, peer);
       return;
@@ -177,14 +203,40 @@ export class F10Arbiter implements Role {
       d: -1,
       z: WireSize.Small + 8 * entries + (c.kind === 'installed' ? 2 * c.ports.length : 0),
       p: Priority.Control,
-      x: c,
+      x: this.termed ? { ...c, term: this.succession.term } : c,
     });
     if (this.ctx.ports[port].send(frame, now)) this.stats.commandsSent++;
   }
 
+  /**
+   * A takeover: run an epoch at once (its commands carry the new term, so the switches follow this
+   * controller from then on) and every epoch after; the baseline's routes all go out again. Standing
+   * down: no more epochs or routes from here.
+   */
+  private succeed(change: SuccessionChange, now: number): void {
+    const name = (i: number) => this.cfg.controllers[i];
+    if (change.kind === 'standby') {
+      this.stats.standbys++;
+      this.ctx.sched.cancel(this.epochTimer);
+      this.ctx.sched.cancel(this.routesTimer);
+      this.epochTimer = this.routesTimer = null;
+      this.ctx.emit('f10-standby', now, { term: change.term, acting: name(change.to) });
+      return;
+    }
+    this.stats.takeovers++;
+    this.ctx.emit('f10-takeover', now, {
+      term: change.term,
+      from: name(change.from),
+      switches: change.switches,
+    });
+    this.lastRoutes.clear();
+    this.tick(now);
+    if (this.cfg.mode === 'portland' && this.lastRoutes.size === 0) this.installRoutes(now);
+  }
+
   /** portland: routes are recomputed once per reaction delay, however many reports arrive in it */
   private scheduleRoutes(now: number): void {
-    if (this.routesTimer !== null) return;
+    if (this.routesTimer !== null || !this.succession.acting) return;
     this.routesTimer = this.ctx.sched.at(now + this.cfg.reactionDelayNs, (t) => {
       this.routesTimer = null;
       this.installRoutes(t);
@@ -270,6 +322,10 @@ export class F10Arbiter implements Role {
     m.inc('f10ReportsHeard', this.stats.reportsHeard);
     m.inc('f10UnknownFrames', this.stats.unknownFrames);
     m.inc('f10ReinstallAcks', this.stats.acknowledged);
+    if (this.termed) {
+      m.inc('f10Takeovers', this.stats.takeovers);
+      m.inc('f10Standbys', this.stats.standbys);
+    }
     return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
   }
 

@@ -14,8 +14,11 @@ import { F10_KIND, type F10Config, type F10LinkConfig } from '../config.js';
 import { type F10Settings, f10Properties, resolveF10 } from './settings.js';
 import { type F10Summary, summarizeF10 } from './summary.js';
 
-/** The controller's name (STYLE §9: arbiters are `arb0`, `arb1`, ...). */
-export const F10_CONTROLLER = 'arb0';
+/** The controllers' names (STYLE §9: arbiters are `arb0`, `arb1`, ...): the primary, and its backup. */
+export const F10_CONTROLLERS = ['arb0', 'arb1'] as const;
+
+/** the controllers a run has: the primary, and with `controller.backup` the backup (F10 §8) */
+const controllersOf = (s: F10Settings): string[] => F10_CONTROLLERS.slice(0, s.backup ? 2 : 1);
 
 export default defineScheme<F10Settings, F10Summary>({
   kinds: ['f10', 'portland'],
@@ -27,7 +30,7 @@ export default defineScheme<F10Settings, F10Summary>({
     const links = topo.nodes
       .filter((n) => n.role === 'switch')
       .map((n) => ({ to: n.name, ...s.controlLink }));
-    return [{ name: F10_CONTROLLER, links }];
+    return controllersOf(s).map((name) => ({ name, links }));
   },
 
   nodeScheme(s: F10Settings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
@@ -43,6 +46,7 @@ export default defineScheme<F10Settings, F10Summary>({
         predictableDelta: s.predictableDelta,
         topology: dataPlane(topo),
         switches: node.ports.map((p) => p.peer),
+        controllers: controllersOf(s),
       };
       return wrap(cfg);
     }
@@ -136,6 +140,12 @@ export default defineScheme<F10Settings, F10Summary>({
         `${cp.hot} hot links, ${cp.messages} messages, ${cp.installs} weight cuts, ${cp.removed} removed at epochs`,
       ]);
     }
+    const b = f10.backup;
+    if (b !== null)
+      rows.push([
+        `${f10.scheme} controllers`,
+        `${b.acting.map((a) => `${a.controller} (term ${a.term}) from ${formatNs(a.from)}`).join(', ')}; ${b.takeovers} takeovers, ${b.standbys} stood down, ${b.staleCommands} stale commands ignored`,
+      ]);
     const d = f10.detours;
     rows.push([
       `${f10.scheme} recovery`,

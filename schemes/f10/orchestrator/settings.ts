@@ -2,7 +2,8 @@
  * F10's `scheme:` settings: `f10` runs F10's detector, local rerouting, pushback and epoch controller
  * on an F10 tree; `portland` is the controller-only baseline F10 is compared with: same detector, but
  * the switches only report failures and the controller recomputes routes after a reaction delay. The
- * controller is an arbiter process (`arb0`) with a control link to every switch.
+ * controller is an arbiter process (`arb0`) with a control link to every switch, and with
+ * `controller.backup` a second one (`arb1`, F10 §8's primary/backup).
  */
 
 import { parseDurationNs, parseRateBps } from '../../../core/time.js';
@@ -134,7 +135,7 @@ export const f10Properties = {
     type: 'object',
     additionalProperties: false,
     description:
-      'the controller, arbiter process arb0 with a control link to every switch: its timing, links and detector',
+      'the controller, arbiter process arb0 with a control link to every switch (and its backup arb1): its timing, links and detector',
     properties: {
       epoch: {
         ...duration,
@@ -151,6 +152,11 @@ export const f10Properties = {
       report: {
         ...duration,
         description: `how often each switch reports the ports it holds down and each ToR its bytes per destination ToR (duration, ns if a number; default ${D.controller.report})`,
+      },
+      backup: {
+        type: 'boolean',
+        description:
+          'F10 §8 primary/backup: a second controller, arb1, with its own control link to every switch (as link); switches report to both, only the one whose term they obey commands, and arb1 takes over when more than half of the switches report their control link to arb0 down (default false: one more process and twice the control frames would move every figure of a run without it)',
       },
       predictableDelta: {
         type: 'number',
@@ -197,6 +203,8 @@ export interface F10Settings extends F10ControllerTiming {
   lossIntervalNs: number;
   /** the controller's control links */
   controlLink: LinkParams;
+  /** a backup controller, arb1 (F10 §8) */
+  backup: boolean;
   [setting: string]: unknown;
 }
 
@@ -250,6 +258,7 @@ export function resolveF10(
     reportNs: dur(['controller', 'report'], c.report),
     predictableDelta: c.predictableDelta,
     controlLink,
+    backup: c.backup ?? false,
   };
 }
 

@@ -104,6 +104,21 @@ export interface F10Summary {
    * and the switches' acknowledgements of them (F10 §5.3: scheduled flows use a link only after both)
    */
   controller: { rebalances: number; routeInstalls: number; reinstalled: number; acknowledged: number };
+  /** with a backup controller (`scheme.controller.backup`, F10 §8), which one acted when; else null */
+  backup: F10BackupSummary | null;
+}
+
+export interface F10BackupSummary {
+  /** who commanded from when (virtual ns since traffic start): arb0 in term 0, then each takeover */
+  acting: Array<{ controller: string; term: number; from: number }>;
+  /** standbys that took over (`f10-takeover` events) */
+  takeovers: number;
+  /** controllers that stood down on hearing a higher term (`f10-standby`: a deposed one came back) */
+  standbys: number;
+  /** commands switches ignored because they came from a controller a higher term had replaced */
+  staleCommands: number;
+  /** per controller: its epochs (f10) or route installations (portland) */
+  rebalances: Record<string, number>;
 }
 
 export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals): F10Summary {
@@ -140,8 +155,11 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
   return {
     scheme: s.kind,
     failures,
+    // a paused node's own detector finds its links silent when it resumes: the pause's doing too
     spuriousDetections: events.filter(
-      (e) => e.kind === 'port-down-detected' && !r.faults.some((f) => f.t <= e.t && concerns(f, e)),
+      (e) =>
+        e.kind === 'port-down-detected' &&
+        !r.faults.some((f) => f.t <= e.t && (concerns(f, e) || f.node === e.node)),
     ).length,
     reroutes: { up: c('f10ReroutedUp'), scheme1: c('f10Scheme1'), scheme2: c('f10Scheme2'), noRoute },
     detours: {
@@ -174,7 +192,22 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
       reinstalled: events.filter((e) => e.kind === 'f10-link-reinstalled').length,
       acknowledged: counters.f10ReinstallAcks ?? 0,
     },
+    backup: s.backup ? backupOf(events, c('f10StaleCommands')) : null,
   };
+}
+
+function backupOf(events: NodeEvent[], staleCommands: number): F10BackupSummary {
+  const acting: F10BackupSummary['acting'] = [{ controller: 'arb0', term: 0, from: 0 }];
+  const rebalances: Record<string, number> = {};
+  let standbys = 0;
+  for (const e of events) {
+    if (e.kind === 'f10-takeover')
+      acting.push({ controller: e.node, term: e.term as number, from: Math.round(e.t) });
+    else if (e.kind === 'f10-standby') standbys++;
+    else if (e.kind === 'f10-rebalance' || e.kind === 'portland-routes')
+      rebalances[e.node] = (rebalances[e.node] ?? 0) + 1;
+  }
+  return { acting, takeovers: acting.length - 1, standbys, staleCommands, rebalances };
 }
 
 function failure(

@@ -3,7 +3,8 @@
  * §5.2) on control frames, the failure reports, ToR traffic reports and route updates exchanged with
  * the controller (§5.3, §6) over the switch's control link to the arbiter, and the measurements the
  * orchestrator turns into `summary.f10` (reroutes, detour hop inflation, pushback messages and
- * installs).
+ * installs). With a backup controller the switch has a control link to each controller, reports to
+ * both and obeys the highest term (schemes/f10/arbiter/takeover.ts).
  *
  * Pushback messages travel as control frames between neighbours, `x = { pb, lv, loc, st, o, fl, rm }`:
  * pb 0 = PBOnly / 1 = PBExcept for the prefix (loc, lv); st the subtree type stack (0 = A, 1 = B);
@@ -85,9 +86,18 @@ export class F10Module implements Routing, SwitchScheme {
   readonly router: F10Router;
   readonly routing: Routing = this;
   private readonly cfg: F10Config;
-  /** the link to the controller (schemes/f10/arbiter), or -1 when the fabric runs without one */
-  private readonly controlPort: number;
+  /**
+   * the links to the controllers (schemes/f10/arbiter), by controller index (arb0 first; none when
+   * the fabric runs without one)
+   */
+  private readonly controlPorts: number[];
+  /** per controller: whether this switch's detector holds its control link down */
+  private readonly controlDown: boolean[];
+  /** the highest controller term obeyed (F10 §8 primary/backup): lower ones are ignored */
+  private term = 0;
   private commands = 0;
+  /** commands ignored: from a controller whose term a higher one had replaced */
+  private staleCommands = 0;
   /** the controller's last routes (baseline), as sent */
   private routesKey = '[]';
   /** blocks this switch pushed to its children, by origin key */
@@ -121,7 +131,8 @@ export class F10Module implements Routing, SwitchScheme {
   constructor(private readonly ctx: NodeContext) {
     const cfg = ctx.config.scheme?.config as F10Config;
     this.cfg = cfg;
-    this.controlPort = ctx.config.ports.findIndex((p) => p.dir === 'control');
+    this.controlPorts = ctx.config.ports.flatMap((p, i) => (p.dir === 'control' ? [i] : []));
+    this.controlDown = this.controlPorts.map(() => false);
     this.router = new F10Router(
       cfg,
       ctx.config.ports.map((p) => p.dir),
@@ -192,7 +203,7 @@ export class F10Module implements Routing, SwitchScheme {
 
   start(at: number): void {
     this.startAt = at;
-    if (this.cfg.reportNs > 0 && this.controlPort >= 0)
+    if (this.cfg.reportNs > 0 && this.controlPorts.length > 0)
       this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.periodicReport);
     const cg = this.cfg.congestion;
     if (cg !== null && this.cfg.mode === 'f10')
@@ -283,20 +294,36 @@ export class F10Module implements Routing, SwitchScheme {
     this.flood(msg, port, 'all', now);
   }
 
-  /** a message to the controller, over the control link */
+  /** a message to the controllers, over each control link (F10 §8: the backup hears all of it) */
   private tell(m: F10Report, now: number): void {
-    if (this.controlPort < 0) return;
-    const frame = makeFrame({
-      t: FrameType.Control,
-      s: this.ctx.config.id,
-      d: -1,
-      z:
-        WireSize.Small +
-        (m.f10 === 'traffic' ? 8 * m.bytes.length : m.f10 === 'state' ? 2 * m.down.length : 0),
-      p: Priority.Control,
-      x: m,
-    });
-    this.ctx.ports[this.controlPort].send(frame, now);
+    const z =
+      WireSize.Small + (m.f10 === 'traffic' ? 8 * m.bytes.length : m.f10 === 'state' ? 2 * m.down.length : 0);
+    for (const port of this.controlPorts)
+      this.ctx.ports[port].send(
+        makeFrame({ t: FrameType.Control, s: this.ctx.config.id, d: -1, z, p: Priority.Control, x: m }),
+        now,
+      );
+  }
+
+  /**
+   * the ports the detector holds down; with a backup, also the term obeyed and the controllers whose
+   * control link is down, so a standby can tell when the acting controller is gone
+   */
+  private tellState(now: number): void {
+    const down: number[] = [];
+    for (const [port, d] of this.router.detectedDown.entries()) if (d) down.push(port);
+    if (this.controlPorts.length < 2) {
+      this.tell({ f10: 'state', down }, now);
+      return;
+    }
+    const ctl = this.controlDown.flatMap((d, i) => (d ? [i] : []));
+    this.tell({ f10: 'state', down, term: this.term, ctl }, now);
+  }
+
+  /** the detector changed its mind about the control link of controller `i`: with a backup, say so at once */
+  private controlLink(i: number, down: boolean, now: number): void {
+    this.controlDown[i] = down;
+    if (this.controlPorts.length > 1) this.tellState(now);
   }
 
   /** every report period: a ToR's traffic (§6.3), and every switch's detector state */
@@ -305,18 +332,19 @@ export class F10Module implements Routing, SwitchScheme {
       this.tell({ f10: 'traffic', bytes: [...this.traffic] }, now);
       this.traffic = new Map();
     }
-    const down: number[] = [];
-    for (const [port, d] of this.router.detectedDown.entries())
-      if (d && port !== this.controlPort) down.push(port);
-    this.tell({ f10: 'state', down }, now);
+    this.tellState(now);
     this.reportTimer = this.ctx.sched.at(now + this.cfg.reportNs, this.periodicReport);
   };
 
   // ---- failures ------------------------------------------------------------------------------
 
   portDown(port: number): void {
-    if (port === this.controlPort) return;
     const now = this.ctx.sched.current;
+    const ctl = this.controlPorts.indexOf(port);
+    if (ctl >= 0) {
+      this.controlLink(ctl, true, now);
+      return;
+    }
     // failures are reported to the controller at once (F10 §5.3); rebalancing waits for its epoch
     this.tell({ f10: 'down', port }, now);
     this.router.portDown(port);
@@ -332,7 +360,11 @@ export class F10Module implements Routing, SwitchScheme {
   }
 
   portUp(port: number): void {
-    if (port === this.controlPort) return;
+    const ctl = this.controlPorts.indexOf(port);
+    if (ctl >= 0) {
+      this.controlLink(ctl, false, this.ctx.sched.current);
+      return;
+    }
     // a recovered link is used again only when the controller reinstalls it (F10 §5.3)
     this.tell({ f10: 'up', port }, this.ctx.sched.current);
     this.router.portUp(port);
@@ -365,6 +397,23 @@ export class F10Module implements Routing, SwitchScheme {
       }
     }
     this.tell({ f10: 'reinstalled', port }, now);
+  }
+
+  /**
+   * a command from controller `ctl`: obeyed unless a higher term has been heard (a deposed controller
+   * that came back), or its term is not that controller's (takeover.ts)
+   */
+  private obey(c: F10Command, ctl: number, now: number): void {
+    const term = c.term ?? 0;
+    if (term < this.term || term % this.controlPorts.length !== ctl) {
+      this.staleCommands++;
+      return;
+    }
+    if (term > this.term) {
+      this.term = term;
+      this.ctx.emit('f10-new-term', now, { term, controller: this.peerName(this.controlPorts[ctl]) });
+    }
+    this.command(c, now);
   }
 
   /** the controller's commands */
@@ -409,9 +458,10 @@ export class F10Module implements Routing, SwitchScheme {
 
   onControl(now: number, ingress: number, frame: Frame): boolean {
     const m = frame.x;
-    if (ingress === this.controlPort) {
+    const ctl = this.controlPorts.indexOf(ingress);
+    if (ctl >= 0) {
       if (!isF10Command(m, this.ctx.ports.length)) return false;
-      this.command(m, now);
+      this.obey(m, ctl, now);
       return true;
     }
     if (!isPushback(m)) return false;
@@ -519,6 +569,7 @@ export class F10Module implements Routing, SwitchScheme {
   report(): F10SwitchSection {
     const m = this.ctx.metrics;
     m.inc('f10Commands', this.commands);
+    if (this.controlPorts.length > 1) m.inc('f10StaleCommands', this.staleCommands);
     const s = this.router.stats;
     m.inc('f10ReroutedUp', s.reroutedUp);
     m.inc('f10Scheme1', s.scheme1);
