@@ -15,17 +15,18 @@ import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import { F10Arbiter } from '../schemes/f10/arbiter/role.js';
 import type { F10Command, F10Report } from '../schemes/f10/control.js';
 
-function controller(kind: 'f10' | 'portland') {
+/** the controller `name` of a k=4 tree; `arb1` is the backup (scheme.controller.backup) */
+function controller(kind: 'f10' | 'portland', name = 'arb0') {
   const sc = resolveScenario(
     parseScenario(
       `topology: { kind: f10, k: 4 }
-scheme: { kind: ${kind}, controller: { epoch: 500us, reactionDelay: 400us, report: 250us } }
+scheme: { kind: ${kind}, controller: { epoch: 500us, reactionDelay: 400us, report: 250us, backup: ${name !== 'arb0'} } }
 workload: { pattern: all-to-all, fixedSize: 60KB, load: 0.3, duration: 1ms }
 `,
       'arb.yaml',
     ),
   );
-  const arb = sc.topology.nodes.find((n) => n.role === 'arbiter')!;
+  const arb = sc.topology.nodes.find((n) => n.name === name)!;
   const scheme = schemeDefinition(kind).nodeScheme!(sc.scheme, sc.topology, arb)!;
   const sched = new Scheduler(null);
   const sent: Array<{ t: number; to: string; c: F10Command }> = [];
@@ -50,7 +51,8 @@ workload: { pattern: all-to-all, fixedSize: 60KB, load: 0.3, duration: 1ms }
     );
   const portTo = (a: string, b: string) =>
     sc.topology.nodes.find((n) => n.name === a)!.ports.find((p) => p.peer === b)!.index;
-  return { role, sched, sent, events, hear, portTo };
+  const switches = arb.ports.map((p) => p.peer);
+  return { role, sched, sent, events, hear, portTo, switches };
 }
 
 describe('F10 controller as an arbiter process', () => {
@@ -138,5 +140,60 @@ describe('F10 controller as an arbiter process', () => {
     c.sched.runBefore(1_000_000);
     expect(c.sent.filter((s) => s.c.kind === 'routes')).toEqual([]);
     expect(c.role.report().scheme).toMatchObject({ reportsHeard: 0, unknownFrames: 4 });
+  });
+
+  it('backup (portland): the standby commands nothing until more than half the switches lose arb0, then sends every switch its routes in its own term', () => {
+    const c = controller('portland', 'arb1');
+    c.role.start(0);
+    c.hear(100_000, 'agg2', { f10: 'down', port: c.portTo('agg2', 'core0') });
+    // 10 of the 20 switches hold their control link to arb0 (controller 0) down: half, no majority
+    for (const sw of c.switches.slice(0, 10))
+      c.hear(600_000, sw, { f10: 'state', down: [], term: 0, ctl: [0] });
+    c.sched.runBefore(1_000_000);
+    expect(c.sent).toEqual([]);
+    // the 11th: arb1 takes over in term 1, at once
+    c.hear(1_000_000, c.switches[10], { f10: 'state', down: [], term: 0, ctl: [0] });
+    c.sched.runBefore(1_000_001);
+    expect(c.events).toEqual([
+      { t: 1_000_000, kind: 'f10-takeover' },
+      { t: 1_000_000, kind: 'portland-routes' },
+    ]);
+    // its routes (around agg2--core0, heard while standing by) go to every switch, in term 1
+    const routes = c.sent.filter((s) => s.c.kind === 'routes');
+    expect(routes.map((s) => s.to).sort()).toEqual([...c.switches].sort());
+    expect(new Set(c.sent.map((s) => s.c.term))).toEqual(new Set([1]));
+    // arb0 came back and took term 2: a switch says so, arb1 stands down and commands nothing more
+    c.hear(1_200_000, 'tor0', { f10: 'state', down: [], term: 2, ctl: [] });
+    const before = c.sent.length;
+    c.sched.runBefore(3_000_000);
+    expect(c.sent.length).toBe(before);
+    expect(c.events.map((e) => e.kind)).toEqual(['f10-takeover', 'portland-routes', 'f10-standby']);
+    expect(c.role.report().scheme).toMatchObject({ takeovers: 1, standbys: 1 });
+  });
+
+  it('backup (f10): a reinstall the primary ordered, heard as the switches acknowledge it, is not ordered again at the takeover', () => {
+    const c = controller('f10', 'arb1');
+    c.role.start(0);
+    c.hear(100_000, 'agg0', { f10: 'down', port: c.portTo('agg0', 'core0') });
+    c.hear(200_000, 'agg0', { f10: 'up', port: c.portTo('agg0', 'core0') });
+    // arb0 reinstalled it (after stable 2 ms); both ends acknowledge to both controllers
+    c.hear(2_500_000, 'agg0', { f10: 'reinstalled', port: c.portTo('agg0', 'core0') });
+    c.hear(2_500_000, 'core0', { f10: 'reinstalled', port: c.portTo('core0', 'agg0') });
+    for (const sw of c.switches.slice(0, 11)) c.hear(2_600_000, sw, { f10: 'state', down: [], ctl: [0] });
+    c.sched.runBefore(2_600_001);
+    expect(c.events.map((e) => [e.t, e.kind])).toEqual([
+      [2_600_000, 'f10-takeover'],
+      [2_600_000, 'f10-rebalance'],
+    ]);
+    expect(c.sent.filter((s) => s.c.kind === 'reinstall')).toEqual([]);
+    const installed = c.sent.find((s) => s.to === 'agg0' && s.c.kind === 'installed')!.c as {
+      ports: number[];
+    };
+    expect(installed.ports).toContain(c.portTo('agg0', 'core0'));
+    // its epochs go on every 500 µs from the takeover
+    c.sched.runBefore(3_700_000);
+    expect(c.events.filter((e) => e.kind === 'f10-rebalance').map((e) => e.t)).toEqual([
+      2_600_000, 3_100_000, 3_600_000,
+    ]);
   });
 });
