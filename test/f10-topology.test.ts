@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import {
   f10Tree,
   fatTree,
@@ -344,6 +345,35 @@ describe('scenario kind f10', () => {
     expect(scenario('{ kind: f10, k: 4 }').topology.nodes.some((n) => n.role === 'arbiter')).toBe(false);
   });
 
+  it('with controller.backup, attaches arb1 too: its own control link to every switch, after arb0', () => {
+    const t = withScheme('{ kind: f10, controller: { backup: true, link: { delay: 2us } } }').topology;
+    expect(validateTopology(t)).toEqual([]);
+    expect(t.nodes.filter((n) => n.role === 'arbiter').map((n) => [n.name, n.id, n.ports.length])).toEqual([
+      ['arb0', 36, 20],
+      ['arb1', 37, 20],
+    ]);
+    for (const p of node(t, 'arb1').ports) {
+      // the switch's last two ports: arb0's control link, then arb1's
+      expect(
+        node(t, p.peer)
+          .ports.slice(-2)
+          .map((q) => [q.peer, q.dir]),
+      ).toEqual([
+        ['arb0', 'control'],
+        ['arb1', 'control'],
+      ]);
+      expect(t.links[p.link]).toMatchObject({ propNs: 2000 });
+    }
+    // each controller is told every controller's name, so both know who owns which term
+    const arb1 = node(t, 'arb1');
+    const cfg = schemeDefinition('f10').nodeScheme!(
+      withScheme('{ kind: f10, controller: { backup: true } }').scheme,
+      t,
+      arb1,
+    )!.config as { controllers: string[] };
+    expect(cfg.controllers).toEqual(['arb0', 'arb1']);
+  });
+
   it('names the field of a setting the scheme does not have', () => {
     expect(() => withScheme('{ kind: ecmp, pushback: true }')).toThrow(
       /f10\.yaml:2: scheme\.pushback: scheme ecmp has no setting 'pushback'/,
@@ -353,6 +383,9 @@ describe('scenario kind f10', () => {
     );
     expect(() => withScheme('{ kind: f10, controller: { link: { delay: 0 } } }')).toThrow(
       /scheme\.controller\.link\.delay: must be > 0/,
+    );
+    expect(() => withScheme('{ kind: f10, controller: { backup: 1 } }')).toThrow(
+      /f10\.yaml:2: scheme\.controller\.backup: must be boolean, got 1/,
     );
   });
 });
