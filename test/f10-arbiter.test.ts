@@ -167,8 +167,8 @@ describe('F10 controller as an arbiter process', () => {
     const before = c.sent.length;
     c.sched.runBefore(3_000_000);
     expect(c.sent.length).toBe(before);
-    expect(c.events.map((e) => e.kind)).toEqual(['f10-takeover', 'portland-routes', 'f10-standby']);
-    expect(c.role.report().scheme).toMatchObject({ takeovers: 1, standbys: 1 });
+    expect(c.events.map((e) => e.kind)).toEqual(['f10-takeover', 'portland-routes', 'f10-step-down']);
+    expect(c.role.report().scheme).toMatchObject({ takeovers: 1, stepDowns: 1 });
   });
 
   it('backup (f10): a reinstall the primary ordered, heard as the switches acknowledge it, is not ordered again at the takeover', () => {

@@ -62,6 +62,9 @@ describe('F10 controller backup: arb0 killed, then a link cut and repaired', () 
     // the five other switches' detectors (control window 20 µs) declare arb0 gone at 140 µs; their
     // reports reach arb1 1.05 µs later (1 µs + 64 B at 10 Gbit/s), and the third of them, with l0s3's
     // earlier one, is 4 of 6: a majority
+    expect(
+      onEvents.filter((e) => e.kind === 'port-down-detected' && e.peer === 'arb0').map((e) => [e.t, e.node]),
+    ).toEqual([[60_000, 'l0s3'], ...['l0s0', 'l0s1', 'l0s2', 'l1s0', 'l1s1'].map((n) => [140_000, n])]);
     const takeovers = onEvents.filter((e) => e.kind === 'f10-takeover');
     expect(takeovers).toEqual([
       { t: 141_051, kind: 'f10-takeover', node: 'arb1', term: 1, from: 'arb0', switches: 4 },
@@ -76,7 +79,7 @@ describe('F10 controller backup: arb0 killed, then a link cut and repaired', () 
         { controller: 'arb1', term: 1, from: 141_051 },
       ],
       takeovers: 1,
-      standbys: 0,
+      stepDowns: 0,
       staleCommands: 0,
       rebalances: { arb0: 1, arb1: 3 },
     });
@@ -89,6 +92,10 @@ describe('F10 controller backup: arb0 killed, then a link cut and repaired', () 
     );
     // l1s0--l0s0 is seen up again at 232.1 µs; stable 100 µs later arb1's epoch at 341 µs reinstalls
     // it, both ends tear down their reroutes and pushback and acknowledge
+    expect(at(onEvents, 'port-up-detected').filter(([, n]) => n === 'l0s0' || n === 'l1s0')).toEqual([
+      [232_102, 'l0s0'],
+      [232_102, 'l1s0'],
+    ]);
     expect(at(onEvents, 'f10-link-reinstalled')).toEqual([[341_051, 'arb1']]);
     expect(at(onEvents, 'f10-reinstalled')).toEqual([
       [342_102, 'l0s0'],
@@ -121,8 +128,8 @@ describe('F10 controller backup: a paused primary comes back', () => {
     ]);
     // at 210 µs arb0 runs its epoch due at 200 µs, while it was stopped (in term 0: 3 commands to each
     // of 6 switches, all ignored), then hears term 1 in the switches' reports and stands down
-    expect(events.filter((e) => e.kind === 'f10-standby')).toEqual([
-      { t: 210_000, kind: 'f10-standby', node: 'arb0', term: 1, acting: 'arb1' },
+    expect(events.filter((e) => e.kind === 'f10-step-down')).toEqual([
+      { t: 210_000, kind: 'f10-step-down', node: 'arb0', term: 1, acting: 'arb1' },
     ]);
     expect(at(events, 'f10-rebalance')).toEqual([
       [100_000, 'arb0'],
@@ -130,6 +137,6 @@ describe('F10 controller backup: a paused primary comes back', () => {
       [210_000, 'arb0'],
       [241_051, 'arb1'],
     ]);
-    expect(s.f10.backup).toMatchObject({ takeovers: 1, standbys: 1, staleCommands: 18 });
+    expect(s.f10.backup).toMatchObject({ takeovers: 1, stepDowns: 1, staleCommands: 18 });
   }, 120_000);
 });

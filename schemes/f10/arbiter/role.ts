@@ -59,7 +59,7 @@ export interface F10ArbiterSection {
   acknowledged: number;
   /** with a backup: times this controller took over, and stood down on hearing a higher term */
   takeovers: number;
-  standbys: number;
+  stepDowns: number;
 }
 
 export class F10Arbiter implements Role {
@@ -83,7 +83,7 @@ export class F10Arbiter implements Role {
     unknownFrames: 0,
     acknowledged: 0,
     takeovers: 0,
-    standbys: 0,
+    stepDowns: 0,
   };
 
   constructor(private readonly ctx: NodeContext) {
@@ -216,11 +216,11 @@ export class F10Arbiter implements Role {
   private succeed(change: SuccessionChange, now: number): void {
     const name = (i: number) => this.cfg.controllers[i];
     if (change.kind === 'standby') {
-      this.stats.standbys++;
+      this.stats.stepDowns++;
       this.ctx.sched.cancel(this.epochTimer);
       this.ctx.sched.cancel(this.routesTimer);
       this.epochTimer = this.routesTimer = null;
-      this.ctx.emit('f10-standby', now, { term: change.term, acting: name(change.to) });
+      this.ctx.emit('f10-step-down', now, { term: change.term, acting: name(change.to) });
       return;
     }
     this.stats.takeovers++;
@@ -324,7 +324,7 @@ export class F10Arbiter implements Role {
     m.inc('f10ReinstallAcks', this.stats.acknowledged);
     if (this.termed) {
       m.inc('f10Takeovers', this.stats.takeovers);
-      m.inc('f10Standbys', this.stats.standbys);
+      m.inc('f10StepDowns', this.stats.stepDowns);
     }
     return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
   }

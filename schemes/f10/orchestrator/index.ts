@@ -144,7 +144,7 @@ export default defineScheme<F10Settings, F10Summary>({
     if (b !== null)
       rows.push([
         `${f10.scheme} controllers`,
-        `${b.acting.map((a) => `${a.controller} (term ${a.term}) from ${formatNs(a.from)}`).join(', ')}; ${b.takeovers} takeovers, ${b.standbys} stood down, ${b.staleCommands} stale commands ignored`,
+        `${b.acting.map((a) => `${a.controller} (term ${a.term}) from ${formatNs(a.from)}`).join(', ')}; ${b.takeovers} takeovers, ${b.stepDowns} stood down, ${b.staleCommands} stale commands ignored`,
       ]);
     const d = f10.detours;
     rows.push([

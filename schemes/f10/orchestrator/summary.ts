@@ -113,8 +113,8 @@ export interface F10BackupSummary {
   acting: Array<{ controller: string; term: number; from: number }>;
   /** standbys that took over (`f10-takeover` events) */
   takeovers: number;
-  /** controllers that stood down on hearing a higher term (`f10-standby`: a deposed one came back) */
-  standbys: number;
+  /** controllers that stood down on hearing a higher term (`f10-step-down`: a deposed one came back) */
+  stepDowns: number;
   /** commands switches ignored because they came from a controller a higher term had replaced */
   staleCommands: number;
   /** per controller: its epochs (f10) or route installations (portland) */
@@ -199,15 +199,15 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
 function backupOf(events: NodeEvent[], staleCommands: number): F10BackupSummary {
   const acting: F10BackupSummary['acting'] = [{ controller: 'arb0', term: 0, from: 0 }];
   const rebalances: Record<string, number> = {};
-  let standbys = 0;
+  let stepDowns = 0;
   for (const e of events) {
     if (e.kind === 'f10-takeover')
       acting.push({ controller: e.node, term: e.term as number, from: Math.round(e.t) });
-    else if (e.kind === 'f10-standby') standbys++;
+    else if (e.kind === 'f10-step-down') stepDowns++;
     else if (e.kind === 'f10-rebalance' || e.kind === 'portland-routes')
       rebalances[e.node] = (rebalances[e.node] ?? 0) + 1;
   }
-  return { acting, takeovers: acting.length - 1, standbys, staleCommands, rebalances };
+  return { acting, takeovers: acting.length - 1, stepDowns, staleCommands, rebalances };
 }
 
 function failure(
