@@ -11,6 +11,12 @@ import type { F10Address, F10Shape } from '../../topology/f10-address.js';
 export const F10_KIND = 'f10';
 
 /**
+ * The controllers' names (STYLE §9: arbiters are `arb0`, `arb1`, ...): the primary, and its backup
+ * (F10 §8, `scheme.controller.backup`). Controller i owns the terms t with t mod 2 = i.
+ */
+export const F10_CONTROLLERS = ['arb0', 'arb1'] as const;
+
+/**
  * F10's failure detector (F10 §5.4): a link must deliver `keepUp` valid frames per window of
  * `windowNs` to stay up, and `bringUp` per window (for a hold-down that doubles on every flap) to come
  * back; idle ports send a keepalive every `keepaliveNs`; a port declared down sends "failure detected"

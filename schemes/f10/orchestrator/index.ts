@@ -10,12 +10,9 @@ import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import { type ArbiterSpec, dataPlane } from '../../../orchestrator/topology/arbiter.js';
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { F10ArbiterConfig } from '../arbiter/role.js';
-import { F10_KIND, type F10Config, type F10LinkConfig } from '../config.js';
+import { F10_CONTROLLERS, F10_KIND, type F10Config, type F10LinkConfig } from '../config.js';
 import { type F10Settings, f10Properties, resolveF10 } from './settings.js';
 import { type F10Summary, summarizeF10 } from './summary.js';
-
-/** The controllers' names (STYLE §9: arbiters are `arb0`, `arb1`, ...): the primary, and its backup. */
-export const F10_CONTROLLERS = ['arb0', 'arb1'] as const;
 
 /** the controllers a run has: the primary, and with `controller.backup` the backup (F10 §8) */
 const controllersOf = (s: F10Settings): string[] => F10_CONTROLLERS.slice(0, s.backup ? 2 : 1);

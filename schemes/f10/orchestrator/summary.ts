@@ -16,6 +16,7 @@ import { Histogram } from '../../../core/histogram.js';
 import type { NodeEvent } from '../../../core/messages.js';
 import { concerns, type FiredFault } from '../../../orchestrator/fired.js';
 import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
+import { F10_CONTROLLERS } from '../config.js';
 import type { F10SwitchSection } from '../switch/module.js';
 import type { F10Settings } from './settings.js';
 
@@ -197,7 +198,7 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
 }
 
 function backupOf(events: NodeEvent[], staleCommands: number): F10BackupSummary {
-  const acting: F10BackupSummary['acting'] = [{ controller: 'arb0', term: 0, from: 0 }];
+  const acting: F10BackupSummary['acting'] = [{ controller: F10_CONTROLLERS[0], term: 0, from: 0 }];
   const rebalances: Record<string, number> = {};
   let stepDowns = 0;
   for (const e of events) {
