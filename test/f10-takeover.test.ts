@@ -30,7 +30,7 @@ describe('Succession (F10 §8 primary/backup)', () => {
 
   it('a controller that hears a higher term stands down; the next takeover takes its own next term', () => {
     const a = new Succession(0, 2, 4);
-    expect(a.heard('s0', 1, [])).toEqual({ kind: 'standby', term: 1, to: 1 });
+    expect(a.heard('s0', 1, [])).toEqual({ kind: 'step-down', term: 1, to: 1 });
     expect(a.acting).toBe(false);
     // the term it stood down to is arb1's: now arb1's link counts
     expect(a.heard('s0', 1, [0])).toBeNull();

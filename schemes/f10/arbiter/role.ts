@@ -215,7 +215,7 @@ export class F10Arbiter implements Role {
    */
   private succeed(change: SuccessionChange, now: number): void {
     const name = (i: number) => this.cfg.controllers[i];
-    if (change.kind === 'standby') {
+    if (change.kind === 'step-down') {
       this.stats.stepDowns++;
       this.ctx.sched.cancel(this.epochTimer);
       this.ctx.sched.cancel(this.routesTimer);

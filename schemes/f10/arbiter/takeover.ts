@@ -22,7 +22,7 @@ export type SuccessionChange =
   /** this controller acts from now on, in `term`; `switches` reported the acting one's link down */
   | { kind: 'takeover'; term: number; from: number; switches: number }
   /** this controller acted and heard of a higher term: it stops commanding */
-  | { kind: 'standby'; term: number; to: number };
+  | { kind: 'step-down'; term: number; to: number };
 
 export class Succession {
   /** the highest term this controller knows of */
@@ -66,7 +66,7 @@ export class Succession {
     if (term !== undefined && term > this.current) {
       const wasActing = this.acting;
       this.current = term;
-      if (wasActing && !this.acting) return { kind: 'standby', term, to: this.owner(term) };
+      if (wasActing && !this.acting) return { kind: 'step-down', term, to: this.owner(term) };
     }
     if (this.acting) return null;
     const from = this.owner(this.current);
