@@ -245,7 +245,7 @@ program
     'exit 0 even when the run was not faithful (causality misses above the threshold)',
   )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
-  .option('--force', 'start even when the nodes need more memory than this machine has (~75 MB each)')
+  .option('--force', 'start even when the nodes need more memory than this machine has (~30 MB each)')
   .option('-q, --quiet', 'no progress line')
   .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
   .option(...SET_OPTION)

@@ -18,7 +18,7 @@ import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import { type Progress, stallDiagnosis } from './progress.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
-import { NODE_MEMORY_MB, type Scenario, type TimelineEvent } from './scenario/resolve.js';
+import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
 import { userSchemeDir } from './schemes/index.js';
 import { clockFault, firedRecord, unmatchedStart, wireFaults } from './timeline-actions.js';
@@ -49,15 +49,16 @@ export interface FabricOptions {
 }
 
 /**
- * Why this machine cannot hold the scenario's node processes (~NODE_MEMORY_MB each, against 90% of
- * its memory), or null when it can: checked before anything starts, and by `dcemu validate`.
+ * Why this machine cannot hold the scenario's node processes (~NODE_PRIVATE_MB each beside the pages
+ * they share, against 90% of its memory), or null when it can: checked before anything starts, and by
+ * `dcemu validate`.
  */
 export function memoryProblem(scenario: Scenario): string | null {
   const nodes = scenario.topology.nodes.length;
-  const needMb = nodes * NODE_MEMORY_MB;
+  const needMb = nodesMemoryMb(nodes);
   const haveMb = totalmem() / 2 ** 20;
   if (needMb <= 0.9 * haveMb) return null;
-  return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_MEMORY_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
+  return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_PRIVATE_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
 }
 
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
@@ -89,7 +90,7 @@ export class Fabric {
     const epoch = monotonicEpoch();
     const runId = this.opts.runId ?? newRunId();
     const runtime = this.opts.runtime;
-    // every node is a process of ~NODE_MEMORY_MB: a fabric the machine cannot hold is refused up front
+    // every node is a process of ~NODE_PRIVATE_MB of its own: a fabric the machine cannot hold is refused up front
     const tooBig = runtime.kind !== 'attached' && !this.opts.force ? memoryProblem(this.scenario) : null;
     if (tooBig) throw new RuntimeError(`${this.scenario.file}: ${tooBig}: use --force to start anyway`);
     // container faults need containers: refuse before anything starts, naming the timeline line

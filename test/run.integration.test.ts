@@ -346,7 +346,7 @@ describe('dcemu user errors', () => {
     expect(r.exitCode).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines.at(-1)).toMatch(
-      /^dcemu: examples\/quickstart\.yaml: 1344 nodes need ~98\.4 GB of memory \(~75 MB per process\); this machine has [\d.]+ GB: use --force to start anyway$/,
+      /^dcemu: examples\/quickstart\.yaml: 1344 nodes need ~39\.4 GB of memory \(~30 MB per process\); this machine has [\d.]+ GB: use --force to start anyway$/,
     );
     expect(await allNodePids()).toEqual([]);
   });

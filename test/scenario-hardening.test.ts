@@ -126,7 +126,7 @@ describe('bad scenarios', () => {
   it('refuses a topology too big before building it, saying what it would need', () => {
     const t0 = performance.now();
     expect(() => resolve(`topology: { kind: fat-tree, k: 48 }\n${WORK}`)).toThrow(
-      /^b\.yaml:1: topology\.k: this fat-tree topology has 30,528 nodes: as many processes and ~2,236 GB of memory; dcemu runs at most 4096 nodes$/,
+      /^b\.yaml:1: topology\.k: this fat-tree topology has 30,528 nodes: as many processes and ~895 GB of memory; dcemu runs at most 4096 nodes$/,
     );
     expect(() => resolve(`topology: { kind: f10, k: 16, levels: 4 }\n${WORK}`)).toThrow(
       /this f10 topology has 11,776 nodes/,

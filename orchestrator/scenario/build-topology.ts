@@ -9,13 +9,24 @@ import { star } from '../topology/star.js';
 import type { ScenarioSource } from './source.js';
 
 /**
- * The most nodes a scenario may have: every node is a process of ~70 MB (bench: fattree8's largest
- * peak RSS 70.4 MB), so 4096 already asks for ~280 GB; beyond it a topology is refused before it is
- * built, so `validate` answers at once for any input.
+ * The most nodes a scenario may have: beyond it a topology is refused before it is built, so
+ * `validate` answers at once for any input (4096 node processes already ask for ~120 GB).
  */
 export const MAX_NODES = 4096;
-/** Peak memory of one node process, MB (bench/fixtures/fattree8.yaml: 70.4 MB). */
-export const NODE_MEMORY_MB = 75;
+/**
+ * What one more node process costs the machine, MB: its private pages. Measured with
+ * /proc/<pid>/smaps_rollup on the nodes of a running k=4 F10 fabric: ~22 MB private of ~70 MB RSS;
+ * the rest of the RSS is Node's binary and libraries, mapped once for all (`pssKb` and `privateKb` in
+ * each node's `node stopped` log line; `npm run bench`: pss_mb_per_process). With headroom.
+ */
+export const NODE_PRIVATE_MB = 30;
+/** Node's binary and libraries, shared by every node process: counted once, MB (~48 measured). */
+export const NODE_SHARED_MB = 60;
+
+/** The memory `nodes` node processes need together, MB. */
+export function nodesMemoryMb(nodes: number): number {
+  return NODE_SHARED_MB + nodes * NODE_PRIVATE_MB;
+}
 
 /** Nodes a topology section would build, from its parameters alone. */
 function nodeCount(t: Record<string, number | string | undefined>): number {
@@ -51,7 +62,7 @@ export function buildTopology(
     const field = Object.keys(t).find((k) => k !== 'kind') ?? 'kind';
     throw src.error(
       ['topology', field],
-      `this ${t.kind} topology has ${nodes.toLocaleString('en-US')} nodes: as many processes and ~${Math.ceil((nodes * NODE_MEMORY_MB) / 1024).toLocaleString('en-US')} GB of memory; dcemu runs at most ${MAX_NODES} nodes`,
+      `this ${t.kind} topology has ${nodes.toLocaleString('en-US')} nodes: as many processes and ~${Math.ceil(nodesMemoryMb(nodes) / 1024).toLocaleString('en-US')} GB of memory; dcemu runs at most ${MAX_NODES} nodes`,
     );
   }
   let topo: Topology;

@@ -22,7 +22,7 @@ import { type CapturePort, resolveCapture, resolveTimeline, type TimelineEvent }
 import { resolveWorkload } from './workload.js';
 
 export type { Dist } from '../../core/random.js';
-export { MAX_NODES, NODE_MEMORY_MB } from './build-topology.js';
+export { MAX_NODES, NODE_PRIVATE_MB, nodesMemoryMb } from './build-topology.js';
 export { type ClockModel, type JitterSettings, type PtpSettings, parseDist } from './clocks.js';
 export { DEFAULTS, type PortDefaults } from './defaults.js';
 export { type CapturePort, resolveInjected, type TimelineEvent } from './timeline.js';
