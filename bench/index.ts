@@ -11,6 +11,8 @@
  *   bundles, and without them;
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process, fattree8_pss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
+ * - fattree12_wall_s, fattree12_pss_mb_per_process: bench/fixtures/fattree12.yaml, 612 processes, ~18 GB
+ *   (skip with --no-fattree12);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  */
@@ -295,6 +297,23 @@ function memoryMb(out: string, field: 'maxRssKb' | 'pssKb' = 'maxRssKb'): number
 /** the median of `xs` (sorted here) */
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** bench/fixtures/fattree12.yaml: 612 processes, what a 24 GB machine holds */
+async function benchFattree12(): Promise<void> {
+  const r = await runScenario('bench/fixtures/fattree12.yaml', []);
+  const s = r.summary;
+  const pss = memoryMb(r.out, 'pssKb');
+  figure(
+    'fattree12_wall_s',
+    r.wallS,
+    `k=12 FatTree, ${s.processes.started} processes, 1 ms at 0.3 load: ${s.flows.completed}/${s.flows.planned} flows, ${s.fidelity.framesHandled} frames, ${r.cpuS.toFixed(0)} CPU-s`,
+  );
+  figure(
+    'fattree12_pss_mb_per_process',
+    Math.max(...pss),
+    `largest proportional set size of the ${pss.length} node processes at their end, MB`,
+  );
+}
+
 async function benchFattree8(): Promise<void> {
   const r = await runScenario('bench/fixtures/fattree8.yaml', []);
   const s = r.summary;
@@ -453,6 +472,7 @@ figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame 
 await benchStartup();
 if (!skipQuickstart) await benchQuickstart();
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
+if (!process.argv.includes('--no-fattree12')) await benchFattree12();
 
 const w = Math.max(...figures.map(([n]) => n.length));
 process.stdout.write('\ndcemu bench\n');
