@@ -61,3 +61,54 @@ export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | nul
     maxBytes: sorted[sorted.length - 1],
   };
 }
+
+/** a delay's mean and p99 over messages, ns */
+export interface DelaySpread {
+  meanNs: number;
+  p99Ns: number;
+}
+
+/**
+ * Where a message-scheduling scheme's delay goes (Harmony NSDI'24 Fig. 6b/6c), over its messages
+ * delivered whole: from the message's start to its last byte at the receiver (`latency`), to its first
+ * packet leaving the sender (`hostWait`: the wait for a reservation or timeslots), and the worst switch
+ * queueing any of its packets met (`queueing`).
+ */
+export interface MessageDelays {
+  messages: number;
+  latency: DelaySpread;
+  hostWait: DelaySpread;
+  queueing: DelaySpread;
+}
+
+/**
+ * Message delays from the run's reports: `firstSent` and `queueing` by flow, as the scheme's hosts
+ * report them (physical ns, and ns); only the flows in `firstSent` that were delivered and `keep`
+ * accepts count.
+ */
+export function messageDelays(
+  reports: readonly NodeReport[],
+  firstSent: ReadonlyMap<number, number>,
+  queueing: ReadonlyMap<number, number>,
+  keep: (flow: number) => boolean = () => true,
+): MessageDelays {
+  const start = new Map<number, number>();
+  for (const rep of reports) for (const f of rep.flows) start.set(f.id, f.start);
+  const lat: number[] = [];
+  const wait: number[] = [];
+  const q: number[] = [];
+  for (const rep of reports)
+    for (const [id, t] of rep.received) {
+      const s = start.get(id);
+      const sent = firstSent.get(id);
+      if (s === undefined || sent === undefined || !keep(id)) continue;
+      lat.push(t - s);
+      wait.push(sent - s);
+      q.push(queueing.get(id) ?? 0);
+    }
+  const spread = (xs: number[]): DelaySpread => ({
+    meanNs: Math.round(mean(xs)),
+    p99Ns: Math.round(quantile(Float64Array.from(xs).sort(), 0.99)),
+  });
+  return { messages: lat.length, latency: spread(lat), hostWait: spread(wait), queueing: spread(q) };
+}

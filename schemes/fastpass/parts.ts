@@ -1,11 +1,16 @@
-/** Fastpass's node-process parts: the arbiter (allocator, path selection, FCP) and the qdisc under the run's transport. */
+/**
+ * Fastpass's node-process parts: the arbiter (allocator, path selection, FCP), the qdisc under the
+ * run's transport, and in message mode the switches' queueing stamp.
+ */
 import { defineSchemeParts } from '../../scheme/parts.js';
 import { FastpassArbiter } from './arbiter/role.js';
 import { FastpassTransport } from './host/transport.js';
+import { QueueingStamp } from './switch/stamp.js';
 import type { FastpassHostConfig } from './wire.js';
 
 export default defineSchemeParts({
   arbiter: { create: (ctx) => new FastpassArbiter(ctx) },
+  switch: { create: (ctx) => new QueueingStamp(() => ctx.sched.current) },
   host: {
     under: (config, components, make) =>
       new FastpassTransport(config as FastpassHostConfig, components, make),

@@ -53,8 +53,19 @@ export function notifyBatches(t: FastpassTiming): number {
   return Math.max(1, Math.min(4, Math.floor(t.horizonNs / 2 / (8 * t.slotNs))));
 }
 
+/**
+ * Message-level scheduling (Harmony NSDI'24 footnote 3's extension of Fastpass): each flow is one
+ * message whose timeslots the arbiter allocates consecutively, and a message not allocated within
+ * `admissionNs` of its request is rejected (0: it waits for ever).
+ */
+export interface FastpassMessageMode {
+  admissionNs: number;
+}
+
 export interface FastpassArbiterConfig extends FastpassTiming {
   rank: number;
+  /** message-level scheduling (absent: per-packet timeslots, the paper's Fastpass) */
+  messages?: FastpassMessageMode;
   policy: 'max-min' | 'min-fct';
   /** share of each endpoint's timeslots left free for FCP's own frames on its link */
   fcpShare: number;
@@ -81,6 +92,8 @@ export interface FastpassHostConfig extends FastpassTiming {
   lateNs: number;
   /** bytes the qdisc holds at most; beyond, packets are dropped (counted) */
   limitBytes: number;
+  /** message-level scheduling: the host sends every flow itself as one message (absent: a qdisc only) */
+  messages?: FastpassMessageMode;
 }
 
 /** FCP message kinds, in `x.fp` of a control frame. */
@@ -95,7 +108,12 @@ export const Fcp = {
   Reset: 4,
   /** arbiter → arbiters: the primary is alive (§5.1) */
   Watchdog: 5,
+  /** arbiter → host, message mode: these messages waited out the admission delay unallocated */
+  Reject: 6,
 } as const;
+
+/** message mode: [flow (the message), destination, timeslots] a request asks for */
+export type MessageAsk = [number, number, number];
 
 /**
  * [spine, flow, segment, what]: `LossKind.Data`: the sender sent the segment again, its copy before
@@ -121,6 +139,8 @@ export type FcpMessage =
       ri: number;
       /** losses seen since the last request, for fault isolation (§5.2) */
       l: LossReport[];
+      /** message mode: messages asked for (again until acknowledged) */
+      m?: MessageAsk[];
     }
   | {
       fp: typeof Fcp.Alloc;
@@ -128,8 +148,17 @@ export type FcpMessage =
       /** [timeslot, destination, source route, spine (-1: inside the rack)] */
       a: Array<[number, number, number[], number]>;
       c: FcpCount[];
+      /** message mode: the message (flow) of each entry of `a` */
+      mf?: number[];
     }
-  | { fp: typeof Fcp.Ack; n: number; c: FcpCount[] }
+  | {
+      fp: typeof Fcp.Ack;
+      n: number;
+      c: FcpCount[];
+      /** message mode: the messages the request asked for, heard */
+      m?: number[];
+    }
+  | { fp: typeof Fcp.Reject; n: number; m: number[] }
   | { fp: typeof Fcp.Reset; n: number; t: number }
   | { fp: typeof Fcp.Watchdog; t: number; r: number };
 
@@ -149,7 +178,8 @@ export function isFcp(x: unknown): x is FcpMessage {
         isInt(m.ri) &&
         isTuples(m.d, 2) &&
         isTuples(m.l, 4) &&
-        (m.l as unknown[]).length <= MAX_LOSS_REPORTS
+        (m.l as unknown[]).length <= MAX_LOSS_REPORTS &&
+        (m.m === undefined || isTuples(m.m, 3))
       );
     case Fcp.Alloc:
       return (
@@ -164,10 +194,13 @@ export function isFcp(x: unknown): x is FcpMessage {
             isInt(e[1]) &&
             isIntArray(e[2]) &&
             isInt(e[3]),
-        )
+        ) &&
+        (m.mf === undefined || (isIntArray(m.mf) && m.mf.length === m.a.length))
       );
     case Fcp.Ack:
-      return isInt(m.n) && isTuples(m.c, 3);
+      return isInt(m.n) && isTuples(m.c, 3) && (m.m === undefined || isIntArray(m.m));
+    case Fcp.Reject:
+      return isInt(m.n) && isIntArray(m.m);
     case Fcp.Reset:
       return isInt(m.n) && isInt(m.t);
     case Fcp.Watchdog:
@@ -180,9 +213,10 @@ export function isFcp(x: unknown): x is FcpMessage {
 /** Wire size of an FCP frame: a small frame plus 8 bytes per entry (§7.3 counts FCP's own bytes). */
 export function fcpBytes(m: FcpMessage): number {
   let entries = 0;
-  if (m.fp === Fcp.Request) entries = m.d.length + m.l.length;
+  if (m.fp === Fcp.Request) entries = m.d.length + m.l.length + (m.m?.length ?? 0);
   else if (m.fp === Fcp.Alloc) entries = m.a.length + m.c.length;
-  else if (m.fp === Fcp.Ack) entries = m.c.length;
+  else if (m.fp === Fcp.Ack) entries = m.c.length + (m.m?.length ?? 0);
+  else if (m.fp === Fcp.Reject) entries = m.m.length;
   return 64 + 8 * entries;
 }
 

@@ -23,12 +23,14 @@ import {
   type FcpMessage,
   fcpBytes,
   isFcp,
+  type MessageAsk,
   planes,
   routeVia,
 } from '../wire.js';
 import { type Allocation, BATCH, TimeslotAllocator } from './allocator.js';
 import { ALLOC_NS_PER_TIMESLOT, PATHSEL_NS_PER_EDGE } from './cost.js';
 import { FaultIsolation } from './isolation.js';
+import { type MessageAllocation, MessageAllocator } from './messages.js';
 import { selectPaths } from './pathsel.js';
 
 /** a timeslot request beyond this many ahead of the session's count is not believed */
@@ -60,11 +62,16 @@ export interface FastpassArbiterSection {
   /** cross-rack packets no spine could take (an isolated spine in the middle of a batch) */
   unrouted: number;
   unknownFrames: number;
+  /** message mode: messages asked for, and rejected after waiting out the admission delay */
+  messages: number;
+  messagesRejected: number;
 }
 
 class Session {
   readonly requested = new Map<number, number>();
   readonly allocated = new Map<number, number>();
+  /** message mode: the messages (flows) heard */
+  readonly messages = new Set<number>();
   /** the spine the host's latest request came by: answers go back the same way */
   spine = 0;
   constructor(readonly nonce: number) {}
@@ -74,6 +81,8 @@ export class FastpassArbiter implements Role {
   private readonly cfg: FastpassArbiterConfig;
   private readonly rng: Rng;
   private allocator: TimeslotAllocator;
+  /** message mode (Harmony's footnote 3): the allocator that runs instead */
+  private messages: MessageAllocator | null;
   private readonly isolation: FaultIsolation;
   private readonly sessions = new Map<number, Session>();
   private readonly hosts: number;
@@ -91,7 +100,7 @@ export class FastpassArbiter implements Role {
   /** timeslots allocated and not yet sent, per source (with the session they were allocated in) */
   private readonly unsent = new Map<
     number,
-    { session: Session; a: Array<[number, number, number[], number]>; acked: Set<number> }
+    { session: Session; a: Array<[number, number, number[], number]>; mf: number[]; acked: Set<number> }
   >();
   private unsentBatches = 0;
   /** isolation log entries already copied into the report */
@@ -110,6 +119,7 @@ export class FastpassArbiter implements Role {
     ctx.sched.setCores('alloc', cfg.cores.alloc);
     ctx.sched.setCores('pathsel', cfg.cores.pathsel);
     this.allocator = this.newAllocator();
+    this.messages = this.newMessageAllocator();
     this.isolation = new FaultIsolation(this.planeCount, cfg.isolation);
     this.primary = cfg.rank === 0;
     this.stats = {
@@ -131,6 +141,8 @@ export class FastpassArbiter implements Role {
       isolation: [],
       unrouted: 0,
       unknownFrames: 0,
+      messages: 0,
+      messagesRejected: 0,
     };
   }
 
@@ -141,6 +153,18 @@ export class FastpassArbiter implements Role {
       rackCapacity: this.planeCount * this.cfg.fabric.spineFactor,
       policy: this.cfg.policy,
       reserve: this.cfg.fcpShare,
+    });
+  }
+
+  private newMessageAllocator(): MessageAllocator | null {
+    if (this.cfg.messages === undefined) return null;
+    return new MessageAllocator({
+      endpoints: this.hosts,
+      rackOf: this.cfg.fabric.hosts.map((h) => h.rack),
+      rackCapacity: this.planeCount * this.cfg.fabric.spineFactor,
+      policy: this.cfg.policy,
+      reserve: this.cfg.fcpShare,
+      admissionNs: this.cfg.messages.admissionNs,
     });
   }
 
@@ -188,7 +212,12 @@ export class FastpassArbiter implements Role {
     const usable = this.isolation.usable(this.ctx.clock.now());
     this.physicalLog();
     this.allocator.setRackCapacity(usable.length * this.cfg.fabric.spineFactor);
-    const allocs = this.allocator.allocateBatch(first);
+    this.messages?.setRackCapacity(usable.length * this.cfg.fabric.spineFactor);
+    const allocs: Allocation[] =
+      this.messages === null
+        ? this.allocator.allocateBatch(first)
+        : this.messages.allocateBatch(first, this.ctx.clock.now());
+    if (this.messages !== null) this.sendRejects(this.messages.takeRejected());
     // what was allocated is told `notifyBatches` batches after its first entry, allocated or not since
     if (this.unsent.size > 0 && ++this.unsentBatches >= this.cfg.notifyBatches) this.notify();
     if (allocs.length === 0) return;
@@ -209,9 +238,11 @@ export class FastpassArbiter implements Role {
         continue;
       }
       let u = bySrc.get(a.src);
-      if (u === undefined || u.session !== s) bySrc.set(a.src, (u = { session: s, a: [], acked: new Set() }));
+      if (u === undefined || u.session !== s)
+        bySrc.set(a.src, (u = { session: s, a: [], mf: [], acked: new Set() }));
       const route = routeVia(f, srcRack, dstHost.rack, dstHost.port, plane, path.core[i]);
       u.a.push([a.slot, a.dst, route, plane]);
+      if (this.messages !== null) u.mf.push((a as MessageAllocation).flow);
     }
     if (this.cfg.notifyBatches <= 1) this.notify();
   };
@@ -252,7 +283,14 @@ export class FastpassArbiter implements Role {
       if (s !== u.session) continue;
       for (const e of u.a) s.allocated.set(e[1], (s.allocated.get(e[1]) ?? 0) + 1);
       const dsts = [...new Set([...u.a.map((e) => e[1]), ...u.acked])];
-      this.send(src, this.hostRoute(src, s), { fp: Fcp.Alloc, n: s.nonce, a: u.a, c: this.counts(s, dsts) });
+      const c = this.counts(s, dsts);
+      this.send(
+        src,
+        this.hostRoute(src, s),
+        this.messages === null
+          ? { fp: Fcp.Alloc, n: s.nonce, a: u.a, c }
+          : { fp: Fcp.Alloc, n: s.nonce, a: u.a, c, mf: u.mf },
+      );
       this.stats.allocMessages++;
     }
     if (this.awaitingFirstAlloc && this.unsent.size > 0) {
@@ -260,6 +298,21 @@ export class FastpassArbiter implements Role {
       this.stats.firstAlloc[this.stats.firstAlloc.length - 1] = this.ctx.sched.current;
     }
     this.unsent.clear();
+  }
+
+  /** message mode: each source hears at once which of its messages waited out the admission delay */
+  private sendRejects(rejected: Array<[number, number]>): void {
+    const bySrc = new Map<number, number[]>();
+    for (const [src, flow] of rejected) {
+      let l = bySrc.get(src);
+      if (l === undefined) bySrc.set(src, (l = []));
+      l.push(flow);
+      this.stats.messagesRejected++;
+    }
+    for (const [src, m] of bySrc) {
+      const s = this.sessions.get(src);
+      if (s !== undefined) this.send(src, this.hostRoute(src, s), { fp: Fcp.Reject, n: s.nonce, m });
+    }
   }
 
   /** the isolation log's new entries, stamped in physical time for the report (it keeps node time) */
@@ -309,6 +362,7 @@ export class FastpassArbiter implements Role {
         s = new Session(1 + Math.floor(this.rng.next() * 0x7ffffffe));
         this.sessions.set(src, s);
         this.allocator.clearSource(src);
+        this.messages?.clearSource(src);
         this.stats.resets++;
       }
       s.spine = this.spineOf(m.ri);
@@ -326,6 +380,10 @@ export class FastpassArbiter implements Role {
       }
       dsts.push(dst);
     }
+    if (m.m !== undefined && m.m.length > 0) {
+      this.askMessages(now, src, s, m.m);
+      return;
+    }
     // timeslots for this source go out with the next notification: its counts acknowledge the request
     // then; otherwise an acknowledgement goes now
     const u = this.unsent.get(src);
@@ -335,6 +393,23 @@ export class FastpassArbiter implements Role {
     }
     this.stats.acks++;
     this.send(src, this.hostRoute(src, s), { fp: Fcp.Ack, n: s.nonce, c: this.counts(s, dsts) });
+  }
+
+  /**
+   * message mode: the messages asked for join the allocator once (a request asked again repeats
+   * them), and the request is acknowledged at once with their ids
+   */
+  private askMessages(now: number, src: number, s: Session, asks: MessageAsk[]): void {
+    const heard: number[] = [];
+    for (const [flow, dst, slots] of asks) {
+      heard.push(flow);
+      if (s.messages.has(flow) || !(dst >= 0 && dst < this.hosts) || dst === src) continue;
+      s.messages.add(flow);
+      this.stats.messages++;
+      this.messages?.message(src, dst, flow, Math.min(slots, MAX_REQUEST_STEP), now);
+    }
+    this.stats.acks++;
+    this.send(src, this.hostRoute(src, s), { fp: Fcp.Ack, n: s.nonce, c: [], m: heard });
   }
 
   private spineOf(ri: number): number {
@@ -382,6 +457,7 @@ export class FastpassArbiter implements Role {
       this.sessions.clear();
       this.unsent.clear();
       this.allocator = this.newAllocator();
+      this.messages = this.newMessageAllocator();
     }
     this.term = term;
     this.lastWatchdog = now;

@@ -33,6 +33,7 @@ import {
   type LossReport,
   MAX_LOSS_REPORTS,
 } from '../wire.js';
+import type { MessageHost } from './messages.js';
 
 /** The host's report section, read by schemes/fastpass/orchestrator. */
 export interface FastpassHostSection {
@@ -170,6 +171,8 @@ export class FastpassQdisc {
   private readonly got = new Map<number, Uint8Array>();
   private readonly acksSent = new Map<number, Array<[number, number, number]>>();
   private readonly stats: Omit<FastpassHostSection, 'allocationLatency' | 'queued'>;
+  /** message mode: the messages asked for beside the queues' counts (Harmony's footnote 3) */
+  private messages: MessageHost | null = null;
 
   constructor(
     private readonly cfg: FastpassHostConfig,
@@ -207,6 +210,11 @@ export class FastpassQdisc {
     };
   }
 
+  /** message mode: `m`'s messages are asked for with the requests, their timeslots handed to it */
+  carry(m: MessageHost): void {
+    this.messages = m;
+  }
+
   private queue(dst: number): DstQueue {
     let q = this.queues.get(dst);
     if (q === undefined) this.queues.set(dst, (q = new DstQueue()));
@@ -240,7 +248,7 @@ export class FastpassQdisc {
   }
 
   /** a request goes out after `aggregate`, with whatever else is asked meanwhile */
-  private requestSoon(): void {
+  requestSoon(): void {
     if (this.requestTimer === null)
       this.requestTimer = this.clock.after(this.cfg.aggregateNs, this.sendRequest);
   }
@@ -253,11 +261,13 @@ export class FastpassQdisc {
     const l = this.losses.splice(0, MAX_LOSS_REPORTS);
     this.stats.lossReports += l.length;
     this.stats.requests++;
+    const asks = this.messages?.asks() ?? [];
     const arbs = this.cfg.arbiters;
     for (const a of arbs) {
       const routes = a.routes;
       const ri = this.route % routes.length;
-      this.send(a.id, routes[ri], { fp: Fcp.Request, n: this.nonce, d, ri, l });
+      const m: FcpMessage = { fp: Fcp.Request, n: this.nonce, d, ri, l };
+      this.send(a.id, routes[ri], asks.length > 0 ? { ...m, m: asks } : m);
     }
     this.clock.cancel(this.timeoutTimer);
     this.timeoutTimer = this.clock.after(this.cfg.timeoutNs, this.onTimeout);
@@ -275,6 +285,10 @@ export class FastpassQdisc {
     for (const q of this.queues.values()) {
       if (q.requested > q.acked) unacked = true;
       if (q.requested > q.received) waiting = true;
+    }
+    if (this.messages !== null) {
+      unacked ||= this.messages.unacked();
+      waiting ||= this.messages.waiting();
     }
     // one expression for the test and the timer: `now - lastHeard < timeout` and a timer at
     // `lastHeard + timeout` can disagree in floating point, and the timer would fire at once, forever
@@ -355,13 +369,26 @@ export class FastpassQdisc {
       this.onReset(frame.s, m.n, m.t);
       return true;
     }
-    if ((m.fp !== Fcp.Alloc && m.fp !== Fcp.Ack) || frame.s !== this.arbiter || m.n !== this.nonce) {
+    if (
+      (m.fp !== Fcp.Alloc && m.fp !== Fcp.Ack && m.fp !== Fcp.Reject) ||
+      frame.s !== this.arbiter ||
+      m.n !== this.nonce
+    ) {
       // another session's (a stale or a secondary arbiter's): not ours
       this.stats.unknownFrames++;
       return true;
     }
     this.lastHeard = now;
-    if (m.fp === Fcp.Alloc) for (const a of m.a) this.allocated(now, a[0], a[1], a[2], a[3]);
+    if (m.fp === Fcp.Reject) {
+      this.messages?.rejected(m.m);
+      return true;
+    }
+    if (m.fp === Fcp.Alloc)
+      m.a.forEach((a, i) => {
+        if (m.mf === undefined) this.allocated(now, a[0], a[1], a[2], a[3]);
+        else if (this.messages?.allocated(now, a[0], m.mf[i], a[2])) this.stats.timeslotsAllocated++;
+      });
+    if (m.fp === Fcp.Ack && m.m !== undefined) this.messages?.acked(m.m);
     this.counts(m.c);
     return true;
   }
@@ -383,6 +410,7 @@ export class FastpassQdisc {
     this.stats.firstSend.push(-1);
     for (const t of this.slotTimers.values()) this.clock.cancel(t);
     this.slotTimers.clear();
+    this.messages?.reset();
     const now = this.clock.now();
     this.lastHeard = now;
     for (const q of this.queues.values()) {

@@ -19,7 +19,7 @@ import {
   fastpassProperties,
   resolveFastpass,
 } from './settings.js';
-import { type FastpassSummary, fastpassRows, summarizeFastpass } from './summary.js';
+import { type FastpassSummary, fastpassRejectedFlows, fastpassRows, summarizeFastpass } from './summary.js';
 
 const fabrics = new WeakMap<Topology, ReturnType<typeof fastpassFabric>>();
 function fabricOf(topo: Topology) {
@@ -54,6 +54,7 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
         timeoutNs: s.fcpTimeoutNs,
         lateNs: s.lateNs,
         limitBytes: s.qdiscLimitBytes,
+        ...(s.messages && { messages: s.messages }),
       };
       return { kind: FASTPASS_KIND, config };
     }
@@ -70,9 +71,12 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
         isolation: s.isolation,
         notifyBatches: notifyBatches(s),
         cores: s.cores,
+        ...(s.messages && { messages: s.messages }),
       };
       return { kind: FASTPASS_KIND, config };
     }
+    // message mode: the switches stamp the queueing of message packets (switch/stamp.ts)
+    if (node.role === 'switch' && s.messages) return { kind: FASTPASS_KIND, config: {} };
     return undefined;
   },
 
@@ -124,6 +128,8 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
       { id: 'gbps', label: 'throughput', unit: 'Gbit/s', digits: 2, value: (_, run) => run.throughput.gbps },
     ],
   },
+
+  failedFlows: (_s, r) => fastpassRejectedFlows(r),
 
   summaryKey: 'fastpass',
   summarize: (s, r, totals) => summarizeFastpass(s, r, totals),

@@ -70,6 +70,16 @@ export const fastpassProperties = {
     description:
       "bytes a host's Fastpass qdisc holds at most; packets beyond are dropped and counted (size, bytes if a number; default 16MiB)",
   },
+  messages: {
+    type: 'boolean',
+    description:
+      "message-level scheduling, Harmony's extension of Fastpass (NSDI'24 footnote 3): each flow is one message, its timeslots allocated consecutively; the host sends it itself (the run's transport carries only background flows). Default false: per-packet timeslots, the paper's Fastpass",
+  },
+  admission: {
+    ...duration,
+    description:
+      "with messages: a message not allocated within this of its request is rejected (counted in summary.fastpass.messages, its flow reported rejected) (Harmony's δadmission; duration, ns if a number; default: it waits for ever)",
+  },
   /** the arbiter's worker cores under a compute model (§6.2; docs/compute.md) */
   cores: {
     type: 'object',
@@ -130,6 +140,8 @@ export interface FastpassSettings {
   qdiscLimitBytes: number;
   isolation: { reporters: number; windowNs: number; holdNs: number };
   cores: { alloc: number; pathsel: number };
+  /** message mode (absent: per-packet) */
+  messages?: { admissionNs: number };
   [setting: string]: unknown;
 }
 
@@ -207,6 +219,13 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
     },
     cores: { ...DEFAULT_CORES, ...sc.cores },
   };
+  if (sc.admission !== undefined && sc.messages !== true)
+    throw src.error(
+      ['scheme', 'admission'],
+      'needs messages: true (a message waits for admission; per-packet timeslots are never rejected)',
+    );
+  if (sc.messages === true)
+    s.messages = { admissionNs: sc.admission === undefined ? 0 : dur('admission', 0) };
   if (s.takeoverNs <= s.horizonNs)
     throw src.error(
       ['scheme', 'takeover'],

@@ -12,10 +12,17 @@
 import { Histogram } from '../../../core/histogram.js';
 import { formatNs } from '../../../core/time.js';
 import { OUTAGES } from '../../../orchestrator/fired.js';
-import { type BusiestQueue, busiestQueue, sum } from '../../../orchestrator/schemes/stats.js';
+import {
+  type BusiestQueue,
+  busiestQueue,
+  type MessageDelays,
+  messageDelays,
+  sum,
+} from '../../../orchestrator/schemes/stats.js';
 import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
 import { BATCH } from '../arbiter/allocator.js';
 import type { FastpassArbiterSection } from '../arbiter/role.js';
+import type { MessageHostSection } from '../host/messages.js';
 import type { FastpassHostSection } from '../host/qdisc.js';
 import type { FastpassSettings } from './settings.js';
 
@@ -74,10 +81,55 @@ export interface FastpassSummary {
   /** [virtual ns since traffic start, arbiter, spine, isolated] */
   isolation: Array<{ t: number; arbiter: string; spine: number; isolated: boolean }>;
   fabricDrops: number;
+  /**
+   * message mode (Harmony's footnote 3): messages asked for and rejected after the admission delay
+   * (`rejected` counts those by the paper's definition: each fails its load), timeslots reached late,
+   * and where their delay went
+   */
+  messages?: {
+    submitted: number;
+    rejected: number;
+    late: number;
+    admissionNs: number;
+    delays: MessageDelays;
+  };
 }
 
-function isHost(x: unknown): x is FastpassHostSection {
+function isHost(x: unknown): x is FastpassHostSection & { messages?: MessageHostSection } {
   return typeof x === 'object' && x !== null && 'timeslotsUsed' in x;
+}
+
+/** message mode's figures from the hosts' message sections */
+function summarizeMessages(
+  s: FastpassSettings,
+  r: RunRecord,
+  hosts: ReadonlyArray<{ messages?: MessageHostSection }>,
+): FastpassSummary['messages'] {
+  if (s.messages === undefined) return undefined;
+  const m = hosts.flatMap((h) => (h.messages ? [h.messages] : []));
+  return {
+    submitted: sum(m, (x) => x.submitted),
+    rejected: sum(m, (x) => x.rejected.length),
+    late: sum(m, (x) => x.late),
+    admissionNs: s.messages.admissionNs,
+    delays: messageDelays(
+      r.reports,
+      new Map(m.flatMap((x) => x.firstSent)),
+      new Map(m.flatMap((x) => x.queueing)),
+    ),
+  };
+}
+
+/** Messages the arbiter rejected after their admission delay, with the reason, for the flow outcomes. */
+export function fastpassRejectedFlows(r: RunRecord): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const rep of r.reports) {
+    const h = rep.scheme;
+    if (!isHost(h) || h.messages === undefined) continue;
+    for (const id of h.messages.rejected)
+      out.set(id, 'fastpass rejected it (not allocated within the admission delay)');
+  }
+  return out;
 }
 
 function isArbiter(x: unknown): x is FastpassArbiterSection {
@@ -85,7 +137,7 @@ function isArbiter(x: unknown): x is FastpassArbiterSection {
 }
 
 export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: SummaryTotals): FastpassSummary {
-  const hosts: FastpassHostSection[] = [];
+  const hosts: Array<FastpassHostSection & { messages?: MessageHostSection }> = [];
   const arbs: Array<{ name: string; a: FastpassArbiterSection }> = [];
   for (const rep of r.reports) {
     if (isHost(rep.scheme)) hosts.push(rep.scheme);
@@ -100,11 +152,12 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   const allocated = sum(arbs, (x) => x.a.timeslots);
   const allocNs = sum(arbs, (x) => x.a.batches) * BATCH * s.slotNs;
   const received = sum(hosts, (h) => h.timeslotsAllocated);
-  const used = sum(hosts, (h) => h.timeslotsUsed);
+  // message mode's packets are sent beside the qdisc's
+  const used = sum(hosts, (h) => h.timeslotsUsed + (h.messages?.used ?? 0));
   const fromHosts = sum(hosts, (h) => h.fcpBytesOut);
   const fromArbiters = sum(arbs, (x) => x.a.fcpBytesOut);
   const fcpBytes = fromHosts + fromArbiters;
-  const payloadBytes = sum(hosts, (h) => h.payloadBytes);
+  const payloadBytes = sum(hosts, (h) => h.payloadBytes + (h.messages?.bytes ?? 0));
 
   // takeovers: every primary term after the first; the primary before went down at the latest outage
   // of an arbiter before the takeover
@@ -187,6 +240,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
     stepDowns,
     isolation,
     fabricDrops: totals.congestionDrops,
+    ...(s.messages && { messages: summarizeMessages(s, r, hosts) }),
   };
 }
 
@@ -211,6 +265,12 @@ export function fastpassRows(f: FastpassSummary): Array<[string, string]> {
     rows.push([
       `fastpass queue ${f.queue.port}`,
       `p50 ${kb(f.queue.p50Bytes)}, p90 ${kb(f.queue.p90Bytes)}, p99 ${kb(f.queue.p99Bytes)}, p99.9 ${kb(f.queue.p999Bytes)}`,
+    ]);
+  const m = f.messages;
+  if (m)
+    rows.push([
+      'fastpass messages',
+      `${m.submitted} asked, ${m.rejected} rejected at the admission delay${m.admissionNs > 0 ? ` ${formatNs(m.admissionNs)}` : ' (none)'}, ${m.late} late timeslots; latency mean ${formatNs(m.delays.latency.meanNs)} p99 ${formatNs(m.delays.latency.p99Ns)}, host wait mean ${formatNs(m.delays.hostWait.meanNs)}, queueing mean ${formatNs(m.delays.queueing.meanNs)}`,
     ]);
   for (const fo of f.failovers) {
     const d = (v: number | null) => (v === null ? '-' : formatNs(v));

@@ -72,6 +72,8 @@ export interface HarmonyHostSection {
   outcomes: Array<[number, number, number, number, number]>;
   /** receiver side: the worst network queueing (ns) any data frame of a message met, [flow, ns] */
   queueing: Array<[number, number]>;
+  /** sender side: [flow, physical time its first data frame left] (the wait for a reservation, Fig. 6c) */
+  firstSent: Array<[number, number]>;
   /** messages still in progress at the end: [flow, attempts] */
   open: Array<[number, number]>;
 }
@@ -199,6 +201,7 @@ export class HarmonyTransport implements Transport {
     failures: [],
     outcomes: [],
     queueing: [],
+    firstSent: [],
     open: [],
   };
 
@@ -294,7 +297,7 @@ export class HarmonyTransport implements Transport {
     const seq = m.next++;
     const bytes = segmentBytes(m.spec.size, seq);
     g.budget -= bytes - WireSize.Header;
-    m.framesSent++;
+    if (m.framesSent++ === 0) this.s.firstSent.push([m.spec.id, this.c.physNow()]);
     this.c.nic.send(
       makeFrame({
         t: FrameType.Data,

@@ -9,7 +9,13 @@
  * after a retry, or handed to best effort).
  */
 import { formatNs } from '../../../core/time.js';
-import { idealFct, quantile, sum } from '../../../orchestrator/schemes/stats.js';
+import {
+  idealFct,
+  type MessageDelays,
+  messageDelays,
+  quantile,
+  sum,
+} from '../../../orchestrator/schemes/stats.js';
 import type { RunRecord } from '../../../orchestrator/schemes/types.js';
 import type { HarmonyHostSection } from '../host/transport.js';
 import { Outcome } from '../host/transport.js';
@@ -76,6 +82,8 @@ export interface HarmonySummary {
    */
   slowdownAll: Spread & { messages: number };
   slowdownFallback: Spread & { messages: number };
+  /** where the delay of the messages completed through Harmony went (Fig. 6b/6c) */
+  delays: MessageDelays;
   allocation: {
     rsvpSent: number;
     rejectedInNetwork: number;
@@ -127,6 +135,15 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
       (outcome === Outcome.Complete ? slowdowns : fallbacks).push(x);
     }
   const all = [...slowdowns, ...fallbacks];
+  const throughHarmony = new Set<number>();
+  for (const h of hosts)
+    for (const [id, outcome] of h.outcomes) if (outcome === Outcome.Complete) throughHarmony.add(id);
+  const delays = messageDelays(
+    r.reports,
+    new Map(hosts.flatMap((h) => h.firstSent)),
+    new Map(hosts.flatMap((h) => h.queueing)),
+    (id) => throughHarmony.has(id),
+  );
 
   const failures = hosts.flatMap((h) => h.failures).sort((x, y) => x[0] - y[0]);
   const ends = new Map<number, number>();
@@ -193,6 +210,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     slowdown: spread(slowdowns),
     slowdownAll: { messages: all.length, ...spread(all) },
     slowdownFallback: { messages: fallbacks.length, ...spread(fallbacks) },
+    delays,
     allocation: {
       rsvpSent,
       rejectedInNetwork,
