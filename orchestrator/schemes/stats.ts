@@ -62,10 +62,11 @@ export function busiestQueue(reports: readonly NodeReport[]): BusiestQueue | nul
   };
 }
 
-/** a delay's mean and p99 over messages, ns */
+/** a delay's mean, p99 and max over messages, ns */
 export interface DelaySpread {
   meanNs: number;
   p99Ns: number;
+  maxNs: number;
 }
 
 /**
@@ -106,9 +107,13 @@ export function messageDelays(
       wait.push(sent - s);
       q.push(queueing.get(id) ?? 0);
     }
-  const spread = (xs: number[]): DelaySpread => ({
-    meanNs: Math.round(mean(xs)),
-    p99Ns: Math.round(quantile(Float64Array.from(xs).sort(), 0.99)),
-  });
+  const spread = (xs: number[]): DelaySpread => {
+    const sorted = Float64Array.from(xs).sort();
+    return {
+      meanNs: Math.round(mean(xs)),
+      p99Ns: Math.round(quantile(sorted, 0.99)),
+      maxNs: Math.round(sorted.at(-1) ?? 0),
+    };
+  };
   return { messages: lat.length, latency: spread(lat), hostWait: spread(wait), queueing: spread(q) };
 }

@@ -64,8 +64,11 @@ export interface FastpassMessageMode {
 
 export interface FastpassArbiterConfig extends FastpassTiming {
   rank: number;
-  /** message-level scheduling (absent: per-packet timeslots, the paper's Fastpass) */
-  messages?: FastpassMessageMode;
+  /**
+   * message-level scheduling (absent: per-packet timeslots, the paper's Fastpass); `lagSlots`: how
+   * many timeslots later a cross-rack packet reaches its destination's ToR port than an in-rack one
+   */
+  messages?: FastpassMessageMode & { lagSlots: number };
   policy: 'max-min' | 'min-fct';
   /** share of each endpoint's timeslots left free for FCP's own frames on its link */
   fcpShare: number;

@@ -8,6 +8,11 @@
  * racks, one of its racks' uplinks and downlinks (§3, footnote 2) for its whole run of timeslots. A
  * pair's messages go one after another in request order.
  *
+ * Paths of different lengths do not arrive aligned (docs/fastpass.md, Limits): an in-rack message
+ * that follows a cross-rack one to the same destination starts `lagSlots` later, so its first packet
+ * does not reach the destination's port before the other's last. The paper's Fastpass ran in one rack;
+ * Harmony's Figure 6 takes its zero queueing for granted, and this keeps it.
+ *
  * FCP's reserve (`reserve`) keeps one timeslot in `1/reserve` free on every link; here it is the same
  * timeslot everywhere, so a message's timeslots are consecutive among the timeslots that can be
  * allocated and FCP's frames still find a free one on every link.
@@ -27,6 +32,11 @@ export interface MessageAllocatorInit {
   reserve?: number;
   /** a message not allocated within this of its request is rejected (ns; 0: never) */
   admissionNs: number;
+  /**
+   * timeslots a cross-rack packet reaches its destination's ToR port later than an in-rack one sent
+   * in the same timeslot (the extra links' propagation and store-and-forward); 0: paths of one length
+   */
+  lagSlots?: number;
 }
 
 /** A timeslot of a message. */
@@ -37,6 +47,8 @@ export interface MessageAllocation extends Allocation {
 class Message {
   /** timeslots still to allocate */
   left: number;
+  /** the last timeslot allocated to it */
+  lastSlot = -1;
   constructor(
     readonly src: number,
     readonly dst: number,
@@ -58,6 +70,12 @@ export class MessageAllocator {
   private readonly rackOf: Int32Array;
   private capacity: number;
   private readonly admissionNs: number;
+  private readonly lag: number;
+  /**
+   * per destination: the first timeslot an in-rack message may start in, so that its packets do not
+   * reach the ToR port before the last ones of a cross-rack message before it
+   */
+  private readonly inRackFrom: Float64Array;
   private readonly reserveEvery: number;
   /** waiting messages, in request order */
   private waiting: Message[] = [];
@@ -83,6 +101,8 @@ export class MessageAllocator {
     const racks = Math.max(1, ...this.rackOf.map((r) => r + 1));
     this.capacity = init.rackCapacity;
     this.admissionNs = init.admissionNs;
+    this.lag = init.lagSlots ?? 0;
+    this.inRackFrom = new Float64Array(this.n);
     const r = init.reserve ?? 0;
     this.reserveEvery = r > 0 ? Math.max(2, Math.round(1 / r)) : 0;
     this.sending = new Array(this.n).fill(null);
@@ -148,6 +168,8 @@ export class MessageAllocator {
       if (this.reserveEvery > 0 && slot % this.reserveEvery === 0) continue;
       for (const m of this.sending) if (m !== null) this.take(m, slot, out);
       if (this.waiting.length > 0) this.start(slot, out);
+      // a message whose last timeslot this was frees its endpoints and links from the next one on
+      for (const m of this.sending) if (m !== null && m.left === 0) this.finish(m);
     }
     return out;
   }
@@ -174,6 +196,7 @@ export class MessageAllocator {
     const started = new Set<Message>();
     for (const m of heads) {
       if (this.sending[m.src] !== null || this.receiving[m.dst] !== null) continue;
+      if (!m.crossRack && slot < this.inRackFrom[m.dst]) continue;
       const [rs, rd] = [this.rackOf[m.src], this.rackOf[m.dst]];
       if (m.crossRack) {
         if (this.up[rs] >= this.capacity || this.down[rd] >= this.capacity) continue;
@@ -194,7 +217,8 @@ export class MessageAllocator {
     out.push({ slot, src: m.src, dst: m.dst, flow: m.flow });
     this.allocated++;
     this.last.set(m.src * this.n + m.dst, slot);
-    if (--m.left === 0) this.finish(m);
+    m.lastSlot = slot;
+    m.left--;
   }
 
   private finish(m: Message): void {
@@ -204,6 +228,7 @@ export class MessageAllocator {
     if (m.crossRack) {
       this.up[this.rackOf[m.src]]--;
       this.down[this.rackOf[m.dst]]--;
+      this.inRackFrom[m.dst] = m.lastSlot + 1 + this.lag;
     }
   }
 }

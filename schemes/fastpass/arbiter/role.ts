@@ -165,6 +165,7 @@ export class FastpassArbiter implements Role {
       policy: this.cfg.policy,
       reserve: this.cfg.fcpShare,
       admissionNs: this.cfg.messages.admissionNs,
+      lagSlots: this.cfg.messages.lagSlots,
     });
   }
 

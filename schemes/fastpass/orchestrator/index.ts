@@ -14,6 +14,7 @@ import { FASTPASS_KIND, notifyBatches } from '../wire.js';
 import {
   arbiterRacks,
   arbiterRoutes,
+  crossRackLagSlots,
   type FastpassSettings,
   fastpassFabric,
   fastpassProperties,
@@ -71,7 +72,9 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
         isolation: s.isolation,
         notifyBatches: notifyBatches(s),
         cores: s.cores,
-        ...(s.messages && { messages: s.messages }),
+        ...(s.messages && {
+          messages: { ...s.messages, lagSlots: crossRackLagSlots(topo, s.slotNs) },
+        }),
       };
       return { kind: FASTPASS_KIND, config };
     }

@@ -310,3 +310,16 @@ export function arbiterRoutes(f: FastpassFabric, host: number): FastpassHostConf
         : Array.from({ length: planes(f) }, (_, s) => routeVia(f, rack, a.rack, a.port, s)),
   }));
 }
+
+/**
+ * Message mode: how many timeslots later a packet on the longest path between racks reaches its
+ * destination's ToR port than an in-rack one sent in the same timeslot: the extra fabric links'
+ * propagation and store-and-forward of an MTU (two links on a leaf-spine, four across a FatTree's pods).
+ */
+export function crossRackLagSlots(topo: Topology, slotNs: number): number {
+  const shape = fastpassShape(topo) as Exclude<ReturnType<typeof fastpassShape>, string>;
+  if (shape.spines.length === 0) return 0;
+  const link = topo.links[shape.spines[0].ports[0].link];
+  const extraLinks = shape.cores.length > 0 ? 4 : 2;
+  return Math.ceil((extraLinks * (link.propNs + (8e9 * WireSize.Mtu) / link.rateBps)) / slotNs);
+}
