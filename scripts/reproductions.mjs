@@ -17,6 +17,7 @@ const EXPERIMENTS = [
   'flowtune-websearch',
   'top-ablation',
   'harmony-load',
+  'harmony-fig6',
   'clock-jitter',
   'f10-fig8',
   'f10-fig8-onoff',

@@ -32,6 +32,12 @@ function drain(a: MessageAllocator, batches = 100, nowOf = (_first: number) => 0
   return out;
 }
 
+/** asks for messages, each [source, destination, flow, timeslots, node time] */
+function ask(a: MessageAllocator, ...ms: Array<[number, number, number, number, number]>): MessageAllocator {
+  for (const m of ms) a.message(...m);
+  return a;
+}
+
 const slotsOf = (out: MessageAllocation[], flow: number) =>
   out.filter((x) => x.flow === flow).map((x) => x.slot);
 const run = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
@@ -50,10 +56,7 @@ describe('Fastpass message allocator (Harmony footnote 3)', () => {
   });
 
   it('sends a pair’s messages in request order, and serves the least recently allocated pair first', () => {
-    const a = allocator(3);
-    a.message(0, 1, 1, 4, 0);
-    a.message(0, 1, 2, 4, 0);
-    a.message(2, 1, 3, 4, 0);
+    const a = ask(allocator(3), [0, 1, 1, 4, 0], [0, 1, 2, 4, 0], [2, 1, 3, 4, 0]);
     const out = drain(a);
     // 0→1 first (requested first), then 2→1 (never allocated) before 0→1's second message
     expect(slotsOf(out, 1)).toEqual(run(0, 4));
@@ -115,10 +118,7 @@ describe('Fastpass message allocator (Harmony footnote 3)', () => {
   });
 
   it('forgets a source’s messages on a new session, freeing what it held', () => {
-    const a = allocator(3);
-    a.message(0, 1, 1, 20, 0);
-    a.message(0, 2, 2, 5, 0);
-    a.message(2, 1, 3, 3, 0);
+    const a = ask(allocator(3), [0, 1, 1, 20, 0], [0, 2, 2, 5, 0], [2, 1, 3, 3, 0]);
     a.allocateBatch(0, 0);
     a.clearSource(0);
     const next = a.allocateBatch(8, 0);

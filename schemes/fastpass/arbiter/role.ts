@@ -146,26 +146,28 @@ export class FastpassArbiter implements Role {
     };
   }
 
-  private newAllocator(): TimeslotAllocator {
-    return new TimeslotAllocator({
+  /** what both allocators are built from: the endpoints, their racks, the racks' links, the order */
+  private allocatorInit() {
+    return {
       endpoints: this.hosts,
       rackOf: this.cfg.fabric.hosts.map((h) => h.rack),
       rackCapacity: this.planeCount * this.cfg.fabric.spineFactor,
       policy: this.cfg.policy,
       reserve: this.cfg.fcpShare,
-    });
+    };
+  }
+
+  private newAllocator(): TimeslotAllocator {
+    return new TimeslotAllocator(this.allocatorInit());
   }
 
   private newMessageAllocator(): MessageAllocator | null {
-    if (this.cfg.messages === undefined) return null;
+    const m = this.cfg.messages;
+    if (m === undefined) return null;
     return new MessageAllocator({
-      endpoints: this.hosts,
-      rackOf: this.cfg.fabric.hosts.map((h) => h.rack),
-      rackCapacity: this.planeCount * this.cfg.fabric.spineFactor,
-      policy: this.cfg.policy,
-      reserve: this.cfg.fcpShare,
-      admissionNs: this.cfg.messages.admissionNs,
-      lagSlots: this.cfg.messages.lagSlots,
+      ...this.allocatorInit(),
+      admissionNs: m.admissionNs,
+      lagSlots: m.lagSlots,
     });
   }
 
