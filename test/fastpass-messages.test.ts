@@ -146,8 +146,18 @@ describe('Fastpass message settings', () => {
   const load = (set: string[]) => resolveScenario(loadScenarioFile('examples/harmony.yaml', set));
 
   it('resolves messages and admission into the hosts’ and arbiters’ configs', () => {
-    const sc = load(['scheme={kind: fastpass, messages: true, admission: 252us}']);
+    const sc = load([
+      'scheme={kind: fastpass, messages: true, admission: 252us}',
+      'workload.background=null',
+    ]);
     expect(sc.scheme.messages).toEqual({ admissionNs: 252_000 });
+  });
+
+  it('refuses background traffic in message mode, naming the field', () => {
+    // examples/harmony.yaml has a web-search background
+    expect(() =>
+      resolveScenario(loadScenarioFile('examples/harmony.yaml', ['scheme={kind: fastpass, messages: true}'])),
+    ).toThrow(/workload\.background.*no background traffic/);
   });
 
   it('refuses admission without messages, naming the field', () => {

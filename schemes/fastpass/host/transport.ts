@@ -2,8 +2,8 @@
  * Fastpass on a host: the run's own transport (the baseline window protocol, or UDP) unchanged, over
  * the Fastpass qdisc instead of the bare NIC (SIGCOMM'14 §6.1: "The current implementation does not
  * modify TCP"). FCP frames go to the qdisc, everything else to the transport. In message mode
- * (Harmony's footnote 3) the host sends every flow but background ones itself as one message
- * (messages.ts); the run's transport carries only the background.
+ * (Harmony's footnote 3) the host sends every flow itself as one message (messages.ts); the run's
+ * transport carries nothing.
  */
 
 import { type Frame, FrameType } from '../../../core/frame.js';
@@ -44,7 +44,7 @@ export class FastpassTransport implements Transport {
   }
 
   startFlow(...args: Parameters<Transport['startFlow']>): void {
-    if (this.messages !== null && !args[0].bestEffort) this.messages.submit(args[0]);
+    if (this.messages !== null) this.messages.submit(args[0]);
     else this.inner.startFlow(...args);
   }
 

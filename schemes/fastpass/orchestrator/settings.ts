@@ -73,7 +73,7 @@ export const fastpassProperties = {
   messages: {
     type: 'boolean',
     description:
-      "message-level scheduling, Harmony's extension of Fastpass (NSDI'24 footnote 3): each flow is one message, its timeslots allocated consecutively; the host sends it itself (the run's transport carries only background flows). Default false: per-packet timeslots, the paper's Fastpass",
+      "message-level scheduling, Harmony's extension of Fastpass (NSDI'24 footnote 3): each flow is one message, its timeslots allocated consecutively; the host sends it itself, not the run's transport; no background traffic. Default false: per-packet timeslots, the paper's Fastpass",
   },
   admission: {
     ...duration,
@@ -223,6 +223,14 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
     throw src.error(
       ['scheme', 'admission'],
       'needs messages: true (a message waits for admission; per-packet timeslots are never rejected)',
+    );
+  // the message allocator schedules messages only: background flows through the qdisc would never
+  // be given a timeslot (Harmony's Figure 6 has none)
+  const background = (src.data.workload as { background?: unknown } | undefined)?.background;
+  if (sc.messages === true && background !== undefined && background !== null)
+    throw src.error(
+      ['workload', 'background'],
+      "fastpass's message mode (scheme.messages) schedules messages only: no background traffic",
     );
   if (sc.messages === true)
     s.messages = { admissionNs: sc.admission === undefined ? 0 : dur('admission', 0) };
