@@ -153,6 +153,12 @@ export default defineScheme<FastpassSettings, FastpassSummary>({
       fastpass_late: f.timeslots.late,
       fastpass_alloc_latency_p99_ns: f.allocationLatency.p99Ns,
       fastpass_fcp_overhead: f.fcp.overhead,
+      // message mode: what a load sweep reads (a rejected message fails its load)
+      ...(f.messages && {
+        fastpass_messages_rejected: f.messages.rejected,
+        fastpass_message_latency_mean_ns: f.messages.delays.latency.meanNs,
+        fastpass_message_wait_mean_ns: f.messages.delays.hostWait.meanNs,
+      }),
     };
   },
 });

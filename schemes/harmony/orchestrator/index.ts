@@ -134,6 +134,8 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
       harmony_max_queue_bytes: h.maxQueueBytes,
       harmony_bound_violations: h.boundViolations,
       harmony_slowdown_p99: Math.round(h.slowdown.p99 * 1000) / 1000,
+      harmony_message_latency_mean_ns: h.delays.latency.meanNs,
+      harmony_message_wait_mean_ns: h.delays.hostWait.meanNs,
     };
   },
 });
