@@ -3,7 +3,7 @@
  * footnote 3) on the same fabric and arrivals, 4 hosts in 2 racks, loads 0.3 and 0.7, one point each
  * (K = 8, δadmission 252 µs). Conservative runs are exact: the figures below are what they give.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { quickExperiment, readJson } from './helpers.js';
@@ -25,13 +25,14 @@ interface Fig6 {
 describe('dcemu experiment harmony-fig6', () => {
   let q: Awaited<ReturnType<typeof quickExperiment>>;
   let fig6: Fig6;
+  let seedDir = '';
   const run = (scheme: string, load: number) =>
     fig6.points.find((p) => p.key.startsWith(scheme))!.runs.find((r) => r.load === load)!;
 
   beforeAll(async () => {
     q = await quickExperiment('harmony-fig6');
-    const seed = readdirSync(q.out).find((d) => d.startsWith('seed-'))!;
-    fig6 = readJson(join(q.out, seed, 'fig6.json'));
+    seedDir = readdirSync(q.out).find((d) => d.startsWith('seed-'))!;
+    fig6 = readJson(join(q.out, seedDir, 'fig6.json'));
     // four runs: past the 60 s hook default on a loaded 2-core machine (52 s seen)
   }, 240_000);
 
@@ -43,6 +44,11 @@ describe('dcemu experiment harmony-fig6', () => {
     // Fastpass's admission delay)
     expect([q.fig('sustainable_harmony-k8-252us'), q.fig('sustainable_fastpass-252us')]).toEqual([0.3, 0.3]);
     expect([run('harmony', 0.7).rejected, run('fastpass', 0.7).rejected]).toEqual([3, 4]);
+    // Fastpass's rejects are reported as Harmony's are: failed flows with the reason
+    const outcomes = readFileSync(join(q.out, seedDir, 'fastpass-252us-70', 'outcomes.csv'), 'utf8');
+    expect(outcomes.match(/fastpass rejected it \(not allocated within the admission delay\)/g)).toHaveLength(
+      4,
+    );
   });
 
   it('Fig. 6b/6c: Harmony waits far less at the sender and sends slower; both queue little in the network', () => {
