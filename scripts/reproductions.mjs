@@ -92,7 +92,9 @@ for (const name of EXPERIMENTS) {
   // a table of its own goes under the experiment's name, one level down
   if (own !== null) table = `# ${name}\n\n${table.replace(/^(#+) /gm, '#$1 ')}`;
   if (own === null && EXTRA[name] && existsSync(join(base, name, EXTRA[name])))
-    table += `\n\n${readFileSync(join(base, name, EXTRA[name]), 'utf8').trim()}`;
+    table += `\n\n${readFileSync(join(base, name, EXTRA[name]), 'utf8')
+      .trim()
+      .replace(/^(#+) /gm, '#$1 ')}`;
   // one level down: the document's sections are the experiments
   sections.push(`${MARK(name)}\n${table.replace(/^(#+) /gm, '#$1 ')}`);
 }
