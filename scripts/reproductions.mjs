@@ -21,12 +21,22 @@ const EXPERIMENTS = [
   'clock-jitter',
   'f10-fig8',
   'f10-fig8-onoff',
+  'f10-fig8-k6',
   'f10-fig6',
 ];
 /** the command line of an entry that is not simply `dcemu experiment <entry>` */
-const ARGS = { 'f10-fig8-onoff': ['f10-fig8', 'examples/f10-fig8-onoff.yaml'] };
+const ARGS = {
+  'f10-fig8-onoff': ['f10-fig8', 'examples/f10-fig8-onoff.yaml'],
+  // the tree-size ablation: a k = 6 tree (54 hosts, 100 processes), one seed (~3× a k = 4 run)
+  'f10-fig8-k6': ['f10-fig8', '--seeds', '1', '--set', 'topology.k=6'],
+};
 /** what an experiment writes besides reproduction.md that its section shows: the pooled table, or (no reproduction.json) its own */
-const EXTRA = { 'f10-fig8': 'fig8.md', 'f10-fig8-onoff': 'fig8.md', 'f10-fig6': 'fig6.md' };
+const EXTRA = {
+  'f10-fig8': 'fig8.md',
+  'f10-fig8-onoff': 'fig8.md',
+  'f10-fig8-k6': 'fig8.md',
+  'f10-fig6': 'fig6.md',
+};
 const MARK = (name) => `<!-- reproduction: ${name} -->`;
 const root = join(import.meta.dirname, '..');
 const base = join(root, 'results', 'reproductions');
@@ -89,6 +99,9 @@ for (const name of EXPERIMENTS) {
     own ?? join(base, name, existsSync(file) ? 'reproduction.md' : `${name}.md`),
     'utf8',
   ).trim();
+  // an entry with arguments is named by the entry, and says its command
+  if (ARGS[name])
+    table = table.replace(/^# .*$/m, `# ${name}\n\n\`dcemu experiment ${ARGS[name].join(' ')}\``);
   // a table of its own goes under the experiment's name, one level down
   if (own !== null) table = `# ${name}\n\n${table.replace(/^(#+) /gm, '#$1 ')}`;
   if (own === null && EXTRA[name] && existsSync(join(base, name, EXTRA[name])))

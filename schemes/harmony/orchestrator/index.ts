@@ -97,7 +97,7 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
       description:
         'Harmony §5.2 Fig. 6 against Fastpass extended to messages (footnote 3) on the same fabric, arrivals and seed: the maximum sustainable load per delay-bound point (K, δadmission), mean/p99 message latency, and the wait at the sender against switch queueing',
       scenario: 'examples/harmony.yaml',
-      seeds: 1,
+      seeds: 5,
       module: new URL('../fig6.js', import.meta.url).href,
       run: 'runFig6',
     },
