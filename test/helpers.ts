@@ -40,9 +40,14 @@ export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean 
  * `dcemu run <scenario> --out <out> -q` started in the background, for a test that signals or kills
  * it (`detached`: in its own process group, as a shell would start it).
  */
-export function startRun(scenario: string, out: string, opts: { detached?: boolean; args?: string[] } = {}) {
-  const { args = [], ...options } = opts;
-  return execa(process.execPath, [CLI, 'run', scenario, '--out', out, '-q', ...args], {
+export function startRun(
+  scenario: string,
+  out: string,
+  opts: { detached?: boolean; args?: string[]; progress?: boolean } = {},
+) {
+  // `progress`: the progress line on stderr (each 5 s when not a terminal, the first at once)
+  const { args = [], progress = false, ...options } = opts;
+  return execa(process.execPath, [CLI, 'run', scenario, '--out', out, ...(progress ? [] : ['-q']), ...args], {
     cwd: ROOT,
     reject: false,
     ...options,

@@ -255,10 +255,12 @@ describe('dcemu run (process runtime)', () => {
 describe('dcemu run, cut short (process runtime)', () => {
   it('SIGTERM to the whole process group (as `timeout` sends it) inside a long grant keeps every node report and says where it stopped', async () => {
     const out = tempOut('sigterm-group');
-    const run = startRun('examples/quickstart.yaml', out, { detached: true });
+    const run = startRun('examples/quickstart.yaml', out, { detached: true, progress: true });
     await waitForStderr(run, 'traffic starts');
-    // before the workload's end the fabric runs inside one grant up to the spine kill at 5 ms
-    await sleep(500);
+    // before the workload's end the fabric runs inside one grant up to the spine kill at 5 ms; the
+    // first progress line (after the first progress snapshot) says it has been running a while,
+    // however slow or busy the machine (a fixed sleep carried 638 frames on a loaded one)
+    await waitForStderr(run, 'virtual ');
     process.kill(-run.pid!, 'SIGTERM');
     const r = await run;
     expect(r.exitCode).toBe(130);
@@ -274,7 +276,8 @@ describe('dcemu run, cut short (process runtime)', () => {
     // the flows and frames it really carried, unfinished ones running (none unexplained)
     expect(s.flows.started).toBeGreaterThan(0);
     expect(s.flows.unexplained).toBe(0);
-    expect(s.fidelity.framesHandled).toBeGreaterThan(1000);
+    // (the lost reports gave 0 frames handled)
+    expect(s.fidelity.framesHandled).toBeGreaterThan(0);
     const flows = csvRows(join(out, 'flows.csv'));
     expect(flows.length).toBe(s.flows.started);
     expect(flows.filter((f) => f.includes('unexplained'))).toEqual([]);
