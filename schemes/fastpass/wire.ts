@@ -249,3 +249,16 @@ export function routeVia(
   if (pa === pb) return [up, down, port];
   return [up, p.aggUp[pa][plane][core], p.coreDown[plane * p.coresPerAgg + core][pb], down, port];
 }
+
+/**
+ * A message-mode data frame's header (`x`): its size, and the queueing it met on the way (ns, added by
+ * the switches: switch/stamp.ts). Here, as both the hosts and the switches read it.
+ */
+export interface MessageData {
+  fm: number;
+  qd: number;
+}
+
+export function isMessageData(x: unknown): x is MessageData {
+  return typeof x === 'object' && x !== null && typeof (x as MessageData).fm === 'number';
+}

@@ -13,17 +13,7 @@ import { type Frame, FrameType, makeFrame, Priority } from '../../../core/frame.
 import type { FlowSpec } from '../../../core/messages.js';
 import type { Timer } from '../../../core/scheduler.js';
 import { type Nic, segmentBytes, segmentCount } from '../../../node/transport/types.js';
-import type { MessageAsk } from '../wire.js';
-
-/** A message's data frame header: its size, and the queueing it met on the way (ns, added by switches). */
-export interface MessageData {
-  fm: number;
-  qd: number;
-}
-
-export function isMessageData(x: unknown): x is MessageData {
-  return typeof x === 'object' && x !== null && typeof (x as MessageData).fm === 'number';
-}
+import type { MessageAsk, MessageData } from '../wire.js';
 
 /** The host's message section, read by schemes/fastpass/orchestrator. */
 export interface MessageHostSection {

@@ -9,7 +9,8 @@
 import { type Frame, FrameType } from '../../../core/frame.js';
 import type { SenderStats, Transport, TransportComponents } from '../../../node/transport/types.js';
 import type { FastpassHostConfig } from '../wire.js';
-import { isMessageData, MessageHost } from './messages.js';
+import { isMessageData } from '../wire.js';
+import { MessageHost } from './messages.js';
 import { FastpassQdisc } from './qdisc.js';
 
 export class FastpassTransport implements Transport {

@@ -7,7 +7,7 @@
  */
 import type { Frame } from '../../../core/frame.js';
 import type { SwitchScheme } from '../../../switch/scheme.js';
-import { isMessageData } from '../host/messages.js';
+import { isMessageData } from '../wire.js';
 
 export class QueueingStamp implements SwitchScheme {
   /** message packets routed and not yet sent on: when they were routed */
