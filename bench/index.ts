@@ -27,6 +27,7 @@ import { FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
 import { nodeEntry, nodeOptions, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
+import { quantile } from '../orchestrator/schemes/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
@@ -294,8 +295,12 @@ function memoryMb(out: string, field: 'maxRssKb' | 'pssKb' = 'maxRssKb'): number
     });
 }
 
-/** the median of `xs` (sorted here) */
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** the median of `xs` (the summary's quantile, at rank floor(n/2)) */
+const median = (xs: number[]): number =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** bench/fixtures/fattree12.yaml: 612 processes, what a 24 GB machine holds */
 async function benchFattree12(): Promise<void> {

@@ -136,12 +136,17 @@ const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFix
 const zeroShare = (rates: readonly number[]): number | null =>
   rates.length === 0 ? null : (100 * rates.filter((r) => r === 0).length) / rates.length;
 
-/** the loss rate of a run (or runs): frames dropped over frames offered */
-const lossOf = (runs: readonly RunResult[]): number => {
-  const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
-  const offered = runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0);
-  return drops / Math.max(1, offered);
-};
+/** the congestion drops of runs, and the data frames their hosts offered */
+const totalsOf = (runs: readonly RunResult[]): { drops: number; offered: number } => ({
+  drops: runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0),
+  offered: runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0),
+});
+
+/** the loss rate of totals: frames dropped over frames offered */
+const rateOf = (t: { drops: number; offered: number }): number => t.drops / Math.max(1, t.offered);
+
+/** the loss rate of a run (or runs) */
+const lossOf = (runs: readonly RunResult[]): number => rateOf(totalsOf(runs));
 
 /** F10 §7.4's figure 8 claims, per seed (mean ± 95% interval over the seeds in reproduction.json) */
 const FIG8_FIGURES = [
@@ -232,10 +237,11 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
       results.push(...runs);
       const by = (name: string) => runs.filter((r) => r.variant === name);
       const f10 = lossOf(by('f10'));
+      const portland = lossOf(by('portland'));
       const values: Record<string, number> = {
-        portland_over_f10: lossOf(by('portland')) / f10,
+        portland_over_f10: portland / f10,
         f10_loss_pct: 100 * f10,
-        portland_loss_pct: 100 * lossOf(by('portland')),
+        portland_loss_pct: 100 * portland,
         nopushback_over_f10: lossOf(by('f10-no-congestion-pushback')) / f10,
       };
       const clean = zeroShare(by('f10')[0]?.rates ?? []);
@@ -251,9 +257,7 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
   const byVariant = variants.map((v) => {
     const runs = results.filter((r) => r.variant === v.name);
     const rates = runs.flatMap((r) => r.rates);
-    const drops = runs.reduce((s, r) => s + r.f10.congestionLoss.total, 0);
-    const offered = runs.reduce((s, r) => s + r.f10.intervals.offered.reduce((a, b) => a + b, 0), 0);
-    return { variant: v.name, runs: runs.length, drops, offered, ...rateStats(rates), rates };
+    return { variant: v.name, runs: runs.length, ...totalsOf(runs), ...rateStats(rates), rates };
   });
   const [f10, , portland] = byVariant;
   const ratio = (a: number | null, b: number | null): number | null =>
@@ -265,7 +269,7 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
     variants: byVariant.map(({ rates: _r, ...v }) => v),
     portlandOverF10: {
       mean: ratio(f10.mean, portland.mean),
-      total: ratio(f10.drops / Math.max(1, f10.offered), portland.drops / Math.max(1, portland.offered)),
+      total: ratio(rateOf(f10), rateOf(portland)),
     },
     runs: results.map((r) => ({
       variant: r.variant,
