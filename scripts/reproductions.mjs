@@ -62,14 +62,13 @@ for (const name of EXPERIMENTS) {
 
 // the document's sections as they are, by experiment (found by their markers)
 const docPath = join(root, 'docs', 'reproductions.md');
+const current = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '';
 const kept = new Map();
-if (existsSync(docPath)) {
-  const parts = readFileSync(docPath, 'utf8').split(/^<!-- reproduction: (\S+) -->\n/m);
-  for (let i = 1; i + 1 < parts.length; i += 2) kept.set(parts[i], parts[i + 1].trim());
-}
-const previousMachine = existsSync(docPath)
-  ? (readFileSync(docPath, 'utf8').match(/^Machine: (.*?); conservative/ms)?.[1] ?? null)
-  : null;
+const parts = current.split(/^<!-- reproduction: (\S+) -->\n/m);
+for (let i = 1; i + 1 < parts.length; i += 2) kept.set(parts[i], parts[i + 1].trim());
+const previousMachine = current.match(/^Machine: (.*?); conservative/ms)?.[1] ?? null;
+/** headings one level down: the document's sections are the experiments */
+const demote = (text) => text.replace(/^(#+) /gm, '#$1 ');
 
 const sections = [];
 let machine = null;
@@ -103,13 +102,11 @@ for (const name of EXPERIMENTS) {
   if (ARGS[name])
     table = table.replace(/^# .*$/m, `# ${name}\n\n\`dcemu experiment ${ARGS[name].join(' ')}\``);
   // a table of its own goes under the experiment's name, one level down
-  if (own !== null) table = `# ${name}\n\n${table.replace(/^(#+) /gm, '#$1 ')}`;
+  if (own !== null) table = `# ${name}\n\n${demote(table)}`;
   if (own === null && EXTRA[name] && existsSync(join(base, name, EXTRA[name])))
-    table += `\n\n${readFileSync(join(base, name, EXTRA[name]), 'utf8')
-      .trim()
-      .replace(/^(#+) /gm, '#$1 ')}`;
+    table += `\n\n${demote(readFileSync(join(base, name, EXTRA[name]), 'utf8').trim())}`;
   // one level down: the document's sections are the experiments
-  sections.push(`${MARK(name)}\n${table.replace(/^(#+) /gm, '#$1 ')}`);
+  sections.push(`${MARK(name)}\n${demote(table)}`);
 }
 const m = machine ?? { cores: '?', cpu: '?', memoryGB: '?', node: '?' };
 const machineLine =
