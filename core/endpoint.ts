@@ -13,6 +13,7 @@
  * throw is counted too, never a crash.
  */
 import dgram from 'node:dgram';
+import { networkInterfaces } from 'node:os';
 import { Codec, MAX_DATAGRAM } from './codec.js';
 import type { Frame } from './frame.js';
 import { portLane, type Scheduler } from './scheduler.js';
@@ -214,7 +215,9 @@ export class Endpoint {
   }
 
   /** Binds the socket; resolves to the bound UDP port. */
-  async bind(host: string, port = 0): Promise<number> {
+  /** Binds the socket; returns the address and port it bound (`host` may be a subnet: see `bindAddress`). */
+  async bind(host: string, port = 0): Promise<{ address: string; port: number }> {
+    host = bindAddress(host);
     const socket = dgram.createSocket({
       type: 'udp4',
       recvBufferSize: 4 << 20,
@@ -242,7 +245,8 @@ export class Endpoint {
         resolve();
       });
     });
-    return socket.address().port;
+    const bound = socket.address();
+    return { address: bound.address, port: bound.port };
   }
 
   setPeers(peers: Array<PeerAddress | null>): void {
@@ -663,4 +667,25 @@ class UnackedArrivals {
     this.mins.length = 0;
     this.head = 0;
   }
+}
+
+/**
+ * Where a node binds: an address, or a subnet (`198.19.3.0/24`) when the runtime cannot know the
+ * node's address in advance (a swarm task gets its address when it is scheduled): then this
+ * machine's interface address inside that subnet.
+ */
+export function bindAddress(host: string, interfaces = networkInterfaces()): string {
+  const m = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(host);
+  if (!m) return host;
+  const bits = Number(m[2]);
+  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+  const net = (ipv4(m[1]) & mask) >>> 0;
+  for (const addrs of Object.values(interfaces))
+    for (const a of addrs ?? [])
+      if (a.family === 'IPv4' && (ipv4(a.address) & mask) >>> 0 === net) return a.address;
+  throw new Error(`no interface of this machine has an address in ${host}`);
+}
+
+function ipv4(ip: string): number {
+  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0) >>> 0;
 }

@@ -203,7 +203,10 @@ export interface NodeConfig {
   tdf: number;
   epoch: Epoch;
   seed: number;
-  /** address the node's UDP socket binds to */
+  /**
+   * address the node's UDP socket binds to, or a subnet (`a.b.c.d/n`): its interface address in it
+   * (a swarm task learns its address only once scheduled)
+   */
   bindHost: string;
   /** UDP port to bind (containers: a fixed port, so a restarted node keeps it); default any free port */
   bindPort?: number;
@@ -368,7 +371,8 @@ export interface ProgressStats {
 
 export type NodeMessage =
   | { type: 'hello'; name: string; pid: number }
-  | { type: 'ready'; udpPort: number }
+  /** bound: where its peers send (`udpHost` is an address, also when `bindHost` named a subnet) */
+  | { type: 'ready'; udpHost: string; udpPort: number }
   | { type: 'event'; event: NodeEvent }
   | { type: 'stats'; stats: ProgressStats }
   | { type: 'report'; report: NodeReport }

@@ -437,9 +437,9 @@ class NodeProcess {
         paused: (at) => this.client.send({ type: 'paused', at }),
       });
     }
-    const udpPort = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
-    log.info({ udpPort }, 'node started');
-    this.client.send({ type: 'ready', udpPort });
+    const { address: udpHost, port: udpPort } = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
+    log.info({ udpHost, udpPort }, 'node started');
+    this.client.send({ type: 'ready', udpHost, udpPort });
   }
 
   private progress(): ProgressStats {

@@ -67,7 +67,7 @@ export type Duration = string | number;
 
 /** What a fabric will be; nothing runs until `start()`. */
 export class Fabric {
-  private runtimeKind: 'process' | 'docker' = 'process';
+  private runtimeKind: 'process' | 'docker' | 'swarm' = 'process';
   private sync: SyncMode | undefined;
   private tdf: number | undefined;
   private out: string | undefined;
@@ -85,10 +85,13 @@ export class Fabric {
     return new Fabric(parseScenario(text, init.name ?? 'scenario.yaml', overrides(init.set)));
   }
 
-  /** `process` (default: every node a child process) or `docker` (a container per node). */
-  withRuntime(kind: 'process' | 'docker'): this {
-    if (kind !== 'process' && kind !== 'docker')
-      throw new RuntimeError(`withRuntime: expected 'process' or 'docker', got '${kind}'`);
+  /**
+   * `process` (default: every node a child process), `docker` (a container per node) or `swarm` (a
+   * service per node on the Docker Swarm this machine manages, spread over its machines).
+   */
+  withRuntime(kind: 'process' | 'docker' | 'swarm'): this {
+    if (kind !== 'process' && kind !== 'docker' && kind !== 'swarm')
+      throw new RuntimeError(`withRuntime: expected 'process', 'docker' or 'swarm', got '${kind}'`);
     this.runtimeKind = kind;
     return this;
   }

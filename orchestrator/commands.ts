@@ -125,7 +125,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       : resolveInvariants(source, source.data.invariants, ['invariants']);
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
-  const tooBig = runtime.kind !== 'attached' && !opts.force ? memoryProblem(scenario) : null;
+  const tooBig = !runtime.remoteNodes && !opts.force ? memoryProblem(scenario) : null;
   if (tooBig) throw new RuntimeError(`${scenario.file}: ${tooBig}: use --force to start anyway`);
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
@@ -143,10 +143,10 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   say(
     runtime.kind === 'attached'
       ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode}; run ${runId})`
-      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : 'processes'} for '${scenario.name}' (${mode}; run ${runId})`,
+      : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : runtime.kind === 'swarm' ? 'services' : 'processes'} for '${scenario.name}' (${mode}; run ${runId})`,
   );
   // containers of a compose file come up one after another: give them longer than processes
-  const startTimeoutMs = runtime.kind === 'attached' ? 120_000 : undefined;
+  const startTimeoutMs = runtime.remoteNodes ? 120_000 : undefined;
   // a signal during start-up ends the wait for the nodes: what had started is stopped and collected
   fabric = await new Fabric(scenario, { runtime, out, runId, startTimeoutMs, force: opts.force }).start(
     abort.signal,
@@ -251,7 +251,7 @@ program
   .option(...SET_OPTION)
   .option(
     '--runtime <kind>',
-    'process (default): a child process per node; docker: a container per node (docs/containers.md); attached: nodes started by others connect (dcemu compose)',
+    'process (default): a child process per node; docker: a container per node (docs/containers.md); swarm: a service per node on a Docker Swarm, over its machines (dcemu swarm init); attached: nodes started by others connect (dcemu compose)',
   )
   .option('--subnet <cidr>', 'attached runtime: the fabric subnet of the compose file')
   .option(
@@ -327,10 +327,57 @@ program
   .option('--run <id>', 'only this run (its id is in the start line and in summary.json)')
   .action(async (opts: { run?: string }) => {
     const { keptMessage, removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
+    // a swarm manager's services first: their tasks' containers go with them
+    const { removeServices } = await import('./runtime/swarm.js');
+    const services = await removeServices(opts.run ?? null);
     const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
-    process.stdout.write(`removed ${removed.containers} containers and ${removed.networks} networks\n`);
+    process.stdout.write(
+      `removed ${services > 0 ? `${services} services, ` : ''}${removed.containers} containers and ${removed.networks} networks\n`,
+    );
     if (removed.kept.length > 0) {
       process.stderr.write(`dcemu: error: ${keptMessage(removed.kept)}\n`);
+      process.exitCode = 1;
+    }
+  });
+
+const swarm = program
+  .command('swarm')
+  .description(
+    'a Docker Swarm for --runtime swarm, its own networks inside 198.18.0.0/15 (docs/containers.md)',
+  );
+swarm
+  .command('init')
+  .description('make this machine a swarm manager; prints the command that joins another machine')
+  .option(
+    '--advertise-addr <ip>',
+    "this machine's address on the network the machines share (default 127.0.0.1: a one-machine swarm)",
+  )
+  .action(async (opts: { advertiseAddr?: string }) => {
+    const { swarmInit } = await import('./runtime/swarm-setup.js');
+    const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
+    const token = await swarmInit({ advertiseAddr: opts.advertiseAddr, say });
+    if (token && opts.advertiseAddr)
+      process.stdout.write(`dcemu swarm join ${opts.advertiseAddr} --token ${token}\n`);
+  });
+swarm
+  .command('join')
+  .description('join this machine to a swarm as a worker')
+  .argument('<manager>', "the manager's address (host or host:port)")
+  .requiredOption('--token <token>', "the worker token 'dcemu swarm init' printed")
+  .option('--advertise-addr <ip>', "this machine's address on the network the machines share")
+  .action(async (manager: string, opts: { token: string; advertiseAddr?: string }) => {
+    const { swarmJoin } = await import('./runtime/swarm-setup.js');
+    await swarmJoin({ manager, ...opts, say: (s) => process.stderr.write(`dcemu: ${s}\n`) });
+  });
+swarm
+  .command('leave')
+  .description("remove dcemu's services, leave the swarm and remove the docker_gwbridge dcemu made")
+  .action(async () => {
+    const { swarmLeave } = await import('./runtime/swarm-setup.js');
+    const { keptMessage } = await import('./runtime/docker-client.js');
+    const kept = await swarmLeave((s) => process.stderr.write(`dcemu: ${s}\n`));
+    if (kept.length > 0) {
+      process.stderr.write(`dcemu: error: ${keptMessage(kept)}\n`);
       process.exitCode = 1;
     }
   });

@@ -17,6 +17,7 @@ import { RuntimeError } from './errors.js';
 import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import { type Progress, stallDiagnosis } from './progress.js';
+import { racks } from './runtime/placement.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
@@ -91,13 +92,13 @@ export class Fabric {
     const runId = this.opts.runId ?? newRunId();
     const runtime = this.opts.runtime;
     // every node is a process of ~NODE_PRIVATE_MB of its own: a fabric the machine cannot hold is refused up front
-    const tooBig = runtime.kind !== 'attached' && !this.opts.force ? memoryProblem(this.scenario) : null;
+    const tooBig = !runtime.remoteNodes && !this.opts.force ? memoryProblem(this.scenario) : null;
     if (tooBig) throw new RuntimeError(`${this.scenario.file}: ${tooBig}: use --force to start anyway`);
     // container faults need containers: refuse before anything starts, naming the timeline line
     const needs = this.scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
     if (needs && !runtime.containerFaults)
       throw new RuntimeError(
-        `${this.scenario.file}:${needs.line}: action ${needs.action} needs --runtime docker (the ${runtime.kind} runtime has no containers)`,
+        `${this.scenario.file}:${needs.line}: action ${needs.action} needs a container runtime, --runtime docker or swarm (the ${runtime.kind} runtime has no containers)`,
       );
     // a scheme of the user's own: its parts are a file of this machine, which nodes must see
     const schemeDir = userSchemeDir(this.scenario.scheme.kind);
@@ -114,8 +115,9 @@ export class Fabric {
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
       runId,
+      racks(this.scenario.topology),
     );
-    const plan = planRun(this.scenario, { epoch, bindHost: site.nodeHost, logDir });
+    const plan = planRun(this.scenario, { epoch, bindHost: site.bindHost, logDir });
     if (site.nodePort !== undefined) for (const c of plan.nodes) c.bindPort = site.nodePort;
     const server = new ControlServer();
     let capture: CaptureFiles | null = null;
@@ -151,7 +153,7 @@ export class Fabric {
           runId,
           role: n.kind,
           logDir,
-          env: nodeEnv(`${site.controlHost}:${controlPort}`, n.name),
+          env: nodeEnv(site.controlAddress ?? `${site.controlHost}:${controlPort}`, n.name),
           cpuBound: this.scenario.sync === 'conservative',
           ...(schemeDir !== undefined && { schemeDir }),
         })),
@@ -168,6 +170,8 @@ export class Fabric {
 interface NodeState {
   config: NodeConfig;
   conn: ControlConnection | null;
+  /** where the node's socket is bound (it says so in `ready`): its peers send there */
+  udpHost: string;
   udpPort: number;
   killed: boolean;
   exited: boolean;
@@ -265,6 +269,7 @@ export class StartedFabric implements AsyncDisposable {
       this.nodes.set(c.name, {
         config: c,
         conn: null,
+        udpHost: '',
         udpPort: 0,
         killed: false,
         exited: false,
@@ -339,8 +344,9 @@ export class StartedFabric implements AsyncDisposable {
         conn.on('message', (m) => {
           switch (m.type) {
             case 'ready':
-              if (rejoining) this.rejoin(n, m.udpPort);
+              if (rejoining) this.rejoin(n, m.udpHost, m.udpPort);
               else {
+                n.udpHost = m.udpHost;
                 n.udpPort = m.udpPort;
                 if (--pending === 0) resolve();
               }
@@ -462,7 +468,7 @@ export class StartedFabric implements AsyncDisposable {
   private peersOf(n: NodeState): Array<PeerAddress | null> {
     return n.config.ports.map((p) => {
       const peer = this.nodes.get(p.peer)!;
-      return { host: this.site.nodeHost(p.peer), port: peer.udpPort, peerPort: p.peerPort };
+      return { host: peer.udpHost, port: peer.udpPort, peerPort: p.peerPort };
     });
   }
 
@@ -488,11 +494,12 @@ export class StartedFabric implements AsyncDisposable {
 
   /**
    * A restarted node connected, took its config and bound its socket: it gets its peers, then its
-   * start (`restartAt`, see restartConfig). Neighbours learn its port again only if it changed
-   * (runtimes without a fixed node port).
+   * start (`restartAt`, see restartConfig). Neighbours learn its address again only if it changed
+   * (runtimes without a fixed node port; a swarm task started again gets a new address).
    */
-  private rejoin(n: NodeState, udpPort: number): void {
-    const moved = udpPort !== n.udpPort;
+  private rejoin(n: NodeState, udpHost: string, udpPort: number): void {
+    const moved = udpPort !== n.udpPort || udpHost !== n.udpHost;
+    n.udpHost = udpHost;
     n.udpPort = udpPort;
     n.restarting = false;
     n.stopped = false;

@@ -56,7 +56,7 @@ describe('dcemu compose: the file', () => {
     expect(orch.volumes).toEqual([`${results}:/results`]);
     for (const n of nodes) {
       const s = f.services[n];
-      expect(s.networks.fabric.ipv4_address).toBe(site.nodeHost(n));
+      expect(s.networks.fabric.ipv4_address).toBe(site.bindHost(n));
       expect(s.environment).toEqual({
         DCEMU_CONTROL: `${site.controlHost}:${CONTROL_PORT}`,
         DCEMU_NODE: n,

@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Codec, MAGIC } from '../core/codec.js';
-import { Endpoint, WINDOW } from '../core/endpoint.js';
+import { bindAddress, Endpoint, WINDOW } from '../core/endpoint.js';
 import { type Frame, makeFrame } from '../core/frame.js';
 import { Scheduler } from '../core/scheduler.js';
 import { hdr } from './helpers.js';
@@ -147,8 +147,8 @@ describe('Endpoint over real sockets', () => {
     const a = new Endpoint(manualSched(), 2);
     const rx = receiver(3);
     open.push(a, rx.ep);
-    const aPort = await a.bind('127.0.0.1');
-    const bPort = await rx.ep.bind('127.0.0.1');
+    const { port: aPort } = await a.bind('127.0.0.1');
+    const { port: bPort } = await rx.ep.bind('127.0.0.1');
     expect(aPort).toBeGreaterThan(0);
     expect(bPort).toBeGreaterThan(0);
     expect(bPort).not.toBe(aPort);
@@ -291,7 +291,7 @@ describe('Endpoint flow control over real sockets', () => {
     const tx = new Endpoint(new Scheduler(null), 1);
     const sink = dgram.createSocket('udp4');
     await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
-    const txPort = await tx.bind('127.0.0.1');
+    const { port: txPort } = await tx.bind('127.0.0.1');
     tx.setPeers([{ host: '127.0.0.1', port: sink.address().port, peerPort: 0 }]);
     const seqs: number[] = [];
     sink.on('message', (b) => {
@@ -328,5 +328,20 @@ describe('Endpoint flow control over real sockets', () => {
       await tx.close();
       sink.close();
     }
+  });
+});
+
+describe('bindAddress', () => {
+  const ifaces = {
+    lo: [{ address: '127.0.0.1', family: 'IPv4' }],
+    eth0: [{ address: '198.19.3.7', family: 'IPv4' }],
+    eth1: [{ address: '198.19.255.4', family: 'IPv4' }],
+  } as unknown as ReturnType<typeof import('node:os').networkInterfaces>;
+
+  it('keeps an address, and picks the interface inside a subnet (a swarm task learns its address late)', () => {
+    expect(bindAddress('127.0.0.1', ifaces)).toBe('127.0.0.1');
+    expect(bindAddress('198.19.3.0/24', ifaces)).toBe('198.19.3.7');
+    expect(bindAddress('198.19.255.0/24', ifaces)).toBe('198.19.255.4');
+    expect(() => bindAddress('198.18.0.0/24', ifaces)).toThrow(/no interface .* in 198.18.0.0\/24/);
   });
 });

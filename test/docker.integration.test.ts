@@ -8,55 +8,13 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { dockerAnswers, events, leftovers, leftoversSince } from './docker-helpers.js';
 import { CLI, dcemu, ROOT, readJson, sleep, tempOut } from './helpers.js';
-
-async function dockerAnswers(): Promise<boolean> {
-  const r = await execa('docker', ['version', '--format', '{{.Server.Version}}'], {
-    reject: false,
-    timeout: 15_000,
-  });
-  return r.exitCode === 0;
-}
 
 const docker = await dockerAnswers();
 const skip = !docker && process.env.CI !== 'true';
 if (skip)
   console.warn('docker.integration: no Docker daemon answers: container tests skipped (they run in CI)');
-
-/** Containers and networks of dcemu runs still on the daemon, by run id (the `dcemu` label). */
-async function leftovers(): Promise<Map<string, string[]>> {
-  const format = '{{.Label "dcemu"}} {{.Names}}';
-  const ps = await execa('docker', ['ps', '-a', '--filter', 'label=dcemu', '--format', format]);
-  const nets = await execa('docker', [
-    'network',
-    'ls',
-    '--filter',
-    'label=dcemu',
-    '--format',
-    '{{.Label "dcemu"}} {{.Name}}',
-  ]);
-  const byRun = new Map<string, string[]>();
-  for (const line of [...ps.stdout.split('\n'), ...nets.stdout.split('\n')]) {
-    const [run, name] = line.trim().split(' ');
-    if (!run || !name) continue;
-    byRun.set(run, [...(byRun.get(run) ?? []), name]);
-  }
-  return byRun;
-}
-
-/** What runs started since `before` left on the daemon, by run id. */
-async function leftoversSince(before: Map<string, string[]>): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const [run, names] of await leftovers()) if (!before.has(run)) out[run] = names.sort();
-  return out;
-}
-
-function events(out: string): Array<Record<string, unknown> & { kind: string; t: number }> {
-  return readFileSync(join(out, 'events.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-}
 
 function waitFor(proc: ReturnType<typeof execa>, text: string, timeoutMs = 120_000): Promise<void> {
   return new Promise((resolve, reject) => {

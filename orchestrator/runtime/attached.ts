@@ -36,6 +36,7 @@ export interface AttachedOptions {
 
 export class AttachedRuntime implements Runtime {
   readonly kind = 'attached';
+  readonly remoteNodes = true;
 
   constructor(private readonly opts: AttachedOptions) {}
 
@@ -44,7 +45,7 @@ export class AttachedRuntime implements Runtime {
     return {
       controlHost: addr.orchestrator,
       controlPort: CONTROL_PORT,
-      nodeHost: (name) => {
+      bindHost: (name) => {
         const host = addr.nodes.get(name);
         if (!host) throw new RuntimeError(`no address for node '${name}' in subnet ${addr.subnet}`);
         return host;

@@ -5,6 +5,7 @@
  * `dcemu=<runId>`, so `removeRun` / `removeAllRuns` find it again even after an orchestrator that was
  * killed with SIGKILL.
  */
+import { constants } from 'node:os';
 import { type ContainerRuntimeClient, getContainerRuntimeClient } from 'testcontainers';
 import { RuntimeError } from '../errors.js';
 
@@ -224,4 +225,17 @@ export async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) 
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failure) throw failure;
   return results;
+}
+
+/** A dockerode rejection handler that swallows one HTTP status (304 not modified, 409 conflict). */
+export function ignore(status: number): (err: { statusCode?: number }) => void {
+  return (err) => {
+    if (err.statusCode !== status) throw err;
+  };
+}
+
+/** The name of signal number `n` (a container's exit code above 128 is 128 + its signal). */
+export function signalName(n: number): string | null {
+  for (const [name, v] of Object.entries(constants.signals)) if (v === n) return name;
+  return null;
 }

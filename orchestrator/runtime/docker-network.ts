@@ -21,6 +21,20 @@ const FIRST_NODE = 10;
  */
 const MTU = 9000;
 
+/** A docker run's network: a bridge on this machine, internal (no route out), jumbo frames. */
+const BRIDGE = {
+  Driver: 'bridge',
+  Internal: true,
+  Options: { 'com.docker.network.driver.mtu': String(MTU) },
+};
+/**
+ * A swarm run's network: an overlay across the swarm's machines, attachable (so a task's container can
+ * be disconnected and connected again), with the default MTU (VXLAN over the machines' own network).
+ * Not internal: its tasks then also sit on their machine's `docker_gwbridge`, through which the control
+ * relay reaches the orchestrator (see swarm.ts); nodes send only to the addresses they are given.
+ */
+const OVERLAY = { Driver: 'overlay', Attachable: true, Internal: false };
+
 export interface FabricNetwork {
   name: string;
   id: string;
@@ -35,7 +49,12 @@ export interface FabricNetwork {
  * to force out, see `removeLabelled`). Two runs choosing the same free block at once: the daemon
  * refuses the second ("pool overlaps"), which then takes the next block.
  */
-export async function createFabricNetwork(d: Docker, runId: string, names: string[]): Promise<FabricNetwork> {
+export async function createFabricNetwork(
+  d: Docker,
+  runId: string,
+  names: string[],
+  opts: { overlay?: boolean } = {},
+): Promise<FabricNetwork> {
   const nodes = names.length;
   const size = blockSize(nodes);
   for (let attempt = 0; attempt < 8; attempt++) {
@@ -50,13 +69,11 @@ export async function createFabricNetwork(d: Docker, runId: string, names: strin
       const net = await d.createNetwork({
         Name: runId,
         CheckDuplicate: true,
-        Driver: 'bridge',
-        Internal: true,
+        ...(opts.overlay ? OVERLAY : BRIDGE),
         IPAM: { Driver: 'default', Config: [{ Subnet: subnet, Gateway: gateway }] },
-        Options: { 'com.docker.network.driver.mtu': String(MTU) },
         Labels: { [RUN_LABEL]: runId, [NODES_LABEL]: names.join(',') },
       });
-      await hostHasAddress(gateway);
+      if (!opts.overlay) await hostHasAddress(gateway);
       return { name: runId, id: net.id, subnet, gateway, address: (i) => intToIp(base + FIRST_NODE + i) };
     } catch (err) {
       const e = err as { statusCode?: number; message: string };
@@ -103,13 +120,36 @@ export function blockSize(nodes: number): number {
   return size;
 }
 
-/** First aligned block of `size` addresses in the range that overlaps none of `used`. */
-export function freeBlock(used: Array<[number, number]>, size: number): number | null {
-  for (let base = RANGE_BASE; base + size <= RANGE_BASE + RANGE_SIZE; base += size) {
+/**
+ * First aligned block of `size` addresses in the range that overlaps none of `used`; the last one
+ * with `fromTop` (what a swarm's machines keep for good, away from the runs' blocks at the bottom).
+ */
+export function freeBlock(used: Array<[number, number]>, size: number, fromTop = false): number | null {
+  const count = RANGE_SIZE / size;
+  for (let k = 0; k < count; k++) {
+    const base = RANGE_BASE + (fromTop ? count - 1 - k : k) * size;
     const end = base + size;
     if (!used.some(([lo, hi]) => lo < end && base < hi)) return base;
   }
   return null;
+}
+
+/** A free /24 of 198.18.0.0/15 on this daemon and machine, from the top of the range ('a.b.c.0/24'). */
+export async function freeTopSubnet(d: Docker, taken: string[] = []): Promise<string> {
+  const used = await usedRanges(d);
+  for (const t of taken) {
+    const r = cidrRange(t);
+    if (r) used.push(r);
+  }
+  const base = freeBlock(used, 256, true);
+  if (base === null) throw new RuntimeError('no free /24 left in 198.18.0.0/15');
+  return `${intToIp(base)}/24`;
+}
+
+/** Is this address (or a whole subnet 'a.b.c.d/n') inside 198.18.0.0/15? */
+export function inBenchmarkRange(cidr: string): boolean {
+  const r = cidrRange(cidr.includes('/') ? cidr : `${cidr}/32`);
+  return r !== null && r[0] >= RANGE_BASE && r[1] <= RANGE_BASE + RANGE_SIZE;
 }
 
 /** [first, end) address ranges taken by docker networks and by this machine's interfaces. */

@@ -8,7 +8,6 @@
  * themselves when their control connection drops, so those containers are stopped already).
  */
 import { writeFile } from 'node:fs/promises';
-import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GenericContainer, Wait } from 'testcontainers';
 import { nodeOptions } from '../../core/paths.js';
@@ -17,12 +16,14 @@ import {
   type Docker,
   demuxLogs,
   docker,
+  ignore,
   keptMessage,
   mapBounded,
   NODE_LABEL,
   RUN_LABEL,
   removeRun,
   runContainers,
+  signalName,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { ensureImage, imageEntry } from './image.js';
@@ -73,7 +74,7 @@ export class DockerRuntime implements Runtime {
     this.opts.log?.(`network ${net.name}: ${net.subnet}, orchestrator at ${net.gateway}`);
     return {
       controlHost: net.gateway,
-      nodeHost: (name) => {
+      bindHost: (name) => {
         const i = index.get(name);
         if (i === undefined) throw new Error(`no node named '${name}' in this run`);
         return net.address(i);
@@ -320,16 +321,4 @@ class StartedContainers implements StartedRuntime {
       ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
     };
   }
-}
-
-/** A dockerode rejection handler that swallows one HTTP status (304 not modified, 409 conflict). */
-function ignore(status: number): (err: { statusCode?: number }) => void {
-  return (err) => {
-    if (err.statusCode !== status) throw err;
-  };
-}
-
-function signalName(n: number): string | null {
-  for (const [name, v] of Object.entries(constants.signals)) if (v === n) return name;
-  return null;
 }

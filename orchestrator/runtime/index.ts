@@ -1,14 +1,15 @@
 /**
  * The runtimes by name, for the CLI and the library: `process` (the embedded default: every node a
  * child process on loopback), `docker` (a container per node; loaded on demand, testcontainers takes
- * most of a second to import) and `attached` (nodes started by a compose file join the run).
+ * most of a second to import), `swarm` (a service per node on a Docker Swarm, spanning its machines) and
+ * `attached` (nodes started by a compose file join the run).
  */
 import { RuntimeError } from '../errors.js';
 import { AttachedRuntime } from './attached.js';
 import { ProcessRuntime } from './process.js';
 import type { Runtime } from './types.js';
 
-export type RuntimeKind = 'process' | 'docker' | 'attached';
+export type RuntimeKind = 'process' | 'docker' | 'swarm' | 'attached';
 
 export interface RuntimeOptions {
   /** progress lines of the docker runtime (image build, containers started) */
@@ -25,11 +26,15 @@ export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Pr
       const { DockerRuntime } = await import('./docker.js');
       return new DockerRuntime({ log: opts.log });
     }
+    case 'swarm': {
+      const { SwarmRuntime } = await import('./swarm.js');
+      return new SwarmRuntime({ log: opts.log });
+    }
     case 'attached':
       if (!opts.subnet)
         throw new RuntimeError('--runtime attached needs --subnet (the compose file passes it)');
       return new AttachedRuntime({ subnet: opts.subnet });
     default:
-      throw new RuntimeError(`runtime must be process, docker or attached, got '${kind}'`);
+      throw new RuntimeError(`runtime must be process, docker, swarm or attached, got '${kind}'`);
   }
 }

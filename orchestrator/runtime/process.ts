@@ -20,7 +20,7 @@ export class ProcessRuntime implements Runtime {
   readonly hostFiles = true;
 
   async prepare(): Promise<RuntimeSite> {
-    return { controlHost: LOOPBACK, nodeHost: () => LOOPBACK, release: async () => {} };
+    return { controlHost: LOOPBACK, bindHost: () => LOOPBACK, release: async () => {} };
   }
 
   async start(launches: NodeLaunch[]): Promise<StartedRuntime> {

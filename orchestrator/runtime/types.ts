@@ -40,8 +40,17 @@ export interface RuntimeSite {
   controlHost: string;
   /** port it listens on, when nodes were told it in advance (attached runtime); default: any free port */
   controlPort?: number;
-  /** address node `name` binds its UDP socket to, and its peers send to */
-  nodeHost(name: string): string;
+  /**
+   * host:port the nodes dial for their control connection, when it is not where the orchestrator
+   * listens (a relay: swarm tasks on other machines cannot reach this one's bridge)
+   */
+  controlAddress?: string;
+  /**
+   * address node `name` binds its UDP socket to, or a subnet (`a.b.c.d/n`) when its address is known
+   * only once it runs (a swarm task): the node binds its interface in it. The node reports where it
+   * bound, and its peers send there.
+   */
+  bindHost(name: string): string;
   /**
    * UDP port every node binds, when the runtime gives each node its own address (containers): a
    * restarted node is then found where it was. Default: any free port, reported by the node.
@@ -108,7 +117,15 @@ export interface Runtime {
    * docker runtime mounts the folder; compose's containers see only what their image holds
    */
   readonly hostFiles?: boolean;
-  /** sets up what the run's nodes share (addresses, a container network) before any starts */
-  prepare(nodes: string[], runId: string): Promise<RuntimeSite>;
+  /**
+   * its nodes run on other machines too (attached, swarm): this machine's memory does not bound the
+   * fabric, so the memory check before a run is left out
+   */
+  readonly remoteNodes?: boolean;
+  /**
+   * sets up what the run's nodes share (addresses, a container network) before any starts; `racks`
+   * are the groups of nodes a runtime that spans machines keeps on one machine (placement.ts)
+   */
+  prepare(nodes: string[], runId: string, racks?: string[][]): Promise<RuntimeSite>;
   start(launches: NodeLaunch[]): Promise<StartedRuntime>;
 }

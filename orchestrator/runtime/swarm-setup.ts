@@ -1,0 +1,149 @@
+/**
+ * `dcemu swarm init | join | leave`: a Docker Swarm whose own networks stay inside 198.18.0.0/15.
+ * Left to itself, `docker swarm init` puts `docker_gwbridge` (every task's way to its own machine) on
+ * 172.x and the `ingress` overlay on 10.0.0.0/24; dcemu keeps its traffic in the benchmarking range,
+ * so each machine's `docker_gwbridge` is created first, on a free /24 from the top of the range (as
+ * Docker's docs say to customize it), and the swarm's default address pool (where `ingress` lands) is
+ * another such /24. Runs give their overlays explicit subnets from the bottom of the range.
+ */
+import { RuntimeError } from '../errors.js';
+import { type Docker, docker } from './docker-client.js';
+import { freeTopSubnet, inBenchmarkRange } from './docker-network.js';
+import { GWBRIDGE, removeSwarmRun } from './swarm.js';
+
+/** the label on a `docker_gwbridge` that dcemu created (and so removes on `leave`) */
+const SETUP_LABEL = 'dcemu.swarm';
+const SWARM_PORT = 2377;
+
+interface SwarmInfo {
+  Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean; NodeID?: string };
+}
+
+async function swarmState(d: Docker): Promise<SwarmInfo['Swarm']> {
+  return ((await d.info()) as SwarmInfo).Swarm;
+}
+
+/** This machine's `docker_gwbridge`, created inside the range when missing; its subnet. */
+async function ensureGwbridge(d: Docker, say: (s: string) => void): Promise<string> {
+  const existing = (await d
+    .getNetwork(GWBRIDGE)
+    .inspect()
+    .catch(() => null)) as { IPAM?: { Config?: Array<{ Subnet?: string }> } } | null;
+  if (existing) {
+    const subnet = existing.IPAM?.Config?.[0]?.Subnet ?? '?';
+    if (!inBenchmarkRange(subnet))
+      throw new RuntimeError(
+        `${GWBRIDGE} exists on ${subnet}, outside 198.18.0.0/15: leave any swarm, remove it ('docker network rm ${GWBRIDGE}', no container may use it) and run this again`,
+      );
+    return subnet;
+  }
+  const subnet = await freeTopSubnet(d);
+  await d.createNetwork({
+    Name: GWBRIDGE,
+    Driver: 'bridge',
+    IPAM: { Driver: 'default', Config: [{ Subnet: subnet }] },
+    Options: {
+      'com.docker.network.bridge.name': GWBRIDGE,
+      'com.docker.network.bridge.enable_icc': 'false',
+      'com.docker.network.bridge.enable_ip_masquerade': 'true',
+    },
+    Labels: { [SETUP_LABEL]: '1' },
+  });
+  say(`${GWBRIDGE}: ${subnet}`);
+  return subnet;
+}
+
+/**
+ * Makes this machine a swarm manager. `advertiseAddr` is its address on the network the machines
+ * share; alone, 127.0.0.1 (no other machine can join then). Returns the worker join token.
+ */
+export async function swarmInit(opts: { advertiseAddr?: string; say: (s: string) => void }): Promise<string> {
+  const d = await docker();
+  const state = await swarmState(d);
+  if (state?.LocalNodeState === 'active') {
+    await ensureGwbridge(d, opts.say);
+    opts.say(
+      `this machine is in a swarm already (${state.ControlAvailable ? 'manager' : 'worker'}); nothing changed`,
+    );
+    return state.ControlAvailable ? (await d.swarmInspect()).JoinTokens.Worker : '';
+  }
+  const gw = await ensureGwbridge(d, opts.say);
+  const pool = await freeTopSubnet(d, [gw]);
+  const addr = opts.advertiseAddr ?? '127.0.0.1';
+  await d.swarmInit({
+    ListenAddr: `${addr}:${SWARM_PORT}`,
+    AdvertiseAddr: addr,
+    DefaultAddrPool: [pool],
+    SubnetSize: 24,
+  });
+  opts.say(
+    `swarm initialized: this machine is its manager at ${addr}:${SWARM_PORT}; its own networks on ${pool}`,
+  );
+  return (await d.swarmInspect()).JoinTokens.Worker;
+}
+
+/** Joins this machine to a swarm as a worker (its `docker_gwbridge` first). */
+export async function swarmJoin(opts: {
+  manager: string;
+  token: string;
+  advertiseAddr?: string;
+  say: (s: string) => void;
+}): Promise<void> {
+  const d = await docker();
+  if ((await swarmState(d))?.LocalNodeState === 'active')
+    throw new RuntimeError("this machine is in a swarm already: 'dcemu swarm leave' first");
+  await ensureGwbridge(d, opts.say);
+  const manager = opts.manager.includes(':') ? opts.manager : `${opts.manager}:${SWARM_PORT}`;
+  await d.swarmJoin({
+    RemoteAddrs: [manager],
+    JoinToken: opts.token,
+    ListenAddr: `0.0.0.0:${SWARM_PORT}`,
+    ...(opts.advertiseAddr && { AdvertiseAddr: opts.advertiseAddr }),
+  });
+  opts.say(`joined the swarm of ${manager} as a worker`);
+}
+
+/**
+ * Removes every dcemu service, container and network, leaves the swarm (forced: a last manager may
+ * leave) and removes the `docker_gwbridge` dcemu created. Returns what the daemon keeps.
+ */
+export async function swarmLeave(say: (s: string) => void): Promise<string[]> {
+  const d = await docker();
+  const state = await swarmState(d);
+  let kept: string[] = [];
+  if (state?.LocalNodeState === 'active') {
+    if (state.ControlAvailable) kept = await removeSwarmRun(null);
+    await d.swarmLeave({ force: true });
+    say('left the swarm');
+  } else say('this machine is in no swarm');
+  const gw = (await d
+    .getNetwork(GWBRIDGE)
+    .inspect()
+    .catch(() => null)) as { Labels?: Record<string, string> } | null;
+  if (gw?.Labels?.[SETUP_LABEL]) {
+    for (let i = 0; ; i++) {
+      try {
+        // an endpoint the daemon still lists on the bridge after leaving (the ingress sandbox's) goes
+        // by a forced disconnect
+        const now = (await d.getNetwork(GWBRIDGE).inspect()) as {
+          Containers?: Record<string, { Name?: string }>;
+        };
+        for (const [id, c] of Object.entries(now.Containers ?? {}))
+          await d
+            .getNetwork(GWBRIDGE)
+            .disconnect({ Container: c.Name ?? id, Force: true })
+            .catch(() => {});
+        await d.getNetwork(GWBRIDGE).remove();
+        say(`${GWBRIDGE} removed`);
+        break;
+      } catch (err) {
+        if (i >= 40) {
+          kept.push(`network ${GWBRIDGE} (${(err as Error).message.split('\n')[0]})`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+  return kept;
+}

@@ -1,0 +1,725 @@
+/**
+ * The swarm runtime (DESIGN §3, docs/containers.md): every node a task of its own one-replica service
+ * on a Docker Swarm, all on one attachable overlay network of the run inside 198.18.0.0/15, placed
+ * over the swarm's machines a rack at a time (placement.ts). The orchestrator runs on a manager.
+ *
+ * - **Control.** Nodes on other machines cannot reach this machine's bridges, so a relay task on this
+ *   machine (control-relay.ts) sits on the overlay and forwards each node's control connection to the
+ *   orchestrator, which listens on this machine's `docker_gwbridge` address.
+ * - **Addresses.** Swarm gives a task its address when it schedules it: a node binds its interface
+ *   in the run's subnet and reports it (`ready.udpHost`); a node started again may get another.
+ * - **Faults** act on the container of the node's task, on the machine that runs it: this daemon, or
+ *   the one named for that machine in `DCEMU_SWARM_DAEMONS` (`hostname=tcp://addr:2375,other=ssh://
+ *   user@addr`). `kill`, `pause`/`resume`, `stop` and `disconnect`/`connect` are the container's; a
+ *   stopped task does not come back (restart policy `none`; its network attachment is released), so
+ *   `start` forces a new task of the node's service.
+ * - **Exits** are followed by polling the swarm's tasks (every machine's, from the manager); a node's
+ *   output is its service's log, saved as `<node>.stdout|stderr`. Node log files land in the results
+ *   folder for tasks on this machine (a bind mount); on other machines they stay in the task.
+ *
+ * Everything the run creates carries `dcemu=<runId>`: teardown removes the services, then the
+ * containers and the network by that label, and `dcemu clean` finds what a killed orchestrator left.
+ */
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import Dockerode from 'dockerode';
+import { nodeOptions } from '../../core/paths.js';
+import { RuntimeError } from '../errors.js';
+import { RELAY_PORT } from './control-relay.js';
+import { NODE_UDP_PORT } from './docker.js';
+import {
+  type Docker,
+  demuxLogs,
+  docker,
+  ignore,
+  keptMessage,
+  mapBounded,
+  NODE_LABEL,
+  RUN_LABEL,
+  removeAllRuns,
+  removeRun,
+  runContainers,
+  signalName,
+} from './docker-client.js';
+import { createFabricNetwork, type FabricNetwork, inBenchmarkRange } from './docker-network.js';
+import { APP_DIR, ensureImage, imageEntry } from './image.js';
+import { place } from './placement.js';
+import type {
+  ContainerFaults,
+  ExitInfo,
+  NodeLaunch,
+  Runtime,
+  RuntimeSite,
+  StartedRuntime,
+  StoppedRuntime,
+} from './types.js';
+
+/** the bridge through which a swarm task reaches its own machine (Docker's name for it) */
+export const GWBRIDGE = 'docker_gwbridge';
+/** the relay task's "node" label: not a node of the fabric */
+const RELAY = '(control relay)';
+/** services created at once: each is a raft commit on the managers */
+const CREATE_CONCURRENCY = 6;
+/** how often the tasks are polled for their state */
+const POLL_MS = 200;
+/** a task that is not running after this long fails the start, naming what the swarm says */
+const TASK_START_MS = 120_000;
+const STOP_TIMEOUT_S = 1;
+
+export interface SwarmRuntimeOptions {
+  /** image to run; default: `ensureImage()` here (other machines need it too: docs/containers.md) */
+  image?: string;
+  log?: (s: string) => void;
+  /** swarm machine hostname -> Docker endpoint URL, for faults on its tasks; default DCEMU_SWARM_DAEMONS */
+  daemons?: Record<string, string>;
+}
+
+/** A swarm task as the API lists it (the fields dcemu reads). */
+interface Task {
+  ID: string;
+  ServiceID: string;
+  NodeID: string;
+  CreatedAt: string;
+  DesiredState: string;
+  Status: { State: string; Err?: string; ContainerStatus?: { ContainerID?: string; ExitCode?: number } };
+  NetworksAttachments?: Array<{ Network: { ID: string }; Addresses?: string[] }>;
+}
+
+/** A swarm machine: its node id, hostname and whether it is this one. */
+interface Machine {
+  id: string;
+  hostname: string;
+  cpus: number;
+  local: boolean;
+}
+
+export class SwarmRuntime implements Runtime {
+  readonly kind = 'swarm';
+  readonly containerFaults = true;
+  /** nodes run on the swarm's machines: this one's memory does not bound the fabric */
+  readonly remoteNodes = true;
+  private network: FabricNetwork | null = null;
+  private machines: Machine[] = [];
+  private placement = new Map<string, string>();
+  private relay: { service: string; address: string } | null = null;
+
+  constructor(private readonly opts: SwarmRuntimeOptions = {}) {}
+
+  async prepare(
+    nodes: string[],
+    runId: string,
+    racks: string[][] = nodes.map((n) => [n]),
+  ): Promise<RuntimeSite> {
+    const d = await docker();
+    const info = (await d.info()) as {
+      Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean; NodeID?: string };
+    };
+    if (info.Swarm?.LocalNodeState !== 'active' || !info.Swarm.ControlAvailable)
+      throw new RuntimeError(
+        `--runtime swarm runs on a swarm manager, and this Docker daemon is ${info.Swarm?.LocalNodeState === 'active' ? 'a worker' : 'in no swarm'}: 'dcemu swarm init' makes this machine a one-machine swarm (docs/containers.md says how to add machines)`,
+      );
+    const gateway = await gwbridgeGateway(d);
+    this.machines = await swarmMachines(d, info.Swarm.NodeID ?? '');
+    this.placement = place(
+      racks,
+      this.machines.map((m) => ({ id: m.id, weight: m.cpus })),
+    );
+    const net = await createFabricNetwork(d, runId, nodes, { overlay: true }).catch(async (err) => {
+      await removeRun(runId).catch(() => {});
+      throw err;
+    });
+    this.network = net;
+    const release = async (): Promise<void> => {
+      const kept = await removeSwarmRun(runId);
+      if (kept.length > 0) throw new RuntimeError(keptMessage(kept));
+    };
+    try {
+      const controlPort = await freePort(gateway);
+      const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
+      this.relay = await startRelay(
+        d,
+        runId,
+        net,
+        image,
+        `${gateway}:${controlPort}`,
+        info.Swarm.NodeID ?? '',
+      );
+      const spread = new Map<string, number>();
+      for (const m of this.placement.values()) spread.set(m, (spread.get(m) ?? 0) + 1);
+      this.opts.log?.(
+        `overlay ${net.name}: ${net.subnet} over ${this.machines.length} machine(s) (${this.machines
+          .filter((m) => spread.has(m.id))
+          .map((m) => `${m.hostname}: ${spread.get(m.id)} nodes`)
+          .join(', ')}); control relay at ${this.relay.address}:${RELAY_PORT}`,
+      );
+      return {
+        controlHost: gateway,
+        controlPort,
+        controlAddress: `${this.relay.address}:${RELAY_PORT}`,
+        bindHost: () => net.subnet,
+        nodePort: NODE_UDP_PORT,
+        release,
+      };
+    } catch (err) {
+      await release().catch(() => {});
+      throw err;
+    }
+  }
+
+  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+    const net = this.network;
+    if (!net) throw new Error('SwarmRuntime.start before prepare');
+    const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
+    const d = await docker();
+    const daemons = new Daemons(
+      d,
+      this.machines,
+      this.opts.daemons ?? parseDaemons(process.env.DCEMU_SWARM_DAEMONS),
+    );
+    const started = new StartedServices(d, daemons, net, launches);
+    const t0 = Date.now();
+    try {
+      await mapBounded(launches, CREATE_CONCURRENCY, async (l) => {
+        const machine = this.placement.get(l.name) ?? this.machines[0].id;
+        const local = this.machines.find((m) => m.id === machine)?.local ?? false;
+        const svc = (await d.createService(serviceSpec(l, image, net, machine, local))) as { id: string };
+        started.created(l.name, svc.id);
+      });
+      await started.running(Date.now() + TASK_START_MS);
+    } catch (err) {
+      await started.stop();
+      throw err instanceof RuntimeError
+        ? err
+        : new RuntimeError(`cannot start the node services: ${(err as Error).message.split('\n')[0]}`);
+    }
+    started.follow();
+    this.opts.log?.(`${launches.length} services started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return started;
+  }
+}
+
+function serviceSpec(
+  l: NodeLaunch,
+  image: string,
+  net: FabricNetwork,
+  machine: string,
+  local: boolean,
+): Dockerode.CreateServiceOptions {
+  const labels = { [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name };
+  const logDir = resolve(l.logDir);
+  return {
+    Name: `${l.runId}-${l.name}`,
+    Labels: labels,
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: image,
+        Args: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
+        Env: Object.entries(l.env).map(([k, v]) => `${k}=${v}`),
+        Labels: labels,
+        User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
+        // node log files land in the results folder when the task runs here; elsewhere that folder
+        // does not exist, and the node writes into its task
+        Mounts: [
+          local
+            ? { Type: 'bind' as const, Source: logDir, Target: logDir }
+            : { Type: 'tmpfs' as const, Source: '', Target: logDir },
+        ],
+        StopGracePeriod: STOP_TIMEOUT_S * 1e9,
+      },
+      RestartPolicy: { Condition: 'none' },
+      Placement: { Constraints: [`node.id==${machine}`] },
+      Networks: [{ Target: net.id }],
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+    // peers are addressed by the addresses nodes report: no virtual IP, no load balancer
+    EndpointSpec: { Mode: 'dnsrr' },
+  };
+}
+
+/** This machine's address on `docker_gwbridge`, checked to lie inside 198.18.0.0/15. */
+async function gwbridgeGateway(d: Docker): Promise<string> {
+  const inspect = (await d
+    .getNetwork(GWBRIDGE)
+    .inspect()
+    .catch(() => null)) as { IPAM?: { Config?: Array<{ Subnet?: string; Gateway?: string }> } } | null;
+  const c = inspect?.IPAM?.Config?.[0];
+  if (!c?.Subnet)
+    throw new RuntimeError(`this swarm machine has no ${GWBRIDGE} network: 'dcemu swarm init' creates it`);
+  if (!inBenchmarkRange(c.Subnet))
+    throw new RuntimeError(
+      `${GWBRIDGE} uses ${c.Subnet}, outside 198.18.0.0/15 where dcemu keeps its traffic: leave the swarm, remove ${GWBRIDGE} and set the swarm up with 'dcemu swarm init' (docs/containers.md)`,
+    );
+  // without an explicit gateway Docker gives the bridge the subnet's first address
+  return c.Gateway ?? firstAddress(c.Subnet);
+}
+
+function firstAddress(subnet: string): string {
+  const [ip] = subnet.split('/');
+  const o = ip.split('.').map(Number);
+  return `${o[0]}.${o[1]}.${o[2]}.${o[3] + 1}`;
+}
+
+async function swarmMachines(d: Docker, self: string): Promise<Machine[]> {
+  const nodes = (await d.listNodes()) as Array<{
+    ID: string;
+    Spec?: { Availability?: string };
+    Status?: { State?: string };
+    Description?: { Hostname?: string; Resources?: { NanoCPUs?: number } };
+  }>;
+  const usable = nodes
+    .filter((n) => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
+    .map((n) => ({
+      id: n.ID,
+      hostname: n.Description?.Hostname ?? n.ID,
+      cpus: Math.max(1, (n.Description?.Resources?.NanoCPUs ?? 1e9) / 1e9),
+      local: n.ID === self,
+    }))
+    .sort((a, b) => Number(b.local) - Number(a.local) || (a.hostname < b.hostname ? -1 : 1));
+  if (usable.length === 0) throw new RuntimeError('the swarm has no machine that is ready and active');
+  return usable;
+}
+
+/** A port free on `host` now, for the orchestrator to listen on once the relay knows it. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const s = createServer();
+    s.once('error', (err) =>
+      reject(new RuntimeError(`cannot listen on ${host} (${GWBRIDGE}): ${(err as Error).message}`)),
+    );
+    s.listen(0, host, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function startRelay(
+  d: Docker,
+  runId: string,
+  net: FabricNetwork,
+  image: string,
+  target: string,
+  self: string,
+): Promise<{ service: string; address: string }> {
+  const labels = { [RUN_LABEL]: runId, [NODE_LABEL]: RELAY };
+  const svc = (await d.createService({
+    Name: `${runId}-control`,
+    Labels: labels,
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: image,
+        Args: [`${APP_DIR}/dist/orchestrator/runtime/control-relay.js`],
+        Env: [`DCEMU_RELAY_TARGET=${target}`, `DCEMU_RELAY_PORT=${RELAY_PORT}`],
+        Labels: labels,
+        StopGracePeriod: STOP_TIMEOUT_S * 1e9,
+      },
+      RestartPolicy: { Condition: 'none' },
+      Placement: { Constraints: [`node.id==${self}`] },
+      Networks: [{ Target: net.id }],
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+    EndpointSpec: { Mode: 'dnsrr' },
+  })) as { id: string };
+  const deadline = Date.now() + TASK_START_MS;
+  for (;;) {
+    const task = latest(await tasksOf(d, [svc.id]), svc.id);
+    if (task?.Status.State === 'running') {
+      const address = addressOn(task, net.id);
+      if (address) return { service: svc.id, address };
+    }
+    if (task && ENDED.has(task.Status.State))
+      throw new RuntimeError(
+        `the control relay task ${task.Status.State}: ${task.Status.Err ?? 'no reason given'}`,
+      );
+    if (Date.now() > deadline)
+      throw new RuntimeError('the control relay task did not start within 2 minutes');
+    await sleep(POLL_MS);
+  }
+}
+
+const ENDED = new Set(['complete', 'shutdown', 'failed', 'rejected', 'orphaned', 'remove']);
+
+async function tasksOf(d: Docker, services: string[]): Promise<Task[]> {
+  if (services.length === 0) return [];
+  return (await d.listTasks({ filters: { service: services } })) as Task[];
+}
+
+/** The newest task of a service (a forced update replaces its task). */
+function latest(tasks: Task[], service: string): Task | undefined {
+  let best: Task | undefined;
+  for (const t of tasks) if (t.ServiceID === service && (!best || t.CreatedAt > best.CreatedAt)) best = t;
+  return best;
+}
+
+function addressOn(task: Task, network: string): string | undefined {
+  const a = task.NetworksAttachments?.find((n) => n.Network.ID === network)?.Addresses?.[0];
+  return a?.split('/')[0];
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** `hostname=url,hostname=url` (DCEMU_SWARM_DAEMONS) as a map. */
+export function parseDaemons(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (text ?? '').split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new RuntimeError(`DCEMU_SWARM_DAEMONS: expected hostname=url, got '${item}'`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Docker options for an endpoint URL: tcp://host:port, ssh://user@host[:port], unix:///path. */
+export function daemonOptions(url: string): Dockerode.DockerOptions {
+  const u = new URL(url);
+  switch (u.protocol) {
+    case 'tcp:':
+    case 'http:':
+      return { host: u.hostname, port: Number(u.port || 2375), protocol: 'http' };
+    case 'ssh:':
+      return {
+        protocol: 'ssh',
+        host: u.hostname,
+        port: Number(u.port || 22),
+        username: u.username || undefined,
+      };
+    case 'unix:':
+      return { socketPath: u.pathname };
+    default:
+      throw new RuntimeError(`DCEMU_SWARM_DAEMONS: ${url}: expected tcp://, ssh:// or unix://`);
+  }
+}
+
+/** The Docker daemon of each swarm machine: this one's, or the URL named for it. */
+class Daemons {
+  private readonly clients = new Map<string, Docker>();
+
+  constructor(
+    local: Docker,
+    private readonly machines: Machine[],
+    private readonly urls: Record<string, string>,
+  ) {
+    for (const m of machines) if (m.local) this.clients.set(m.id, local);
+  }
+
+  of(machine: string, node: string): Docker {
+    const c = this.clients.get(machine);
+    if (c) return c;
+    const m = this.machines.find((x) => x.id === machine);
+    const url = m && this.urls[m.hostname];
+    if (!m || !url)
+      throw new RuntimeError(
+        `node ${node} runs on swarm machine ${m?.hostname ?? machine}: a fault on it needs that machine's Docker daemon; name it in DCEMU_SWARM_DAEMONS (${m?.hostname ?? machine}=tcp://<address>:2375 or ssh://<user>@<address>)`,
+      );
+    const client = new Dockerode(daemonOptions(url)) as unknown as Docker;
+    this.clients.set(machine, client);
+    return client;
+  }
+}
+
+interface Node {
+  launch: NodeLaunch;
+  service: string;
+  task: Task | null;
+  paused: boolean;
+  /** an exit of its current task was reported */
+  exitSeen: boolean;
+}
+
+class StartedServices implements StartedRuntime {
+  readonly kind = 'swarm';
+  readonly containers: ContainerFaults;
+  private readonly nodes = new Map<string, Node>();
+  private handlers: Array<(i: ExitInfo) => void> = [];
+  private timer: NodeJS.Timeout | null = null;
+  /** output being saved (service logs to files) */
+  private readonly saving: Array<Promise<void>> = [];
+  private stopped: Promise<StoppedRuntime> | null = null;
+
+  constructor(
+    private readonly d: Docker,
+    private readonly daemons: Daemons,
+    private readonly net: FabricNetwork,
+    private readonly launches: NodeLaunch[],
+  ) {
+    this.containers = {
+      stopNode: async (name) => {
+        const c = this.container(name);
+        if (c) await c.stop({ t: STOP_TIMEOUT_S }).catch(ignore(304));
+      },
+      startNode: (name) => this.restart(name),
+      disconnect: async (name) => {
+        const n = this.node(name);
+        await this.daemon(n)
+          .getNetwork(this.net.id)
+          .disconnect({ Container: this.containerId(n), Force: true });
+      },
+      connect: async (name) => {
+        const n = this.node(name);
+        const address = n.task ? addressOn(n.task, this.net.id) : undefined;
+        await this.daemon(n)
+          .getNetwork(this.net.id)
+          .connect({
+            Container: this.containerId(n),
+            ...(address && { EndpointConfig: { IPAMConfig: { IPv4Address: address } } }),
+          });
+      },
+    };
+  }
+
+  created(name: string, service: string): void {
+    const launch = this.launches.find((l) => l.name === name)!;
+    this.nodes.set(name, { launch, service, task: null, paused: false, exitSeen: false });
+  }
+
+  /** Waits until every node's task runs; a task the swarm could not run fails the start, saying why. */
+  async running(deadline: number): Promise<void> {
+    for (;;) {
+      await this.poll();
+      const waiting: string[] = [];
+      for (const n of this.nodes.values()) {
+        const t = n.task;
+        if (t?.Status.State === 'running') continue;
+        if (t && ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(n.launch.name, t));
+        waiting.push(`${n.launch.name} (${t?.Status.State ?? 'no task yet'})`);
+      }
+      if (waiting.length === 0) return;
+      if (Date.now() > deadline)
+        throw new RuntimeError(
+          `node tasks not running after ${TASK_START_MS / 1000} s: ${waiting.slice(0, 5).join(', ')}${waiting.length > 5 ? ', …' : ''}`,
+        );
+      await sleep(POLL_MS);
+    }
+  }
+
+  /** Polls the tasks from now on: a task that ends is a node exit. */
+  follow(): void {
+    const tick = async (): Promise<void> => {
+      await this.poll().catch(() => {});
+      if (this.timer !== null) this.timer = setTimeout(() => void tick(), POLL_MS);
+    };
+    this.timer = setTimeout(() => void tick(), POLL_MS);
+  }
+
+  private async poll(): Promise<void> {
+    const all = [...this.nodes.values()];
+    const tasks = await tasksOf(
+      this.d,
+      all.map((n) => n.service),
+    );
+    for (const n of all) {
+      const t = latest(tasks, n.service);
+      if (!t) continue;
+      if (t.ID !== n.task?.ID) n.exitSeen = false;
+      n.task = t;
+      if (!n.exitSeen && ENDED.has(t.Status.State) && t.Status.ContainerStatus?.ContainerID) {
+        n.exitSeen = true;
+        n.paused = false;
+        const code = t.Status.ContainerStatus.ExitCode ?? null;
+        const signal = code !== null && code > 128 ? signalName(code - 128) : null;
+        const info: ExitInfo = { name: n.launch.name, code: signal ? null : code, signal };
+        this.saveOutput(n);
+        for (const h of this.handlers) h(info);
+      }
+    }
+  }
+
+  /** Writes the node's service log (every task's output) to `<logDir>/<node>.stdout|stderr`. */
+  private saveOutput(n: Node): void {
+    this.saving.push(this.writeOutput(n));
+  }
+
+  private async writeOutput(n: Node): Promise<void> {
+    try {
+      const raw = (await this.d
+        .getService(n.service)
+        .logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+      const { stdout, stderr } = demuxLogs(raw);
+      await writeFile(join(n.launch.logDir, `${n.launch.name}.stdout`), stdout);
+      await writeFile(join(n.launch.logDir, `${n.launch.name}.stderr`), stderr);
+    } catch {
+      // the service is gone already: its output was saved when its task ended
+    }
+  }
+
+  onExit(handler: (info: ExitInfo) => void): void {
+    this.handlers.push(handler);
+  }
+
+  isRunning(name: string): boolean {
+    return this.nodes.get(name)?.task?.Status.State === 'running';
+  }
+
+  private node(name: string): Node {
+    const n = this.nodes.get(name);
+    if (!n) throw new Error(`no node named '${name}' in this run`);
+    return n;
+  }
+
+  private daemon(n: Node): Docker {
+    if (!n.task) throw new RuntimeError(`node ${n.launch.name} has no task`);
+    return this.daemons.of(n.task.NodeID, n.launch.name);
+  }
+
+  private containerId(n: Node): string {
+    const id = n.task?.Status.ContainerStatus?.ContainerID;
+    if (!id) throw new RuntimeError(`node ${n.launch.name}'s task has no container`);
+    return id;
+  }
+
+  private container(name: string) {
+    const n = this.node(name);
+    return n.task?.Status.ContainerStatus?.ContainerID
+      ? this.daemon(n).getContainer(this.containerId(n))
+      : null;
+  }
+
+  /** nodes whose task has not ended */
+  private live(): Node[] {
+    return [...this.nodes.values()].filter((n) => n.task && !ENDED.has(n.task.Status.State));
+  }
+
+  /** Sends a signal to a node's container (thawed first); a machine out of reach is left to its service's removal. */
+  private async signal(n: Node, signal: string): Promise<void> {
+    try {
+      const c = this.container(n.launch.name);
+      if (!c) return;
+      if (n.paused) await c.unpause().catch(() => {});
+      n.paused = false;
+      await c.kill({ signal }).catch(() => {});
+    } catch {
+      // no daemon named for its machine: removing its service stops it
+    }
+  }
+
+  async kill(name: string): Promise<void> {
+    const n = this.node(name);
+    const c = this.container(name);
+    if (!c) return;
+    await c.kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
+    // a frozen process dies only once its cgroup is thawed
+    if (n.paused) await c.unpause().catch(() => {});
+    n.paused = false;
+  }
+
+  async pause(name: string): Promise<void> {
+    const n = this.node(name);
+    if (n.paused || !this.isRunning(name)) return;
+    await this.container(name)?.pause();
+    n.paused = true;
+  }
+
+  async resume(name: string): Promise<void> {
+    const n = this.node(name);
+    if (!n.paused) return;
+    await this.container(name)?.unpause();
+    n.paused = false;
+  }
+
+  /**
+   * `start` of a stopped node: its task ended for good (and its network attachment with it), so the
+   * service is updated with a new force-update count, which makes a new task; it may get another
+   * address, which the node reports.
+   */
+  private async restart(name: string): Promise<void> {
+    const n = this.node(name);
+    const svc = this.d.getService(n.service);
+    const spec = (await svc.inspect()) as {
+      Version: { Index: number };
+      Spec: { TaskTemplate: { ForceUpdate?: number } & Record<string, unknown> } & Record<string, unknown>;
+    };
+    const old = n.task?.ID;
+    await svc.update({
+      version: spec.Version.Index,
+      ...spec.Spec,
+      TaskTemplate: { ...spec.Spec.TaskTemplate, ForceUpdate: (spec.Spec.TaskTemplate.ForceUpdate ?? 0) + 1 },
+    });
+    const deadline = Date.now() + TASK_START_MS;
+    for (;;) {
+      await this.poll();
+      const t = n.task;
+      if (t && t.ID !== old) {
+        if (t.Status.State === 'running') return;
+        if (ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(name, t));
+      }
+      if (Date.now() > deadline)
+        throw new RuntimeError(`node ${name}: its new task did not start within 2 minutes`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  stop(): Promise<StoppedRuntime> {
+    this.stopped ??= this.teardown();
+    return this.stopped;
+  }
+
+  private async teardown(): Promise<StoppedRuntime> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.poll().catch(() => {});
+    // nodes end on SIGTERM at once (a wedged one gets SIGKILL); each exit the polls see saves the
+    // node's output before its service goes
+    for (const signal of ['SIGTERM', 'SIGKILL']) {
+      await mapBounded(this.live(), 8, (n) => this.signal(n, signal));
+      for (const until = Date.now() + 3000; this.live().length > 0 && Date.now() < until; ) {
+        await sleep(POLL_MS);
+        await this.poll().catch(() => {});
+      }
+    }
+    // tasks out of reach (a machine whose daemon is not named): their output so far
+    for (const n of this.live()) this.saveOutput(n);
+    await Promise.all(this.saving);
+    const runId = this.launches[0]?.runId;
+    const kept = runId === undefined ? [] : await removeSwarmRun(runId);
+    const leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    return {
+      started: this.launches.length,
+      leftRunning,
+      ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
+    };
+  }
+}
+
+function taskFailure(name: string, t: Task): string {
+  const err = t.Status.Err ?? 'no reason given';
+  const hint = /no such image|not found|pull access/i.test(err)
+    ? ": the image must be on every machine of the swarm (docs/containers.md: 'docker save | docker load', or a registry and --image)"
+    : '';
+  return `node ${name}: its swarm task ${t.Status.State} (${err})${hint}`;
+}
+
+/**
+ * Removes the services of a run (every dcemu run's when `runId` is null) when this daemon manages a
+ * swarm; returns how many. Their tasks' containers stop and go with them.
+ */
+export async function removeServices(runId: string | null): Promise<number> {
+  const d = await docker();
+  const label = runId === null ? RUN_LABEL : `${RUN_LABEL}=${runId}`;
+  // not a manager (or in no swarm): the daemon refuses the listing, and there is nothing to remove
+  const services = await d.listServices({ filters: { label: [label] } }).catch(() => []);
+  await Promise.all(
+    services.map((s) =>
+      d
+        .getService(s.ID)
+        .remove()
+        .catch(() => {}),
+    ),
+  );
+  return services.length;
+}
+
+/**
+ * Removes a swarm run: its services (which stop their tasks), then its containers and its overlay
+ * network. Returns what the daemon keeps.
+ */
+export async function removeSwarmRun(runId: string | null): Promise<string[]> {
+  await removeServices(runId);
+  // the swarm's agents remove the tasks' containers one at a time: removing them here, a few at a
+  // time, is quicker, and their network goes after them
+  return (await (runId === null ? removeAllRuns() : removeRun(runId))).kept;
+}

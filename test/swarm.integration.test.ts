@@ -1,0 +1,138 @@
+/**
+ * The swarm runtime end to end on a one-machine Docker Swarm: every node a service's task on the run's
+ * overlay network, control through the relay task, faults on the tasks' containers. Where no swarm
+ * runs, the test makes one (`dcemu swarm init`, its networks inside 198.18.0.0/15) and leaves it at
+ * the end (`dcemu swarm leave`), checking that nothing stays. Outside CI the tests skip, saying so,
+ * when no Docker daemon answers; in CI they run.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { dockerAnswers, leftovers, leftoversSince } from './docker-helpers.js';
+import { dcemu, readJson, tempOut } from './helpers.js';
+
+const docker = await dockerAnswers();
+const skip = !docker && process.env.CI !== 'true';
+if (skip) console.warn('swarm.integration: no Docker daemon answers: swarm tests skipped (they run in CI)');
+
+async function swarmState(): Promise<string> {
+  const r = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
+  return r.stdout.trim();
+}
+
+/** a swarm that was there before the tests is the user's: it is used, never left */
+const swarmBefore = docker ? await swarmState() : 'inactive';
+
+/** the docker tests' quickstart: the fabric and its spine kill, ~180 short flows in 400 µs */
+const QUICK = [
+  '--set',
+  'workload={pattern: all-to-all, fixedSize: 20KB, load: 0.5, duration: 400us}',
+  '--set',
+  'timeline.0.at=200us',
+];
+
+describe.skipIf(skip)('dcemu run --runtime swarm', () => {
+  beforeAll(async () => {
+    const image = await dcemu(['image', 'build']);
+    expect(image.exitCode, image.stderr).toBe(0);
+    if (swarmBefore !== 'active') {
+      const init = await dcemu(['swarm', 'init']);
+      expect(init.exitCode, init.stderr).toBe(0);
+      // the swarm's own networks stay inside 198.18.0.0/15
+      const nets = await execa('docker', [
+        'network',
+        'inspect',
+        'docker_gwbridge',
+        'ingress',
+        '--format',
+        '{{range .IPAM.Config}}{{.Subnet}}{{end}}',
+      ]);
+      for (const subnet of nets.stdout.trim().split('\n')) expect(subnet).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
+    }
+  }, 300_000);
+
+  let before = new Map<string, string[]>();
+  beforeEach(async () => {
+    before = await leftovers();
+  });
+
+  afterEach(async () => {
+    const left = await leftoversSince(before);
+    for (const run of Object.keys(left)) await dcemu(['clean', '--run', run]);
+    expect(left).toEqual({});
+  });
+
+  it('runs the quickstart as 22 services and gives the process runtime’s bytes', async () => {
+    const out = tempOut('swarm-quickstart');
+    const r = await dcemu(['run', 'examples/quickstart.yaml', '--runtime', 'swarm', '--out', out, ...QUICK]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /overlay dcemu-\S+: 198\.1[89]\.\d+\.0\/24 over 1 machine\(s\) \(\S+: 22 nodes\); control relay at 198\./,
+    );
+    expect(r.stderr).toContain('22 services started in');
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.runtime).toBe('swarm');
+    expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
+    expect(s.flows.completed).toBe(s.flows.planned);
+    expect(s.faults[0]).toMatchObject({ action: 'kill', node: 'spine0' });
+    // node logs of tasks on this machine land in the results folder; output comes from the service logs
+    expect(readFileSync(join(out, 'logs', 'leaf0.log'), 'utf8')).toMatch(/"udpHost":"198\.1[89]\.\d+\.\d+"/);
+    readFileSync(join(out, 'logs', 'spine0.stderr'));
+    const proc = tempOut('swarm-process-quickstart');
+    const p = await dcemu(['run', 'examples/quickstart.yaml', '--out', proc, '-q', ...QUICK]);
+    expect(p.exitCode, p.stderr).toBe(0);
+    for (const f of ['flows.csv', 'queues.csv', 'events.jsonl'])
+      expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(proc, f), 'utf8'));
+  }, 240_000);
+
+  it('conservative mode: stop/start (a new task), disconnect/connect act at their exact times, as on docker', async () => {
+    const out = tempOut('swarm-faults');
+    const r = await dcemu([
+      'run',
+      'test/fixtures/docker-faults.yaml',
+      '--runtime',
+      'swarm',
+      '--out',
+      out,
+      '-q',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = readJson(join(out, 'summary.json'));
+    expect(s.fidelity.causalityMisses).toBe(0);
+    // the docker runtime's exact figures (test/docker.integration.test.ts)
+    expect(s.faults.map((f: { detectedAt: number }) => f.detectedAt)).toEqual([
+      1_021_974, 2_001_051, 4_027_646, 5_007_646,
+    ]);
+    expect(s.drops.fault).toBe(404);
+    expect(s.flows).toMatchObject({ planned: 225, completed: 225 });
+    expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
+    // spine0 ran twice: the stopped task, then the new one its service was forced to make
+    const starts = readFileSync(join(out, 'logs', 'spine0.log'), 'utf8').match(/"msg":"node started"/g);
+    expect(starts).toHaveLength(2);
+  }, 240_000);
+
+  it.runIf(swarmBefore !== 'active')(
+    'leaves the swarm it made with nothing kept, and a swarm run is then refused, saying how to make one',
+    async () => {
+      const leave = await dcemu(['swarm', 'leave']);
+      expect(leave.exitCode, leave.stderr).toBe(0);
+      expect(await swarmState()).toBe('inactive');
+      const nets = await execa('docker', ['network', 'ls', '--format', '{{.Name}}']);
+      expect(nets.stdout).not.toMatch(/docker_gwbridge|ingress/);
+      const r = await dcemu([
+        'run',
+        'examples/quickstart.yaml',
+        '--runtime',
+        'swarm',
+        '--out',
+        tempOut('swarm-none'),
+        '-q',
+        ...QUICK,
+      ]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain("this Docker daemon is in no swarm: 'dcemu swarm init'");
+    },
+    60_000,
+  );
+});
