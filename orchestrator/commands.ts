@@ -63,6 +63,7 @@ interface RunOptions {
   set?: string[];
   runtime?: string;
   subnet?: string;
+  image?: string;
   scenarioEnv?: string;
   force?: boolean;
   /** false with --no-plots */
@@ -83,6 +84,7 @@ function runtimeFor(opts: RunOptions): Promise<Runtime> {
   return createRuntime(opts.runtime ?? 'process', {
     log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
     subnet: opts.subnet,
+    image: opts.image,
   });
 }
 
@@ -254,6 +256,10 @@ program
     'process (default): a child process per node; docker: a container per node (docs/containers.md); swarm: a service per node on a Docker Swarm, over its machines (dcemu swarm init); attached: nodes started by others connect (dcemu compose)',
   )
   .option('--subnet <cidr>', 'attached runtime: the fabric subnet of the compose file')
+  .option(
+    '--image <ref>',
+    "docker and swarm runtimes: the image to run (default: this build's, built when missing); a swarm of several machines needs it on each (docs/containers.md)",
+  )
   .option(
     '--scenario-env <var>',
     'read the scenario text from this environment variable; <scenario> only names it',

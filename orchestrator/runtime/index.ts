@@ -16,6 +16,8 @@ export interface RuntimeOptions {
   log?: (line: string) => void;
   /** attached: the compose file's fabric subnet */
   subnet?: string;
+  /** docker, swarm: the image to run (default: the current build's, built when missing) */
+  image?: string;
 }
 
 export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -24,11 +26,11 @@ export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Pr
       return new ProcessRuntime();
     case 'docker': {
       const { DockerRuntime } = await import('./docker.js');
-      return new DockerRuntime({ log: opts.log });
+      return new DockerRuntime({ log: opts.log, image: opts.image });
     }
     case 'swarm': {
       const { SwarmRuntime } = await import('./swarm.js');
-      return new SwarmRuntime({ log: opts.log });
+      return new SwarmRuntime({ log: opts.log, image: opts.image });
     }
     case 'attached':
       if (!opts.subnet)

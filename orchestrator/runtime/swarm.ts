@@ -103,6 +103,7 @@ export class SwarmRuntime implements Runtime {
   private machines: Machine[] = [];
   private placement = new Map<string, string>();
   private relay: { service: string; address: string } | null = null;
+  private image: string | null = null;
 
   constructor(private readonly opts: SwarmRuntimeOptions = {}) {}
 
@@ -137,6 +138,7 @@ export class SwarmRuntime implements Runtime {
     try {
       const controlPort = await freePort(gateway);
       const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
+      this.image = image;
       this.relay = await startRelay(
         d,
         runId,
@@ -169,8 +171,14 @@ export class SwarmRuntime implements Runtime {
 
   async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
     const net = this.network;
-    if (!net) throw new Error('SwarmRuntime.start before prepare');
-    const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
+    const image = this.image;
+    if (!net || !image) throw new Error('SwarmRuntime.start before prepare');
+    // dilated mode reads each machine's monotonic clock against one epoch: one machine only
+    const used = new Set(launches.map((l) => this.placement.get(l.name)));
+    if (used.size > 1 && launches.some((l) => !l.cpuBound))
+      throw new RuntimeError(
+        `dilated mode runs on one clock, and this swarm spreads the fabric over ${used.size} machines: use --sync conservative (exact at any distance), or a swarm of one machine`,
+      );
     const d = await docker();
     const daemons = new Daemons(
       d,
