@@ -13,6 +13,9 @@
  *   (skip with --no-fattree8);
  * - fattree12_wall_s, fattree12_pss_mb_per_process: bench/fixtures/fattree12.yaml, 612 processes, ~18 GB
  *   (skip with --no-fattree12);
+ * - swarm_identical, swarm_wall_s, swarm_vs_process_wall: the quickstart on a one-machine Docker Swarm
+ *   (`dcemu swarm init` when none runs, left after) against processes (skip with --no-swarm; n/a
+ *   without a Docker daemon);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  */
@@ -397,6 +400,47 @@ async function benchQuickstart(): Promise<void> {
   process.stdout.write(`determinism ${same ? 'identical' : 'differs'}\n`);
 }
 
+/**
+ * The quickstart on the swarm runtime and on processes: the same bytes (1) or not (0), and the walls.
+ * A swarm this makes (none ran) it leaves after.
+ */
+async function benchSwarm(): Promise<void> {
+  const cli = (args: string[]) =>
+    execa(process.execPath, ['dist/orchestrator/cli.js', ...args], { cwd: packageRoot(), reject: false });
+  const info = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
+  if (info.exitCode !== 0) {
+    process.stdout.write('swarm_identical n/a: no Docker daemon answers\n');
+    return;
+  }
+  const ours = info.stdout.trim() !== 'active';
+  if (ours) {
+    const init = await cli(['swarm', 'init']);
+    if (init.exitCode !== 0) throw new Error(`dcemu swarm init: ${init.stderr}`);
+  }
+  try {
+    const image = await cli(['image', 'build']);
+    if (image.exitCode !== 0) throw new Error(`dcemu image build: ${image.stderr}`);
+    const p = await quickstart([]);
+    const w = await quickstart(['--runtime', 'swarm']);
+    const same = ['flows.csv', 'queues.csv', 'events.jsonl'].every(
+      (f) => readFileSync(join(w.out, f), 'utf8') === readFileSync(join(p.out, f), 'utf8'),
+    );
+    figure(
+      'swarm_identical',
+      same ? 1 : 0,
+      "the quickstart on a one-machine swarm gives the process runtime's bytes (1) or not (0)",
+    );
+    figure(
+      'swarm_wall_s',
+      w.wallS,
+      `the quickstart on a one-machine swarm, start-up (${w.summary.processes.started} services, an overlay, the control relay) and teardown included`,
+    );
+    figure('swarm_vs_process_wall', w.wallS / p.wallS, `swarm wall / process wall (${p.wallS.toFixed(1)} s)`);
+  } finally {
+    if (ours) await cli(['swarm', 'leave']);
+  }
+}
+
 const skipQuickstart = process.argv.includes('--no-quickstart');
 const codec = benchCodec();
 figure(
@@ -478,6 +522,7 @@ await benchStartup();
 if (!skipQuickstart) await benchQuickstart();
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 if (!process.argv.includes('--no-fattree12')) await benchFattree12();
+if (!process.argv.includes('--no-swarm')) await benchSwarm();
 
 const w = Math.max(...figures.map(([n]) => n.length));
 process.stdout.write('\ndcemu bench\n');
