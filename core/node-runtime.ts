@@ -527,7 +527,16 @@ class NodeProcess {
     const ep = this.endpoint!;
     const m = ctx.metrics;
     for (const [name, key] of ENDPOINT_COUNTERS) m.inc(name, ep.stats[key]);
-    if (this.sync) m.inc('syncSteps', this.sync.steps);
+    if (this.sync) {
+      const sync = this.sync;
+      m.inc('syncSteps', sync.steps);
+      // wall figures (they differ run to run): what the node spent in steps, and what held it between
+      m.inc('syncBusyUs', Math.round(sync.busyUs));
+      const held = sync.heldUs;
+      for (let p = 0; p < ctx.ports.length; p++)
+        if (held[p] > 0) m.inc(`syncHeldUs:${ctx.config.ports[p].peer}`, Math.round(held[p]));
+      m.inc('syncHeldUs:grant', Math.round(held[held.length - 1]));
+    }
     m.inc('keepalivesSent', ctx.liveness.keepalivesSent);
     // data frames sent on ports still declared down at the end
     for (const [port, n] of this.sentWhileDown.entries()) {

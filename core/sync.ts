@@ -55,6 +55,18 @@ export class ConservativeSync {
   private stopped = false;
   /** steps taken and null-only flushes, for the bench and the summary */
   steps = 0;
+  /** wall µs spent in steps */
+  busyUs = 0;
+  /**
+   * wall µs between steps, by the input that held the node at the end of the step before (what its
+   * safe time waited on): one entry per link, the last for the orchestrator's grant (or its halt).
+   * Datagrams read in between count as held. Who holds whom: `orchestrator/holds.ts`.
+   */
+  readonly heldUs: Float64Array;
+  /** the input the last safe time waited on: a link, or -1 for the grant or halt */
+  private binding = -1;
+  /** wall time (performance.now, ms) the last step ended */
+  private lastEnd = 0;
   /** each link's bound: nothing arrives on it before this (never falls) */
   private readonly bounds: Float64Array;
   /** scratch: per link, the earliest the peer sends unless answering this node's frames */
@@ -70,6 +82,7 @@ export class ConservativeSync {
   ) {
     this.bounds = new Float64Array(ports.length);
     this.answers = new Float64Array(ports.length);
+    this.heldUs = new Float64Array(ports.length + 1);
     endpoint.hop = (port, t) => ports[port].earliestArrival(t);
     this.single = ports.length === 1;
   }
@@ -126,7 +139,13 @@ export class ConservativeSync {
     this.updateBounds(this.sched.nextTime());
     const bounds = this.bounds;
     let safe = Math.min(this.grant, this.haltAt);
-    for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
+    let binding = -1;
+    for (let p = 0; p < bounds.length; p++)
+      if (bounds[p] < safe) {
+        safe = bounds[p];
+        binding = p;
+      }
+    this.binding = binding;
     return safe;
   }
 
@@ -197,6 +216,17 @@ export class ConservativeSync {
     this.queued = false;
     if (this.stopped || this.halted) return;
     this.steps++;
+    const t0 = performance.now();
+    if (this.lastEnd > 0) {
+      const held = this.heldUs;
+      held[this.binding < 0 ? held.length - 1 : this.binding] += (t0 - this.lastEnd) * 1000;
+    }
+    this.runStep();
+    this.lastEnd = performance.now();
+    this.busyUs += (this.lastEnd - t0) * 1000;
+  };
+
+  private runStep(): void {
     const sched = this.sched;
     let safe = this.safeTime();
     sched.runBefore(safe);
@@ -234,7 +264,7 @@ export class ConservativeSync {
       this.reportedGrant = this.grant;
       this.listener.reached(this.grant);
     }
-  };
+  }
 
   /**
    * The node stops at its halt time: every link promises "never" (or nothing before its next process

@@ -3,7 +3,7 @@
  * folder; `dcemu topo <scenario>` prints its topology. User mistakes print one line and exit 2;
  * Ctrl-C stops the run, tears everything down and still writes what was collected.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { SyncMode } from '../core/messages.js';
@@ -344,6 +344,20 @@ program
       process.stderr.write(`dcemu: error: ${keptMessage(removed.kept)}\n`);
       process.exitCode = 1;
     }
+  });
+
+program
+  .command('holds')
+  .description(
+    'who held whom in a conservative run: busiest nodes, the most waited-on, chains of waits (from nodes.json)',
+  )
+  .argument('<results>', 'a results folder')
+  .option('--top <n>', 'lines per list', positive, 8)
+  .action(async (dir: string, opts: { top: number }) => {
+    const { formatHolds, holds } = await import('./holds.js');
+    const file = join(dir, 'nodes.json');
+    if (!existsSync(file)) throw new RuntimeError(`${file}: no such file (is ${dir} a results folder?)`);
+    process.stdout.write(formatHolds(holds(JSON.parse(readFileSync(file, 'utf8'))), opts.top));
   });
 
 const swarm = program

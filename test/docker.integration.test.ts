@@ -360,7 +360,7 @@ describe('container faults on the process runtime', () => {
     const r = await dcemu(['run', 'test/fixtures/docker-faults.yaml', '--out', out, '-q']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
-      'test/fixtures/docker-faults.yaml:16: action stop needs --runtime docker (the process runtime has no containers)',
+      'test/fixtures/docker-faults.yaml:16: action stop needs a container runtime, --runtime docker or swarm (the process runtime has no containers)',
     );
   });
 });

@@ -1,0 +1,102 @@
+/**
+ * Who holds whom in a conservative run (`dcemu holds <results>`): every node counts the wall time it
+ * spends in its synchronization steps (`syncBusyUs`) and, between steps, which input held it — the
+ * link whose peer's promise bounded its safe time (`syncHeldUs:<peer>`), or the orchestrator's grant
+ * (`syncHeldUs:grant`) — core/sync.ts. From those counters in nodes.json:
+ *
+ * - each node's busy share of its wall, and the peer that held it longest;
+ * - the most waited-on nodes: the wall time their neighbours spent held by them;
+ * - chains: from each node, follow the peer that held it longest, as long as that peer held it for
+ *   most of its wait, until a node that was busy more than held, a grant, or a node already on the
+ *   chain. Every node on a chain waits, in turn, on the one at its end, which was busy or held by
+ *   several inputs at once: the place to look. On a machine with fewer cores than nodes, "held"
+ *   includes waiting for a core.
+ */
+
+export interface NodeCounters {
+  name: string;
+  counters: Record<string, number>;
+}
+
+export interface NodeHolds {
+  name: string;
+  busyUs: number;
+  heldUs: number;
+  /** the input that held it longest: a peer, or 'grant' */
+  top: string | null;
+  topUs: number;
+}
+
+export interface HoldReport {
+  nodes: NodeHolds[];
+  /** peers by the wall time others spent held by them, most first */
+  waitedOn: Array<{ name: string; us: number }>;
+  /** the longest chains, longest first (each from a node to the one that holds it all) */
+  chains: string[][];
+}
+
+const PREFIX = 'syncHeldUs:';
+
+export function holds(entries: NodeCounters[]): HoldReport {
+  const nodes: NodeHolds[] = [];
+  const waitedOn = new Map<string, number>();
+  for (const e of entries) {
+    let held = 0;
+    let top: string | null = null;
+    let topUs = 0;
+    for (const [k, v] of Object.entries(e.counters)) {
+      if (!k.startsWith(PREFIX)) continue;
+      const by = k.slice(PREFIX.length);
+      held += v;
+      if (v > topUs) {
+        top = by;
+        topUs = v;
+      }
+      if (by !== 'grant') waitedOn.set(by, (waitedOn.get(by) ?? 0) + v);
+    }
+    nodes.push({ name: e.name, busyUs: e.counters.syncBusyUs ?? 0, heldUs: held, top, topUs });
+  }
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const chains: string[][] = [];
+  for (const start of nodes) {
+    const chain = [start.name];
+    for (let n = start; ; ) {
+      if (n.busyUs >= n.heldUs || !n.top || n.top === 'grant' || n.topUs * 2 < n.heldUs) break;
+      const next = byName.get(n.top);
+      if (!next || chain.includes(next.name)) break;
+      chain.push(next.name);
+      n = next;
+    }
+    if (chain.length > 1) chains.push(chain);
+  }
+  // a chain inside a longer one says nothing more
+  chains.sort((a, b) => b.length - a.length || (a[0] < b[0] ? -1 : 1));
+  const kept = chains.filter(
+    (c, i) => !chains.slice(0, i).some((longer) => longer.join('>').endsWith(c.join('>'))),
+  );
+  return {
+    nodes,
+    waitedOn: [...waitedOn.entries()].map(([name, us]) => ({ name, us })).sort((a, b) => b.us - a.us),
+    chains: kept,
+  };
+}
+
+/** The report as text: the busiest nodes, the most waited-on, and the longest chains. */
+export function formatHolds(r: HoldReport, top = 8): string {
+  const ms = (us: number) => `${(us / 1000).toFixed(1)} ms`;
+  const pct = (x: number, total: number) => `${total > 0 ? ((100 * x) / total).toFixed(0) : 0}%`;
+  const lines: string[] = [];
+  if (r.nodes.every((n) => n.busyUs === 0 && n.heldUs === 0))
+    return 'no synchronization counters in these results (a dilated run, or results from before they were counted)\n';
+  lines.push('busiest nodes (wall in steps / wall in all)');
+  for (const n of [...r.nodes].sort((a, b) => b.busyUs - a.busyUs).slice(0, top))
+    lines.push(
+      `  ${n.name.padEnd(12)} busy ${ms(n.busyUs).padStart(10)} (${pct(n.busyUs, n.busyUs + n.heldUs)}), held longest by ${n.top ?? '-'} ${ms(n.topUs)}`,
+    );
+  lines.push('most waited-on (wall their neighbours spent held by them)');
+  for (const w of r.waitedOn.slice(0, top)) lines.push(`  ${w.name.padEnd(12)} ${ms(w.us).padStart(10)}`);
+  lines.push('longest chains (each node held mostly by the next; the last one busy or held by several)');
+  if (r.chains.length === 0) lines.push('  none: no node was held mostly by one busy neighbour');
+  for (const c of r.chains.slice(0, top)) lines.push(`  ${c.join(' > ')}`);
+  return `${lines.join('\n')}\n`;
+}
