@@ -330,7 +330,7 @@ async function benchFattree8(): Promise<void> {
   figure(
     'fattree8_wall_s',
     r.wallS,
-    `k=8 FatTree, ${s.processes.started} processes, 2 ms at 0.3 load: ${s.flows.completed}/${s.flows.planned} flows, ${s.fidelity.framesHandled} frames`,
+    `k=8 FatTree, ${s.processes.started} processes, 2 ms at 0.3 load: ${s.flows.completed}/${s.flows.planned} flows, ${s.fidelity.framesHandled} frames; who held whom: dcemu holds ${r.out}`,
   );
   figure('fattree8_cpu_s', r.cpuS, 'CPU seconds of all its processes');
   figure(

@@ -59,12 +59,11 @@ export class ConservativeSync {
   busyUs = 0;
   /**
    * wall µs between steps, by the input that held the node at the end of the step before (what its
-   * safe time waited on): one entry per link, the last for the orchestrator's grant (or its halt).
-   * Datagrams read in between count as held. Who holds whom: `orchestrator/holds.ts`.
+   * safe time waited on; inputs tied at that bound share it): one entry per link, the last for the
+   * orchestrator's grant (or its halt). Datagrams read in between count as held. Who holds whom:
+   * `orchestrator/holds.ts`.
    */
   readonly heldUs: Float64Array;
-  /** the input the last safe time waited on: a link, or -1 for the grant or halt */
-  private binding = -1;
   /** wall time (performance.now, ms) the last step ended */
   private lastEnd = 0;
   /** each link's bound: nothing arrives on it before this (never falls) */
@@ -139,13 +138,7 @@ export class ConservativeSync {
     this.updateBounds(this.sched.nextTime());
     const bounds = this.bounds;
     let safe = Math.min(this.grant, this.haltAt);
-    let binding = -1;
-    for (let p = 0; p < bounds.length; p++)
-      if (bounds[p] < safe) {
-        safe = bounds[p];
-        binding = p;
-      }
-    this.binding = binding;
+    for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
     return safe;
   }
 
@@ -217,14 +210,24 @@ export class ConservativeSync {
     if (this.stopped || this.halted) return;
     this.steps++;
     const t0 = performance.now();
-    if (this.lastEnd > 0) {
-      const held = this.heldUs;
-      held[this.binding < 0 ? held.length - 1 : this.binding] += (t0 - this.lastEnd) * 1000;
-    }
+    if (this.lastEnd > 0) this.attribute((t0 - this.lastEnd) * 1000);
     this.runStep();
     this.lastEnd = performance.now();
     this.busyUs += (this.lastEnd - t0) * 1000;
   };
+
+  /** Adds `us` of waiting to what held the node: the inputs at its safe time (the bounds since its last step). */
+  private attribute(us: number): void {
+    const { bounds, heldUs } = this;
+    const own = Math.min(this.grant, this.haltAt);
+    let safe = own;
+    for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
+    let tied = own === safe ? 1 : 0;
+    for (let p = 0; p < bounds.length; p++) if (bounds[p] === safe) tied++;
+    const share = us / tied;
+    if (own === safe) heldUs[bounds.length] += share;
+    for (let p = 0; p < bounds.length; p++) if (bounds[p] === safe) heldUs[p] += share;
+  }
 
   private runStep(): void {
     const sched = this.sched;

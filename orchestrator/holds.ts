@@ -20,8 +20,11 @@ export interface NodeCounters {
 
 export interface NodeHolds {
   name: string;
+  steps: number;
   busyUs: number;
   heldUs: number;
+  /** of which the orchestrator's grant (or its halt) */
+  grantUs: number;
   /** the input that held it longest: a peer, or 'grant' */
   top: string | null;
   topUs: number;
@@ -54,7 +57,15 @@ export function holds(entries: NodeCounters[]): HoldReport {
       }
       if (by !== 'grant') waitedOn.set(by, (waitedOn.get(by) ?? 0) + v);
     }
-    nodes.push({ name: e.name, busyUs: e.counters.syncBusyUs ?? 0, heldUs: held, top, topUs });
+    nodes.push({
+      name: e.name,
+      steps: e.counters.syncSteps ?? 0,
+      busyUs: e.counters.syncBusyUs ?? 0,
+      heldUs: held,
+      grantUs: e.counters[`${PREFIX}grant`] ?? 0,
+      top,
+      topUs,
+    });
   }
   const byName = new Map(nodes.map((n) => [n.name, n]));
   const chains: string[][] = [];
@@ -88,6 +99,24 @@ export function formatHolds(r: HoldReport, top = 8): string {
   const lines: string[] = [];
   if (r.nodes.every((n) => n.busyUs === 0 && n.heldUs === 0))
     return 'no synchronization counters in these results (a dilated run, or results from before they were counted)\n';
+  // nodes by the letters of their names (h, leaf, spine, edge, agg, core, ...)
+  const groups = new Map<string, NodeHolds[]>();
+  for (const n of r.nodes) {
+    const kind = n.name.replace(/[0-9]+$/, '');
+    groups.set(kind, [...(groups.get(kind) ?? []), n]);
+  }
+  lines.push('by kind: nodes, steps per node, wall per step, held by the grant');
+  for (const [kind, ns] of groups) {
+    const sum = (f: (n: NodeHolds) => number) => ns.reduce((a, n) => a + f(n), 0);
+    const steps = sum((n) => n.steps);
+    const grant = sum((n) => n.grantUs);
+    lines.push(
+      `  ${kind.padEnd(12)} ${String(ns.length).padStart(4)} ${String(Math.round(steps / ns.length)).padStart(8)} steps ${(steps > 0 ? sum((n) => n.busyUs) / steps : 0).toFixed(1).padStart(8)} µs/step  grant ${pct(
+        grant,
+        sum((n) => n.heldUs),
+      )} of held`,
+    );
+  }
   lines.push('busiest nodes (wall in steps / wall in all)');
   for (const n of [...r.nodes].sort((a, b) => b.busyUs - a.busyUs).slice(0, top))
     lines.push(

@@ -40,6 +40,7 @@ describe('holds', () => {
     const text = formatHolds(report);
     expect(text).toContain('spine0       busy     0.9 ms (75%), held longest by leaf0 0.3 ms');
     expect(text).toContain('  h0 > leaf0 > spine0');
+    expect(text).toMatch(/ {2}h +2 +10 steps +10\.0 µs\/step {2}grant 41% of held/);
     expect(formatHolds(holds([{ name: 'h0', counters: {} }]))).toMatch(/^no synchronization counters/);
   });
 });
