@@ -154,8 +154,8 @@ export interface VariantsSpec {
   variants: ReadonlyArray<{ name: string; set: Overrides }>;
   /** one seed's full table (and whatever files it writes into `opts.out`, the seed's folder) */
   table(opts: ExperimentOptions, runs: Summary[]): string;
-  /** the figures' values of one seed, by id */
-  values(runs: Summary[]): Record<string, number>;
+  /** the figures' values of one seed, by id (`out`: the seed's folder, each variant's run in `<out>/<name>`) */
+  values(runs: Summary[], out: string): Record<string, number>;
 }
 
 /**
@@ -175,7 +175,7 @@ export async function reproduceVariants(opts: ExperimentOptions, spec: VariantsS
       if (runs === null) return null;
       const t = spec.table(so, runs);
       if (first === '') first = t;
-      return spec.values(runs);
+      return spec.values(runs, so.out);
     },
   });
   return done === null ? '' : `${done.table}\n\nThe first seed:\n\n${first}`;

@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { dcemu } from './helpers.js';
 
 export async function dockerAnswers(): Promise<boolean> {
   const r = await execa('docker', ['version', '--format', '{{.Server.Version}}'], {
@@ -50,3 +52,32 @@ export function events(out: string): Array<Record<string, unknown> & { kind: str
     .split('\n')
     .map((l) => JSON.parse(l));
 }
+
+/**
+ * Each test checks its own runs' leftovers (by run label): a daemon quirk in one test fails that test,
+ * not every later one; what it left is removed for the next. Call inside a describe; returns what the
+ * current test's runs left so far.
+ */
+export function checkLeftoversEachTest(): () => Promise<Record<string, string[]>> {
+  let before = new Map<string, string[]>();
+  beforeEach(async () => {
+    before = await leftovers();
+  });
+  afterEach(async () => {
+    const left = await leftoversSince(before);
+    for (const run of Object.keys(left)) await dcemu(['clean', '--run', run]);
+    expect(left).toEqual({});
+  });
+  return () => leftoversSince(before);
+}
+
+/**
+ * The quickstart's fabric and spine kill, with short fixed-size flows: ~180 flows in 400 µs, every one
+ * done within ~1.3 ms, so the containers' start and teardown are what takes the time
+ */
+export const QUICK = [
+  '--set',
+  'workload={pattern: all-to-all, fixedSize: 20KB, load: 0.5, duration: 400us}',
+  '--set',
+  'timeline.0.at=200us',
+];

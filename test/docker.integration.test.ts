@@ -7,8 +7,8 @@
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dockerAnswers, events, leftovers, leftoversSince } from './docker-helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkLeftoversEachTest, dockerAnswers, events, QUICK } from './docker-helpers.js';
 import { CLI, dcemu, ROOT, readJson, sleep, tempOut } from './helpers.js';
 
 const docker = await dockerAnswers();
@@ -33,17 +33,6 @@ function waitFor(proc: ReturnType<typeof execa>, text: string, timeoutMs = 120_0
   });
 }
 
-/**
- * The quickstart's fabric and spine kill, with short fixed-size flows: ~180 flows in 400 µs, every one
- * done within ~1.3 ms, so the containers' start and teardown are what takes the time
- */
-const QUICK = [
-  '--set',
-  'workload={pattern: all-to-all, fixedSize: 20KB, load: 0.5, duration: 400us}',
-  '--set',
-  'timeline.0.at=200us',
-];
-
 describe.skipIf(skip)('dcemu run --runtime docker', () => {
   beforeAll(async () => {
     // the image of this build, once: the tests then time the runs, not the build
@@ -52,18 +41,7 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     expect(r.stdout.trim()).toMatch(/^dcemu:[0-9a-f]{12}$/);
   }, 300_000);
 
-  // each test checks its own runs' leftovers (by run label): a daemon quirk in one test fails that
-  // test, not every later one; what it left is removed for the next
-  let before = new Map<string, string[]>();
-  beforeEach(async () => {
-    before = await leftovers();
-  });
-
-  afterEach(async () => {
-    const left = await leftoversSince(before);
-    for (const run of Object.keys(left)) await dcemu(['clean', '--run', run]);
-    expect(left).toEqual({});
-  });
+  const leftSoFar = checkLeftoversEachTest();
 
   it('runs the quickstart fabric in 22 containers to completion, leaves nothing running, and gives the process runtime’s bytes', async () => {
     const out = tempOut('docker-quickstart');
@@ -345,7 +323,7 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       );
     for (let i = 0; i < 100 && (await running()) !== ''; i++) await sleep(100);
     expect(await running()).toBe('');
-    const left = await leftoversSince(before);
+    const left = await leftSoFar();
     const [runId] = Object.keys(left);
     expect(left[runId].length).toBe(5); // 4 containers and the network
     const clean = await dcemu(['clean']);

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pingRtts } from '../schemes/fastpass/experiments.js';
 import { dcemu, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
@@ -39,15 +40,14 @@ function spineCost(): ReturnType<typeof run> {
 }
 
 describe('Fastpass', () => {
-  it('experiment A: near-zero queue at the throughput of the buffer-filling baseline (dcemu experiment fastpass-a)', async () => {
+  it("experiments A and B on the deployment's clocks: near-zero queue at the baseline's throughput, pings far faster (dcemu experiment fastpass-a)", async () => {
     const out = tempOut('fastpass-a');
-    // --quick: one seed, the first 4 ms of traffic
+    // --quick: one seed, the example's 6 hosts (the full run: the paper's rack of 32), 4 ms of traffic
     const r = await dcemu(['experiment', 'fastpass-a', '--quick', '--out', out]);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout).toContain('| fastpass | leaf0:0 | 0.0 KB | 0.0 KB | 0.1 KB | 0.1 KB | 9.528 Gbit/s |');
     const seed = join(out, 'seed-1');
-    const fp = { out: join(seed, 'fastpass'), s: readJson(join(seed, 'fastpass', 'summary.json')) };
-    const base = { out: join(seed, 'baseline'), s: readJson(join(seed, 'baseline', 'summary.json')) };
+    const side = (name: string) => ({ out: join(seed, name), s: readJson(join(seed, name, 'summary.json')) });
+    const [fp, base, ideal] = [side('fastpass'), side('baseline'), side('fastpass-ideal')];
     // the reproduction: the paper's value beside ours, the scale and the seed
     const rep = readJson(join(out, 'reproduction.json'));
     expect(rep).toMatchObject({
@@ -57,34 +57,60 @@ describe('Fastpass', () => {
       scale: '6 hosts in 1 rack at 10 Gbit/s, 4 ms of traffic',
     });
     const fig = (id: string) => rep.figures.find((f: { id: string }) => f.id === id);
-    expect(fig('fp_p50_kb')).toMatchObject({ paper: 18, values: [0], mean: 0, ci95: null });
+    expect(fig('fp_p50_kb')).toMatchObject({ paper: 18, values: [1.5], mean: 1.5, ci95: null });
     expect(fig('base_p50_kb').paper).toBe(4351);
+    expect(fig('ping_ratio').paper).toBe(15.5);
     // one seed: no interval, and the table says so
     expect(r.stdout).toContain('(one seed: no interval)');
-    expect(r.stdout).toContain('| bottleneck queue p50, Fastpass | KB | 18.00 (§7.1) | 0.00 | 0.00 |');
-    const f = fp.s.fastpass;
-    expect(base.s.scheme).toBe('ecmp');
-    expect(fp.s.queues.busiest).toMatchObject({ port: 'leaf0:0', p50Bytes: 0, p90Bytes: 0, p99Bytes: 112 });
+    expect(r.stdout).toContain('| bottleneck queue p50, Fastpass | KB | 18.00 (§7.1 A) | 1.50 | 1.50 |');
+    // one change between the sides: the scheme. Fastpass and the baseline on the same drifting,
+    // PTP-disciplined clocks with send lateness; Fastpass on ideal clocks beside them
+    expect([fp.s.scheme, base.s.scheme, ideal.s.scheme]).toEqual(['fastpass', 'ecmp', 'fastpass']);
+    expect([fp.s.clocks.errP99Ns, base.s.clocks.errP99Ns]).toEqual([1160, 1504]);
+    expect(fp.s.queues.busiest).toMatchObject({
+      port: 'leaf0:0',
+      p50Bytes: 1500,
+      p90Bytes: 1628,
+      p99Bytes: 4500,
+    });
+    expect(ideal.s.queues.busiest).toMatchObject({
+      port: 'leaf0:0',
+      p50Bytes: 0,
+      p90Bytes: 0,
+      p99Bytes: 120,
+    });
     expect(base.s.queues.busiest).toMatchObject({
       port: 'leaf0:0',
-      p50Bytes: 3_679_500,
-      p90Bytes: 4_864_500,
+      p50Bytes: 3_672_336,
+      p90Bytes: 4_863_000,
     });
     // independently: the receiver port's samples
-    const q = receiverQueue(fp.out);
+    const q = receiverQueue(ideal.out);
     const qb = receiverQueue(base.out);
     expect(q[Math.floor(q.length / 2)]).toBe(0);
     expect(qb[Math.floor(qb.length / 2)]).toBeGreaterThanOrEqual(50 * 1500);
-    expect(fp.s.throughput.gbps).toBe(9.528);
-    expect(base.s.throughput.gbps).toBe(9.966);
+    expect([fp.s.throughput.gbps, base.s.throughput.gbps, ideal.s.throughput.gbps]).toEqual([
+      9.467, 9.938, 9.515,
+    ]);
     expect(fp.s.throughput.gbps).toBeGreaterThanOrEqual(0.95 * base.s.throughput.gbps);
-    // nothing lost, nothing sent late, every allocation used
+    // nothing lost; a few timeslots sent late on real clocks, none on ideal ones
     expect(fp.s.drops.congestion).toBe(0);
-    expect(f.timeslots).toMatchObject({ late: 0, unused: 0 });
-    expect(f).toMatchObject({ allocationsLost: 0, qdiscDrops: 0, retransmitted: 0, resets: 5 });
-    expect(f.timeslots).toMatchObject({ allocated: 3449, used: 3388 });
+    const f = fp.s.fastpass;
+    expect(f.timeslots).toMatchObject({ allocated: 3437, used: 3365, late: 4, unused: 0 });
+    expect(ideal.s.fastpass.timeslots).toMatchObject({ allocated: 3459, used: 3398, late: 0, unused: 0 });
+    expect(f).toMatchObject({ allocationsLost: 0, qdiscDrops: 0, retransmitted: 0, resets: 6 });
     expect(f.fcp.overhead).toBeGreaterThan(0);
     expect(f.fcp.overhead).toBeLessThan(0.04);
+    // experiment B: 5 pings each way in the first ms; round trip = request + reply completion times
+    const fpPings = pingRtts(readFileSync(join(fp.out, 'flows.csv'), 'utf8'));
+    const basePings = pingRtts(readFileSync(join(base.out, 'flows.csv'), 'utf8'));
+    expect([fpPings.rtts.length, fpPings.incomplete, basePings.rtts.length, basePings.incomplete]).toEqual([
+      5, 0, 5, 0,
+    ]);
+    expect(fig('fp_ping_p50_ms').values[0]).toBeCloseTo(0.176, 3);
+    expect(fig('base_ping_p50_ms').values[0]).toBeCloseTo(1.453, 3);
+    // the baseline's queue is still filling in the first ms: 8x here, ~20x once it is full (full run)
+    expect(fig('ping_ratio').values[0]).toBeGreaterThan(5);
   });
 
   it('experiment A on real clocks: PTP-disciplined oscillators and send lateness make the queue the ideal clocks hide (dcemu experiment fastpass-clocks --quick)', async () => {

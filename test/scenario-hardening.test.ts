@@ -35,6 +35,11 @@ const refused: Array<[string, string, RegExp]> = [
     /^b\.yaml:2: workload\.fixedSize: must be > 0 B/,
   ],
   [
+    'a ping list flow repeated every 0',
+    `${STAR}workload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 64B, every: 0us }] }\n`,
+    /^b\.yaml:2: workload\.flows\.0\.every: every must be > 0, got 0 ns/,
+  ],
+  [
     'a zero workload duration',
     `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, duration: 0 }\n`,
     /^b\.yaml:2: workload\.duration: must be > 0/,
@@ -148,5 +153,17 @@ describe('bad scenarios', () => {
     // a few aliases, as people use them to share link settings, are fine
     const shared = `${STAR}${WORK}links: { host: &l { rate: 10Gbps, delay: 1us }, fabric: *l }\n`;
     expect(resolve(shared).links.fabric.propNs).toBe(1000);
+  });
+});
+
+describe('list flows', () => {
+  it('repeat every period from their start, until `until` or the end of the workload', () => {
+    const sc = resolve(
+      `${STAR}workload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 64B, start: 100us, every: 200us }, { src: h1, dst: h0, size: 64B, start: 100us, every: 200us, until: 500us, copies: 2 }] }\n`,
+    );
+    const starts = (src: number) =>
+      (sc.workload.flows ?? []).filter((f) => f.src === src).map((f) => f.start);
+    expect(starts(0)).toEqual([100_000, 300_000, 500_000, 700_000, 900_000]);
+    expect(starts(1)).toEqual([100_000, 100_000, 300_000, 300_000]);
   });
 });

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dockerAnswers, leftovers, leftoversSince } from './docker-helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkLeftoversEachTest, dockerAnswers, QUICK } from './docker-helpers.js';
 import { dcemu, readJson, tempOut } from './helpers.js';
 
 const docker = await dockerAnswers();
@@ -23,14 +23,6 @@ async function swarmState(): Promise<string> {
 
 /** a swarm that was there before the tests is the user's: it is used, never left */
 const swarmBefore = docker ? await swarmState() : 'inactive';
-
-/** the docker tests' quickstart: the fabric and its spine kill, ~180 short flows in 400 µs */
-const QUICK = [
-  '--set',
-  'workload={pattern: all-to-all, fixedSize: 20KB, load: 0.5, duration: 400us}',
-  '--set',
-  'timeline.0.at=200us',
-];
 
 describe.skipIf(skip)('dcemu run --runtime swarm', () => {
   beforeAll(async () => {
@@ -52,16 +44,7 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
     }
   }, 300_000);
 
-  let before = new Map<string, string[]>();
-  beforeEach(async () => {
-    before = await leftovers();
-  });
-
-  afterEach(async () => {
-    const left = await leftoversSince(before);
-    for (const run of Object.keys(left)) await dcemu(['clean', '--run', run]);
-    expect(left).toEqual({});
-  });
+  checkLeftoversEachTest();
 
   it('runs the quickstart as 22 services and gives the process runtime’s bytes', async () => {
     const out = tempOut('swarm-quickstart');

@@ -207,6 +207,31 @@ export class SwarmRuntime implements Runtime {
   }
 }
 
+/**
+ * A service of one task pinned to a machine, on the run's overlay, never restarted, with no virtual
+ * IP (peers are addressed by the addresses nodes report: no load balancer).
+ */
+function oneTask(
+  name: string,
+  labels: Record<string, string>,
+  container: Dockerode.ContainerSpec,
+  machine: string,
+  net: FabricNetwork,
+): Dockerode.CreateServiceOptions {
+  return {
+    Name: name,
+    Labels: labels,
+    TaskTemplate: {
+      ContainerSpec: { ...container, Labels: labels, StopGracePeriod: STOP_TIMEOUT_S * 1e9 },
+      RestartPolicy: { Condition: 'none' },
+      Placement: { Constraints: [`node.id==${machine}`] },
+      Networks: [{ Target: net.id }],
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+    EndpointSpec: { Mode: 'dnsrr' },
+  };
+}
+
 function serviceSpec(
   l: NodeLaunch,
   image: string,
@@ -214,35 +239,26 @@ function serviceSpec(
   machine: string,
   local: boolean,
 ): Dockerode.CreateServiceOptions {
-  const labels = { [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name };
   const logDir = resolve(l.logDir);
-  return {
-    Name: `${l.runId}-${l.name}`,
-    Labels: labels,
-    TaskTemplate: {
-      ContainerSpec: {
-        Image: image,
-        Args: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
-        Env: Object.entries(l.env).map(([k, v]) => `${k}=${v}`),
-        Labels: labels,
-        User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
-        // node log files land in the results folder when the task runs here; elsewhere that folder
-        // does not exist, and the node writes into its task
-        Mounts: [
-          local
-            ? { Type: 'bind' as const, Source: logDir, Target: logDir }
-            : { Type: 'tmpfs' as const, Source: '', Target: logDir },
-        ],
-        StopGracePeriod: STOP_TIMEOUT_S * 1e9,
-      },
-      RestartPolicy: { Condition: 'none' },
-      Placement: { Constraints: [`node.id==${machine}`] },
-      Networks: [{ Target: net.id }],
+  return oneTask(
+    `${l.runId}-${l.name}`,
+    { [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name },
+    {
+      Image: image,
+      Args: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
+      Env: Object.entries(l.env).map(([k, v]) => `${k}=${v}`),
+      User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
+      // node log files land in the results folder when the task runs here; elsewhere that folder
+      // does not exist, and the node writes into its task
+      Mounts: [
+        local
+          ? { Type: 'bind' as const, Source: logDir, Target: logDir }
+          : { Type: 'tmpfs' as const, Source: '', Target: logDir },
+      ],
     },
-    Mode: { Replicated: { Replicas: 1 } },
-    // peers are addressed by the addresses nodes report: no virtual IP, no load balancer
-    EndpointSpec: { Mode: 'dnsrr' },
-  };
+    machine,
+    net,
+  );
 }
 
 /** This machine's address on `docker_gwbridge`, checked to lie inside 198.18.0.0/15. */
@@ -310,25 +326,19 @@ async function startRelay(
   target: string,
   self: string,
 ): Promise<{ service: string; address: string }> {
-  const labels = { [RUN_LABEL]: runId, [NODE_LABEL]: RELAY };
-  const svc = (await d.createService({
-    Name: `${runId}-control`,
-    Labels: labels,
-    TaskTemplate: {
-      ContainerSpec: {
+  const svc = (await d.createService(
+    oneTask(
+      `${runId}-control`,
+      { [RUN_LABEL]: runId, [NODE_LABEL]: RELAY },
+      {
         Image: image,
         Args: [`${APP_DIR}/dist/orchestrator/runtime/control-relay.js`],
         Env: [`DCEMU_RELAY_TARGET=${target}`, `DCEMU_RELAY_PORT=${RELAY_PORT}`],
-        Labels: labels,
-        StopGracePeriod: STOP_TIMEOUT_S * 1e9,
       },
-      RestartPolicy: { Condition: 'none' },
-      Placement: { Constraints: [`node.id==${self}`] },
-      Networks: [{ Target: net.id }],
-    },
-    Mode: { Replicated: { Replicas: 1 } },
-    EndpointSpec: { Mode: 'dnsrr' },
-  })) as { id: string };
+      self,
+      net,
+    ),
+  )) as { id: string };
   const deadline = Date.now() + TASK_START_MS;
   for (;;) {
     const task = latest(await tasksOf(d, [svc.id]), svc.id);

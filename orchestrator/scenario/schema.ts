@@ -588,6 +588,14 @@ export const scenarioSchema = {
                 'this many such flows at once (parallel connections, as iperf -P)',
                 1,
               ),
+              every: doc(
+                duration,
+                'the flow again every this long from its start, until the workload ends (ping every 10 ms: every: 10ms); default once',
+              ),
+              until: doc(
+                duration,
+                'with every: no start at or after this (ns); default the end of the workload',
+              ),
             },
           },
         },

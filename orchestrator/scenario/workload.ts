@@ -94,7 +94,18 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
       const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
       if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
       const flow = { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
-      return Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
+      const copies = () => Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
+      if (f.every === undefined) return copies();
+      const every = parseDurationNs(f.every);
+      if (every <= 0)
+        throw src.error(['workload', 'flows', i, 'every'], `every must be > 0, got ${every} ns`);
+      const until = Math.min(
+        spec.durationNs,
+        f.until === undefined ? spec.durationNs : parseDurationNs(f.until),
+      );
+      const out = [];
+      for (let t = flow.start; t < until; t += every) out.push(...copies().map((c) => ({ ...c, start: t })));
+      return out;
     });
   }
   return spec;

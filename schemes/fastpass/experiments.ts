@@ -9,11 +9,12 @@
  * - `fastpass-c` (experiment C): the median standard deviation of the senders' throughputs per
  *   interval, by how many were active (summary.fairness).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { BusiestQueue, Fairness, Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
+import { quantile } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 interface Side {
@@ -29,9 +30,9 @@ const SIDES = [
 ] as const;
 
 /** what the tables read of each side's run */
-function sides(runs: Summary[]): Side[] {
+function sides(runs: Summary[], variants: ReadonlyArray<{ name: string }> = SIDES): Side[] {
   return runs.map((s, i) => ({
-    name: SIDES[i].name,
+    name: variants[i].name,
     queue: s.queues.busiest,
     gbps: s.throughput.gbps,
     fairness: s.fairness,
@@ -41,61 +42,242 @@ function sides(runs: Summary[]): Side[] {
 const kb = (b: number | undefined) => (b === undefined ? '-' : `${(b / 1000).toFixed(1)} KB`);
 const times = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(0)}×` : a > 0 ? '∞' : '-');
 
+/** the deployment's timing (§6): PTP with NIC hardware stamps and no PTP support in the switches */
+const DEPLOYED_PTP = '{timestamping: hardware, transparentClocks: false}';
+/** the deployment's clocks: drifting oscillators, PTP as deployed, the hosts' send lateness */
+const DEPLOYED = { clocks: OSCILLATORS, ptp: DEPLOYED_PTP, jitter: SEND_JITTER };
+
 /**
- * `--quick`: the first 4 ms of traffic, on one spine instead of the example's four: the rack's traffic
- * stays under its ToR, so the spines carry nothing but keepalives, and the figures are the same with one
- * (three idle processes fewer a run)
+ * Experiment A's sides: Fastpass and the baseline on the same clocks as the deployment's (one change:
+ * the scheme), and Fastpass on ideal clocks beside them (where the zero queue is built in).
+ */
+const A_VARIANTS = [
+  { name: 'fastpass', set: { 'scheme.kind': 'fastpass', ...DEPLOYED } },
+  { name: 'baseline', set: { 'scheme.kind': 'ecmp', ...DEPLOYED } },
+  { name: 'fastpass-ideal', set: { 'scheme.kind': 'fastpass' } },
+];
+
+/**
+ * The full run's ablation of the gap to the paper's 18 KB: Fastpass on the same clocks with its hosts'
+ * sends later, by a lognormal of median 1 µs and 3 µs (the deployment's modelled lateness is 200 ns).
+ * The paper puts its queue down to "jitter in endpoint transmission times" (§7.1).
+ */
+const LATENESS = ['1us', '3us'] as const;
+const LATE_VARIANTS = LATENESS.map((m) => ({
+  name: `fastpass-late-${m}`,
+  set: { 'scheme.kind': 'fastpass', ...DEPLOYED, jitter: `{send: 'lognormal(${m}, 1)'}` },
+}));
+
+/**
+ * Experiment B's pings (§7.1): "a fifth machine sends a small request to the receiving server every
+ * 10 ms". Here h5 sends a 64-byte request to h0 and h0 a 64-byte reply to h5 at the same instants, every
+ * 200 µs; a ping's round trip is the request's completion time plus the reply's. The reply does not
+ * wait for the request (a real ping's does), so under Fastpass each leg's arbiter round trip overlaps
+ * the other leg's; the sum counts both legs' waits either way. The last ping starts `until`, early
+ * enough that it completes behind the baseline's full buffer (~4 ms) before the run ends: a ping cut
+ * off by the end would leave the slowest out.
+ */
+const pings = (until: string) => [
+  `workload.flows.4={src: h5, dst: h0, size: 64B, start: 100us, every: 200us, until: ${until}}`,
+  `workload.flows.5={src: h0, dst: h5, size: 64B, start: 100us, every: 200us, until: ${until}}`,
+];
+
+/**
+ * The paper's rack: 32 servers on one ToR, one of them the arbiter (dcemu's arbiter is a node of its
+ * own on the ToR, so 31 hosts); four send, one receives, one pings, the rest idle but on PTP.
+ */
+const FULL_A = ['topology.hostsPerLeaf=31', ...pings('15ms')];
+
+/**
+ * `--quick`: the example's 6 hosts, the first 4 ms of traffic, on one spine instead of four: the rack's
+ * traffic stays under its ToR, so the spines carry nothing but keepalives, and the figures are the same
+ * with one (three idle processes fewer a run)
  */
 const QUICK_A = ['workload.duration=4ms', 'topology.spines=1'];
 
+/** Round trips of the pings in a run's flows.csv, µs, ascending; and how many did not complete. */
+export function pingRtts(flowsCsv: string): { rtts: number[]; incomplete: number } {
+  const [header, ...rows] = flowsCsv.trim().split('\n');
+  const col = Object.fromEntries(header.split(',').map((h, i) => [h, i]));
+  const legs = new Map<string, { req?: number; rep?: number }>();
+  for (const line of rows) {
+    const r = line.split(',');
+    if (r[col.size] !== '64') continue;
+    const dir =
+      r[col.src] === 'h5' && r[col.dst] === 'h0'
+        ? 'req'
+        : r[col.src] === 'h0' && r[col.dst] === 'h5'
+          ? 'rep'
+          : null;
+    if (!dir) continue;
+    const at = r[col.start_ns];
+    const leg = legs.get(at) ?? {};
+    const fct = Number(r[col.fct_ns]);
+    leg[dir] = r[col.fct_ns] !== '' && fct >= 0 ? fct : Number.NaN;
+    legs.set(at, leg);
+  }
+  const rtts: number[] = [];
+  let incomplete = 0;
+  for (const { req, rep } of legs.values()) {
+    const rtt = (req ?? Number.NaN) + (rep ?? Number.NaN);
+    if (Number.isFinite(rtt)) rtts.push(rtt / 1000);
+    else incomplete++;
+  }
+  return { rtts: rtts.sort((a, b) => a - b), incomplete };
+}
+
 export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
-  return reproduceVariants(withQuick(opts, QUICK_A), {
+  const scaled = opts.quick
+    ? withQuick(opts, [...QUICK_A, ...pings('1ms')])
+    : { ...opts, set: [...FULL_A, ...(opts.set ?? [])] };
+  const rtts = (out: string, name: string) => pingRtts(readFileSync(join(out, name, 'flows.csv'), 'utf8'));
+  // the lateness ablation in the full run only (it adds two runs a seed)
+  const variants = opts.quick ? A_VARIANTS : [...A_VARIANTS, ...LATE_VARIANTS];
+  const lateFigures = opts.quick
+    ? []
+    : LATENESS.flatMap((m) =>
+        (['p50', 'p99'] as const).map((q) => ({
+          id: `late_${m}_${q}_kb`,
+          label: `bottleneck queue ${q}, Fastpass sending late by lognormal(${m}, 1)`,
+          unit: 'KB',
+          paper: null,
+        })),
+      );
+  return reproduceVariants(scaled, {
     experiment: 'fastpass-a',
-    paperScale: "a rack of 32 servers at 10 Gbit/s under Facebook's production load, hours",
+    paperScale:
+      'a rack of 32 servers at 10 Gbit/s (one the arbiter), 4 senders × 20 TCP flows to one receiver, 20 minutes; PTP with NIC hardware stamps',
     figures: [
-      { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1' },
-      { id: 'base_p50_kb', label: 'bottleneck queue p50, baseline', unit: 'KB', paper: 4351, source: '§7.1' },
-      { id: 'fp_p99_kb', label: 'bottleneck queue p99, Fastpass', unit: 'KB', paper: null },
+      { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1 A' },
+      { id: 'fp_p99_kb', label: 'bottleneck queue p99, Fastpass', unit: 'KB', paper: 53, source: '§7.1 A' },
+      {
+        id: 'base_p50_kb',
+        label: 'bottleneck queue p50, baseline',
+        unit: 'KB',
+        paper: 4351,
+        source: '§7.1 A',
+      },
+      {
+        id: 'base_p99_kb',
+        label: 'bottleneck queue p99, baseline',
+        unit: 'KB',
+        paper: 5224,
+        source: '§7.1 A',
+      },
+      {
+        id: 'ideal_p50_kb',
+        label: 'bottleneck queue p50, Fastpass on ideal clocks',
+        unit: 'KB',
+        paper: null,
+      },
+      {
+        id: 'ideal_p99_kb',
+        label: 'bottleneck queue p99, Fastpass on ideal clocks',
+        unit: 'KB',
+        paper: null,
+      },
       {
         id: 'throughput_pct',
         label: 'throughput, Fastpass against the baseline',
         unit: '%',
         paper: -1.6,
-        source: '§7.1',
+        source: '§7.1 A',
         digits: 1,
       },
+      {
+        id: 'fp_ping_p50_ms',
+        label: 'ping round trip p50, Fastpass',
+        unit: 'ms',
+        paper: 0.23,
+        source: '§7.1 B',
+        digits: 3,
+      },
+      {
+        id: 'base_ping_p50_ms',
+        label: 'ping round trip p50, baseline',
+        unit: 'ms',
+        paper: 3.56,
+        source: '§7.1 B',
+        digits: 3,
+      },
+      {
+        id: 'fp_ping_p99_ms',
+        label: 'ping round trip p99, Fastpass',
+        unit: 'ms',
+        paper: 0.32,
+        source: '§7.1 B',
+        digits: 3,
+      },
+      {
+        id: 'ping_ratio',
+        label: 'ping round trip p50, baseline / Fastpass',
+        unit: '×',
+        paper: 15.5,
+        source: '§7.1 B',
+        digits: 1,
+      },
+      ...lateFigures,
     ],
-    variants: SIDES,
-    table: (o, runs) => tableA(o, sides(runs)),
-    values: (runs) => {
-      const [fp, base] = sides(runs);
+    variants,
+    table: (o, runs) =>
+      tableA(
+        o,
+        sides(runs, variants),
+        variants.map((v) => rtts(o.out, v.name)),
+      ),
+    values: (runs, out) => {
+      const all = sides(runs, variants);
+      const [fp, base, ideal] = all;
+      const late: Record<string, number> = {};
+      for (const m of LATENESS) {
+        const q = all.find((x) => x.name === `fastpass-late-${m}`)?.queue;
+        if (q) {
+          late[`late_${m}_p50_kb`] = q.p50Bytes / 1000;
+          late[`late_${m}_p99_kb`] = q.p99Bytes / 1000;
+        }
+      }
+      const [pf, pb] = [rtts(out, 'fastpass'), rtts(out, 'baseline')];
+      const p50 = (p: { rtts: number[] }) => quantile(p.rtts, 0.5) / 1000;
       return {
         fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
-        base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
         fp_p99_kb: (fp.queue?.p99Bytes ?? 0) / 1000,
+        base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
+        base_p99_kb: (base.queue?.p99Bytes ?? 0) / 1000,
+        ideal_p50_kb: (ideal.queue?.p50Bytes ?? 0) / 1000,
+        ideal_p99_kb: (ideal.queue?.p99Bytes ?? 0) / 1000,
         throughput_pct: ((fp.gbps - base.gbps) / (base.gbps || 1)) * 100,
+        fp_ping_p50_ms: p50(pf),
+        base_ping_p50_ms: p50(pb),
+        fp_ping_p99_ms: quantile(pf.rtts, 0.99) / 1000,
+        ping_ratio: p50(pb) / (p50(pf) || 1),
+        ...late,
       };
     },
   });
 }
 
-function tableA(opts: ExperimentOptions, both: Side[]): string {
-  const [fp, base] = both;
+function tableA(
+  opts: ExperimentOptions,
+  all: Side[],
+  pings: Array<{ rtts: number[]; incomplete: number }>,
+): string {
+  const [fp, base] = all;
+  const ms = (us: number) => `${(us / 1000).toFixed(3)} ms`;
   const lines = [
-    `# Fastpass experiment A (§7.1): ${opts.file}`,
+    `# Fastpass experiments A and B (§7.1): ${opts.file}`,
     '',
-    '| | bottleneck port | p50 | p90 | p99 | p99.9 | throughput |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    ...both.map(
-      (s) =>
-        `| ${s.name} | ${s.queue?.port ?? '-'} | ${kb(s.queue?.p50Bytes)} | ${kb(s.queue?.p90Bytes)} | ${kb(s.queue?.p99Bytes)} | ${kb(s.queue?.p999Bytes)} | ${s.gbps} Gbit/s |`,
-    ),
+    '| | bottleneck port | p50 | p90 | p99 | p99.9 | throughput | ping p50 | p90 | p99 | pings |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...all.map((s, i) => {
+      const p = pings[i];
+      return `| ${s.name} | ${s.queue?.port ?? '-'} | ${kb(s.queue?.p50Bytes)} | ${kb(s.queue?.p90Bytes)} | ${kb(s.queue?.p99Bytes)} | ${kb(s.queue?.p999Bytes)} | ${s.gbps} Gbit/s | ${ms(quantile(p.rtts, 0.5))} | ${ms(quantile(p.rtts, 0.9))} | ${ms(quantile(p.rtts, 0.99))} | ${p.rtts.length}${p.incomplete ? ` (+${p.incomplete} unfinished)` : ''} |`;
+    }),
     '',
-    `Queue p50 ${kb(base.queue?.p50Bytes)} → ${kb(fp.queue?.p50Bytes)} with Fastpass (the paper: 4,351 KB → 18 KB); throughput ${(((fp.gbps - base.gbps) / (base.gbps || 1)) * 100).toFixed(1)}% against the baseline (the paper: −1.6%).`,
+    `Queue p50 ${kb(base.queue?.p50Bytes)} → ${kb(fp.queue?.p50Bytes)} with Fastpass on the deployment's clocks (the paper: 4,351 KB → 18 KB); throughput ${(((fp.gbps - base.gbps) / (base.gbps || 1)) * 100).toFixed(1)}% against the baseline (the paper: −1.6%); ping p50 ${ms(quantile(pings[1].rtts, 0.5))} → ${ms(quantile(pings[0].rtts, 0.5))} (the paper: 3.56 → 0.23 ms).`,
   ];
   const table = lines.join('\n');
   writeFileSync(join(opts.out, 'fastpass-a.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-a.json'), `${JSON.stringify(both, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'fastpass-a.json'), `${JSON.stringify(all, null, 2)}\n`);
   return table;
 }
 
@@ -157,9 +339,6 @@ function tableC(opts: ExperimentOptions, both: Side[]): string {
   writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(both, null, 2)}\n`);
   return table;
 }
-
-/** the deployment's timing (§6): PTP with NIC hardware stamps and no PTP support in the switches */
-const DEPLOYED_PTP = '{timestamping: hardware, transparentClocks: false}';
 
 const CLOCK_VARIANTS = [
   { name: 'ideal', set: {} },
