@@ -15,6 +15,7 @@ const EXPERIMENTS = [
   'fastpass-c',
   'flowtune-convergence',
   'flowtune-websearch',
+  'flowtune-loads',
   'top-ablation',
   'harmony-load',
   'harmony-fig6',

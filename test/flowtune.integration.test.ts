@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
+import { dcemu, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
@@ -259,5 +259,22 @@ describe('Flowtune', () => {
     // the allocator killed at 4 ms: every host lapses, every flow completes
     expect(killed.flowtune.fallbacks).toHaveLength(12);
     expect(killed.flows.completed).toBe(906);
+  }, 120_000);
+
+  it('§6.5 across loads: short flowlets far faster than on DCTCP at 0.2 and at 0.8, on the same trace (dcemu experiment flowtune-loads --quick)', async () => {
+    const { stdout, fig, rep } = await quickExperiment('flowtune-loads');
+    expect(rep.figures.find((f: { id: string }) => f.id === 'ratio_1_0.2').paper).toBe('8.6–10.9');
+    // one seed (7), a quarter of each load's length: the same 56 one-packet flowlets at both loads
+    expect(stdout).toContain('| 0.2 | 1 | 56 | 25.0 µs (4.414) | 233.2 µs (50.938) | 9.3× |');
+    expect(stdout).toContain('| 0.8 | 1 | 56 | 27.7 µs (4.958) | 390.3 µs (58.56) | 14.1× |');
+    for (const load of [0.2, 0.8]) {
+      expect(fig(`ratio_1_${load}`)).toBeGreaterThan(5);
+      expect(fig(`ratio_2_10_${load}`)).toBeGreaterThan(2);
+      // normalized: Flowtune's short flowlets within a few times their line-rate time, DCTCP's tens
+      expect(fig(`slow_1_${load}`)).toBeLessThan(10);
+      expect(fig(`slow_1_dctcp_${load}`)).toBeGreaterThan(20);
+    }
+    // DCTCP's short flowlets suffer more at the higher load
+    expect(fig('slow_1_dctcp_0.8')).toBeGreaterThan(fig('slow_1_dctcp_0.2'));
   }, 120_000);
 });

@@ -173,6 +173,117 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
   });
 }
 
+/** the loads of the paper's figure 8 */
+const LOADS = [0.2, 0.4, 0.6, 0.8] as const;
+/** the example's 6 ms at 0.6 load, stretched at lower loads so that each run has about as many flowlets */
+const durationAt = (load: number): string => `${Math.round((6 * 0.6 * 1000) / load)}us`;
+
+/**
+ * `flowtune-loads`: the web workload at loads 0.2, 0.4, 0.6 and 0.8 (the paper's figure 8 spans them),
+ * Flowtune (its allocator left alive: the example's timeline kills it) against DCTCP on the same
+ * trace at each load; each load's run is stretched to about as many flowlets as the example's.
+ * `--quick`: loads 0.2 and 0.8 only, at a quarter of the length.
+ */
+export async function runLoads(opts: ExperimentOptions): Promise<string> {
+  const loads = opts.quick ? [0.2, 0.8] : LOADS;
+  const length = opts.quick ? 4 : 1;
+  const variants = loads.flatMap((load) => {
+    const at = {
+      'workload.load': String(load),
+      'workload.duration': durationAt(load * length),
+      timeline: '[]',
+    };
+    return [
+      { name: `flowtune-${load}`, set: { ...at, 'scheme.kind': 'flowtune' } },
+      { name: `dctcp-${load}`, set: { ...at, 'scheme.kind': 'ecmp' } },
+    ];
+  });
+  const bucket = (s: Summary, b: string) => s.flows.bySize[b];
+  return reproduceVariants(opts, {
+    experiment: 'flowtune-loads',
+    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
+    figures: loads.flatMap((load) => [
+      {
+        id: `ratio_1_${load}`,
+        label: `p99 FCT of 1-packet flowlets, DCTCP / Flowtune, load ${load}`,
+        unit: '×',
+        paper: '8.6–10.9',
+        source: '§6.5, over the loads',
+        digits: 1,
+      },
+      {
+        id: `ratio_2_10_${load}`,
+        label: `the same, 2–10 packets, load ${load}`,
+        unit: '×',
+        paper: '2.1–2.9',
+        source: '§6.5, over the loads',
+        digits: 1,
+      },
+      {
+        id: `slow_1_${load}`,
+        label: `normalized FCT p99 of 1-packet flowlets, Flowtune, load ${load}`,
+        unit: '×',
+        paper: null,
+        digits: 2,
+      },
+      {
+        id: `slow_1_dctcp_${load}`,
+        label: `the same, DCTCP, load ${load}`,
+        unit: '×',
+        paper: null,
+        digits: 2,
+      },
+    ]),
+    variants,
+    table: (o, runs) => loadsTable(o, loads, runs),
+    values: (runs) => {
+      const v: Record<string, number> = {};
+      loads.forEach((load, i) => {
+        const [ft, dc] = [runs[2 * i], runs[2 * i + 1]];
+        for (const [b, id] of [
+          ['1', `ratio_1_${load}`],
+          ['2-10', `ratio_2_10_${load}`],
+        ] as const) {
+          const f = bucket(ft, b)?.p99Ns;
+          const d = bucket(dc, b)?.p99Ns;
+          if (f !== undefined && d !== undefined && f > 0) v[id] = d / f;
+        }
+        const sf = bucket(ft, '1')?.p99Slowdown;
+        const sd = bucket(dc, '1')?.p99Slowdown;
+        if (sf !== undefined) v[`slow_1_${load}`] = sf;
+        if (sd !== undefined) v[`slow_1_dctcp_${load}`] = sd;
+      });
+      return v;
+    },
+  });
+}
+
+function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Summary[]): string {
+  const lines = [
+    `# Flowtune vs DCTCP across loads (§6.5, figure 8): ${opts.file}`,
+    '',
+    "p99 FCT (normalized: FCT over the flowlet's line-rate time) by flowlet size in full frames.",
+    '',
+    '| load | size | flows | flowtune | dctcp | dctcp / flowtune |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  loads.forEach((load, i) => {
+    const [ft, dc] = [runs[2 * i], runs[2 * i + 1]];
+    for (const b of Object.keys(dc.flows.bySize)) {
+      const f = ft.flows.bySize[b];
+      const d = dc.flows.bySize[b];
+      lines.push(
+        `| ${load} | ${b} | ${d.flows} | ${us(f?.p99Ns)} (${f?.p99Slowdown ?? '-'}) | ${us(d.p99Ns)} (${d.p99Slowdown}) | ${f && f.p99Ns > 0 ? `${(d.p99Ns / f.p99Ns).toFixed(1)}×` : '-'} |`,
+      );
+    }
+  });
+  return write(opts, 'flowtune-loads', lines.join('\n'), {
+    bySize: Object.fromEntries(
+      loads.map((l, i) => [l, { flowtune: runs[2 * i].flows.bySize, dctcp: runs[2 * i + 1].flows.bySize }]),
+    ),
+  });
+}
+
 function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
   const [killed, alive, dc] = runs;
   const buckets = [...new Set(runs.flatMap((s) => Object.keys(s.flows.bySize)))];

@@ -90,6 +90,15 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runWebsearch',
     },
+    {
+      name: 'flowtune-loads',
+      description:
+        'Flowtune §6.5 (figure 8) across loads 0.2–0.8: p99 FCT and normalized FCT of short flowlets, Flowtune against DCTCP on the same trace at each load',
+      scenario: 'examples/flowtune-websearch.yaml',
+      seeds: 5,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runLoads',
+    },
   ],
 
   summaryKey: 'flowtune',
