@@ -214,6 +214,7 @@ function allocatorRig(over: Partial<FlowtuneAllocatorConfig> = {}) {
     leaseNs: 100_000,
     minRtoNs: 20_000,
     maxRtoNs: 30_000,
+    controlPriority: 0,
     fabric: FABRIC,
     ...over,
   };

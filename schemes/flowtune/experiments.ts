@@ -59,15 +59,25 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
         paper: null,
         digits: 0,
       },
+      {
+        id: 'priority_max_us',
+        label: 'slowest convergence to 1/N, rates, control at strict priority (ablation)',
+        unit: 'µs',
+        paper: null,
+        digits: 1,
+      },
     ],
     variants: [
       { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
       { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+      // the ablation: control frames above data (the default shares the data queues, as the paper)
+      { name: 'flowtune-priority', set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority' } },
     ],
     table: convergenceTable,
     values: (runs) => {
-      const [ft, dc] = runs;
+      const [ft, dc, prio] = runs;
       const f = ft.flowtune!.convergence;
+      const pmax = prio.flowtune!.convergence.maxNs;
       const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
       return {
         ...(f.maxNs !== null && { rates_max_us: f.maxNs / 1000 }),
@@ -77,6 +87,7 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
             thr_max_us: Math.max(...thr.map((c) => c.convergedNs!)) / 1000,
           }),
         dctcp_never: (dc.fairness?.convergence ?? []).filter((c) => c.convergedNs === null).length,
+        ...(pmax !== null && { priority_max_us: pmax / 1000 }),
       };
     },
   });
@@ -147,25 +158,40 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       },
       { id: 'flows_1', label: '1-packet flowlets measured', unit: 'flows', paper: null, digits: 0 },
+      {
+        id: 'ratio_1_priority',
+        label:
+          'p99 FCT of 1-packet flowlets, DCTCP / Flowtune with its control at strict priority (ablation)',
+        unit: '×',
+        paper: null,
+        digits: 1,
+      },
     ],
     variants: [
       { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
       { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
       { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
+      // the ablation: the allocator's and hosts' control frames above data (the default shares its queues)
+      {
+        name: 'flowtune-priority',
+        set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority', timeline: '[]' },
+      },
     ],
     table: websearchTable,
     values: (runs) => {
-      const [, alive, dc] = runs;
-      const ratio = (b: string) => {
-        const a = p99(alive, b);
+      const [, alive, dc, prio] = runs;
+      const ratio = (b: string, side = alive) => {
+        const a = p99(side, b);
         const d = p99(dc, b);
         return a !== undefined && d !== undefined && a > 0 ? d / a : undefined;
       };
       const r1 = ratio('1');
       const r2 = ratio('2-10');
+      const rp = ratio('1', prio);
       return {
         ...(r1 !== undefined && { ratio_1: r1 }),
         ...(r2 !== undefined && { ratio_2_10: r2 }),
+        ...(rp !== undefined && { ratio_1_priority: rp }),
         ...(alive.queues.p99Bytes > 0 && { queue_ratio: dc.queues.p99Bytes / alive.queues.p99Bytes }),
         flows_1: dc.flows.bySize['1']?.flows ?? 0,
       };
@@ -285,7 +311,7 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
 }
 
 function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
-  const [killed, alive, dc] = runs;
+  const [killed, alive, dc, prio] = runs;
   const buckets = [...new Set(runs.flatMap((s) => Object.keys(s.flows.bySize)))];
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
   const ratio = (a: number | undefined, b: number | undefined) =>
@@ -294,15 +320,15 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
   const lines = [
     `# Flowtune vs DCTCP under the web workload (§6.5): ${opts.file}`,
     '',
-    'p99 FCT by flowlet size in full frames; "alive": the same run without its timeline (the allocator is not killed).',
+    'p99 FCT by flowlet size in full frames; "alive": the same run without its timeline (the allocator is not killed); "priority": alive, with the control frames at strict priority above data (an ablation).',
     '',
-    '| size | flows | flowtune | flowtune alive | dctcp | dctcp / alive |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| size | flows | flowtune | flowtune alive | dctcp | dctcp / alive | priority |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...buckets.map(
       (b) =>
-        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${us(p99(killed, b))} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} |`,
+        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${us(p99(killed, b))} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} | ${us(p99(prio, b))} |`,
     ),
-    `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} |`,
+    `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${(prio.queues.p99Bytes / 1000).toFixed(1)} KB |`,
     '',
     `The paper: 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets, 12× lower p99 queueing delay. With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.`,
   ];

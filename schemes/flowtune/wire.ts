@@ -42,6 +42,8 @@ export interface FlowtuneTiming {
   /** control retransmission timeout, first and last (§6.2: TCP with a 20 µs minRTO and 30 µs maxRTO) */
   minRtoNs: number;
   maxRtoNs: number;
+  /** the priority class of control frames (notifications, updates): the data's, or strict priority */
+  controlPriority: number;
 }
 
 export interface FlowtuneAllocatorConfig extends FlowtuneTiming {

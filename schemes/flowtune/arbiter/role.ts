@@ -12,7 +12,7 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { type Frame, FrameType, makeFrame, Priority } from '../../../core/frame.js';
+import { type Frame, FrameType, makeFrame } from '../../../core/frame.js';
 import type { HistogramSnapshot } from '../../../core/histogram.js';
 import { Histogram } from '../../../core/histogram.js';
 import type { NodeContext, Role } from '../../../core/node-runtime.js';
@@ -223,7 +223,7 @@ export class FlowtuneAllocator implements Role {
       s: this.ctx.config.id,
       d: h,
       z,
-      p: Priority.Control,
+      p: this.cfg.controlPriority,
       r: route,
       x: m,
     });

@@ -16,7 +16,7 @@
  * start a regular TCP connection, and in parallel send a notification") and end when it is acknowledged.
  */
 
-import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
+import { type Frame, FrameType, makeFrame, WireSize } from '../../../core/frame.js';
 import type { FlowSpec } from '../../../core/messages.js';
 import type { Timer } from '../../../core/scheduler.js';
 import type {
@@ -253,7 +253,7 @@ export class FlowtuneTransport implements Transport {
         s: this.c.hostId,
         d: this.cfg.allocator,
         z,
-        p: Priority.Control,
+        p: this.cfg.controlPriority,
         r: allocatorRoute(cf, this.c.hostId, Math.max(0, spine)),
         x: m,
       }),

@@ -6,6 +6,7 @@
  * promise chaos runs check: a link is never allocated beyond its capacity after normalization.
  */
 
+import { Priority } from '../../../core/frame.js';
 import type { SchemeNodeConfig } from '../../../core/messages.js';
 import { defineScheme } from '../../../orchestrator/schemes/types.js';
 import type { ArbiterSpec } from '../../../orchestrator/topology/arbiter.js';
@@ -50,7 +51,12 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
 
   nodeScheme(s: FlowtuneSettings, topo: Topology, node: TopoNode): SchemeNodeConfig | undefined {
     const fabric = fabricOf(topo);
-    const timing = { leaseNs: s.leaseNs, minRtoNs: s.minRtoNs, maxRtoNs: s.maxRtoNs };
+    const timing = {
+      leaseNs: s.leaseNs,
+      minRtoNs: s.minRtoNs,
+      maxRtoNs: s.maxRtoNs,
+      controlPriority: s.control === 'priority' ? Priority.Control : Priority.BestEffort,
+    };
     if (node.role === 'host') {
       const allocator = topo.nodes.find((n) => n.role === 'arbiter')!.id;
       const config: FlowtuneHostConfig = { ...timing, allocator, fabric, rttNs: emptyRttNs(topo) };

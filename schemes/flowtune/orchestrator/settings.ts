@@ -66,6 +66,11 @@ export const flowtuneProperties = {
     description:
       "the control channel's largest retransmission timeout, at least minRto; a host whose rates lapsed backs off further, up to ten leases (duration, ns if a number; default 30us)",
   },
+  control: {
+    enum: ['data', 'priority'],
+    description:
+      "the class of the hosts' notifications and the allocator's updates: data (default: they share the data queues, as the paper's ns-2 model has it, §6.2) or priority (strict priority above data: an ablation)",
+  },
   allocatorLink: {
     ...rate,
     description:
@@ -85,6 +90,7 @@ export interface FlowtuneSettings {
   minRtoNs: number;
   maxRtoNs: number;
   allocatorLinkBps: number;
+  control: 'data' | 'priority';
   [setting: string]: unknown;
 }
 
@@ -100,6 +106,7 @@ export const FLOWTUNE_DEFAULTS = {
   minRtoNs: 20_000,
   maxRtoNs: 30_000,
   allocatorLinkBps: 40e9,
+  control: 'data',
 } as const;
 
 /** Racks and spines of a topology Flowtune's allocator models (a leaf-spine or a star), or why not. */
@@ -147,6 +154,7 @@ export function resolveFlowtune(src: ScenarioSource, topo: Topology): FlowtuneSe
     maxRtoNs: dur('maxRto', FLOWTUNE_DEFAULTS.maxRtoNs),
     allocatorLinkBps:
       sc.allocatorLink === undefined ? FLOWTUNE_DEFAULTS.allocatorLinkBps : parseRateBps(sc.allocatorLink),
+    control: sc.control ?? FLOWTUNE_DEFAULTS.control,
   };
   if (s.heartbeatNs >= s.leaseNs)
     throw src.error(
