@@ -158,28 +158,37 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       },
       { id: 'flows_1', label: '1-packet flowlets measured', unit: 'flows', paper: null, digits: 0 },
-      {
-        id: 'ratio_1_priority',
-        label:
-          'p99 FCT of 1-packet flowlets, DCTCP / Flowtune with its control at strict priority (ablation)',
-        unit: '×',
-        paper: null,
-        digits: 1,
-      },
+      // the full run only: the quick one's ablation is flowtune-convergence's
+      ...(opts.quick
+        ? []
+        : [
+            {
+              id: 'ratio_1_priority',
+              label:
+                'p99 FCT of 1-packet flowlets, DCTCP / Flowtune with its control at strict priority (ablation)',
+              unit: '×',
+              paper: null,
+              digits: 1,
+            },
+          ]),
     ],
     variants: [
       { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
       { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
       { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
       // the ablation: the allocator's and hosts' control frames above data (the default shares its queues)
-      {
-        name: 'flowtune-priority',
-        set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority', timeline: '[]' },
-      },
+      ...(opts.quick
+        ? []
+        : [
+            {
+              name: 'flowtune-priority',
+              set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority', timeline: '[]' },
+            },
+          ]),
     ],
     table: websearchTable,
     values: (runs) => {
-      const [, alive, dc, prio] = runs;
+      const [, alive, dc, prio] = runs as [Summary, Summary, Summary, Summary | undefined];
       const ratio = (b: string, side = alive) => {
         const a = p99(side, b);
         const d = p99(dc, b);
@@ -187,7 +196,7 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       };
       const r1 = ratio('1');
       const r2 = ratio('2-10');
-      const rp = ratio('1', prio);
+      const rp = prio ? ratio('1', prio) : undefined;
       return {
         ...(r1 !== undefined && { ratio_1: r1 }),
         ...(r2 !== undefined && { ratio_2_10: r2 }),
@@ -311,7 +320,7 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
 }
 
 function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
-  const [killed, alive, dc, prio] = runs;
+  const [killed, alive, dc, prio] = runs as [Summary, Summary, Summary, Summary | undefined];
   const buckets = [...new Set(runs.flatMap((s) => Object.keys(s.flows.bySize)))];
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
   const ratio = (a: number | undefined, b: number | undefined) =>
@@ -326,9 +335,9 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...buckets.map(
       (b) =>
-        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${us(p99(killed, b))} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} | ${us(p99(prio, b))} |`,
+        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${us(p99(killed, b))} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} | ${prio ? us(p99(prio, b)) : '-'} |`,
     ),
-    `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${(prio.queues.p99Bytes / 1000).toFixed(1)} KB |`,
+    `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${prio ? `${(prio.queues.p99Bytes / 1000).toFixed(1)} KB` : '-'} |`,
     '',
     `The paper: 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets, 12× lower p99 queueing delay. With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.`,
   ];
