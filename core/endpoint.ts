@@ -16,6 +16,7 @@ import dgram from 'node:dgram';
 import { networkInterfaces } from 'node:os';
 import { Codec, MAX_DATAGRAM } from './codec.js';
 import type { Frame } from './frame.js';
+import { ipv4 } from './ipv4.js';
 import { portLane, type Scheduler } from './scheduler.js';
 
 export interface PeerAddress {
@@ -214,7 +215,6 @@ export class Endpoint {
     this.handler = handler;
   }
 
-  /** Binds the socket; resolves to the bound UDP port. */
   /** Binds the socket; returns the address and port it bound (`host` may be a subnet: see `bindAddress`). */
   async bind(host: string, port = 0): Promise<{ address: string; port: number }> {
     host = bindAddress(host);
@@ -684,8 +684,4 @@ export function bindAddress(host: string, interfaces = networkInterfaces()): str
     for (const a of addrs ?? [])
       if (a.family === 'IPv4' && (ipv4(a.address) & mask) >>> 0 === net) return a.address;
   throw new Error(`no interface of this machine has an address in ${host}`);
-}
-
-function ipv4(ip: string): number {
-  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0) >>> 0;
 }

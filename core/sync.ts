@@ -220,10 +220,15 @@ export class ConservativeSync {
   private attribute(us: number): void {
     const { bounds, heldUs } = this;
     const own = Math.min(this.grant, this.haltAt);
+    // the safe time and how many inputs are at it, in one pass
     let safe = own;
-    for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
-    let tied = own === safe ? 1 : 0;
-    for (let p = 0; p < bounds.length; p++) if (bounds[p] === safe) tied++;
+    let tied = 1;
+    for (let p = 0; p < bounds.length; p++) {
+      if (bounds[p] < safe) {
+        safe = bounds[p];
+        tied = 1;
+      } else if (bounds[p] === safe) tied++;
+    }
     const share = us / tied;
     if (own === safe) heldUs[bounds.length] += share;
     for (let p = 0; p < bounds.length; p++) if (bounds[p] === safe) heldUs[p] += share;

@@ -13,6 +13,7 @@
  * they do, docker says "Pool overlaps" and `--subnet` picks another.
  */
 import { createHash } from 'node:crypto';
+import { ipv4String } from '../../core/ipv4.js';
 import { RuntimeError } from '../errors.js';
 
 /** the range compose subnets come from */
@@ -47,16 +48,13 @@ export function parseCidr(s: string): Cidr {
   }
   const addr = octets.reduce((a, o) => a * 256 + o, 0);
   const base = addr - (addr % 2 ** (32 - prefix));
-  if (base !== addr) throw new RuntimeError(`subnet '${s}': host bits set (network address is ${ip(base)})`);
+  if (base !== addr)
+    throw new RuntimeError(`subnet '${s}': host bits set (network address is ${ipv4String(base)})`);
   return { base, prefix };
 }
 
 export function formatCidr(c: Cidr): string {
-  return `${ip(c.base)}/${c.prefix}`;
-}
-
-function ip(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+  return `${ipv4String(c.base)}/${c.prefix}`;
 }
 
 function size(c: Cidr): number {
@@ -66,6 +64,15 @@ function size(c: Cidr): number {
 /** True if `inner` lies entirely inside `outer`. */
 function within(inner: Cidr, outer: Cidr): boolean {
   return inner.base >= outer.base && inner.base + size(inner) <= outer.base + size(outer);
+}
+
+/** True if `subnet` (a network's, as Docker reports it) lies inside 198.18.0.0/15; false if it is not an IPv4 CIDR. */
+export function inAllowedRange(subnet: string): boolean {
+  try {
+    return within(parseCidr(subnet), parseCidr(ALLOWED_RANGE));
+  } catch {
+    return false;
+  }
 }
 
 /** The longest prefix whose subnet holds the orchestrator, `nodes` nodes and the broadcast address. */
@@ -101,7 +108,7 @@ export function allocateAddresses(nodes: readonly string[], subnet: string): Fab
   }
   return {
     subnet: formatCidr(c),
-    orchestrator: ip(c.base + ORCHESTRATOR_OFFSET),
-    nodes: new Map(nodes.map((name, i) => [name, ip(c.base + FIRST_NODE_OFFSET + i)])),
+    orchestrator: ipv4String(c.base + ORCHESTRATOR_OFFSET),
+    nodes: new Map(nodes.map((name, i) => [name, ipv4String(c.base + FIRST_NODE_OFFSET + i)])),
   };
 }

@@ -7,11 +7,12 @@
  */
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { ipv4, ipv4String } from '../../core/ipv4.js';
 import { RuntimeError } from '../errors.js';
 import { type Docker, NODES_LABEL, RUN_LABEL } from './docker-client.js';
 
 /** 198.18.0.0/15: RFC 2544 benchmarking addresses */
-const RANGE_BASE = ipToInt('198.18.0.0');
+const RANGE_BASE = ipv4('198.18.0.0');
 const RANGE_SIZE = 1 << 17;
 /** node addresses start here; .1 is the gateway, the rest is left for people poking around */
 const FIRST_NODE = 10;
@@ -63,8 +64,8 @@ export async function createFabricNetwork(
       throw new RuntimeError(
         `no free /${32 - Math.log2(size)} left in 198.18.0.0/15 for ${nodes} nodes; remove old runs with 'dcemu clean'`,
       );
-    const subnet = `${intToIp(base)}/${32 - Math.log2(size)}`;
-    const gateway = intToIp(base + 1);
+    const subnet = `${ipv4String(base)}/${32 - Math.log2(size)}`;
+    const gateway = ipv4String(base + 1);
     try {
       const net = await d.createNetwork({
         Name: runId,
@@ -74,7 +75,7 @@ export async function createFabricNetwork(
         Labels: { [RUN_LABEL]: runId, [NODES_LABEL]: names.join(',') },
       });
       if (!opts.overlay) await hostHasAddress(gateway);
-      return { name: runId, id: net.id, subnet, gateway, address: (i) => intToIp(base + FIRST_NODE + i) };
+      return { name: runId, id: net.id, subnet, gateway, address: (i) => ipv4String(base + FIRST_NODE + i) };
     } catch (err) {
       const e = err as { statusCode?: number; message: string };
       if (/overlap/i.test(e.message)) continue;
@@ -143,13 +144,7 @@ export async function freeTopSubnet(d: Docker, taken: string[] = []): Promise<st
   }
   const base = freeBlock(used, 256, true);
   if (base === null) throw new RuntimeError('no free /24 left in 198.18.0.0/15');
-  return `${intToIp(base)}/24`;
-}
-
-/** Is this address (or a whole subnet 'a.b.c.d/n') inside 198.18.0.0/15? */
-export function inBenchmarkRange(cidr: string): boolean {
-  const r = cidrRange(cidr.includes('/') ? cidr : `${cidr}/32`);
-  return r !== null && r[0] >= RANGE_BASE && r[1] <= RANGE_BASE + RANGE_SIZE;
+  return `${ipv4String(base)}/24`;
 }
 
 /** [first, end) address ranges taken by docker networks and by this machine's interfaces. */
@@ -175,14 +170,6 @@ function cidrRange(cidr: string): [number, number] | null {
   if (!m) return null; // IPv6
   const bits = Number(m[2]);
   const size = 2 ** (32 - bits);
-  const base = Math.floor(ipToInt(m[1]) / size) * size;
+  const base = Math.floor(ipv4(m[1]) / size) * size;
   return [base, base + size];
-}
-
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-}
-
-function intToIp(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
 }

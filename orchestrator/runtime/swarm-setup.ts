@@ -7,9 +7,10 @@
  * another such /24. Runs give their overlays explicit subnets from the bottom of the range.
  */
 import { RuntimeError } from '../errors.js';
+import { inAllowedRange } from './addresses.js';
 import { type Docker, docker } from './docker-client.js';
-import { freeTopSubnet, inBenchmarkRange } from './docker-network.js';
-import { GWBRIDGE, removeSwarmRun } from './swarm.js';
+import { freeTopSubnet } from './docker-network.js';
+import { GWBRIDGE, gwbridge, removeSwarmRun } from './swarm.js';
 
 /** the label on a `docker_gwbridge` that dcemu created (and so removes on `leave`) */
 const SETUP_LABEL = 'dcemu.swarm';
@@ -25,17 +26,13 @@ async function swarmState(d: Docker): Promise<SwarmInfo['Swarm']> {
 
 /** This machine's `docker_gwbridge`, created inside the range when missing; its subnet. */
 async function ensureGwbridge(d: Docker, say: (s: string) => void): Promise<string> {
-  const existing = (await d
-    .getNetwork(GWBRIDGE)
-    .inspect()
-    .catch(() => null)) as { IPAM?: { Config?: Array<{ Subnet?: string }> } } | null;
+  const existing = await gwbridge(d);
   if (existing) {
-    const subnet = existing.IPAM?.Config?.[0]?.Subnet ?? '?';
-    if (!inBenchmarkRange(subnet))
+    if (!inAllowedRange(existing.subnet))
       throw new RuntimeError(
-        `${GWBRIDGE} exists on ${subnet}, outside 198.18.0.0/15: leave any swarm, remove it ('docker network rm ${GWBRIDGE}', no container may use it) and run this again`,
+        `${GWBRIDGE} exists on ${existing.subnet}, outside 198.18.0.0/15: leave any swarm, remove it ('docker network rm ${GWBRIDGE}', no container may use it) and run this again`,
       );
-    return subnet;
+    return existing.subnet;
   }
   const subnet = await freeTopSubnet(d);
   await d.createNetwork({
@@ -116,23 +113,11 @@ export async function swarmLeave(say: (s: string) => void): Promise<string[]> {
     await d.swarmLeave({ force: true });
     say('left the swarm');
   } else say('this machine is in no swarm');
-  const gw = (await d
-    .getNetwork(GWBRIDGE)
-    .inspect()
-    .catch(() => null)) as { Labels?: Record<string, string> } | null;
-  if (gw?.Labels?.[SETUP_LABEL]) {
+  if ((await gwbridge(d))?.labels[SETUP_LABEL]) {
+    // the swarm's endpoints on the bridge (the ingress sandbox's) go with the leave; tried again for
+    // up to 10 s should the daemon release them late (seen at once on Docker 20.10)
     for (let i = 0; ; i++) {
       try {
-        // an endpoint the daemon still lists on the bridge after leaving (the ingress sandbox's) goes
-        // by a forced disconnect
-        const now = (await d.getNetwork(GWBRIDGE).inspect()) as {
-          Containers?: Record<string, { Name?: string }>;
-        };
-        for (const [id, c] of Object.entries(now.Containers ?? {}))
-          await d
-            .getNetwork(GWBRIDGE)
-            .disconnect({ Container: c.Name ?? id, Force: true })
-            .catch(() => {});
         await d.getNetwork(GWBRIDGE).remove();
         say(`${GWBRIDGE} removed`);
         break;

@@ -24,8 +24,10 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
+import { ipv4, ipv4String } from '../../core/ipv4.js';
 import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../errors.js';
+import { inAllowedRange } from './addresses.js';
 import { RELAY_PORT } from './control-relay.js';
 import { NODE_UDP_PORT } from './docker.js';
 import {
@@ -42,7 +44,7 @@ import {
   runContainers,
   signalName,
 } from './docker-client.js';
-import { createFabricNetwork, type FabricNetwork, inBenchmarkRange } from './docker-network.js';
+import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
 import { place } from './placement.js';
 import type {
@@ -102,7 +104,6 @@ export class SwarmRuntime implements Runtime {
   private network: FabricNetwork | null = null;
   private machines: Machine[] = [];
   private placement = new Map<string, string>();
-  private relay: { service: string; address: string } | null = null;
   private image: string | null = null;
 
   constructor(private readonly opts: SwarmRuntimeOptions = {}) {}
@@ -139,7 +140,7 @@ export class SwarmRuntime implements Runtime {
       const controlPort = await freePort(gateway);
       const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
       this.image = image;
-      this.relay = await startRelay(
+      const relay = await startRelay(
         d,
         runId,
         net,
@@ -153,12 +154,12 @@ export class SwarmRuntime implements Runtime {
         `overlay ${net.name}: ${net.subnet} over ${this.machines.length} machine(s) (${this.machines
           .filter((m) => spread.has(m.id))
           .map((m) => `${m.hostname}: ${spread.get(m.id)} nodes`)
-          .join(', ')}); control relay at ${this.relay.address}:${RELAY_PORT}`,
+          .join(', ')}); control relay at ${relay}:${RELAY_PORT}`,
       );
       return {
         controlHost: gateway,
         controlPort,
-        controlAddress: `${this.relay.address}:${RELAY_PORT}`,
+        controlAddress: `${relay}:${RELAY_PORT}`,
         bindHost: () => net.subnet,
         nodePort: NODE_UDP_PORT,
         release,
@@ -194,7 +195,7 @@ export class SwarmRuntime implements Runtime {
         const svc = (await d.createService(serviceSpec(l, image, net, machine, local))) as { id: string };
         started.created(l.name, svc.id);
       });
-      await started.running(Date.now() + TASK_START_MS);
+      await started.running();
     } catch (err) {
       await started.stop();
       throw err instanceof RuntimeError
@@ -261,27 +262,38 @@ function serviceSpec(
   );
 }
 
-/** This machine's address on `docker_gwbridge`, checked to lie inside 198.18.0.0/15. */
-async function gwbridgeGateway(d: Docker): Promise<string> {
+/**
+ * This machine's `docker_gwbridge`: its subnet ('?' if it reports none), the host's address on it and
+ * its labels; null if there is none.
+ */
+export async function gwbridge(
+  d: Docker,
+): Promise<{ subnet: string; gateway: string; labels: Record<string, string> } | null> {
   const inspect = (await d
     .getNetwork(GWBRIDGE)
     .inspect()
-    .catch(() => null)) as { IPAM?: { Config?: Array<{ Subnet?: string; Gateway?: string }> } } | null;
-  const c = inspect?.IPAM?.Config?.[0];
-  if (!c?.Subnet)
-    throw new RuntimeError(`this swarm machine has no ${GWBRIDGE} network: 'dcemu swarm init' creates it`);
-  if (!inBenchmarkRange(c.Subnet))
-    throw new RuntimeError(
-      `${GWBRIDGE} uses ${c.Subnet}, outside 198.18.0.0/15 where dcemu keeps its traffic: leave the swarm, remove ${GWBRIDGE} and set the swarm up with 'dcemu swarm init' (docs/containers.md)`,
-    );
+    .catch(() => null)) as {
+    IPAM?: { Config?: Array<{ Subnet?: string; Gateway?: string }> };
+    Labels?: Record<string, string>;
+  } | null;
+  if (!inspect) return null;
+  const c = inspect.IPAM?.Config?.[0];
+  const subnet = c?.Subnet ?? '?';
   // without an explicit gateway Docker gives the bridge the subnet's first address
-  return c.Gateway ?? firstAddress(c.Subnet);
+  const gateway = c?.Gateway ?? ipv4String(ipv4(subnet.split('/')[0]) + 1);
+  return { subnet, gateway, labels: inspect.Labels ?? {} };
 }
 
-function firstAddress(subnet: string): string {
-  const [ip] = subnet.split('/');
-  const o = ip.split('.').map(Number);
-  return `${o[0]}.${o[1]}.${o[2]}.${o[3] + 1}`;
+/** The host's address on `docker_gwbridge`, checked to lie inside 198.18.0.0/15. */
+async function gwbridgeGateway(d: Docker): Promise<string> {
+  const gw = await gwbridge(d);
+  if (!gw)
+    throw new RuntimeError(`this swarm machine has no ${GWBRIDGE} network: 'dcemu swarm init' creates it`);
+  if (!inAllowedRange(gw.subnet))
+    throw new RuntimeError(
+      `${GWBRIDGE} uses ${gw.subnet}, outside 198.18.0.0/15 where dcemu keeps its traffic: leave the swarm, remove ${GWBRIDGE} and set the swarm up with 'dcemu swarm init' (docs/containers.md)`,
+    );
+  return gw.gateway;
 }
 
 async function swarmMachines(d: Docker, self: string): Promise<Machine[]> {
@@ -325,7 +337,7 @@ async function startRelay(
   image: string,
   target: string,
   self: string,
-): Promise<{ service: string; address: string }> {
+): Promise<string> {
   const svc = (await d.createService(
     oneTask(
       `${runId}-control`,
@@ -339,19 +351,30 @@ async function startRelay(
       net,
     ),
   )) as { id: string };
+  // its address on the overlay, once it runs
+  return pollUntil(
+    async () => {
+      const task = latest(await tasksOf(d, [svc.id]), svc.id);
+      if (task && ENDED.has(task.Status.State))
+        throw new RuntimeError(
+          `the control relay task ${task.Status.State}: ${task.Status.Err ?? 'no reason given'}`,
+        );
+      return task?.Status.State === 'running' ? addressOn(task, net.id) : undefined;
+    },
+    () => 'the control relay task did not start within 2 minutes',
+  );
+}
+
+/**
+ * Polls every POLL_MS until `check` gives a value; `check` throws for a task the swarm could not run.
+ * After TASK_START_MS the wait fails with what `late` says.
+ */
+async function pollUntil<T>(check: () => Promise<T | undefined>, late: () => string): Promise<T> {
   const deadline = Date.now() + TASK_START_MS;
   for (;;) {
-    const task = latest(await tasksOf(d, [svc.id]), svc.id);
-    if (task?.Status.State === 'running') {
-      const address = addressOn(task, net.id);
-      if (address) return { service: svc.id, address };
-    }
-    if (task && ENDED.has(task.Status.State))
-      throw new RuntimeError(
-        `the control relay task ${task.Status.State}: ${task.Status.Err ?? 'no reason given'}`,
-      );
-    if (Date.now() > deadline)
-      throw new RuntimeError('the control relay task did not start within 2 minutes');
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new RuntimeError(late());
     await sleep(POLL_MS);
   }
 }
@@ -496,23 +519,23 @@ class StartedServices implements StartedRuntime {
   }
 
   /** Waits until every node's task runs; a task the swarm could not run fails the start, saying why. */
-  async running(deadline: number): Promise<void> {
-    for (;;) {
-      await this.poll();
-      const waiting: string[] = [];
-      for (const n of this.nodes.values()) {
-        const t = n.task;
-        if (t?.Status.State === 'running') continue;
-        if (t && ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(n.launch.name, t));
-        waiting.push(`${n.launch.name} (${t?.Status.State ?? 'no task yet'})`);
-      }
-      if (waiting.length === 0) return;
-      if (Date.now() > deadline)
-        throw new RuntimeError(
-          `node tasks not running after ${TASK_START_MS / 1000} s: ${waiting.slice(0, 5).join(', ')}${waiting.length > 5 ? ', …' : ''}`,
-        );
-      await sleep(POLL_MS);
-    }
+  async running(): Promise<void> {
+    let waiting: string[] = [];
+    await pollUntil(
+      async () => {
+        await this.poll();
+        waiting = [];
+        for (const n of this.nodes.values()) {
+          const t = n.task;
+          if (t?.Status.State === 'running') continue;
+          if (t && ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(n.launch.name, t));
+          waiting.push(`${n.launch.name} (${t?.Status.State ?? 'no task yet'})`);
+        }
+        return waiting.length === 0 ? true : undefined;
+      },
+      () =>
+        `node tasks not running after ${TASK_START_MS / 1000} s: ${waiting.slice(0, 5).join(', ')}${waiting.length > 5 ? ', …' : ''}`,
+    );
   }
 
   /** Polls the tasks from now on: a task that ends is a node exit. */
@@ -657,18 +680,16 @@ class StartedServices implements StartedRuntime {
       ...spec.Spec,
       TaskTemplate: { ...spec.Spec.TaskTemplate, ForceUpdate: (spec.Spec.TaskTemplate.ForceUpdate ?? 0) + 1 },
     });
-    const deadline = Date.now() + TASK_START_MS;
-    for (;;) {
-      await this.poll();
-      const t = n.task;
-      if (t && t.ID !== old) {
-        if (t.Status.State === 'running') return;
+    await pollUntil(
+      async () => {
+        await this.poll();
+        const t = n.task;
+        if (!t || t.ID === old) return undefined;
         if (ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(name, t));
-      }
-      if (Date.now() > deadline)
-        throw new RuntimeError(`node ${name}: its new task did not start within 2 minutes`);
-      await sleep(POLL_MS);
-    }
+        return t.Status.State === 'running' ? true : undefined;
+      },
+      () => `node ${name}: its new task did not start within 2 minutes`,
+    );
   }
 
   stop(): Promise<StoppedRuntime> {
