@@ -114,10 +114,19 @@ export async function swarmLeave(say: (s: string) => void): Promise<string[]> {
     say('left the swarm');
   } else say('this machine is in no swarm');
   if ((await gwbridge(d))?.labels[SETUP_LABEL]) {
-    // the swarm's endpoints on the bridge (the ingress sandbox's) go with the leave; tried again for
-    // up to 10 s should the daemon release them late (seen at once on Docker 20.10)
     for (let i = 0; ; i++) {
       try {
+        // an endpoint the daemon still lists on the bridge after leaving (the ingress sandbox's,
+        // `gateway_ingress-sbox`) goes by a forced disconnect: without it the bridge was kept once in
+        // two fresh-clone CI runs ("has active endpoints" after every retry)
+        const now = (await d.getNetwork(GWBRIDGE).inspect()) as {
+          Containers?: Record<string, { Name?: string }>;
+        };
+        for (const [id, c] of Object.entries(now.Containers ?? {}))
+          await d
+            .getNetwork(GWBRIDGE)
+            .disconnect({ Container: c.Name ?? id, Force: true })
+            .catch(() => {});
         await d.getNetwork(GWBRIDGE).remove();
         say(`${GWBRIDGE} removed`);
         break;
