@@ -105,6 +105,11 @@ export interface FlowSpec {
   bestEffort?: true;
   /** ns after its start by which the flow should be complete (`workload.deadlines`) */
   deadline?: number;
+  /**
+   * virtual ns after traffic start when the application stops sending (a list flow's `stop`): nothing
+   * new goes out after it, frames already handed down still leave, and the flow ends `stopped`
+   */
+  stop?: number;
   /** an ON period of an ON/OFF source (`workload.pattern: on-off`): its packets' sizes and gaps */
   gaps?: FlowGaps;
 }
@@ -288,6 +293,8 @@ export interface FlowRecord {
   via: number[];
   /** data frames the sender handed its NIC, retransmissions included (when the transport counts them) */
   framesSent?: number;
+  /** physical time the application stopped the flow before it was acknowledged (`FlowSpec.stop`) */
+  stopped?: number;
 }
 
 export interface QueueSeries {

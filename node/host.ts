@@ -30,6 +30,8 @@ export class Host implements Role {
   private freeTimer: Timer | null = null;
   private readonly flows: FlowSpec[];
   private readonly started = new Map<number, number>();
+  /** flows the application stopped before they were acknowledged: physical time */
+  private readonly stopped = new Map<number, number>();
   private readonly received: Array<[number, number, number[]]> = [];
   private readonly timers: Timer[] = [];
   private ackedCount = 0;
@@ -154,8 +156,16 @@ export class Host implements Role {
     const sched = this.ctx.sched;
     if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
     if (this.ctx.config.sampleNs > 0) this.sampler = sched.at(at, this.sampleDelivered);
-    for (const f of this.flows) this.timers.push(sched.at(at + f.start, this.startFlow, f));
+    for (const f of this.flows) {
+      this.timers.push(sched.at(at + f.start, this.startFlow, f));
+      if (f.stop !== undefined) this.timers.push(sched.at(at + f.stop, this.stopFlow, f));
+    }
   }
+
+  /** the application closes the flow (`FlowSpec.stop`); a flow already acknowledged has nothing to stop */
+  private readonly stopFlow = (now: number, f: FlowSpec): void => {
+    if (this.transport.endFlow?.(f.id, this.ctx.clock.now()) === true) this.stopped.set(f.id, now);
+  };
 
   private readonly startFlow = (now: number, f: FlowSpec): void => {
     this.started.set(f.id, now);
@@ -198,7 +208,8 @@ export class Host implements Role {
   portUp(): void {}
 
   progress(): { flowsDone: number; flowsStarted: number } {
-    return { flowsDone: this.received.length, flowsStarted: this.started.size };
+    // a stopped flow never completes: it is done for the run's end
+    return { flowsDone: this.received.length + this.stopped.size, flowsStarted: this.started.size };
   }
 
   report() {
@@ -218,6 +229,7 @@ export class Host implements Role {
         timeouts: s?.timeouts ?? 0,
         via: [],
         ...(s && { framesSent: s.framesSent }),
+        ...(this.stopped.has(f.id) && { stopped: this.stopped.get(f.id) }),
       });
     }
     this.ctx.metrics.inc('flowsAcked', this.ackedCount);

@@ -36,7 +36,7 @@ export interface WorkloadSpec {
   /** pattern 'on-off': the ON/OFF sources' periods, packet gaps and packet size */
   onOff?: OnOffSpec;
   /** pattern 'list': exactly these flows */
-  flows?: Array<{ src: number; dst: number; size: number; start: number }>;
+  flows?: Array<{ src: number; dst: number; size: number; start: number; stop?: number }>;
   /**
    * best-effort traffic beside the main workload (a scheme with its own transport, Harmony, sends it
    * through the run's baseline transport in the lowest class); same duration, its own seed
@@ -230,7 +230,15 @@ function listed(spec: WorkloadSpec, hosts: number[]): Draft[] {
     if (f.src === f.dst) throw bad('dst', `equals src (${f.src})`);
     if (!Number.isInteger(f.size) || f.size <= 0) throw bad('size', `${f.size} is not a positive integer`);
     if (!Number.isFinite(f.start) || f.start < 0) throw bad('start', `${f.start} is not a time >= 0`);
-    return { src: f.src, dst: f.dst, size: f.size, start: f.start };
+    if (f.stop !== undefined && !(Number.isFinite(f.stop) && f.stop > f.start))
+      throw bad('stop', `${f.stop} is not a time after its start (${f.start})`);
+    return {
+      src: f.src,
+      dst: f.dst,
+      size: f.size,
+      start: f.start,
+      ...(f.stop !== undefined && { stop: f.stop }),
+    };
   });
 }
 
@@ -325,5 +333,11 @@ function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number
         throw new Error(`unknown workload pattern '${(spec as { pattern: string }).pattern}'`);
     }
   }
-  return drafts.map((d) => ({ src: d.src, dst: d.dst, size: d.size, start: d.start }));
+  return drafts.map((d) => ({
+    src: d.src,
+    dst: d.dst,
+    size: d.size,
+    start: d.start,
+    ...(d.stop !== undefined && { stop: d.stop }),
+  }));
 }

@@ -193,6 +193,7 @@ export function collect(
             lastProgress: partial.get(f.id)!.lastNew - r.trafficStart,
           }),
         ...(countsRx && { framesReceived: rxFrames.get(f.id) ?? 0 }),
+        ...(f.stopped !== undefined && { stopped: f.stopped - r.trafficStart }),
         fct,
         ideal,
         slowdown: fct >= 0 ? fct / ideal : -1,
@@ -213,7 +214,10 @@ export function collect(
   const censored = new Histogram();
   // an interrupted run inside a long grant has events only up to its last barrier: it reached further
   const endNs = Math.max(0, r.interrupted ? r.reachedNs : 0, ...r.events.map((e) => e.t));
-  for (const f of flows) censored.record(f.finish >= 0 ? f.fct : Math.max(0, endNs - f.start));
+  // a flow the workload stopped did not run on: it is in neither
+  for (const f of flows)
+    if (f.stopped === undefined || f.finish >= 0)
+      censored.record(f.finish >= 0 ? f.fct : Math.max(0, endNs - f.start));
   for (const f of done) {
     fct.record(f.fct);
     slow.record(f.slowdown * 1000); // histogram keeps integers well: milli-units
@@ -284,6 +288,9 @@ export function collect(
       unfinished: flows.length - done.length,
       failed: notDone.filter(([, o]) => o.outcome === 'failed').length,
       unexplained: notDone.filter(([, o]) => o.outcome === 'unexplained').length,
+      ...(flows.some((f) => f.outcome === 'stopped') && {
+        stopped: flows.filter((f) => f.outcome === 'stopped').length,
+      }),
       fctP50Ns: fct.quantile(0.5),
       fctP99Ns: fct.quantile(0.99),
       fctP50CensoredNs: censored.quantile(0.5),
@@ -302,7 +309,13 @@ export function collect(
       maxBytes: maxQueue,
       busiest: busiestQueue(r.reports),
     },
-    fairness: fairness(r.reports, flows, sc.run.intervalNs, Math.min(endNs, sc.workload.durationNs)),
+    // a stopped flow's sender is active until the stop
+    fairness: fairness(
+      r.reports,
+      flows.map((f) => (f.finish < 0 && f.stopped !== undefined ? { ...f, finish: f.stopped } : f)),
+      sc.run.intervalNs,
+      Math.min(endNs, sc.workload.durationNs),
+    ),
     throughput: (() => {
       // the workload's duration, or less when the run ended before it (a list done early, a stop)
       const windowNs = Math.max(1, Math.min(sc.workload.durationNs, Math.round(endNs)));
@@ -347,7 +360,7 @@ export function collect(
 }
 
 /** a flow row's times (ns): they carry no unit in their names */
-const FLOW_TIMES = /^(start|finish|fct|ideal|lastProgress|deadline)$/;
+const FLOW_TIMES = /^(start|finish|fct|ideal|lastProgress|deadline|stopped)$/;
 /** a time or a duration in ns, by its key: `t`, `at`, `…At`, `…Ns` */
 const NS_KEY = /^(t|at)$|[a-z](At|Ns)$/;
 

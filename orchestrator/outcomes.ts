@@ -15,10 +15,11 @@ import type { Topology } from '../topology/types.js';
 import { type FiredFault, LINK_DROPS, OUTAGE_ENDS, OUTAGES } from './fired.js';
 
 /**
- * `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`),
+ * `stopped`: the workload stopped it before it was all acknowledged (a list flow's `stop`: the
+ * application closed it). `running`: unfinished when the run was stopped before the scenario's end (a library run's `runFor`),
  * or still getting new data at the end of the run, faults or not (the drain ran out on it)
  */
-export type Outcome = 'completed' | 'failed' | 'unexplained' | 'running';
+export type Outcome = 'completed' | 'failed' | 'unexplained' | 'running' | 'stopped';
 
 export interface FlowOutcome {
   outcome: Outcome;
@@ -37,6 +38,8 @@ export interface FlowFacts {
   framesReceived?: number;
   /** unfinished: when the receiver last got new data */
   lastProgress?: number;
+  /** when the application stopped it before it was acknowledged (`FlowSpec.stop`) */
+  stopped?: number;
 }
 
 /** An unfinished flow that got new data this close to the end was still moving: too slow, not stuck. */
@@ -176,6 +179,10 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
     const row = rows.get(spec.id);
     if (row && row.finish >= 0) {
       out.set(spec.id, { outcome: 'completed', reason: '' });
+      continue;
+    }
+    if (row?.stopped !== undefined) {
+      out.set(spec.id, { outcome: 'stopped', reason: `stopped by the workload at ${formatNs(row.stopped)}` });
       continue;
     }
     const src = name(spec.src);

@@ -13,7 +13,7 @@ export interface FlowRow extends FlowRecord {
   framesReceived?: number;
   /** unfinished flows: when the receiver last got data it had not seen, virtual ns since traffic start */
   lastProgress?: number;
-  /** completed, failed (a fault explains it) or unexplained (see orchestrator/outcomes.ts) */
+  /** completed, failed (a fault explains it), unexplained, running or stopped (see orchestrator/outcomes.ts) */
   outcome: Outcome;
   fct: number;
   ideal: number;
@@ -101,6 +101,8 @@ export interface Summary extends Partial<SchemeSections> {
     failed: number;
     /** planned flows that did not complete and that no fault explains (outcomes.csv) */
     unexplained: number;
+    /** flows the workload stopped before they completed (a list flow's `stop`), when there are any */
+    stopped?: number;
     fctP50Ns: number;
     fctP99Ns: number;
     /** FCT percentiles over every started flow, an unfinished one counting as running until the end (censored) */

@@ -40,6 +40,26 @@ const refused: Array<[string, string, RegExp]> = [
     /^b\.yaml:2: workload\.flows\.0\.every: every must be > 0, got 0 ns/,
   ],
   [
+    'a list flow that stops before it starts',
+    `${STAR}workload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 1MB, start: 100us, stop: 50us }] }\n`,
+    /^b\.yaml:2: workload\.flows\.0\.stop: must be after the flow's start \(100000 ns\), got 50000 ns/,
+  ],
+  [
+    'a list flow that repeats and stops',
+    `${STAR}workload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 1MB, every: 100us, stop: 500us }] }\n`,
+    /^b\.yaml:2: workload\.flows\.0\.stop: a flow sent again \(every\) cannot also stop/,
+  ],
+  [
+    'a stopping flow on a transport that cannot stop one',
+    `${STAR}transport: { kind: udp }\nworkload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 1MB, stop: 500us }] }\n`,
+    /^b\.yaml:3: workload\.flows\.0\.stop: the udp transport cannot stop a flow/,
+  ],
+  [
+    'a stopping flow under a scheme whose hosts cannot stop one',
+    `${STAR}scheme: { kind: expresspass }\nworkload: { pattern: list, duration: 1ms, flows: [{ src: h0, dst: h1, size: 1MB, stop: 500us }] }\n`,
+    /^b\.yaml:3: workload\.flows\.0\.stop: scheme expresspass's hosts cannot stop a flow/,
+  ],
+  [
     'a zero workload duration',
     `${STAR}workload: { pattern: all-to-all, fixedSize: 1KB, load: 0.2, duration: 0 }\n`,
     /^b\.yaml:2: workload\.duration: must be > 0/,

@@ -174,6 +174,25 @@ function countBy(records: Array<{ id: number }>): Map<number, number> {
 }
 
 describe('BaselineTransport on a lossless path', () => {
+  it('a flow the application stops sends nothing new, and one already all sent completes anyway', () => {
+    const net = new Net({ hosts: 3 });
+    net.startFlow(flow(1, 10_000_000));
+    net.startFlow(flow(2, 20_000, 2));
+    const answers: boolean[] = [];
+    net.sched.at(200 * US, () => {
+      answers.push(net.hosts[0].transport.endFlow(1), net.hosts[2].transport.endFlow(2));
+    });
+    net.run(20 * MS);
+    // the bulk flow had frames never sent: it stops, and what was sent still arrives
+    expect(answers).toEqual([true, false]);
+    const sent = net.hosts[0].transport.senderStats(1)!.framesSent;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(segments(10_000_000));
+    expect(net.segsAtB.get(1)?.size).toBe(sent);
+    expect(net.hosts[0].acked).toEqual([]);
+    expect(countBy(net.deliveredAll())).toEqual(new Map([[2, 1]]));
+  });
+
   it('completes a 1 MB flow within 1.5x of the ideal FCT', () => {
     const net = new Net();
     const size = 1_000_000;

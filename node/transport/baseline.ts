@@ -156,6 +156,22 @@ export class BaselineTransport implements Transport {
     this.armRto(fl, now);
   }
 
+  /**
+   * Closing a flow whose every frame was sent once is a plain close: the rest is repaired as usual and
+   * it completes. Otherwise what was never sent never will be, and the flow goes quiet.
+   */
+  endFlow(id: number): boolean {
+    const fl = this.senders.get(id);
+    if (fl === undefined || fl.done || fl.highSent >= fl.nSeg) return false;
+    // `done` silences the flow's acks and timers: no new data, no retransmission
+    fl.done = true;
+    this.c.clock.cancel(fl.rtoTimer);
+    this.c.clock.cancel(fl.paceTimer);
+    fl.rtoTimer = null;
+    fl.paceTimer = null;
+    return true;
+  }
+
   senderStats(id: number): SenderStats | undefined {
     return this.senders.get(id);
   }

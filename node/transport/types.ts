@@ -96,6 +96,13 @@ export interface Transport {
   /** present when an allocator can hold its flows' windows */
   readonly windows?: WindowControl;
   startFlow(flow: FlowSpec, now: number): void;
+  /**
+   * The application closes flow `id` before all of it was sent (`FlowSpec.stop`): nothing new goes
+   * out, nothing is sent again; frames already handed down still leave; it will never complete.
+   * False when there was nothing left to hold back (it was all sent: it completes as it would have).
+   * Transports without it cannot stop a flow (the orchestrator refuses such a workload).
+   */
+  endFlow?(id: number, now: number): boolean;
   /** a data/ack/control frame addressed to this host */
   onFrame(frame: Frame, now: number): void;
   senderStats(id: number): SenderStats | undefined;

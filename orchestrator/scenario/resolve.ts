@@ -192,6 +192,14 @@ export function resolveScenario(
   if (clocks && ptp && clocks.reference === null) clocks.reference = ptp.candidates[0];
   const seed = d.seed ?? DEFAULTS.seed;
   const workload = resolveWorkload(src, topology, seed);
+  const stopping = (d.workload?.flows ?? []).findIndex((f: { stop?: unknown }) => f?.stop !== undefined);
+  if (stopping >= 0) {
+    const at = ['workload', 'flows', stopping, 'stop'];
+    if (transport.kind !== 'baseline')
+      throw src.error(at, `the ${transport.kind} transport cannot stop a flow: use the baseline transport`);
+    if (schemeDefinition(scheme.kind).stopsFlows?.(scheme) !== true)
+      throw src.error(at, `scheme ${scheme.kind}'s hosts cannot stop a flow before it is sent`);
+  }
   const r = d.run ?? {};
   const run = {
     drainNs: num(['run', 'drain'], r.drain ?? DEFAULTS.run.drain, parseDurationNs),
@@ -209,7 +217,7 @@ export function resolveScenario(
   // a list of flows without a duration is done when its flows are: not 20 ms (the default) later
   const listed = workload.pattern === 'list' && d.workload?.duration === undefined;
   run.doneFromNs = listed
-    ? Math.max(0, ...(workload.flows ?? []).map((f) => f.start), ...timeline.map((e) => e.at))
+    ? Math.max(0, ...(workload.flows ?? []).map((f) => f.stop ?? f.start), ...timeline.map((e) => e.at))
     : workload.durationNs;
   const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
   if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);

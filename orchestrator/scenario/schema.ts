@@ -596,6 +596,10 @@ export const scenarioSchema = {
                 duration,
                 'with every: no start at or after this (ns); default the end of the workload',
               ),
+              stop: doc(
+                duration,
+                "when the application stops sending, after traffic start (ns): nothing new goes out, frames already handed down still leave, and an unfinished flow ends 'stopped' (a bulk flow that leaves, Fastpass §7.2); not with every; on the baseline transport, with schemes that carry flows on it",
+              ),
             },
           },
         },

@@ -93,7 +93,19 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
       const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
       const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
       if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
-      const flow = { src: src_, dst, size: parseBytes(f.size), start: parseDurationNs(f.start ?? 0) };
+      const flow: { src: number; dst: number; size: number; start: number; stop?: number } = {
+        src: src_,
+        dst,
+        size: parseBytes(f.size),
+        start: parseDurationNs(f.start ?? 0),
+      };
+      if (f.stop !== undefined) {
+        const at = ['workload', 'flows', i, 'stop'];
+        if (f.every !== undefined) throw src.error(at, 'a flow sent again (every) cannot also stop');
+        flow.stop = parseDurationNs(f.stop);
+        if (!(flow.stop > flow.start))
+          throw src.error(at, `must be after the flow's start (${flow.start} ns), got ${flow.stop} ns`);
+      }
       const copies = () => Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
       if (f.every === undefined) return copies();
       const every = parseDurationNs(f.every);

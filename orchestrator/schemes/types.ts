@@ -119,6 +119,11 @@ export interface SchemeDefinition<S extends SchemeSettings = SchemeSettings, Sec
   readonly properties: Record<string, object>;
   /** checks and resolves the section; errors name the file, line and field */
   resolve(src: ScenarioSource, topo: Topology, kind: string, links: { fabric: LinkParams }): S;
+  /**
+   * Whether its hosts end a flow when the workload stops it (a list flow's `stop`: the application
+   * closes early), on the run's transport. Absent: they cannot, and such a workload is refused.
+   */
+  stopsFlows?(s: S): boolean;
   /** the arbiter processes it attaches to the topology, with their links */
   arbiters?(s: S, topo: Topology): ArbiterSpec[];
   /** the scheme's part of one node's config; `topo` includes the arbiters */

@@ -8,4 +8,6 @@ export default defineScheme({
   kinds: ['ecmp'],
   properties: {},
   resolve: () => ({ kind: 'ecmp' }),
+  // the run's own transport carries every flow
+  stopsFlows: () => true,
 });

@@ -20,6 +20,8 @@ const controllersOf = (s: F10Settings): string[] => F10_CONTROLLERS.slice(0, s.b
 export default defineScheme<F10Settings, F10Summary>({
   kinds: ['f10', 'portland'],
   parts: 'dcemu/schemes/f10/parts',
+  // its switches reroute; the run's own transport carries every flow
+  stopsFlows: () => true,
   properties: f10Properties,
   resolve: resolveF10,
 

@@ -49,6 +49,11 @@ export class FastpassTransport implements Transport {
     else this.inner.startFlow(...args);
   }
 
+  /** the run's transport stops the flow; what it already handed the qdisc still goes, in its timeslots */
+  endFlow(id: number, now: number): boolean {
+    return this.messages === null && this.inner.endFlow !== undefined && this.inner.endFlow(id, now);
+  }
+
   onFrame(frame: Frame, now: number): void {
     if (frame.t === FrameType.Control && this.qdisc.onControl(frame, now)) return;
     if (this.messages !== null && frame.t === FrameType.Data && isMessageData(frame.x)) {

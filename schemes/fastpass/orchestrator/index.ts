@@ -32,6 +32,8 @@ function fabricOf(topo: Topology) {
 export default defineScheme<FastpassSettings, FastpassSummary>({
   kinds: [FASTPASS_KIND],
   parts: 'dcemu/schemes/fastpass/parts',
+  // the run's transport over the qdisc ends it; a message (messages: true) is sent whole once requested
+  stopsFlows: (s) => s.messages === undefined,
   properties: fastpassProperties,
   resolve: (src, topo) => resolveFastpass(src, topo),
 
