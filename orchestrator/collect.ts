@@ -24,6 +24,20 @@ import { hostPath } from './topology/routing.js';
 
 export type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 
+/** Data bytes each sender delivered to every receiver, per `run.interval` since the traffic start. */
+function bytesBySource(reports: readonly NodeReport[]): Map<number, number[]> {
+  const bySrc = new Map<number, number[]>();
+  for (const rep of reports)
+    for (const [src, bins] of rep.bySource ?? []) {
+      const acc = bySrc.get(src) ?? [];
+      bins.forEach((b, i) => {
+        acc[i] = (acc[i] ?? 0) + b;
+      });
+      bySrc.set(src, acc);
+    }
+  return bySrc;
+}
+
 /**
  * Per `run.interval`, the throughput each active sender got (its data bytes at every receiver) and
  * their standard deviation: a sender is active in an interval when one of its flows started before it
@@ -36,15 +50,7 @@ export function fairness(
   intervalNs: number,
   endNs: number,
 ): Fairness | null {
-  const bySrc = new Map<number, number[]>();
-  for (const rep of reports)
-    for (const [src, bins] of rep.bySource ?? []) {
-      const acc = bySrc.get(src) ?? [];
-      bins.forEach((b, i) => {
-        acc[i] = (acc[i] ?? 0) + b;
-      });
-      bySrc.set(src, acc);
-    }
+  const bySrc = bytesBySource(reports);
   const n = Math.floor(endNs / intervalNs);
   const all: number[] = [];
   const groups = new Map<number, number[]>();
@@ -575,6 +581,20 @@ export async function writeResults(
       }),
     ].join('\n')}\n`,
   );
+  // what each sender delivered per run.interval (the series summary.fairness is made of)
+  const bySrc = bytesBySource(r.reports);
+  if (bySrc.size > 0) {
+    const every = r.scenario.run.intervalNs;
+    const rows = ['t_ns,src,bytes,mbps'];
+    const n = Math.max(...[...bySrc.values()].map((b) => b.length));
+    const srcs = [...bySrc.keys()].sort((a, b) => a - b);
+    for (let i = 0; i < n; i++)
+      for (const src of srcs) {
+        const bytes = bySrc.get(src)![i] ?? 0;
+        rows.push(`${i * every},${name(src)},${bytes},${Math.round((bytes * 8e6) / every) / 1000}`);
+      }
+    writeFileSync(`${out}/senders.csv`, `${rows.join('\n')}\n`);
+  }
   const q = ['node,port,peer,t_ns,bytes'];
   for (const rep of r.reports) {
     for (const s of rep.queues) {

@@ -41,7 +41,7 @@ describe('F10 controller backup: arb0 killed, then a link cut and repaired', () 
     const a = await runScenario('f10-backup-on', FIXTURE);
     const b = await runScenario('f10-backup-off', FIXTURE, ['--set', 'scheme.controller.backup=false']);
     [on, onEvents, off, offEvents] = [a.s, eventsOf(a.out), b.s, eventsOf(b.out)];
-  }, 120_000);
+  });
 
   it('runs cleanly both ways: arb1 is one more process', () => {
     for (const s of [on, off]) {
@@ -138,5 +138,5 @@ describe('F10 controller backup: a paused primary comes back', () => {
       [241_051, 'arb1'],
     ]);
     expect(s.f10.backup).toMatchObject({ takeovers: 1, stepDowns: 1, staleCommands: 18 });
-  }, 120_000);
+  });
 });

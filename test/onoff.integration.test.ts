@@ -25,7 +25,7 @@ describe('workload.pattern: on-off in a run', () => {
       .split('\n')
       .slice(1)
       .map((l) => l.split(','));
-  }, 120_000);
+  });
 
   it('sends the planned ON periods, each as one UDP flow of full frames', () => {
     const sc = resolveScenario(loadScenarioFile(FIXTURE));

@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { BusiestQueue, Fairness, Summary } from '../../orchestrator/collect.js';
-import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
+import { type FigureSpec, reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import { quantile } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
@@ -301,6 +301,16 @@ const cSchedule = (phaseMs: number, intervalMs: number): string[] => [
  * (~4 ms), each phase five intervals: 225 ms of traffic a run.
  */
 const C_VARIANTS = SIDES.map((v) => ({ name: v.name, set: { ...v.set, ...DEPLOYED } }));
+/**
+ * The full run's ablation: Fastpass with no timeslots kept free for FCP (`scheme.fcpShare=0`). Each
+ * endpoint keeps one timeslot in 40 free at a fixed phase, and against the allocator's round robin
+ * that phase hands one sender about one timeslot in a hundred more than the others, every interval;
+ * without it the shares are equal to the frame.
+ */
+const C_ABLATION = {
+  name: 'fastpass-no-reserve',
+  set: { 'scheme.kind': 'fastpass', 'scheme.fcpShare': '0', ...DEPLOYED },
+};
 const FULL_C = cSchedule(25, 5);
 /** `--quick`: phases of 3 ms, 1 ms intervals, one spine (the senders and receiver share the ToR) */
 const QUICK_C = ['topology.spines=1', ...cSchedule(3, 1)];
@@ -321,12 +331,13 @@ const PAPER_C: Record<number, { base: number; fp: number; ratio: number }> = {
 
 export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
   const scaled = opts.quick ? withQuick(opts, QUICK_C) : { ...opts, set: [...FULL_C, ...(opts.set ?? [])] };
+  const variants = opts.quick ? C_VARIANTS : [...C_VARIANTS, C_ABLATION];
   return reproduceVariants(scaled, {
     experiment: 'fastpass-c',
     paperScale:
       'five senders to one receiver at 10 Gbit/s, joining and then leaving every 30 s (270 s), 1 s intervals',
-    figures: [3, 4, 5]
-      .flatMap((k) => [
+    figures: [
+      ...[3, 4, 5].flatMap((k): FigureSpec[] => [
         {
           id: `fp_sd${k}`,
           label: `median sd of ${k} senders’ throughputs, Fastpass`,
@@ -351,19 +362,29 @@ export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
           source: '§7.2',
           digits: 0,
         },
-      ])
-      .concat({
+      ]),
+      {
         id: 'fp_frames5',
         label: 'the same sd in full frames per interval, Fastpass, 5 senders',
         unit: 'frames',
         paper: (PAPER_C[5].fp * 1e6) / FRAME_BITS,
         source: '§7.2, 0.087 Mbit/s over 1 s',
         digits: 2,
-      }),
-    variants: C_VARIANTS,
-    table: (o, runs) => tableC(o, sides(runs, C_VARIANTS)),
+      },
+      ...(opts.quick ? [] : [4, 5]).map(
+        (k): FigureSpec => ({
+          id: `fp_sd${k}_no_reserve`,
+          label: `median sd of ${k} senders’ throughputs, Fastpass without its FCP timeslots (ablation)`,
+          unit: 'Mbit/s',
+          paper: null,
+          digits: 3,
+        }),
+      ),
+    ],
+    variants,
+    table: (o, runs) => tableC(o, sides(runs, variants)),
     values: (runs) => {
-      const [fp, base] = sides(runs, C_VARIANTS);
+      const [fp, base, bare] = sides(runs, variants);
       const out: Record<string, number> = {};
       for (const k of ['3', '4', '5']) {
         const f = fp.fairness?.byActive[k]?.p50Mbps;
@@ -372,6 +393,10 @@ export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
         if (b !== undefined) out[`base_sd${k}`] = b;
         if (f !== undefined && b !== undefined && f > 0) out[`ratio${k}`] = b / f;
       }
+      for (const k of ['4', '5']) {
+        const x = bare?.fairness?.byActive[k]?.p50Mbps;
+        if (x !== undefined) out[`fp_sd${k}_no_reserve`] = x;
+      }
       const ns = fp.fairness?.intervalNs;
       if (out.fp_sd5 !== undefined && ns) out.fp_frames5 = (out.fp_sd5 * 1e6 * (ns / 1e9)) / FRAME_BITS;
       return out;
@@ -379,8 +404,8 @@ export async function runExperimentC(opts: ExperimentOptions): Promise<string> {
   });
 }
 
-function tableC(opts: ExperimentOptions, both: Side[]): string {
-  const [fp, base] = both;
+function tableC(opts: ExperimentOptions, all: Side[]): string {
+  const [fp, base, bare] = all;
   const active = [
     ...new Set([...Object.keys(fp.fairness?.byActive ?? {}), ...Object.keys(base.fairness?.byActive ?? {})]),
   ].sort((a, b) => Number(a) - Number(b));
@@ -391,18 +416,18 @@ function tableC(opts: ExperimentOptions, both: Side[]): string {
     '',
     `Median standard deviation of the senders' throughputs per ${(fp.fairness?.intervalNs ?? 0) / 1e6} ms interval, Mbit/s (over how many intervals):`,
     '',
-    '| senders active | fastpass | baseline | lower by | the paper |',
-    '| --- | --- | --- | --- | --- |',
+    `| senders active | fastpass | baseline | lower by | the paper |${bare ? ' fastpass without FCP timeslots |' : ''}`,
+    `| --- | --- | --- | --- | --- |${bare ? ' --- |' : ''}`,
     ...active.map((k) => {
       const p = PAPER_C[Number(k)];
-      return `| ${k} | ${med(fp, k) ?? '-'} (${n(fp, k)}) | ${med(base, k) ?? '-'} (${n(base, k)}) | ${times(med(base, k) ?? 0, med(fp, k) ?? 0)} | ${p ? `${p.base} / ${p.fp} = ${p.ratio}×` : '-'} |`;
+      return `| ${k} | ${med(fp, k) ?? '-'} (${n(fp, k)}) | ${med(base, k) ?? '-'} (${n(base, k)}) | ${times(med(base, k) ?? 0, med(fp, k) ?? 0)} | ${p ? `${p.base} / ${p.fp} = ${p.ratio}×` : '-'} |${bare ? ` ${med(bare, k) ?? '-'} |` : ''}`;
     }),
     '',
     `Throughput ${fp.gbps} vs ${base.gbps} Gbit/s. The paper's intervals are 1 s, its phases 30 s.`,
   ];
   const table = lines.join('\n');
   writeFileSync(join(opts.out, 'fastpass-c.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(both, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(all, null, 2)}\n`);
   return table;
 }
 

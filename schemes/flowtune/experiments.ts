@@ -10,11 +10,12 @@
  *   the scenario has it (its timeline kills the allocator), Flowtune with the allocator left alive
  *   (`timeline=[]`), and DCTCP; the lapses of the first run.
  */
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { formatNs } from '../../core/time.js';
 import type { Summary } from '../../orchestrator/collect.js';
-import { reproduceVariants } from '../../orchestrator/reproduction.js';
+import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
@@ -127,9 +128,15 @@ function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {
   });
 }
 
+/**
+ * `--quick`: half the web workload (3 ms; ~150 one-packet flowlets a run), 2 ms to drain, the
+ * allocator killed at 2 ms instead of 4
+ */
+const QUICK_WEB = ['workload.duration=3ms', 'run.drain=2ms', 'timeline.0.at=2ms'];
+
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
-  return reproduceVariants(opts, {
+  return reproduceVariants(withQuick(opts, QUICK_WEB), {
     experiment: 'flowtune-websearch',
     paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
     figures: [
@@ -208,6 +215,38 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
   });
 }
 
+/**
+ * pFabric (Alizadeh et al., SIGCOMM'13), the paper's other baseline in figure 8: the scheme package of
+ * examples/schemes/pfabric, written against the public SDK and run as any user's package is. Its switches keep shallow buffers by design, about twice the
+ * bandwidth-delay product (pFabric §4): the web scenario's fabric round trip is 21.6 µs (eight 1.5 µs
+ * links and eight 1.2 µs frames), 27 KB at 10 Gbit/s, so 54 KB ports on its side only.
+ */
+const pfabric = (module: string) => ({
+  'scheme.kind': 'pfabric',
+  'scheme.module': module,
+  'ports.buffer': '54KB',
+});
+
+/** this installation of dcemu (the package root) */
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/**
+ * The pFabric package as a user installs it: its files copied into the experiment's folder (what ran
+ * stays with the results), with this dcemu as its installed dependency; the module to load.
+ */
+function installPfabric(out: string): string {
+  const from = join(ROOT, 'examples/schemes/pfabric');
+  const to = join(out, 'pfabric-package');
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true, filter: (f) => !/[/\\](node_modules|test)$/.test(f) });
+  mkdirSync(join(to, 'node_modules'), { recursive: true });
+  symlinkSync(ROOT, join(to, 'node_modules', 'dcemu'));
+  return join(to, 'index.js');
+}
+
+/** runs per load: Flowtune, DCTCP, pFabric */
+const SIDES = 3;
+
 /** the loads of the paper's figure 8 */
 const LOADS = [0.2, 0.4, 0.6, 0.8] as const;
 /** the example's 6 ms at 0.6 load, stretched at lower loads so that each run has about as many flowlets */
@@ -215,11 +254,12 @@ const durationAt = (load: number): string => `${Math.round((6 * 0.6 * 1000) / lo
 
 /**
  * `flowtune-loads`: the web workload at loads 0.2, 0.4, 0.6 and 0.8 (the paper's figure 8 spans them),
- * Flowtune (its allocator left alive: the example's timeline kills it) against DCTCP on the same
- * trace at each load; each load's run is stretched to about as many flowlets as the example's.
+ * Flowtune (its allocator left alive: the example's timeline kills it) against DCTCP and pFabric on
+ * the same trace at each load; each load's run is stretched to about as many flowlets as the example's.
  * `--quick`: loads 0.2 and 0.8 only, at a quarter of the length.
  */
 export async function runLoads(opts: ExperimentOptions): Promise<string> {
+  const PFABRIC = pfabric(installPfabric(opts.out));
   const loads = opts.quick ? [0.2, 0.8] : LOADS;
   const length = opts.quick ? 4 : 1;
   const variants = loads.flatMap((load) => {
@@ -231,6 +271,7 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
     return [
       { name: `flowtune-${load}`, set: { ...at, 'scheme.kind': 'flowtune' } },
       { name: `dctcp-${load}`, set: { ...at, 'scheme.kind': 'ecmp' } },
+      { name: `pfabric-${load}`, set: { ...at, ...PFABRIC } },
     ];
   });
   const bucket = (s: Summary, b: string) => s.flows.bySize[b];
@@ -268,25 +309,45 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
         paper: null,
         digits: 2,
       },
+      {
+        id: `ratio_1_pf_${load}`,
+        label: `p99 FCT of 1-packet flowlets, pFabric / Flowtune, load ${load}`,
+        unit: '×',
+        paper: '1.7–2.4',
+        source: '§6.5, over the loads',
+        digits: 1,
+      },
+      {
+        id: `slow_1_pf_${load}`,
+        label: `normalized FCT p99 of 1-packet flowlets, pFabric, load ${load}`,
+        unit: '×',
+        paper: null,
+        digits: 2,
+      },
     ]),
     variants,
     table: (o, runs) => loadsTable(o, loads, runs),
     values: (runs) => {
       const v: Record<string, number> = {};
       loads.forEach((load, i) => {
-        const [ft, dc] = [runs[2 * i], runs[2 * i + 1]];
-        for (const [b, id] of [
-          ['1', `ratio_1_${load}`],
-          ['2-10', `ratio_2_10_${load}`],
+        const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
+        for (const [side, b, id] of [
+          [dc, '1', `ratio_1_${load}`],
+          [dc, '2-10', `ratio_2_10_${load}`],
+          [pf, '1', `ratio_1_pf_${load}`],
         ] as const) {
           const f = bucket(ft, b)?.p99Ns;
-          const d = bucket(dc, b)?.p99Ns;
+          const d = bucket(side, b)?.p99Ns;
           if (f !== undefined && d !== undefined && f > 0) v[id] = d / f;
         }
-        const sf = bucket(ft, '1')?.p99Slowdown;
-        const sd = bucket(dc, '1')?.p99Slowdown;
-        if (sf !== undefined) v[`slow_1_${load}`] = sf;
-        if (sd !== undefined) v[`slow_1_dctcp_${load}`] = sd;
+        for (const [side, id] of [
+          [ft, `slow_1_${load}`],
+          [dc, `slow_1_dctcp_${load}`],
+          [pf, `slow_1_pf_${load}`],
+        ] as const) {
+          const x = bucket(side, '1')?.p99Slowdown;
+          if (x !== undefined) v[id] = x;
+        }
       });
       return v;
     },
@@ -297,24 +358,30 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
   const lines = [
     `# Flowtune vs DCTCP across loads (§6.5, figure 8): ${opts.file}`,
     '',
-    "p99 FCT (normalized: FCT over the flowlet's line-rate time) by flowlet size in full frames.",
+    "p99 FCT (normalized: FCT over the flowlet's line-rate time) by flowlet size in full frames; pFabric on its own shallow ports (54 KB).",
     '',
-    '| load | size | flows | flowtune | dctcp | dctcp / flowtune |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| load | size | flows | flowtune | dctcp | pfabric | dctcp / flowtune | pfabric / flowtune |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
+  const cell = (x: Summary['flows']['bySize'][string] | undefined) =>
+    x ? `${us(x.p99Ns)} (${x.p99Slowdown})` : '-';
+  const over = (a: number | undefined, b: number | undefined) =>
+    a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(1)}×` : '-';
   loads.forEach((load, i) => {
-    const [ft, dc] = [runs[2 * i], runs[2 * i + 1]];
+    const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
     for (const b of Object.keys(dc.flows.bySize)) {
-      const f = ft.flows.bySize[b];
-      const d = dc.flows.bySize[b];
+      const [f, d, p] = [ft, dc, pf].map((s) => s.flows.bySize[b]);
       lines.push(
-        `| ${load} | ${b} | ${d.flows} | ${us(f?.p99Ns)} (${f?.p99Slowdown ?? '-'}) | ${us(d.p99Ns)} (${d.p99Slowdown}) | ${f && f.p99Ns > 0 ? `${(d.p99Ns / f.p99Ns).toFixed(1)}×` : '-'} |`,
+        `| ${load} | ${b} | ${d.flows} | ${cell(f)} | ${cell(d)} | ${cell(p)} | ${over(d.p99Ns, f?.p99Ns)} | ${over(p?.p99Ns, f?.p99Ns)} |`,
       );
     }
   });
   return write(opts, 'flowtune-loads', lines.join('\n'), {
     bySize: Object.fromEntries(
-      loads.map((l, i) => [l, { flowtune: runs[2 * i].flows.bySize, dctcp: runs[2 * i + 1].flows.bySize }]),
+      loads.map((l, i) => {
+        const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
+        return [l, { flowtune: ft.flows.bySize, dctcp: dc.flows.bySize, pfabric: pf.flows.bySize }];
+      }),
     ),
   });
 }
