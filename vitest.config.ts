@@ -44,9 +44,10 @@ export default defineConfig({
     testTimeout: 240_000,
     hookTimeout: 60_000,
     // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
-    // the CPU each took (test/cpu-probe.ts)
+    // the CPU each took
     reporters: ['default', './test/slowest-reporter.ts'],
-    setupFiles: ['./test/cpu-probe.ts'],
+    // the CPU each file took; its temp folders removed after it passed
+    setupFiles: ['./test/cpu-probe.ts', './test/temp-cleanup.ts'],
     // (the run's sequencer: vitest takes it from here, not from a project)
     sequence: { sequencer: DockerFirst },
     projects: [

@@ -10,8 +10,13 @@ import { expect } from 'vitest';
 export const ROOT = join(import.meta.dirname, '..');
 export const CLI = join(ROOT, 'dist/orchestrator/cli.js');
 
+/** the folders `tempOut` made in this test file: test/temp-cleanup.ts removes them after a passing file */
+export const tempDirs: string[] = [];
+
 export function tempOut(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `dcemu-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `dcemu-${prefix}-`));
+  tempDirs.push(dir);
+  return dir;
 }
 
 /**

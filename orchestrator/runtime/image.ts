@@ -103,7 +103,31 @@ export async function ensureImage(
   } finally {
     rmSync(ctx, { recursive: true, force: true });
   }
+  const pruned = await pruneOlder(tag);
+  if (pruned > 0) log(`removed ${pruned} older dcemu image${pruned > 1 ? 's' : ''}`);
   return tag;
+}
+
+/**
+ * Removes dcemu's images of other builds that no container uses (each build leaves one of ~140–370
+ * MB, and a long-lived machine's disk filled with them); one a container still uses stays. Returns how
+ * many went.
+ */
+async function pruneOlder(keep: string): Promise<number> {
+  const r = await execa(
+    'docker',
+    ['images', '--filter', `label=${IMAGE_LABEL}=1`, '--format', '{{.Repository}}:{{.Tag}}'],
+    { reject: false },
+  );
+  if (r.exitCode !== 0) return 0;
+  const older = r.stdout
+    .split('\n')
+    .filter((t) => t.startsWith(`${IMAGE_REPO}:`) && t !== keep && t !== `${IMAGE_REPO}:latest`);
+  let removed = 0;
+  // without --force: the daemon refuses an image a container (running or stopped) still uses
+  for (const t of older)
+    if ((await execa('docker', ['image', 'rm', t], { reject: false })).exitCode === 0) removed++;
+  return removed;
 }
 
 /**
