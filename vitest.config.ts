@@ -12,7 +12,6 @@ const ALONE = [
   'test/api.integration.test.ts',
   'test/capture.integration.test.ts',
   'test/chaos.integration.test.ts',
-  'test/clock-jitter.integration.test.ts',
   'test/compose.integration.test.ts',
   'test/core-endpoint.test.ts',
   'test/docker-alone.integration.test.ts',

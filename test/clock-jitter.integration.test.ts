@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, dcemu, readJson, tempOut } from './helpers.js';
+import { dcemu, readJson, runPids, tempOut } from './helpers.js';
 
 interface Study {
   kind: string;
@@ -60,7 +60,7 @@ describe('dcemu experiment clock-jitter', () => {
       'ptp-sw-send-jitter',
       'ntp-class',
     ]);
-    expect(await allNodePids()).toEqual([]);
+    expect(await runPids(out)).toEqual([]);
   });
 
   it('runs the schemes’ own scenarios, and says so when given one', async () => {

@@ -1,7 +1,7 @@
 /**
  * Helpers for integration tests: run the built CLI as a real process, find a run's node processes.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -101,6 +101,18 @@ export async function nodePids(marker: string): Promise<number[]> {
 }
 
 /** All dcemu node processes started from this checkout. */
+/**
+ * Pids of node processes of every run whose results lie under `out` (each summary.json's run id, in
+ * any folder below): a test's own leftovers, whatever else runs beside it.
+ */
+export async function runPids(out: string): Promise<number[]> {
+  const ids = readdirSync(out, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f === 'summary.json' || f.endsWith('/summary.json'))
+    .map((f) => readJson(join(out, f)).runId as string);
+  expect(ids.length).toBeGreaterThan(0);
+  return (await Promise.all(ids.map((id) => nodePids(id)))).flat();
+}
+
 export function allNodePids(): Promise<number[]> {
   return nodePids(`${ROOT}/dist/(bundle/(node|switch|arbiter)|(node|switch|arbiter)/main)\\.js`);
 }

@@ -177,6 +177,31 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
               paper: null,
               digits: 1,
             },
+            {
+              id: 'ratio_1_iw2',
+              label:
+                'the same, DCTCP / Flowtune, both starting flowlets with 2 frames instead of 10 (ablation)',
+              unit: '×',
+              paper: '8.6–10.9',
+              source: '§6.5',
+              digits: 1,
+            },
+            {
+              id: 'ratio_1_pf',
+              label: 'p99 FCT of 1-packet flowlets, pFabric / Flowtune',
+              unit: '×',
+              paper: '1.7–2.4',
+              source: '§6.5',
+              digits: 2,
+            },
+            {
+              id: 'ratio_1_pf_iw2',
+              label: 'the same, Flowtune starting flowlets with 2 frames (ablation)',
+              unit: '×',
+              paper: '1.7–2.4',
+              source: '§6.5',
+              digits: 2,
+            },
           ]),
     ],
     variants: [
@@ -191,11 +216,22 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
               name: 'flowtune-priority',
               set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority', timeline: '[]' },
             },
+            // the initial window's share of the short flowlets' tail: 2 frames (ns-2's TCP starts
+            // with 1 or 2), both sides
+            {
+              name: 'flowtune-iw2',
+              set: { 'scheme.kind': 'flowtune', 'transport.initCwnd': '2', timeline: '[]' },
+            },
+            { name: 'dctcp-iw2', set: { 'scheme.kind': 'ecmp', 'transport.initCwnd': '2' } },
+            // the paper's other baseline at this load (flowtune-loads runs it at every load)
+            { name: 'pfabric', set: { ...pfabric(installPfabric(opts.out)), timeline: '[]' } },
           ]),
     ],
     table: websearchTable,
     values: (runs) => {
-      const [, alive, dc, prio] = runs as [Summary, Summary, Summary, Summary | undefined];
+      // the full run's ablations follow the first three (the quick run has none)
+      const [, alive, dc] = runs;
+      const [prio, iw2, dcIw2, pf] = runs.slice(3) as Array<Summary | undefined>;
       const ratio = (b: string, side = alive) => {
         const a = p99(side, b);
         const d = p99(dc, b);
@@ -204,10 +240,21 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       const r1 = ratio('1');
       const r2 = ratio('2-10');
       const rp = prio ? ratio('1', prio) : undefined;
+      const over = (a: Summary | undefined, b: Summary | undefined) => {
+        const x = a && p99(a, '1');
+        const y = b && p99(b, '1');
+        return x !== undefined && y !== undefined && y > 0 ? x / y : undefined;
+      };
+      const extra = {
+        ratio_1_iw2: over(dcIw2, iw2),
+        ratio_1_pf: over(pf, alive),
+        ratio_1_pf_iw2: over(pf, iw2),
+      };
       return {
         ...(r1 !== undefined && { ratio_1: r1 }),
         ...(r2 !== undefined && { ratio_2_10: r2 }),
         ...(rp !== undefined && { ratio_1_priority: rp }),
+        ...Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined)),
         ...(alive.queues.p99Bytes > 0 && { queue_ratio: dc.queues.p99Bytes / alive.queues.p99Bytes }),
         flows_1: dc.flows.bySize['1']?.flows ?? 0,
       };
