@@ -5,8 +5,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * Files that must have the machine to themselves, run one at a time after the rest: a dilated run
  * (real time is in the result: a neighbour's load makes it late), a bound on wall time, a look at
- * every node process of the checkout (`allNodePids`: a neighbour's nodes would count), or Docker
- * state beyond the file's own runs (a swarm joined and left, `dcemu clean` daemon-wide, compose).
+ * every node process of the checkout (`allNodePids`: a neighbour's nodes would count), datagrams sent
+ * to whatever node ports are open (hostile: they would land in a neighbour's fabric), real socket
+ * timing (core-endpoint), or Docker state beyond the file's own runs (a swarm joined and left,
+ * `dcemu clean` daemon-wide, compose).
  */
 const ALONE = [
   'test/api.integration.test.ts',
