@@ -102,7 +102,21 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
       expect(leave.exitCode, leave.stderr).toBe(0);
       expect(await swarmState()).toBe('inactive');
       const nets = await execa('docker', ['network', 'ls', '--format', '{{.Name}}']);
-      expect(nets.stdout).not.toMatch(/docker_gwbridge|ingress/);
+      expect(nets.stdout).not.toMatch(/ingress/);
+      // the bridge dcemu made goes, unless the daemon holds an endpoint on it that it does not list
+      // (moby/moby#37018, seen in one fresh-clone CI run of two): then leave says so, and the bridge
+      // is idle (no container on it) for the next init to reuse
+      if (/docker_gwbridge kept/.test(leave.stderr)) {
+        expect(leave.stderr).toContain("'dcemu swarm init' reuses it, and a daemon restart removes it");
+        const on = await execa('docker', [
+          'network',
+          'inspect',
+          'docker_gwbridge',
+          '--format',
+          '{{json .Containers}}',
+        ]);
+        expect(on.stdout.trim()).toBe('{}');
+      } else expect(nets.stdout).not.toMatch(/docker_gwbridge/);
       const r = await dcemu([
         'run',
         'examples/quickstart.yaml',
