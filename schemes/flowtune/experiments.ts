@@ -232,19 +232,15 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       // the full run's ablations follow the first three (the quick run has none)
       const [, alive, dc] = runs;
       const [prio, iw2, dcIw2, pf] = runs.slice(3) as Array<Summary | undefined>;
-      const ratio = (b: string, side = alive) => {
-        const a = p99(side, b);
-        const d = p99(dc, b);
-        return a !== undefined && d !== undefined && a > 0 ? d / a : undefined;
-      };
-      const r1 = ratio('1');
-      const r2 = ratio('2-10');
-      const rp = prio ? ratio('1', prio) : undefined;
-      const over = (a: Summary | undefined, b: Summary | undefined) => {
-        const x = a && p99(a, '1');
-        const y = b && p99(b, '1');
+      /** `a`'s p99 FCT over `b`'s, flowlets of size bucket `bucket` */
+      const over = (a: Summary | undefined, b: Summary | undefined, bucket = '1') => {
+        const x = a && p99(a, bucket);
+        const y = b && p99(b, bucket);
         return x !== undefined && y !== undefined && y > 0 ? x / y : undefined;
       };
+      const r1 = over(dc, alive);
+      const r2 = over(dc, alive, '2-10');
+      const rp = over(dc, prio);
       const extra = {
         ratio_1_iw2: over(dcIw2, iw2),
         ratio_1_pf: over(pf, alive),
