@@ -3,33 +3,25 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Files that must have the machine to themselves, run one at a time after the rest: a dilated run
- * (real time is in the result: a neighbour's load makes it late), a bound on wall time, a look at
- * every node process of the checkout (`allNodePids`: a neighbour's nodes would count), datagrams sent
- * to whatever node ports are open (hostile: they would land in a neighbour's fabric), real socket
- * timing (core-endpoint), or Docker state beyond the file's own runs (a swarm joined and left,
- * `dcemu clean` daemon-wide, compose).
+ * Files that must have the machine to themselves, run one at a time after the rest: runs whose result
+ * has wall time in it (dilated runs, a bound on how fast processes end: timing), datagrams sent to
+ * whatever node ports are open (hostile: they would land in a neighbour's fabric) and real socket
+ * timing (core-endpoint). Every other file checks only its own processes (`ownNodePids`: the file's
+ * tag in their environment) and runs beside another.
  */
 const ALONE = [
-  'test/api.integration.test.ts',
-  'test/capture.integration.test.ts',
-  'test/chaos.integration.test.ts',
-  'test/compose.integration.test.ts',
   'test/core-endpoint.test.ts',
-  'test/docker-alone.integration.test.ts',
   'test/hostile.integration.test.ts',
-  'test/quickstart.integration.test.ts',
-  'test/run.integration.test.ts',
-  'test/swarm.integration.test.ts',
-  'test/sweep.integration.test.ts',
+  'test/timing.integration.test.ts',
 ];
 
 /**
- * The exact docker tests first among the paired files: most of their time is the Docker daemon's
- * (building the image, creating and removing containers and networks), which the files beside them
- * fill with fabrics.
+ * The container tests first among the paired files: most of their time is the Docker daemon's
+ * (building the image, creating and removing containers, networks and services), which the files
+ * beside them fill with fabrics. They are one file (test/containers/), so that no two of them share
+ * the daemon.
  */
-const FIRST = ['test/docker.integration.test.ts'];
+const FIRST = ['test/containers.integration.test.ts'];
 
 class DockerFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -47,8 +39,8 @@ export default defineConfig({
     // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
     // the CPU each took
     reporters: ['default', './test/slowest-reporter.ts'],
-    // the CPU each file took; its temp folders removed after it passed
-    setupFiles: ['./test/cpu-probe.ts', './test/temp-cleanup.ts'],
+    // the CPU each file took; its temp folders removed after it passed; the tag its processes carry
+    setupFiles: ['./test/cpu-probe.ts', './test/temp-cleanup.ts', './test/own-processes.ts'],
     // (the run's sequencer: vitest takes it from here, not from a project)
     sequence: { sequencer: DockerFirst },
     projects: [

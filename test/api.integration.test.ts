@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Fabric, ScenarioError } from '../orchestrator/api.js';
-import { allNodePids, ROOT } from './helpers.js';
+import { ownNodePids, ROOT } from './helpers.js';
 
 const STAR = `name: api-star
 seed: 2
@@ -94,11 +94,11 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
     const body = async () => {
       await using fabric = await Fabric.fromYaml(STAR).start();
       await fabric.runFor('10us');
-      expect((await allNodePids()).length).toBe(5);
+      expect((await ownNodePids()).length).toBe(5);
       throw new Error('the user test failed');
     };
     await expect(body()).rejects.toThrow('the user test failed');
-    expect(await allNodePids()).toEqual([]);
+    expect(await ownNodePids()).toEqual([]);
   });
 
   it('the user-test example passes against the package, imported by name', async () => {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
+import { CLI, dcemu, ownNodePids, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 // a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
 const SCENARIO = `# the planted failure: the fault layer may drop nothing
@@ -150,6 +150,6 @@ describe('dcemu chaos', () => {
     expect(r.stderr).toContain('interrupted');
     const report = readJson(join(out, 'chaos.json'));
     expect(report.runs.map((x: { seed: number }) => x.seed)).toEqual([1]);
-    expect(await allNodePids()).toEqual([]);
+    expect(await ownNodePids()).toEqual([]);
   }, 120_000);
 });

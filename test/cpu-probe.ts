@@ -5,7 +5,7 @@
  * neighbour's load or the machine's speed moves.
  */
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll } from 'vitest';
+import { afterEach, beforeAll, beforeEach } from 'vitest';
 
 declare module 'vitest' {
   interface TaskMeta {
@@ -14,6 +14,8 @@ declare module 'vitest' {
      * test's end (its beforeAll runs included), where /proc says
      */
     fileCpuS?: number;
+    /** CPU seconds of this test alone (its beforeEach/afterEach hooks included, the file's beforeAll not) */
+    testCpuS?: number;
   }
 }
 
@@ -31,10 +33,16 @@ function cpuS(): number | null {
 // a task's meta reaches the reporter with the test's result, so every test carries the file's CPU so
 // far; the reporter takes the last (a file's afterAll hooks, its cleanup, are left out)
 let start: number | null = null;
+let testStart: number | null = null;
 beforeAll(() => {
   start = cpuS();
 });
+beforeEach(() => {
+  testStart = cpuS();
+});
 afterEach(({ task }) => {
   const now = cpuS();
-  if (start !== null && now !== null) task.meta.fileCpuS = Math.round((now - start) * 10) / 10;
+  if (now === null) return;
+  if (start !== null) task.meta.fileCpuS = Math.round((now - start) * 10) / 10;
+  if (testStart !== null) task.meta.testCpuS = Math.round((now - testStart) * 10) / 10;
 });

@@ -19,6 +19,20 @@ export function tempOut(prefix: string): string {
   return dir;
 }
 
+/** the quickstart's leaves and spines with 2 hosts each, its seed and spine kill: 108 flows of 100 KB */
+export const QUICKSTART_SHORT = [
+  '--set',
+  'topology.hostsPerLeaf=2',
+  '--set',
+  'workload={pattern: all-to-all, fixedSize: 100KB, load: 0.4, duration: 3ms}',
+  '--set',
+  'timeline.0.at=1500us',
+  '--set',
+  'run.drain=2ms',
+  '--set',
+  'run.plots=false',
+];
+
 /**
  * The built CLI, as a user runs it. A `run`, and each run of an `experiment` or `chaos`, draws no
  * per-run plots unless `plots` is set: they cost ~0.6 s a run, and only the tests that read them ask
@@ -100,7 +114,6 @@ export async function nodePids(marker: string): Promise<number[]> {
     .filter((pid) => pid !== process.pid);
 }
 
-/** All dcemu node processes started from this checkout. */
 /**
  * Pids of node processes of every run whose results lie under `out` (each summary.json's run id, in
  * any folder below): a test's own leftovers, whatever else runs beside it.
@@ -113,8 +126,27 @@ export async function runPids(out: string): Promise<number[]> {
   return (await Promise.all(ids.map((id) => nodePids(id)))).flat();
 }
 
-export function allNodePids(): Promise<number[]> {
-  return nodePids(`${ROOT}/dist/(bundle/(node|switch|arbiter)|(node|switch|arbiter)/main)\\.js`);
+/** the environment variable that tags every process a test file starts (test/own-processes.ts) */
+export const TAG_VAR = 'DCEMU_TEST_FILE_TAG';
+
+/**
+ * The dcemu node processes this test file started, however it started them (its CLI runs, runs of
+ * the library API in this worker), and only those: each inherited the file's tag, which /proc shows in
+ * its environment. Also a run's nodes whose orchestrator was killed before it wrote anything.
+ */
+export async function ownNodePids(): Promise<number[]> {
+  const own = process.env[TAG_VAR];
+  if (own === undefined)
+    throw new Error(`${TAG_VAR} unset: vitest.config.ts runs test/own-processes.ts first`);
+  const tag = `${TAG_VAR}=${own}`;
+  const pids = await nodePids(`${ROOT}/dist/(bundle/(node|switch|arbiter)|(node|switch|arbiter)/main)\\.js`);
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(tag);
+    } catch {
+      return false; // gone since pgrep saw it
+    }
+  });
 }
 
 /** Resolves once the process has printed `text` on stderr; rejects if it ends first. */

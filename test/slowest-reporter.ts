@@ -6,6 +6,7 @@
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
+/** how many files, and how many tests, are listed */
 const SHOWN = 10;
 
 /** the CPU a file took up to its last test (test/cpu-probe.ts), if it was measured */
@@ -37,5 +38,23 @@ export default class SlowestFiles implements Reporter {
     process.stdout.write(
       `\nslowest test files (of ${rows.length}, ${(total / 1000).toFixed(0)} s in all${cpuNote}):\n${lines.join('\n')}\n`,
     );
+    // the tests that took the most CPU (with their fabrics): what a shorter scenario would save
+    const tests = modules
+      .flatMap((m) =>
+        [...m.children.allTests()].map((t) => ({
+          file: m.relativeModuleId,
+          name: t.name,
+          cpuS: t.meta().testCpuS,
+        })),
+      )
+      .filter((t): t is { file: string; name: string; cpuS: number } => t.cpuS !== undefined)
+      .sort((a, b) => b.cpuS - a.cpuS)
+      .slice(0, SHOWN);
+    if (tests.length > 0)
+      process.stdout.write(
+        `\nthe tests that took the most CPU:\n${tests
+          .map((t) => `  ${t.cpuS.toFixed(1).padStart(6)} CPU-s  ${t.file}: ${t.name.slice(0, 90)}`)
+          .join('\n')}\n`,
+      );
   }
 }

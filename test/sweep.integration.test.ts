@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { allNodePids, CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
+import { CLI, dcemu, ownNodePids, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 describe('dcemu sweep', () => {
   it('runs every point of the grid and collects one row each', async () => {
@@ -61,7 +61,7 @@ describe('dcemu sweep', () => {
       [0.3, Number((Number(csv[2].split(',')[5]) / scale).toPrecision(3))],
     ]);
     for (const d of dirs) expect(existsSync(join(d, 'plots', 'fct-cdf.png'))).toBe(true);
-    expect(await allNodePids()).toEqual([]);
+    expect(await ownNodePids()).toEqual([]);
   });
 
   it('plots clock error against the timestamping mode', async () => {
@@ -141,6 +141,6 @@ describe('dcemu sweep', () => {
     expect(csv.slice(1).map((l) => l.split(',')[0])).toEqual(['100us']);
     expect(existsSync(join(out, '001-workload.duration=1s', 'summary.json'))).toBe(true);
     expect(existsSync(join(out, '002-workload.duration=100us'))).toBe(false);
-    expect(await allNodePids()).toEqual([]);
+    expect(await ownNodePids()).toEqual([]);
   });
 });

@@ -8,10 +8,15 @@ import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { composeFile } from '../orchestrator/compose.js';
-import { allocateAddresses, CONTROL_PORT, parseCidr, pickSubnet } from '../orchestrator/runtime/addresses.js';
-import { AttachedRuntime } from '../orchestrator/runtime/attached.js';
-import { dcemu, ROOT, readJson, tempOut } from './helpers.js';
+import { composeFile } from '../../orchestrator/compose.js';
+import {
+  allocateAddresses,
+  CONTROL_PORT,
+  parseCidr,
+  pickSubnet,
+} from '../../orchestrator/runtime/addresses.js';
+import { AttachedRuntime } from '../../orchestrator/runtime/attached.js';
+import { dcemu, ROOT, readJson, tempOut } from '../helpers.js';
 
 const answers = (cmd: string, args: string[]) =>
   execaSync(cmd, args, { reject: false, timeout: 15_000 }).exitCode === 0;
@@ -19,7 +24,7 @@ const dockerReady = answers('docker', ['info']) && answers('docker-compose', ['v
 const inCI = process.env.CI === 'true';
 if (!dockerReady && !inCI) {
   console.warn(
-    'compose.integration: SKIPPED the docker-compose run: no Docker daemon (or no docker-compose) answers',
+    'containers/compose: SKIPPED the docker-compose run: no Docker daemon (or no docker-compose) answers',
   );
 }
 
@@ -143,7 +148,7 @@ describe.skipIf(!dockerReady && !inCI)('dcemu compose + docker-compose up', () =
       { reject: false, timeout: 240_000, all: true, env: { COMPOSE_INTERACTIVE_NO_CLI: '1' } },
     );
     const wallS = (Date.now() - t0) / 1000;
-    console.info(`compose.integration: docker-compose up took ${wallS.toFixed(1)} s`);
+    console.info(`containers/compose: docker-compose up took ${wallS.toFixed(1)} s`);
     expect(up.exitCode, up.all).toBe(0);
     expect(existsSync(join(out, 'summary.json')), up.all).toBe(true);
     const s = readJson(join(out, 'summary.json'));

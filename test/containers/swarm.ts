@@ -9,12 +9,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkLeftoversEachTest, dockerAnswers, QUICK } from './docker-helpers.js';
-import { dcemu, readJson, tempOut } from './helpers.js';
+import { checkLeftoversEachTest, dockerAnswers, QUICK } from '../docker-helpers.js';
+import { dcemu, readJson, tempOut } from '../helpers.js';
 
 const docker = await dockerAnswers();
 const skip = !docker && process.env.CI !== 'true';
-if (skip) console.warn('swarm.integration: no Docker daemon answers: swarm tests skipped (they run in CI)');
+if (skip) console.warn('containers/swarm: no Docker daemon answers: swarm tests skipped (they run in CI)');
 
 async function swarmState(): Promise<string> {
   const r = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
@@ -83,7 +83,7 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const s = readJson(join(out, 'summary.json'));
     expect(s.fidelity.causalityMisses).toBe(0);
-    // the docker runtime's exact figures (test/docker.integration.test.ts)
+    // the docker runtime's exact figures (test/containers/docker.ts)
     expect(s.faults.map((f: { detectedAt: number }) => f.detectedAt)).toEqual([
       1_021_974, 2_001_051, 4_027_646, 5_007_646,
     ]);

@@ -7,13 +7,13 @@
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkLeftoversEachTest, dockerAnswers, events, QUICK } from './docker-helpers.js';
-import { dcemu, ROOT, readJson, tempOut } from './helpers.js';
+import { checkLeftoversEachTest, dockerAnswers, events, QUICK } from '../docker-helpers.js';
+import { dcemu, ROOT, readJson, tempOut } from '../helpers.js';
 
 const docker = await dockerAnswers();
 const skip = !docker && process.env.CI !== 'true';
 if (skip)
-  console.warn('docker.integration: no Docker daemon answers: container tests skipped (they run in CI)');
+  console.warn('containers/docker: no Docker daemon answers: container tests skipped (they run in CI)');
 
 describe.skipIf(skip)('dcemu run --runtime docker', () => {
   beforeAll(async () => {
