@@ -272,7 +272,8 @@ describe('Flowtune', () => {
   it('§6.5 across loads: short flowlets far faster than on DCTCP at 0.2 and at 0.8, on the same trace (dcemu experiment flowtune-loads --quick)', async () => {
     const { out, stdout, fig, rep } = await quickExperiment('flowtune-loads');
     expect(rep.figures.find((f: { id: string }) => f.id === 'ratio_1_0.2').paper).toBe('8.6–10.9');
-    // one seed (7), a quarter of each load's length: the same 56 one-packet flowlets at both loads
+    // one seed (7), a quarter of each load's length and 1 ms to drain: the same 56 one-packet flowlets
+    // at both loads, and every flowlet of up to 10 packets done on every side (long flows cut short)
     // Flowtune, DCTCP, pFabric (the outside package, on its own shallow ports)
     expect(stdout).toContain(
       '| 0.2 | 1 | 56 | 24.4 µs (3.642) | 233.2 µs (50.938) | 16.6 µs (2.384) | 9.6× | 0.7× |',
@@ -295,6 +296,12 @@ describe('Flowtune', () => {
     for (const load of [0.2, 0.8]) expect(fig(`slow_1_pf_${load}`)).toBeLessThan(3);
     const pf = readJson(join(out, 'seed-7', 'pfabric-0.8', 'summary.json'));
     expect(pf.drops.congestion).toBe(429);
-    expect(pf.pfabric).toMatchObject({ rttNs: 21_600, pushedOut: 403, timeouts: 238 });
+    expect(pf.pfabric).toMatchObject({ rttNs: 21_600, pushedOut: 403, timeouts: 225 });
+    for (const load of [0.2, 0.8])
+      for (const side of ['flowtune', 'dctcp', 'pfabric']) {
+        const s = readJson(join(out, 'seed-7', `${side}-${load}`, 'summary.json'));
+        for (const b of ['1', '2-10'])
+          expect(s.flows.bySize[b].completed, `${side}-${load} ${b}`).toBe(s.flows.bySize[b].flows);
+      }
   });
 });
