@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { ScenarioError } from '../errors.js';
 import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
@@ -20,8 +20,15 @@ let validate: ValidateFunction | null = null;
 /** per scheme loaded from a module: the scenario schema with that scheme's `scheme:` section */
 const moduleValidators = new Map<SchemeDefinition, ValidateFunction>();
 
+/**
+ * A schema compiled here: only a scheme from a module (or the sources without a build) needs Ajv
+ * itself, so it loads then (~60 modules every other command skips).
+ */
 function compile(schema: object): ValidateFunction {
-  ajv ??= new Ajv(AJV_OPTIONS);
+  if (ajv === null) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+    ajv = new AjvClass(AJV_OPTIONS);
+  }
   return ajv.compile(schema);
 }
 
