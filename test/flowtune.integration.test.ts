@@ -261,11 +261,25 @@ describe('Flowtune', () => {
       convergedIntervals: 6,
       convergedMean: 1,
     });
+    // normalized (the allocator's own view: nothing beyond a link) ...
+    expect(alive.flowtune.overAllocation.afterMaxGbps).toBe(0);
+    // ... yet the rates in force at the hosts, replayed per link, exceed one now and then: updates
+    // reach hosts microseconds apart, and a rate that moved by less than the 1% threshold is not sent
+    expect(alive.flowtune.appliedLoad).toEqual({
+      overMaxGbps: 5.592,
+      worst: { link: 'rack1-spine1-down', at: 194_912 },
+      overNs: 438_864,
+      longestOverNs: 28_834,
+      longest: { link: 'h0-down', at: 3_005_940 },
+      excessBytes: 43_900,
+    });
     expect(alive.flowtune.fctP99BySizeNs['1']).toBe(alive.flows.bySize['1'].p99Ns);
     expect(alive.flows).toMatchObject({ completed: 409, retransmits: 0, timeouts: 0 });
     // the allocator killed at 2 ms (the quick run's half of the example's 4): every host lapses,
     // every flow completes
     expect(killed.flowtune.fallbacks).toHaveLength(12);
+    // the applied load needs no allocator report: up to the kill as alive, after it every rate lapsed
+    expect(killed.flowtune.appliedLoad).toMatchObject({ overMaxGbps: 5.592, overNs: 171_313 });
     expect(killed.flows.completed).toBe(409);
   });
 

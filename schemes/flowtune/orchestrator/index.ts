@@ -147,6 +147,7 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
       flowtune_converge_p99_ns: f.convergence.p99Ns,
       flowtune_control_fraction: f.control.fraction,
       flowtune_overalloc_before: f.overAllocation?.beforeMaxGbps ?? null,
+      flowtune_applied_over_ns: f.appliedLoad.overNs,
       flowtune_optimality: f.optimality?.mean ?? null,
       flowtune_queue_delay_p99_ns: f.queueDelayP99Ns,
     };

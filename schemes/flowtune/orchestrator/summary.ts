@@ -84,6 +84,28 @@ export interface FlowtuneSummary {
     afterMaxGbps: number;
     afterMeanGbps: number;
   } | null;
+  /**
+   * The links' loads from the rates the hosts applied, not from the allocator's report (a killed or
+   * crashed allocator does not change it): per link, the sum of the allocated rates in force on the
+   * flowlets crossing it, replayed over time from every host's rate changes and flowlet events. Rates
+   * reach different hosts at different times, so a link may carry more than its capacity for a moment
+   * while one flowlet speeds up before another slows down; a rate in force that stays beyond capacity
+   * is what normalization promises never to give. During a lapse a flowlet is on its own congestion
+   * control, not an allocated rate, and counts 0. (A flowlet's rate counts until its host ends it, also
+   * while it has nothing left to send: this is the allocation in force, not the bytes on the wire.)
+   */
+  appliedLoad: {
+    /** the largest excess over one link's capacity, Gbit/s, where and when (ns since traffic start) */
+    overMaxGbps: number;
+    worst: { link: string; at: number } | null;
+    /** time during which some link's applied load exceeded its capacity, ns */
+    overNs: number;
+    /** the longest one link stayed beyond its capacity without a break, where and from when */
+    longestOverNs: number;
+    longest: { link: string; at: number } | null;
+    /** what the rates in force would send beyond capacity over every link and that time (∫ excess dt) */
+    excessBytes: number;
+  };
   convergence: FlowtuneConvergence;
   /**
    * applied rates' sum over the offline optimum's: `mean` and `min` over the time of every bounded
@@ -152,6 +174,11 @@ export function summarizeFlowtune(
     hosts.map(({ name, h }) => ({ id: ids.get(name)!, h })),
     t0,
   );
+  const appliedLoad = appliedLoadOf(
+    fabric,
+    hosts.map(({ name, h }) => ({ id: ids.get(name)!, h })),
+    t0,
+  );
   const lastFinish = Math.max(0, ...r.reports.flatMap((rep) => rep.flows.map((f) => f.finish)));
   const qh = new Histogram();
   for (const rep of r.reports)
@@ -191,6 +218,7 @@ export function summarizeFlowtune(
           afterMeanGbps: r3(alloc.overAllocation.afterMean),
         }
       : null,
+    appliedLoad,
     convergence,
     optimality,
     fallbacks: hosts.flatMap(({ name, h }) =>
@@ -216,6 +244,98 @@ export function summarizeFlowtune(
     queueP99Bytes: q99,
     queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
     unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
+  };
+}
+
+/**
+ * Every link's load from the hosts' applied rates (see `FlowtuneSummary.appliedLoad`): rate changes
+ * and flowlet starts, moves and ends of every host, in time order; a flowlet's path from its start
+ * event (a move is a start on another spine), its load the last rate its host applied until it ends.
+ */
+function appliedLoadOf(
+  fabric: FlowtuneFabric,
+  hosts: Array<{ id: number; h: FlowtuneHostSection }>,
+  t0: number,
+): FlowtuneSummary['appliedLoad'] {
+  const links = new FabricLinks(fabric);
+  const cap = links.capacityBps;
+  // [time, order at a tie (ends, then starts, then rates), flow, rate (-1 for an event), path or null]
+  const changes: Array<[number, number, number, number, number[] | null]> = [];
+  for (const { id, h } of hosts) {
+    for (const [t, k, f, dst, spine] of h.events)
+      changes.push(k === 0 ? [t, 1, f, -1, links.path(id, dst, spine)] : [t, 0, f, -1, null]);
+    for (const [t, f, rate] of h.rateSeries) changes.push([t, 2, f, rate, null]);
+  }
+  changes.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  const load = new Float64Array(cap.length);
+  // per link: since when it has been beyond capacity without a break (NaN: it is not)
+  const overSince = new Float64Array(cap.length).fill(Number.NaN);
+  const flows = new Map<number, { path: number[]; rate: number }>();
+  const move = (path: readonly number[], by: number) => {
+    for (const l of path) load[l] += by;
+  };
+  let over: number[] = [];
+  let overNs = 0;
+  let excessBits = 0;
+  let overMax = 0;
+  let worst: { link: string; at: number } | null = null;
+  let longestNs = 0;
+  let longest: { link: string; at: number } | null = null;
+  let last = Number.NaN;
+  for (let i = 0; i < changes.length; i++) {
+    const [t, kind, f, rate, path] = changes[i];
+    if (over.length > 0 && t > last) {
+      overNs += t - last;
+      for (const l of over) excessBits += ((load[l] - cap[l]) * (t - last)) / 1e9;
+    }
+    last = t;
+    const fl = flows.get(f);
+    if (kind === 0) {
+      if (fl) move(fl.path, -fl.rate);
+      flows.delete(f);
+    } else if (kind === 1) {
+      if (fl) move(fl.path, -fl.rate);
+      flows.set(f, { path: path!, rate: fl?.rate ?? 0 });
+      if (fl) move(path!, fl.rate);
+    } else if (fl) {
+      move(fl.path, rate - fl.rate);
+      fl.rate = rate;
+    }
+    // the changes of one instant are one change
+    if (i + 1 < changes.length && changes[i + 1][0] === t) continue;
+    over = [];
+    for (let l = 0; l < cap.length; l++) {
+      // beyond rounding: rates are whole bit/s
+      const excess = load[l] - cap[l];
+      if (excess <= 1) {
+        if (!Number.isNaN(overSince[l]) && t - overSince[l] > longestNs) {
+          longestNs = t - overSince[l];
+          longest = { link: links.name(l), at: Math.round(overSince[l] - t0) };
+        }
+        overSince[l] = Number.NaN;
+        continue;
+      }
+      over.push(l);
+      if (Number.isNaN(overSince[l])) overSince[l] = t;
+      if (excess > overMax) {
+        overMax = excess;
+        worst = { link: links.name(l), at: Math.round(t - t0) };
+      }
+    }
+  }
+  // a link still beyond capacity when the last change came: its span is open, counted to there
+  for (let l = 0; l < cap.length; l++)
+    if (!Number.isNaN(overSince[l]) && last - overSince[l] > longestNs) {
+      longestNs = last - overSince[l];
+      longest = { link: links.name(l), at: Math.round(overSince[l] - t0) };
+    }
+  return {
+    overMaxGbps: Math.round(overMax / 1e6) / 1000,
+    worst,
+    overNs: Math.round(overNs),
+    longestOverNs: Math.round(longestNs),
+    longest,
+    excessBytes: Math.round(excessBits / 8),
   };
 }
 
@@ -412,6 +532,13 @@ export function flowtuneRows(f: FlowtuneSummary): Array<[string, string]> {
       `${(f.control.fraction * 100).toFixed(3)}% of bytes; over-allocation ${f.overAllocation ? `max ${f.overAllocation.beforeMaxGbps} Gbit/s before ${f.normalize}, ${f.overAllocation.afterMaxGbps} after` : 'unknown: the allocator did not report'}`,
     ],
   ];
+  const a = f.appliedLoad;
+  rows.push([
+    'flowtune applied load',
+    a.overNs === 0
+      ? 'the rates hosts applied kept every link within its capacity'
+      : `the rates hosts applied exceeded a link's capacity for ${formatNs(a.overNs)} in all, ${formatNs(a.longestOverNs)} at most without a break (${a.longest?.link} from ${formatNs(a.longest?.at ?? 0)}), by up to ${a.overMaxGbps} Gbit/s (${a.worst?.link} at ${formatNs(a.worst?.at ?? 0)})`,
+  ]);
   if (f.optimality)
     rows.push([
       'flowtune optimality',
