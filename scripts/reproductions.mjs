@@ -17,6 +17,7 @@ const EXPERIMENTS = [
   'flowtune-websearch',
   'flowtune-loads',
   'top-ablation',
+  'top-ablation-imc10',
   'harmony-load',
   'harmony-fig6',
   'clock-jitter',
@@ -30,6 +31,17 @@ const ARGS = {
   'f10-fig8-onoff': ['f10-fig8', 'examples/f10-fig8-onoff.yaml'],
   // the tree-size ablation: a k = 6 tree (54 hosts, 100 processes), one seed (~3× a k = 4 run)
   'f10-fig8-k6': ['f10-fig8', '--seeds', '1', '--set', 'topology.k=6'],
+  // the ablation at more than 1,000 flows a seed: IMC10's sizes (one of the paper's three workloads)
+  // over 140 ms, the shipped 50 ms of web search giving ~50; about a minute a run
+  'top-ablation-imc10': [
+    'top-ablation',
+    '--set',
+    'workload.sizes=imc10',
+    '--set',
+    'workload.duration=140ms',
+    '--set',
+    'run.drain=30ms',
+  ],
 };
 /** what an experiment writes besides reproduction.md that its section shows: the pooled table, or (no reproduction.json) its own */
 const EXTRA = {
