@@ -494,25 +494,24 @@ function convergenceOf(
  * prices above them still climb.
  */
 function optimum(ned: Ned): Map<number, number> {
-  let prev = new Map<number, number>();
-  let prices = Float64Array.from(ned.price);
+  // the flows keep their slots while it iterates: rates compare slot by slot, with no allocation
+  const n = ned.flows;
+  const prev = new Float64Array(n);
+  const prices = ned.price.slice();
   for (let k = 0; k < 20_000; k++) {
     ned.iterate();
-    ned.normalize('none');
-    const now = new Map(ned.entries());
+    const now = ned.normalize('none');
     let moved = k < 3;
     for (let l = 0; l < prices.length && !moved; l++)
       if (Math.abs(ned.price[l] - prices[l]) > 1e-6 * Math.max(prices[l], 1e-9)) moved = true;
-    for (const [id, x] of now) {
-      if (moved) break;
-      const p = prev.get(id);
-      if (p === undefined || Math.abs(x - p) > 1e-6 * p) moved = true;
-    }
-    prev = now;
-    prices = Float64Array.from(ned.price);
+    for (let i = 0; i < n && !moved; i++) if (Math.abs(now[i] - prev[i]) > 1e-6 * prev[i]) moved = true;
+    prev.set(now.subarray(0, n));
+    prices.set(ned.price);
     if (!moved) break;
   }
-  return prev;
+  const opt = new Map<number, number>();
+  ned.forEachRate((id, x) => opt.set(id, x));
+  return opt;
 }
 
 /** The section's lines in the printed summary table. */
