@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { allocationEfficiency as f, ROUNDS, roundsScenario } from './fixtures/harmony-rounds.mjs';
 import { quickExperiment, runScenario, tempOut } from './helpers.js';
 
 const run = runScenario;
@@ -28,19 +29,6 @@ const SHORT = [
   '--set',
   'clocks={offset: 0ns, freq: 0}',
 ];
-
-/** Theorem 3.2: f(K, C) = Σ_{i=0}^{KC} min(i, K) C(KC, i) (1/C)^i (1 − 1/C)^{KC−i} / K */
-function f(K: number, C: number): number {
-  const n = K * C;
-  const p = 1 / C;
-  let sum = 0;
-  let binom = 1;
-  for (let i = 0; i <= n; i++) {
-    if (i > 0) binom = (binom * (n - i + 1)) / i;
-    sum += Math.min(i, K) * binom * p ** i * (1 - p) ** (n - i);
-  }
-  return sum / K;
-}
 
 describe('Harmony', () => {
   // One run for the bound and the small clock faults: the example's traffic on ideal clocks, with h2's
@@ -98,37 +86,13 @@ describe('Harmony', () => {
 
   // rounds 30 µs (K = 8) and 15 µs (K = 1) apart: every round's messages are done before the next
   // (the same rejects as rounds 100 µs and 40 µs apart), so the rsvps are as many as ever: 640 and 400
-  it.each([
-    [8, 20, 30],
-    [1, 100, 15],
-  ])(
+  it.each(ROUNDS)(
     'Theorem 3.2: at K = %i, the share of rsvps not rejected in the network is f(K, C) within 5 points',
     async (K, trials, spacingUs) => {
       // one-shot rounds: the 4 hosts under leaf0 each receive K rsvps at once from receivers under the
       // other leaves, through C = 4 spines; single-frame messages end before the next round
-      const flows: string[] = [];
-      for (let t = 0; t < trials; t++)
-        for (let src = 0; src < 4; src++)
-          for (let j = 0; j < K; j++) {
-            const dst = K === 1 ? 4 * (src + 1) + (t % 4) : 4 + ((src * 8 + j + t) % 16);
-            flows.push(`    - { src: h${src}, dst: h${dst}, size: 1000, start: ${t * spacingUs}us }`);
-          }
       const file = join(tempOut(`harmony-thm32-k${K}`), 'scenario.yaml');
-      writeFileSync(
-        file,
-        `name: thm32-k${K}
-seed: 5
-topology: { kind: leaf-spine, leaves: 5, spines: 4, hostsPerLeaf: 4 }
-links: { host: { rate: 10Gbps, delay: 1us }, fabric: { rate: 10Gbps, delay: 1us } }
-scheme: { kind: harmony, K: ${K}, multiSlot: false, retries: 0, onReject: give-up }
-workload:
-  pattern: list
-  duration: ${trials * spacingUs}us
-  flows:
-${flows.join('\n')}
-run: { drain: 100us }
-`,
-      );
+      writeFileSync(file, roundsScenario(K, trials, spacingUs));
       const { s } = await run(`harmony-thm32-run-k${K}`, file);
       const a = s.harmony.allocation;
       expect(a.rsvpSent).toBe(4 * K * trials);

@@ -1,5 +1,6 @@
 // docs/harmony.md's figure tables: the runs test/harmony.integration.test.ts asserts, and the quick
 // figure 6 (`dcemu experiment harmony-fig6 --quick`, which test/harmony-fig6.integration.test.ts asserts).
+import { allocationEfficiency as f, ROUNDS, roundsScenario } from '../../test/fixtures/harmony-rounds.mjs';
 import { int, ns, share, table } from './format.mjs';
 
 const EXAMPLE = 'examples/harmony.yaml';
@@ -18,41 +19,6 @@ const drive = (K, onReject) => [
   'run.drain=1ms',
 ];
 
-/** Theorem 3.2: f(K, C) = Σ_{i=0}^{KC} min(i, K) C(KC, i) (1/C)^i (1 − 1/C)^{KC−i} / K */
-function f(K, C) {
-  const n = K * C;
-  const p = 1 / C;
-  let sum = 0;
-  let binom = 1;
-  for (let i = 0; i <= n; i++) {
-    if (i > 0) binom = (binom * (n - i + 1)) / i;
-    sum += Math.min(i, K) * binom * p ** i * (1 - p) ** (n - i);
-  }
-  return sum / K;
-}
-
-/** one-shot rounds into the 4 hosts of leaf0 through C = 4 spines, as the test writes them: the scenario's YAML */
-function theorem32(K, trials, spacingUs) {
-  const flows = [];
-  for (let t = 0; t < trials; t++)
-    for (let src = 0; src < 4; src++)
-      for (let j = 0; j < K; j++) {
-        const dst = K === 1 ? 4 * (src + 1) + (t % 4) : 4 + ((src * 8 + j + t) % 16);
-        flows.push(`    - { src: h${src}, dst: h${dst}, size: 1000, start: ${t * spacingUs}us }`);
-      }
-  return `name: thm32-k${K}
-seed: 5
-topology: { kind: leaf-spine, leaves: 5, spines: 4, hostsPerLeaf: 4 }
-links: { host: { rate: 10Gbps, delay: 1us }, fabric: { rate: 10Gbps, delay: 1us } }
-scheme: { kind: harmony, K: ${K}, multiSlot: false, retries: 0, onReject: give-up }
-workload:
-  pattern: list
-  duration: ${trials * spacingUs}us
-  flows:
-${flows.join('\n')}
-run: { drain: 100us }
-`;
-}
 const B = (v) => `${int(v)} B`;
 
 export default [
@@ -68,8 +34,10 @@ export default [
           'timeline=[{at: 0.6ms, action: clock-step, node: h2, step: 2us}, {at: 0.6ms, action: clock-freq, node: h6, freq: 10}]',
         ],
       },
-      { key: 'thm32-k8', scenario: theorem32(8, 20, 30) },
-      { key: 'thm32-k1', scenario: theorem32(1, 100, 15) },
+      ...ROUNDS.map(([K, trials, spacing]) => ({
+        key: `thm32-k${K}`,
+        scenario: roundsScenario(K, trials, spacing),
+      })),
       { key: 'k1', file: EXAMPLE, set: drive(1, 'give-up') },
       { key: 'k2', file: EXAMPLE, set: drive(2, 'give-up') },
       { key: 'k1-be', file: EXAMPLE, set: drive(1, 'best-effort') },
