@@ -107,10 +107,15 @@ function run(tableId, r) {
           `doc-tables: ${tableId}/${r.key} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`,
         );
         const json = (name) => JSON.parse(readFileSync(join(out, name), 'utf8'));
+        const csvs = new Map();
         resolve({
           summary: existsSync(join(out, 'summary.json')) ? json('summary.json') : null,
           json,
-          csv: (name) => readCsv(join(out, name)),
+          // parsed once however often a table reads it
+          csv: (name) => {
+            if (!csvs.has(name)) csvs.set(name, readCsv(join(out, name)));
+            return csvs.get(name);
+          },
           stdout,
         });
       },

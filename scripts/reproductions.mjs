@@ -33,8 +33,6 @@ const ARGS = {
   'f10-fig8-onoff': ['f10-fig8', 'examples/f10-fig8-onoff.yaml'],
   // the tree-size ablation: a k = 6 tree (54 hosts, 100 processes), one seed (~3× a k = 4 run)
   'f10-fig8-k6': ['f10-fig8', '--seeds', '1', '--set', 'topology.k=6'],
-  // the ablation at more than 1,000 flows a seed: IMC10's sizes (one of the paper's three workloads)
-  // over 140 ms, the shipped 50 ms of web search giving ~50; about a minute a run
   // the paper's topology (§6: 9 racks of 16 servers, 4 spines, full bisection: 40 Gbit/s uplinks), 158
   // processes and ~10,000 flows a seed; one seed (~30 min here: 7 runs of ~4 min)
   'flowtune-websearch-9x16': [
@@ -69,6 +67,8 @@ const ARGS = {
     '--set',
     'run.drain=30ms',
   ],
+  // the ablation at more than 1,000 flows a seed: IMC10's sizes (one of the paper's three workloads)
+  // over 140 ms, the shipped 50 ms of web search giving ~50; about a minute a run
   'top-ablation-imc10': [
     'top-ablation',
     '--set',

@@ -8,6 +8,8 @@ const DUMBBELL = 'examples/top-dumbbell.yaml';
 const FAULTS =
   'timeline=[{at: 500us, action: kill, node: spine1}, {at: 600us, action: link-lossy, link: [leaf0, spine0], loss: 0.02}, {at: 1ms, action: link-up, link: [leaf0, spine0]}]';
 const DCTCP = 'scheme={kind: ecmp}';
+/** the 200 ms trace, deadlines labelling its flows (they change nothing but TOP with `objective: deadline`) */
+const LONG = ['workload.duration=200ms', 'workload.deadlines={mean: 5ms}'];
 
 const completed = (run) => run.csv('flows.csv').filter((f) => f.outcome === 'completed');
 const avgFct = (flows) => mean(flows, 'fct_ns');
@@ -20,9 +22,11 @@ const SIZES = [
   ['1–10 MB', 1e6, 10e6],
   ['> 10 MB', 10e6, Number.POSITIVE_INFINITY],
 ];
+/** the flows of a size bucket */
+const sized = (flows, lo, hi) => flows.filter((f) => Number(f.size) >= lo && Number(f.size) < hi);
 const bySize = (flows) =>
   SIZES.map(([label, lo, hi]) => {
-    const f = flows.filter((x) => Number(x.size) >= lo && Number(x.size) < hi);
+    const f = sized(flows, lo, hi);
     return f.length === 0 ? `${label} -` : `${label} ${ns(avgFct(f))} (${f.length})`;
   }).join(', ');
 const missed = (s) => {
@@ -50,8 +54,8 @@ function against(top, xp) {
   const t = completed(top);
   const x = completed(xp);
   const size = SIZES.map(([label, lo, hi]) => {
-    const a = t.filter((f) => Number(f.size) >= lo && Number(f.size) < hi);
-    const b = x.filter((f) => Number(f.size) >= lo && Number(f.size) < hi);
+    const a = sized(t, lo, hi);
+    const b = sized(x, lo, hi);
     return a.length === 0 || b.length === 0 ? `${label} -` : `${label} ${rel(avgFct(a), avgFct(b))}`;
   });
   return [
@@ -107,21 +111,21 @@ export default [
     doc: 'docs/expresspass.md',
     // deadlines only label the flows: every scheme but TOP with `objective: deadline` runs as without
     runs: [
-      { key: 'top', file: DUMBBELL, set: ['workload.duration=200ms', 'workload.deadlines={mean: 5ms}'] },
+      { key: 'top', file: DUMBBELL, set: LONG },
       {
         key: 'top-deadline',
         file: DUMBBELL,
-        set: ['workload.duration=200ms', 'workload.deadlines={mean: 5ms}', 'scheme.objective=deadline'],
+        set: [...LONG, 'scheme.objective=deadline'],
       },
       {
         key: 'expresspass',
         file: DUMBBELL,
-        set: ['workload.duration=200ms', 'workload.deadlines={mean: 5ms}', 'scheme.kind=expresspass'],
+        set: [...LONG, 'scheme.kind=expresspass'],
       },
       {
         key: 'dctcp',
         file: DUMBBELL,
-        set: ['workload.duration=200ms', 'workload.deadlines={mean: 5ms}', DCTCP],
+        set: [...LONG, DCTCP],
       },
     ],
     render: (r) => {
