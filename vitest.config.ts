@@ -56,7 +56,9 @@ export default defineConfig({
           include: ['test/**/*.test.ts', 'examples/schemes/*/test/**/*.test.js'],
           exclude: ALONE,
           // two files at a time: exact (conservative) fabrics give the same figures however slowly
-          // they run, and one file's start-ups, teardowns and daemon waits leave a core idle
+          // they run, and one file's start-ups, teardowns and daemon waits leave a core idle. Three or
+          // four at a time were no faster (the suite is CPU-bound) and slowed the Docker file 1.5-2x
+          // (README, Development)
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },

@@ -4,6 +4,7 @@
  * suite that creeps past its budget shows where (`npm test` on a 2-core machine must stay within 12
  * minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less.
  */
+import { writeFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /** how many files, and how many tests, are listed */
@@ -39,17 +40,24 @@ export default class SlowestFiles implements Reporter {
       `\nslowest test files (of ${rows.length}, ${(total / 1000).toFixed(0)} s in all${cpuNote}):\n${lines.join('\n')}\n`,
     );
     // the tests that took the most CPU (with their fabrics): what a shorter scenario would save
-    const tests = modules
+    const all = modules
       .flatMap((m) =>
         [...m.children.allTests()].map((t) => ({
           file: m.relativeModuleId,
           name: t.name,
+          ms: t.diagnostic()?.duration,
           cpuS: t.meta().testCpuS,
         })),
       )
-      .filter((t): t is { file: string; name: string; cpuS: number } => t.cpuS !== undefined)
-      .sort((a, b) => b.cpuS - a.cpuS)
-      .slice(0, SHOWN);
+      .filter(
+        (t): t is { file: string; name: string; ms: number | undefined; cpuS: number } =>
+          t.cpuS !== undefined,
+      )
+      .sort((a, b) => b.cpuS - a.cpuS);
+    const tests = all.slice(0, SHOWN);
+    // every file and test, for a closer look: DCEMU_TEST_PROFILE=<file.json> npm test
+    const profile = process.env.DCEMU_TEST_PROFILE;
+    if (profile) writeFileSync(profile, `${JSON.stringify({ files: rows, tests: all }, null, 1)}\n`);
     if (tests.length > 0)
       process.stdout.write(
         `\nthe tests that took the most CPU:\n${tests
