@@ -1,6 +1,8 @@
 // docs/fastpass.md's clock-error tables: the busiest queue as the hosts' clocks diverge, by policy,
-// and the clock error PTP leaves with hardware and software stamps.
-import { kb, ns, table } from './format.mjs';
+// and the clock error PTP leaves with hardware and software stamps; and FCP's bytes against the
+// payload they schedule (`dcemu experiment fastpass-a --quick`, which test/fastpass.integration.test.ts
+// asserts).
+import { int, kb, ns, table } from './format.mjs';
 
 const EXAMPLE = 'examples/fastpass.yaml';
 const OFFSETS = [
@@ -71,5 +73,36 @@ export default [
           ];
         }),
       ),
+  },
+  {
+    id: 'fastpass-fcp',
+    doc: 'docs/fastpass.md',
+    runs: [{ key: 'a', args: ['experiment', 'fastpass-a', '--quick'] }],
+    render: (r) => {
+      const row = (label, side) => {
+        const f = r.a.json(`seed-1/${side}/summary.json`).fastpass;
+        const c = f.fcp;
+        const per = (bytes) => `${kb(bytes)} (1:${Math.round(c.payloadBytes / bytes)})`;
+        return [
+          label,
+          `${(c.payloadBytes / 1e6).toFixed(2)} MB`,
+          per(c.fromHosts),
+          per(c.fromArbiters),
+          int(f.timeslots.allocated),
+          `${(c.overhead * 100).toFixed(2)}%`,
+        ];
+      };
+      return table(
+        [
+          'clocks',
+          'payload',
+          'requests (hosts)',
+          'allocations (arbiters)',
+          'timeslots allocated',
+          "FCP's share of the bytes",
+        ],
+        [row('ideal', 'fastpass-ideal'), row("PTP, the deployment's", 'fastpass')],
+      );
+    },
   },
 ];
