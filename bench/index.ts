@@ -18,10 +18,13 @@
  *   without a Docker daemon);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
+ *
+ * `--out <dir>` also writes them to `<dir>/bench.json` (name, value, note), with the machine they were
+ * measured on: what `npm run doc-tables -- --only readme-bench` turns into README's table.
  */
 import dgram from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { Codec } from '../core/codec.js';
@@ -531,6 +534,21 @@ for (const [name, value, note] of figures) {
   process.stdout.write(`  ${name.padEnd(w)}  ${v.padStart(12)}  ${note}\n`);
 }
 process.stdout.write('\n');
+const outAt = process.argv.indexOf('--out');
+if (outAt > 0 && process.argv[outAt + 1]) {
+  const dir = process.argv[outAt + 1];
+  mkdirSync(dir, { recursive: true });
+  const machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+  writeFileSync(
+    join(dir, 'bench.json'),
+    `${JSON.stringify({ machine, figures: figures.map(([name, value, note]) => ({ name, value, note })) }, null, 2)}\n`,
+  );
+}
 for (const [name, value] of figures)
   process.stdout.write(
     `${name} ${Number.isInteger(value) ? value : value >= 100 ? Math.round(value) : value.toPrecision(6)}\n`,
