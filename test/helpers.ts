@@ -150,12 +150,12 @@ export async function ownNodePids(): Promise<number[]> {
 }
 
 /** Resolves once the process has printed `text` on stderr; rejects if it ends first. */
-export function waitForStderr(proc: ReturnType<typeof execa>, text: string): Promise<void> {
+export function waitForStderr(proc: ReturnType<typeof execa>, text: string | RegExp): Promise<void> {
   return new Promise((resolve, reject) => {
     let buf = '';
     proc.stderr?.on('data', (d: Buffer) => {
       buf += d.toString();
-      if (buf.includes(text)) resolve();
+      if (typeof text === 'string' ? buf.includes(text) : text.test(buf)) resolve();
     });
     proc.then(() => reject(new Error(`process ended before printing '${text}': ${buf}`)));
   });
