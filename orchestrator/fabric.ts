@@ -117,12 +117,13 @@ export class Fabric {
       runId,
       racks(this.scenario.topology),
     );
-    const plan = planRun(this.scenario, { epoch, bindHost: site.bindHost, logDir });
-    if (site.nodePort !== undefined) for (const c of plan.nodes) c.bindPort = site.nodePort;
     const server = new ControlServer();
     let capture: CaptureFiles | null = null;
     let controlPort: number;
+    let plan: ReturnType<typeof planRun>;
     try {
+      plan = planRun(this.scenario, { epoch, bindHost: site.bindHost, logDir });
+      if (site.nodePort !== undefined) for (const c of plan.nodes) c.bindPort = site.nodePort;
       controlPort = await server.listen(site.controlHost, site.controlPort);
       if (this.scenario.run.capture.length > 0)
         capture = new CaptureFiles(
