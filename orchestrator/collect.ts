@@ -14,6 +14,7 @@ import type { FabricResult } from './fabric.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';
+import { appendRunLog } from './run-log.js';
 import { schemeDefinition } from './schemes/index.js';
 import { type BusiestQueue, busiestQueue, idealFct, quantile } from './schemes/stats.js';
 
@@ -620,6 +621,7 @@ export async function writeResults(
   });
   if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
   writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
+  appendRunLog(out, summary, r.reports);
   writeFileSync(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),

@@ -2,7 +2,9 @@
  * Setup file of every test file: the CPU the file took, its own and its child processes' (the fabrics
  * it ran), read from /proc where there is one, handed to the slowest-files reporter on its tests'
  * meta. On a CPU-bound suite CPU seconds say what a file costs better than its wall time, which a
- * neighbour's load or the machine's speed moves.
+ * neighbour's load or the machine's speed moves. Each test also labels the runs it makes
+ * (DCEMU_RUN_LABEL: its file and name) in the run log, whose datagrams the machine's speed hardly
+ * moves.
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach } from 'vitest';
@@ -34,13 +36,18 @@ function cpuS(): number | null {
 // far; the reporter takes the last (a file's afterAll hooks, its cleanup, are left out)
 let start: number | null = null;
 let testStart: number | null = null;
-beforeAll(() => {
+// biome-ignore lint/correctness/noEmptyPattern: vitest wants the context destructured; the file is the second argument
+beforeAll(({}, suite) => {
   start = cpuS();
+  // the runs of the file's hooks, in the run log (orchestrator/run-log.ts) the slowest-files report reads
+  process.env.DCEMU_RUN_LABEL = `${suite.file.name}\t`;
 });
-beforeEach(() => {
+beforeEach(({ task }) => {
   testStart = cpuS();
+  process.env.DCEMU_RUN_LABEL = `${task.file.name}\t${task.name}`;
 });
 afterEach(({ task }) => {
+  process.env.DCEMU_RUN_LABEL = `${task.file.name}\t`;
   const now = cpuS();
   if (now === null) return;
   if (start !== null) task.meta.fileCpuS = Math.round((now - start) * 10) / 10;

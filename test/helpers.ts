@@ -38,7 +38,10 @@ export const QUICKSTART_SHORT = [
  * per-run plots unless `plots` is set: they cost ~0.6 s a run, and only the tests that read them ask
  * for them (an experiment's own figures are drawn either way).
  */
-export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean } = {}) {
+export function dcemu(
+  args: string[],
+  opts: { timeout?: number; plots?: boolean; env?: Record<string, string> } = {},
+) {
   const noPlots = !opts.plots && !args.includes('--no-plots') && !args.includes('run.plots=false');
   const extra = !noPlots
     ? []
@@ -51,7 +54,7 @@ export function dcemu(args: string[], opts: { timeout?: number; plots?: boolean 
     cwd: ROOT,
     reject: false,
     timeout: opts.timeout ?? 180_000,
-    env: { FORCE_COLOR: '0' },
+    env: { FORCE_COLOR: '0', ...opts.env },
   });
 }
 

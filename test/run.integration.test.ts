@@ -36,7 +36,11 @@ function csvRows(file: string): string[][] {
 describe('dcemu run (process runtime)', () => {
   it('carries traffic on a leaf-spine, survives a killed spine and leaves nothing running', async () => {
     const out = tempOut('small');
-    const r = await dcemu(['run', 'test/fixtures/small.yaml', '--out', out, '-q'], { plots: true });
+    const runLog = join(tempOut('small-runlog'), 'runs.jsonl');
+    const r = await dcemu(['run', 'test/fixtures/small.yaml', '--out', out, '-q'], {
+      plots: true,
+      env: { DCEMU_RUN_LOG: runLog },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     const s = readJson(join(out, 'summary.json'));
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
@@ -93,6 +97,30 @@ describe('dcemu run (process runtime)', () => {
     const rate = faults.vconcat[0].layer[0].data.values as Array<{ t: number; gbps: number }>;
     expect(rate.some((p) => p.t < kill.t / 1e6 && p.gbps > 0)).toBe(true);
     expect(readFileSync(join(out, 'plots', 'fct-cdf.svg'), 'utf8')).toContain('FCT (µs, log)');
+    // the run log (DCEMU_RUN_LOG): one line for this run, labelled with this test (test/cpu-probe.ts),
+    // its cost the nodes' own counts
+    const logged = readFileSync(runLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const nodes = readJson(join(out, 'nodes.json')) as Array<{ counters: Record<string, number> }>;
+    expect(logged).toEqual([
+      {
+        runId: s.runId,
+        scenario: s.scenario,
+        runtime: 'process',
+        sync: 'conservative',
+        out,
+        label: `test/run.integration.test.ts\t${expect.getState().currentTestName!.split(' > ').at(-1)}`,
+        nodes: nodes.length,
+        datagrams: nodes.reduce((n, x) => n + x.counters.datagramsOut, 0),
+        nullMessages: nodes.reduce((n, x) => n + x.counters.nullMessages, 0),
+        framesHandled: s.fidelity.framesHandled,
+        virtualNs: s.virtualNs,
+        wallMs: s.wallMs,
+      },
+    ]);
+    expect(logged[0].datagrams).toBeGreaterThan(logged[0].nullMessages);
   });
 
   it('executes every timeline action: link down/up, lossy link, pause/resume', async () => {

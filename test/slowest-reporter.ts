@@ -2,9 +2,13 @@
  * A vitest reporter beside the default one: after the run it prints the slowest test files (tests and
  * hooks, wall time) and the CPU each took with its fabrics (test/cpu-probe.ts, where /proc says), so a
  * suite that creeps past its budget shows where (`npm test` on a 2-core machine must stay within 12
- * minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less.
+ * minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less; the
+ * datagrams the file's fabrics exchanged (the run log, orchestrator/run-log.ts, each run labelled
+ * with its test by test/cpu-probe.ts) hardly at all: a shorter scenario shows there on any machine.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /** how many files, and how many tests, are listed */
@@ -20,24 +24,91 @@ function fileCpuS(m: TestModule): number | undefined {
   return cpu;
 }
 
+/** what the runs labelled with one file, or one test, cost */
+interface RunCost {
+  runs: number;
+  nodes: number;
+  datagrams: number;
+}
+
+/** the run log's lines by label: `file` for a whole file, `file\ttest` for one test */
+function runCosts(log: string): Map<string, RunCost> {
+  const costs = new Map<string, RunCost>();
+  const add = (key: string, nodes: number, datagrams: number) => {
+    const c = costs.get(key) ?? { runs: 0, nodes: 0, datagrams: 0 };
+    c.runs++;
+    c.nodes += nodes;
+    c.datagrams += datagrams;
+    costs.set(key, c);
+  };
+  if (!existsSync(log)) return costs;
+  for (const text of readFileSync(log, 'utf8').split('\n')) {
+    if (text === '') continue;
+    const line = JSON.parse(text) as { label?: string; nodes: number; datagrams: number };
+    if (line.label === undefined) continue;
+    const [file, test] = line.label.split('\t');
+    add(file, line.nodes, line.datagrams);
+    if (test) add(line.label, line.nodes, line.datagrams);
+  }
+  return costs;
+}
+
+const kDatagrams = (c: RunCost | undefined) =>
+  c === undefined
+    ? ''
+    : `  ${Math.round(c.datagrams / 1000)
+        .toLocaleString('en-US')
+        .padStart(6)}k datagrams`;
+
 export default class SlowestFiles implements Reporter {
+  /** the run log this suite's runs append to: its own, unless DCEMU_RUN_LOG names one */
+  private readonly log: string;
+  private readonly ownLog: boolean;
+
+  constructor() {
+    this.ownLog = !process.env.DCEMU_RUN_LOG;
+    // set before the workers start: they, and every process they start, inherit it
+    process.env.DCEMU_RUN_LOG ??= join(mkdtempSync(join(tmpdir(), 'dcemu-runlog-')), 'runs.jsonl');
+    this.log = process.env.DCEMU_RUN_LOG;
+  }
+
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const costs = runCosts(this.log);
+    if (this.ownLog) rmSync(dirname(this.log), { recursive: true, force: true });
     const rows = modules
-      .map((m) => ({ file: m.relativeModuleId, ms: m.diagnostic().duration, cpuS: fileCpuS(m) }))
+      .map((m) => ({
+        file: m.relativeModuleId,
+        ms: m.diagnostic().duration,
+        cpuS: fileCpuS(m),
+        ...costs.get(m.relativeModuleId),
+      }))
       .sort((a, b) => b.ms - a.ms);
     const total = rows.reduce((s, r) => s + r.ms, 0);
     const measured = rows.filter((r) => r.cpuS !== undefined);
     const cpu = measured.reduce((s, r) => s + (r.cpuS ?? 0), 0);
     const cpuNote = measured.length > 0 ? `, ${cpu.toFixed(0)} CPU-s` : '';
+    let runs = 0;
+    let nodes = 0;
+    let datagrams = 0;
+    for (const r of rows) {
+      runs += r.runs ?? 0;
+      nodes += r.nodes ?? 0;
+      datagrams += r.datagrams ?? 0;
+    }
+    const runNote =
+      runs > 0
+        ? `, ${runs} run${runs === 1 ? '' : 's'} of ${nodes.toLocaleString('en-US')} node processes exchanging ${Math.round(datagrams / 1000).toLocaleString('en-US')}k datagrams`
+        : '';
     const lines = rows
       .slice(0, SHOWN)
       .map(
         (r) =>
           `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${((100 * r.ms) / total).toFixed(0).padStart(3)}%` +
-          `${r.cpuS === undefined ? '' : `  ${r.cpuS.toFixed(1).padStart(6)} CPU-s`}  ${r.file}`,
+          `${r.cpuS === undefined ? '' : `  ${r.cpuS.toFixed(1).padStart(6)} CPU-s`}` +
+          `${kDatagrams(costs.get(r.file))}  ${r.file}`,
       );
     process.stdout.write(
-      `\nslowest test files (of ${rows.length}, ${(total / 1000).toFixed(0)} s in all${cpuNote}):\n${lines.join('\n')}\n`,
+      `\nslowest test files (of ${rows.length}, ${(total / 1000).toFixed(0)} s in all${cpuNote}${runNote}):\n${lines.join('\n')}\n`,
     );
     // the tests that took the most CPU (with their fabrics): what a shorter scenario would save
     const all = modules
@@ -47,10 +118,11 @@ export default class SlowestFiles implements Reporter {
           name: t.name,
           ms: t.diagnostic()?.duration,
           cpuS: t.meta().testCpuS,
+          ...costs.get(`${m.relativeModuleId}\t${t.name}`),
         })),
       )
       .filter(
-        (t): t is { file: string; name: string; ms: number | undefined; cpuS: number } =>
+        (t): t is { file: string; name: string; ms: number | undefined; cpuS: number } & Partial<RunCost> =>
           t.cpuS !== undefined,
       )
       .sort((a, b) => b.cpuS - a.cpuS);
@@ -61,7 +133,10 @@ export default class SlowestFiles implements Reporter {
     if (tests.length > 0)
       process.stdout.write(
         `\nthe tests that took the most CPU:\n${tests
-          .map((t) => `  ${t.cpuS.toFixed(1).padStart(6)} CPU-s  ${t.file}: ${t.name.slice(0, 90)}`)
+          .map(
+            (t) =>
+              `  ${t.cpuS.toFixed(1).padStart(6)} CPU-s${kDatagrams(costs.get(`${t.file}\t${t.name}`))}  ${t.file}: ${t.name.slice(0, 90)}`,
+          )
           .join('\n')}\n`,
       );
   }
