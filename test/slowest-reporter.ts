@@ -43,9 +43,14 @@ function runCosts(log: string): Map<string, RunCost> {
   };
   if (!existsSync(log)) return costs;
   for (const text of readFileSync(log, 'utf8').split('\n')) {
-    if (text === '') continue;
-    const line = JSON.parse(text) as { label?: string; nodes: number; datagrams: number };
-    if (line.label === undefined) continue;
+    let line: { label?: string; nodes: number; datagrams: number };
+    try {
+      line = JSON.parse(text);
+    } catch {
+      // an empty line, or one cut short by a killed process
+      continue;
+    }
+    if (typeof line.label !== 'string') continue;
     const [file, test] = line.label.split('\t');
     add(file, line.nodes, line.datagrams);
     if (test) add(line.label, line.nodes, line.datagrams);
