@@ -527,8 +527,9 @@ const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
 export const csvField = (v: string): string => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
 /**
- * Writes the results folder, the plots last (unless `run.plots` is false); returns the plots' problems
- * (a plot that could not be drawn) as lines for the caller to show: the figures do not depend on them.
+ * Writes the results folder, the plots last (unless `run.plots` is false), and the run's line in the
+ * run log (DCEMU_RUN_LOG); returns the problems of both (a plot that could not be drawn, a log that
+ * could not be written) as lines for the caller to show: the figures do not depend on them.
  */
 export async function writeResults(
   out: string,
@@ -621,13 +622,14 @@ export async function writeResults(
   });
   if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
   writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
-  appendRunLog(out, summary, r.reports);
+  const logged = appendRunLog(out, summary, r.reports);
+  const problems = logged === null ? [] : [logged];
   writeFileSync(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
   );
   const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
   for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
-  if (!r.scenario.run.plots) return [];
-  return (await writeRunPlots(out, r, summary, flows)).problems;
+  if (!r.scenario.run.plots) return problems;
+  return [...problems, ...(await writeRunPlots(out, r, summary, flows)).problems];
 }
