@@ -622,14 +622,15 @@ export async function writeResults(
   });
   if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
   writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
-  const logged = appendRunLog(out, summary, r.reports);
-  const problems = logged === null ? [] : [logged];
   writeFileSync(
     `${out}/events.jsonl`,
     r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
   );
   const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
   for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
+  // the run's line once its figures are written (the plots follow, and do not change them)
+  const logged = appendRunLog(out, summary, r.reports);
+  const problems = logged === null ? [] : [logged];
   if (!r.scenario.run.plots) return problems;
   return [...problems, ...(await writeRunPlots(out, r, summary, flows)).problems];
 }

@@ -58,12 +58,12 @@ function runCosts(log: string): Map<string, RunCost> {
   return costs;
 }
 
-const kDatagrams = (c: RunCost | undefined) =>
-  c === undefined
-    ? ''
-    : `  ${Math.round(c.datagrams / 1000)
-        .toLocaleString('en-US')
-        .padStart(6)}k datagrams`;
+/** thousands, grouped */
+const kilo = (n: number) => Math.round(n / 1000).toLocaleString('en-US');
+
+/** a row's datagrams column (empty when none of its runs were logged) */
+const kDatagrams = (r: Partial<RunCost>) =>
+  r.datagrams === undefined ? '' : `  ${kilo(r.datagrams).padStart(6)}k datagrams`;
 
 export default class SlowestFiles implements Reporter {
   /** the run log this suite's runs append to: its own, unless DCEMU_RUN_LOG names one */
@@ -102,7 +102,7 @@ export default class SlowestFiles implements Reporter {
     }
     const runNote =
       runs > 0
-        ? `, ${runs} run${runs === 1 ? '' : 's'} of ${nodes.toLocaleString('en-US')} node processes exchanging ${Math.round(datagrams / 1000).toLocaleString('en-US')}k datagrams`
+        ? `, ${runs} run${runs === 1 ? '' : 's'} of ${nodes.toLocaleString('en-US')} node processes exchanging ${kilo(datagrams)}k datagrams`
         : '';
     const lines = rows
       .slice(0, SHOWN)
@@ -110,7 +110,7 @@ export default class SlowestFiles implements Reporter {
         (r) =>
           `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${((100 * r.ms) / total).toFixed(0).padStart(3)}%` +
           `${r.cpuS === undefined ? '' : `  ${r.cpuS.toFixed(1).padStart(6)} CPU-s`}` +
-          `${kDatagrams(costs.get(r.file))}  ${r.file}`,
+          `${kDatagrams(r)}  ${r.file}`,
       );
     process.stdout.write(
       `\nslowest test files (of ${rows.length}, ${(total / 1000).toFixed(0)} s in all${cpuNote}${runNote}):\n${lines.join('\n')}\n`,
@@ -140,7 +140,7 @@ export default class SlowestFiles implements Reporter {
         `\nthe tests that took the most CPU:\n${tests
           .map(
             (t) =>
-              `  ${t.cpuS.toFixed(1).padStart(6)} CPU-s${kDatagrams(costs.get(`${t.file}\t${t.name}`))}  ${t.file}: ${t.name.slice(0, 90)}`,
+              `  ${t.cpuS.toFixed(1).padStart(6)} CPU-s${kDatagrams(t)}  ${t.file}: ${t.name.slice(0, 90)}`,
           )
           .join('\n')}\n`,
       );
