@@ -1,11 +1,13 @@
 /**
  * The parts of the docker runtime that need no daemon: choosing a free subnet in 198.18.0.0/15,
  * splitting a container's multiplexed log, and removing a run against a daemon that keeps a ghost
- * endpoint (a stand-in with Docker 20.10's behaviour: "has active endpoints" with no container left).
+ * endpoint (a stand-in with Docker 20.10's behaviour: "has active endpoints" with no container left),
+ * and the order of one node's container operations.
  */
 import { describe, expect, it } from 'vitest';
 import { demuxLogs, type RemovalClient, removeLabelled } from '../orchestrator/runtime/docker-client.js';
 import { blockSize, freeBlock } from '../orchestrator/runtime/docker-network.js';
+import { InOrder } from '../orchestrator/runtime/in-order.js';
 
 const ip = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 
@@ -122,5 +124,37 @@ describe('run removal against a daemon that keeps ghost endpoints', () => {
     expect(r.kept).toEqual([
       'network dcemu-1-abc (error while removing network: network dcemu-1-abc id n1 has active endpoints)',
     ]);
+  });
+});
+
+describe("a node's container operations", () => {
+  it('run in the order asked for: a resume asked while the pause is under way comes after it', async () => {
+    const ops = new InOrder();
+    let state = 'running';
+    const log: string[] = [];
+    // the daemon takes a while to pause; the resume is asked for at once, without waiting
+    const pause = ops.run(async () => {
+      if (state !== 'running') return;
+      await new Promise((r) => setTimeout(r, 20));
+      state = 'paused';
+      log.push('paused');
+    });
+    const resume = ops.run(async () => {
+      if (state !== 'paused') return log.push('resume found it running');
+      state = 'running';
+      log.push('resumed');
+    });
+    await Promise.all([pause, resume]);
+    expect(log).toEqual(['paused', 'resumed']);
+    expect(state).toBe('running');
+  });
+
+  it('pass on a failure to its caller and still run the next', async () => {
+    const ops = new InOrder();
+    const failed = ops.run(async () => {
+      throw new Error('no such container');
+    });
+    await expect(failed).rejects.toThrow('no such container');
+    await expect(ops.run(async () => 'next')).resolves.toBe('next');
   });
 });

@@ -27,6 +27,7 @@ import {
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { ensureImage, imageEntry } from './image.js';
+import { InOrder } from './in-order.js';
 import type {
   ContainerFaults,
   ExitInfo,
@@ -148,6 +149,8 @@ interface Node {
   launch: NodeLaunch;
   container: string;
   state: State;
+  /** kill, pause, resume and teardown's stop, in the order asked for */
+  ops: InOrder;
 }
 
 class StartedContainers implements StartedRuntime {
@@ -166,7 +169,12 @@ class StartedContainers implements StartedRuntime {
     launches: NodeLaunch[],
   ) {
     for (const l of launches)
-      this.nodes.set(l.name, { launch: l, container: containerName(l), state: 'created' });
+      this.nodes.set(l.name, {
+        launch: l,
+        container: containerName(l),
+        state: 'created',
+        ops: new InOrder(),
+      });
     const network = d.getNetwork(net.id);
     this.containers = {
       stopNode: async (name) => {
@@ -273,28 +281,34 @@ class StartedContainers implements StartedRuntime {
     return this.d.getContainer(this.node(name).container);
   }
 
-  async kill(name: string): Promise<void> {
+  kill(name: string): Promise<void> {
     const n = this.node(name);
-    await this.container(name).kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
-    // a frozen process dies only once its cgroup is thawed
-    if (n.state === 'paused')
-      await this.container(name)
-        .unpause()
-        .catch(() => {});
+    return n.ops.run(async () => {
+      await this.container(name).kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
+      // a frozen process dies only once its cgroup is thawed
+      if (n.state === 'paused')
+        await this.container(name)
+          .unpause()
+          .catch(() => {});
+    });
   }
 
-  async pause(name: string): Promise<void> {
+  pause(name: string): Promise<void> {
     const n = this.node(name);
-    if (n.state !== 'running') return;
-    await this.container(name).pause();
-    n.state = 'paused';
+    return n.ops.run(async () => {
+      if (n.state !== 'running') return;
+      await this.container(name).pause();
+      n.state = 'paused';
+    });
   }
 
-  async resume(name: string): Promise<void> {
+  resume(name: string): Promise<void> {
     const n = this.node(name);
-    if (n.state !== 'paused') return;
-    await this.container(name).unpause();
-    n.state = 'running';
+    return n.ops.run(async () => {
+      if (n.state !== 'paused') return;
+      await this.container(name).unpause();
+      n.state = 'running';
+    });
   }
 
   stop(): Promise<StoppedRuntime> {
@@ -304,12 +318,14 @@ class StartedContainers implements StartedRuntime {
 
   private async teardown(): Promise<StoppedRuntime> {
     const all = [...this.nodes.values()];
-    await mapBounded(all, 8, async (n) => {
-      const c = this.d.getContainer(n.container);
-      if (n.state === 'paused') await c.unpause().catch(() => {});
-      await c.stop({ t: STOP_TIMEOUT_S }).catch(() => {});
-      await this.saveOutput(n);
-    });
+    await mapBounded(all, 8, (n) =>
+      n.ops.run(async () => {
+        const c = this.d.getContainer(n.container);
+        if (n.state === 'paused') await c.unpause().catch(() => {});
+        await c.stop({ t: STOP_TIMEOUT_S }).catch(() => {});
+        await this.saveOutput(n);
+      }),
+    );
     this.events?.removeAllListeners('data');
     (this.events as unknown as { destroy?: () => void } | null)?.destroy?.();
     const runId = all[0]?.launch.runId;

@@ -46,6 +46,7 @@ import {
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
+import { InOrder } from './in-order.js';
 import { place } from './placement.js';
 import type {
   ContainerFaults,
@@ -468,6 +469,8 @@ interface Node {
   service: string;
   task: Task | null;
   paused: boolean;
+  /** kill, pause, resume and teardown's signals, in the order asked for */
+  ops: InOrder;
   /** an exit of its current task was reported */
   exitSeen: boolean;
 }
@@ -515,7 +518,7 @@ class StartedServices implements StartedRuntime {
 
   created(name: string, service: string): void {
     const launch = this.launches.find((l) => l.name === name)!;
-    this.nodes.set(name, { launch, service, task: null, paused: false, exitSeen: false });
+    this.nodes.set(name, { launch, service, task: null, paused: false, ops: new InOrder(), exitSeen: false });
   }
 
   /** Waits until every node's task runs; a task the swarm could not run fails the start, saying why. */
@@ -626,40 +629,48 @@ class StartedServices implements StartedRuntime {
   }
 
   /** Sends a signal to a node's container (thawed first); a machine out of reach is left to its service's removal. */
-  private async signal(n: Node, signal: string): Promise<void> {
-    try {
-      const c = this.container(n.launch.name);
+  private signal(n: Node, signal: string): Promise<void> {
+    return n.ops.run(async () => {
+      try {
+        const c = this.container(n.launch.name);
+        if (!c) return;
+        if (n.paused) await c.unpause().catch(() => {});
+        n.paused = false;
+        await c.kill({ signal }).catch(() => {});
+      } catch {
+        // no daemon named for its machine: removing its service stops it
+      }
+    });
+  }
+
+  kill(name: string): Promise<void> {
+    const n = this.node(name);
+    return n.ops.run(async () => {
+      const c = this.container(name);
       if (!c) return;
+      await c.kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
+      // a frozen process dies only once its cgroup is thawed
       if (n.paused) await c.unpause().catch(() => {});
       n.paused = false;
-      await c.kill({ signal }).catch(() => {});
-    } catch {
-      // no daemon named for its machine: removing its service stops it
-    }
+    });
   }
 
-  async kill(name: string): Promise<void> {
+  pause(name: string): Promise<void> {
     const n = this.node(name);
-    const c = this.container(name);
-    if (!c) return;
-    await c.kill({ signal: 'SIGKILL' }).catch(ignore(409)); // not running
-    // a frozen process dies only once its cgroup is thawed
-    if (n.paused) await c.unpause().catch(() => {});
-    n.paused = false;
+    return n.ops.run(async () => {
+      if (n.paused || !this.isRunning(name)) return;
+      await this.container(name)?.pause();
+      n.paused = true;
+    });
   }
 
-  async pause(name: string): Promise<void> {
+  resume(name: string): Promise<void> {
     const n = this.node(name);
-    if (n.paused || !this.isRunning(name)) return;
-    await this.container(name)?.pause();
-    n.paused = true;
-  }
-
-  async resume(name: string): Promise<void> {
-    const n = this.node(name);
-    if (!n.paused) return;
-    await this.container(name)?.unpause();
-    n.paused = false;
+    return n.ops.run(async () => {
+      if (!n.paused) return;
+      await this.container(name)?.unpause();
+      n.paused = false;
+    });
   }
 
   /**
