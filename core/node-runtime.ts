@@ -183,6 +183,14 @@ const ENDPOINT_COUNTERS: ReadonlyArray<[string, keyof EndpointStats]> = [
 
 /** a node that was told to stop ends within this long (real ms), reported or not */
 const STOP_DEADLINE_MS = 5000;
+/**
+ * A node in a container stays after its report until its runtime stops it (SIGTERM) or its
+ * orchestrator is gone (the control connection closes), within this long: the runtime then stops the
+ * containers one at a time. Docker 20.10's network bookkeeping races when many containers of one
+ * network exit at once, and keeps a count of endpoints that are gone ("has active endpoints" with no
+ * container left, until the daemon restarts). Set by the runtime: `DCEMU_STAY_AFTER_REPORT=1`.
+ */
+const STAY_DEADLINE_MS = 60_000;
 
 class NodeProcess {
   private ctx: NodeContext | null = null;
@@ -472,6 +480,9 @@ class NodeProcess {
   /** the node reported at its halt (a kill or stop): it only waits to be ended */
   private haltReported = false;
 
+  /** its final report is sent: a signal after it ends the process at once */
+  private reported = false;
+
   /**
    * The node stops where it is and reports what it carried up to `at` (its halt time; dilated mode:
    * now); its process is killed or stopped next. A stop or signal after it ends the process at once.
@@ -488,14 +499,14 @@ class NodeProcess {
 
   async stop(why: NodeReport['end']): Promise<void> {
     const ctx = this.ctx;
-    if (!ctx || !this.role || this.haltReported) {
+    if (!ctx || !this.role || this.haltReported || this.reported) {
       this.exit(0);
       return;
     }
     if (this.stopping) return;
     this.stopping = true;
     // whatever happens to the report, the process ends soon: a node never outlives its run
-    setTimeout(() => this.exit(0), STOP_DEADLINE_MS).unref();
+    const deadline = setTimeout(() => this.exit(0), STOP_DEADLINE_MS).unref();
     const report = this.finalReport(why);
     await this.endpoint!.close();
     this.capture?.flush();
@@ -511,6 +522,13 @@ class NodeProcess {
     );
     flushLogger(ctx.log);
     await this.client.sendAndFlush({ type: 'report', report });
+    this.reported = true;
+    if (process.env.DCEMU_STAY_AFTER_REPORT === '1' && why !== 'SIGTERM') {
+      // its runtime's SIGTERM ends it (stop, above), or the control connection's close
+      clearTimeout(deadline);
+      setTimeout(() => this.exit(0), STAY_DEADLINE_MS).unref();
+      return;
+    }
     this.client.close();
     setTimeout(() => this.exit(0), 200).unref();
   }

@@ -1,6 +1,6 @@
 /**
  * The docker runtime (DESIGN §3): one container per node from the locally built image
- * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses, driven through
+ * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses, created and started through
  * testcontainers. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
  * `start`, `disconnect`, `connect`) act on the container and its network interface. Every container
  * and the network carry `dcemu=<runId>`: teardown removes them by that label and checks that none
@@ -9,7 +9,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { GenericContainer, Wait } from 'testcontainers';
+import type { ContainerCreateOptions } from 'dockerode';
 import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../errors.js';
 import {
@@ -43,8 +43,8 @@ import type {
  * container has its own address, so one port for all is no clash).
  */
 export const NODE_UDP_PORT = 40000;
-/** containers created and started at once: the daemon serializes much of it anyway (2 cores) */
-const START_CONCURRENCY = 6;
+/** containers created at once (their starts go one at a time, see `start`) */
+const CREATE_CONCURRENCY = 6;
 /** `docker stop` grace period, s: nodes end on SIGTERM at once; a wedged one is killed after this */
 const STOP_TIMEOUT_S = 1;
 
@@ -99,27 +99,13 @@ export class DockerRuntime implements Runtime {
     await started.watch();
     const t0 = Date.now();
     try {
-      await mapBounded(launches, START_CONCURRENCY, (l) => {
-        const c = new FabricContainer(image)
-          .withName(containerName(l))
-          .withLabels({ [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name })
-          .withNetworkMode(net.name)
-          .withIpAddress(net.name, address(l.name))
-          .withEnvironment(l.env)
-          .withCommand([...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name])
-          // node log files land in the host's results folder, owned by whoever runs dcemu; a scheme
-          // of the user's own is read where it lies, its node_modules hidden (there `dcemu` resolves to
-          // the image's own, /node_modules/dcemu -> /app, so its parts share the bundle's modules)
-          .withBindMounts([
-            { source: resolve(l.logDir), target: resolve(l.logDir), mode: 'rw' },
-            ...(l.schemeDir ? [{ source: l.schemeDir, target: l.schemeDir, mode: 'ro' as const }] : []),
-          ])
-          .withTmpFs(l.schemeDir ? { [join(l.schemeDir, 'node_modules')]: 'ro' } : {})
-          .withUser(`${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`)
-          .withWaitStrategy(Wait.forListeningPorts())
-          .withAutoCleanup(false);
-        return c.start();
-      });
+      // created a few at a time (no network endpoint exists before a start), started one at a time:
+      // endpoints of one network made at once race in Docker 20.10's endpoint count, which can then
+      // stay above the endpoints there are and keep the network after its containers are gone
+      const containers = await mapBounded(launches, CREATE_CONCURRENCY, (l) =>
+        d.createContainer(containerSpec(l, image, net, address(l.name))),
+      );
+      for (const c of containers) await c.start();
     } catch (err) {
       await started.stop();
       throw new RuntimeError(`cannot start the node containers: ${(err as Error).message.split('\n')[0]}`);
@@ -129,14 +115,30 @@ export class DockerRuntime implements Runtime {
   }
 }
 
-/** A GenericContainer with a fixed address on its network (testcontainers has no verb for it). */
-class FabricContainer extends GenericContainer {
-  withIpAddress(network: string, ip: string): this {
-    this.createOpts.NetworkingConfig = {
-      EndpointsConfig: { [network]: { IPAMConfig: { IPv4Address: ip } } },
-    };
-    return this;
-  }
+/** A node's container: the image's node entry for its role, on the run's network at its fixed address. */
+function containerSpec(l: NodeLaunch, image: string, net: FabricNetwork, ip: string): ContainerCreateOptions {
+  // a node stays after its report until teardown stops it: one container exiting at a time
+  const env = { ...l.env, DCEMU_STAY_AFTER_REPORT: '1' };
+  return {
+    name: containerName(l),
+    Image: image,
+    Cmd: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: { [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name },
+    User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
+    HostConfig: {
+      NetworkMode: net.name,
+      // node log files land in the host's results folder, owned by whoever runs dcemu; a scheme of
+      // the user's own is read where it lies, its node_modules hidden (there `dcemu` resolves to the
+      // image's own, /node_modules/dcemu -> /app, so its parts share the bundle's modules)
+      Binds: [
+        `${resolve(l.logDir)}:${resolve(l.logDir)}:rw`,
+        ...(l.schemeDir ? [`${l.schemeDir}:${l.schemeDir}:ro`] : []),
+      ],
+      ...(l.schemeDir && { Tmpfs: { [join(l.schemeDir, 'node_modules')]: 'ro' } }),
+    },
+    NetworkingConfig: { EndpointsConfig: { [net.name]: { IPAMConfig: { IPv4Address: ip } } } },
+  };
 }
 
 function containerName(l: { runId: string; name: string }): string {
@@ -318,7 +320,9 @@ class StartedContainers implements StartedRuntime {
 
   private async teardown(): Promise<StoppedRuntime> {
     const all = [...this.nodes.values()];
-    await mapBounded(all, 8, (n) =>
+    // one at a time: containers of one network exiting at once race in Docker 20.10's endpoint
+    // bookkeeping, which then keeps the network ("has active endpoints" with no container left)
+    await mapBounded(all, 1, (n) =>
       n.ops.run(async () => {
         const c = this.d.getContainer(n.container);
         if (n.state === 'paused') await c.unpause().catch(() => {});
