@@ -13,7 +13,7 @@ import { resolveChaos, resolveInvariants } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { composeFile } from './compose.js';
 import { isUserError, RuntimeError } from './errors.js';
-import { Fabric, memoryProblem, newRunId, type StartedFabric } from './fabric.js';
+import { Fabric, memoryProblem, newRunId, type StartedFabric, startRefusal } from './fabric.js';
 import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
@@ -127,8 +127,9 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       : resolveInvariants(source, source.data.invariants, ['invariants']);
   const runtime = await runtimeFor(opts);
   if (runtime.kind === 'attached') refuseNodeFaults(scenario);
-  const tooBig = !runtime.remoteNodes && !opts.force ? memoryProblem(scenario) : null;
-  if (tooBig) throw new RuntimeError(`${scenario.file}: ${tooBig}: use --force to start anyway`);
+  // refused before the run is announced or its folder made
+  const refused = startRefusal(scenario, runtime, opts.force);
+  if (refused) throw new RuntimeError(refused);
   const out = resolve(
     opts.out ?? `results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   );

@@ -62,6 +62,29 @@ export function memoryProblem(scenario: Scenario): string | null {
   return `${nodes} nodes need ~${(needMb / 1024).toFixed(1)} GB of memory (~${NODE_PRIVATE_MB} MB per process); this machine has ${(haveMb / 1024).toFixed(1)} GB`;
 }
 
+/**
+ * Why the scenario cannot start on this runtime (one line naming the file, and the timeline line where
+ * there is one), or null: checked before anything starts or is written, by `Fabric.start` and by the
+ * command line before it announces the run.
+ */
+export function startRefusal(scenario: Scenario, runtime: Runtime, force = false): string | null {
+  // every node is a process of ~NODE_PRIVATE_MB of its own: a fabric the machine cannot hold is refused up front
+  const tooBig = !runtime.remoteNodes && !force ? memoryProblem(scenario) : null;
+  if (tooBig) return `${scenario.file}: ${tooBig}: use --force to start anyway`;
+  // container faults need containers, naming the timeline line
+  const needs = scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
+  if (needs && !runtime.containerFaults)
+    return `${scenario.file}:${needs.line}: action ${needs.action} needs a container runtime, --runtime docker or swarm (the ${runtime.kind} runtime has no containers)`;
+  // a scheme of the user's own: its parts are a file of this machine, which nodes must see
+  if (userSchemeDir(scenario.scheme.kind) !== undefined && !runtime.hostFiles)
+    return `${scenario.file}: scheme ${scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`;
+  // conservative mode waits at a `start` for the node's new process: there must be one to wait for
+  const orphan = scenario.sync === 'conservative' ? unmatchedStart(scenario.timeline) : undefined;
+  if (orphan)
+    return `${scenario.file}:${orphan.line}: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before (a stop must come first)`;
+  return null;
+}
+
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
 export function newRunId(): string {
   return `dcemu-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -86,32 +109,14 @@ export class Fabric {
    * started fabric then holds what had started, for `stop()` to collect (no traffic ran).
    */
   async start(signal?: AbortSignal): Promise<StartedFabric> {
+    const runtime = this.opts.runtime;
+    const refused = startRefusal(this.scenario, runtime, this.opts.force);
+    if (refused) throw new RuntimeError(refused);
     const logDir = `${this.opts.out}/logs`;
     mkdirSync(logDir, { recursive: true });
     const epoch = monotonicEpoch();
     const runId = this.opts.runId ?? newRunId();
-    const runtime = this.opts.runtime;
-    // every node is a process of ~NODE_PRIVATE_MB of its own: a fabric the machine cannot hold is refused up front
-    const tooBig = !runtime.remoteNodes && !this.opts.force ? memoryProblem(this.scenario) : null;
-    if (tooBig) throw new RuntimeError(`${this.scenario.file}: ${tooBig}: use --force to start anyway`);
-    // container faults need containers: refuse before anything starts, naming the timeline line
-    const needs = this.scenario.timeline.find((e) => CONTAINER_ACTIONS.has(e.action));
-    if (needs && !runtime.containerFaults)
-      throw new RuntimeError(
-        `${this.scenario.file}:${needs.line}: action ${needs.action} needs a container runtime, --runtime docker or swarm (the ${runtime.kind} runtime has no containers)`,
-      );
-    // a scheme of the user's own: its parts are a file of this machine, which nodes must see
     const schemeDir = userSchemeDir(this.scenario.scheme.kind);
-    if (schemeDir !== undefined && !runtime.hostFiles)
-      throw new RuntimeError(
-        `${this.scenario.file}: scheme ${this.scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`,
-      );
-    // conservative mode waits at a `start` for the node's new process: there must be one to wait for
-    const orphan = this.scenario.sync === 'conservative' ? unmatchedStart(this.scenario.timeline) : undefined;
-    if (orphan)
-      throw new RuntimeError(
-        `${this.scenario.file}:${orphan.line}: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before (a stop must come first)`,
-      );
     const site = await runtime.prepare(
       this.scenario.topology.nodes.map((n) => n.name),
       runId,

@@ -4,7 +4,7 @@
  * answers; in CI (CI=true) they run and fail without one. After every test no container and no network
  * labelled `dcemu` may remain.
  */
-import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkLeftoversEachTest, dockerAnswers, events, QUICK } from '../docker-helpers.js';
@@ -194,6 +194,8 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const spine0 = readJson(join(out, 'nodes.json')).filter((n: { name: string }) => n.name === 'spine0');
     expect(spine0.map((n: { haltedAt?: number }) => n.haltedAt)).toEqual([1_000_000, undefined]);
     // the fabric would wait at a start for a process that never comes: refused before anything starts
+    // or is written
+    const orphanOut = join(tempOut('docker-orphan-start'), 'run');
     const orphan = await dcemu([
       'run',
       'test/fixtures/docker-faults.yaml',
@@ -201,10 +203,14 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       'timeline=[{at: 1ms, action: start, node: spine0}]',
       '--runtime',
       'docker',
+      '--out',
+      orphanOut,
       '-q',
     ]);
     expect(orphan.exitCode).toBe(2);
     expect(orphan.stderr).toContain('start of spine0 at 1000000 ns: the node was not stopped before');
+    expect(orphan.stderr).not.toContain('starting');
+    expect(existsSync(orphanOut)).toBe(false);
   });
 
   it('conservative mode: a Flowtune allocator stopped and started again relearns every flowlet from the hosts', async () => {
@@ -246,11 +252,14 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
 
 describe('container faults on the process runtime', () => {
   it('are refused before the run starts, naming the line', async () => {
-    const out = tempOut('docker-refused');
+    const out = join(tempOut('docker-refused'), 'run');
     const r = await dcemu(['run', 'test/fixtures/docker-faults.yaml', '--out', out, '-q']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
       'test/fixtures/docker-faults.yaml:16: action stop needs a container runtime, --runtime docker or swarm (the process runtime has no containers)',
     );
+    // nothing announced, no results folder
+    expect(r.stderr).not.toContain('starting');
+    expect(existsSync(out)).toBe(false);
   });
 });
