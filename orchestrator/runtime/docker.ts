@@ -1,7 +1,7 @@
 /**
  * The docker runtime (DESIGN §3): one container per node from the locally built image
- * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses, created and started through
- * testcontainers. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
+ * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses,
+ * through the Docker client testcontainers sets up. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
  * `start`, `disconnect`, `connect`) act on the container and its network interface. Every container
  * and the network carry `dcemu=<runId>`: teardown removes them by that label and checks that none
  * remains, and `dcemu clean` finds what an orchestrator killed with SIGKILL left behind (its nodes end
