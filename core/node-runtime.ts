@@ -108,8 +108,15 @@ export async function runNode(
     process.exit(2);
   }
   const node = new NodeProcess(client, setup);
-  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process.
-  client.on('close', () => node.exit(0));
+  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process;
+  // a container's a moment after the one before it in the run (`DCEMU_EXIT_STAGGER_MS`, set by the
+  // docker runtime: containers of one network that end together can make the daemon keep it, see
+  // STAY_DEADLINE_MS)
+  const stagger = Number(process.env.DCEMU_EXIT_STAGGER_MS ?? 0);
+  client.on('close', () => {
+    if (stagger > 0) setTimeout(() => node.exit(0), stagger);
+    else node.exit(0);
+  });
   // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
   // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
   // so an interrupted run keeps every node's counters

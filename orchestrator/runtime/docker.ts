@@ -45,6 +45,12 @@ import type {
 export const NODE_UDP_PORT = 40000;
 /** containers created at once (their starts go one at a time, see `start`) */
 const CREATE_CONCURRENCY = 6;
+/**
+ * Nodes whose orchestrator is gone without a teardown end this far apart (ms), in the run's order:
+ * fewer of one network's containers end together (see `start`; no guarantee, a daemon under load may
+ * take longer to clean up after one)
+ */
+const EXIT_STAGGER_MS = 200;
 /** `docker stop` grace period, s: nodes end on SIGTERM at once; a wedged one is killed after this */
 const STOP_TIMEOUT_S = 1;
 
@@ -103,7 +109,7 @@ export class DockerRuntime implements Runtime {
       // endpoints of one network made at once race in Docker 20.10's endpoint count, which can then
       // stay above the endpoints there are and keep the network after its containers are gone
       const containers = await mapBounded(launches, CREATE_CONCURRENCY, (l) =>
-        d.createContainer(containerSpec(l, image, net, address(l.name))),
+        d.createContainer(containerSpec(l, image, net, address(l.name), index.get(l.name)!)),
       );
       for (const c of containers) await c.start();
     } catch (err) {
@@ -115,10 +121,24 @@ export class DockerRuntime implements Runtime {
   }
 }
 
-/** A node's container: the image's node entry for its role, on the run's network at its fixed address. */
-function containerSpec(l: NodeLaunch, image: string, net: FabricNetwork, ip: string): ContainerCreateOptions {
-  // a node stays after its report until teardown stops it: one container exiting at a time
-  const env = { ...l.env, DCEMU_STAY_AFTER_REPORT: '1' };
+/**
+ * A node's container (node `i` of the run): the image's node entry for its role, on the run's network
+ * at its fixed address.
+ */
+function containerSpec(
+  l: NodeLaunch,
+  image: string,
+  net: FabricNetwork,
+  ip: string,
+  i: number,
+): ContainerCreateOptions {
+  const env = {
+    ...l.env,
+    // a node stays after its report until teardown stops it: one container exiting at a time
+    DCEMU_STAY_AFTER_REPORT: '1',
+    // an orchestrator gone without a teardown (SIGKILL): its nodes end EXIT_STAGGER_MS apart, in order
+    DCEMU_EXIT_STAGGER_MS: String(i * EXIT_STAGGER_MS),
+  };
   return {
     name: containerName(l),
     Image: image,
