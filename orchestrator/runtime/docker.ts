@@ -342,14 +342,13 @@ class StartedContainers implements StartedRuntime {
     const all = [...this.nodes.values()];
     // one at a time: containers of one network exiting at once race in Docker 20.10's endpoint
     // bookkeeping, which then keeps the network ("has active endpoints" with no container left)
-    await mapBounded(all, 1, (n) =>
-      n.ops.run(async () => {
+    for (const n of all)
+      await n.ops.run(async () => {
         const c = this.d.getContainer(n.container);
         if (n.state === 'paused') await c.unpause().catch(() => {});
         await c.stop({ t: STOP_TIMEOUT_S }).catch(() => {});
         await this.saveOutput(n);
-      }),
-    );
+      });
     this.events?.removeAllListeners('data');
     (this.events as unknown as { destroy?: () => void } | null)?.destroy?.();
     const runId = all[0]?.launch.runId;
