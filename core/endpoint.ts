@@ -15,7 +15,7 @@
 import dgram from 'node:dgram';
 import { networkInterfaces } from 'node:os';
 import { Codec, MAX_DATAGRAM } from './codec.js';
-import type { Frame } from './frame.js';
+import { type Frame, FrameType } from './frame.js';
 import { ipv4 } from './ipv4.js';
 import { portLane, type Scheduler } from './scheduler.js';
 
@@ -25,6 +25,12 @@ export interface PeerAddress {
   port: number;
   /** the peer's port index this link lands on */
   peerPort: number;
+  /**
+   * conservative mode: the peer's keepalives that arrive within this long of the frame before them
+   * on the link only observe (`Endpoint.quietKeepalive` on its side), so no answer to them can come;
+   * 0 or absent: any frame may be answered
+   */
+  quietDetectNs?: number;
 }
 
 export interface EndpointStats {
@@ -161,6 +167,18 @@ export class Endpoint {
   private readonly peerAck: number[];
   private readonly rxUnacked: number[];
   private readonly frameSeq: number[];
+  /** per port, the latest arrival of a frame scheduled so far (-Infinity: none yet) */
+  private readonly lastArrival: Float64Array;
+  /** per port, the latest arrival of a frame sent that the peer will schedule (-Infinity: none yet) */
+  private readonly lastSent: Float64Array;
+  /** keepalives sent that the peer's side runs as quiet arrivals: no answer to them can come */
+  private readonly unanswerable = new WeakSet<Frame>();
+  /**
+   * Conservative mode: whether a keepalive arriving on `port` at `at` only observes (its arrival finds
+   * the link up, so nothing is sent), given the latest arrival scheduled on that port before it
+   * (`last`); such arrivals are quiet events (`Scheduler.atQuiet`). Null: every frame may send.
+   */
+  quietKeepalive: ((port: number, at: number, last: number) => boolean) | null = null;
   private readonly sentPromise: Float64Array;
   private readonly sentCond: Float64Array;
   private readonly sentNeed: Float64Array;
@@ -194,6 +212,8 @@ export class Endpoint {
     this.peerAck = new Array(portCount).fill(0);
     this.rxUnacked = new Array(portCount).fill(0);
     this.frameSeq = new Array(portCount).fill(0);
+    this.lastArrival = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
+    this.lastSent = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
     this.promises = new Float64Array(portCount);
     this.conds = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
     this.inClock = new Float64Array(portCount);
@@ -275,6 +295,9 @@ export class Endpoint {
     this.pending[port].clear();
     this.wantsAck[port] = false;
     this.outbox[port].length = 0;
+    // the new process has seen no frame, nor sent one: both sides judge quiet keepalives afresh
+    this.lastArrival[port] = Number.NEGATIVE_INFINITY;
+    this.lastSent[port] = Number.NEGATIVE_INFINITY;
     this.wakeDrained();
   }
 
@@ -323,6 +346,18 @@ export class Endpoint {
     const b = this.batches[port];
     if (b.length === 0) this.dirty.push(port);
     b.push(frame);
+    if (this.conservative && frame.c === 0) {
+      // the frames the peer will schedule, in its order: a keepalive it runs as a quiet arrival (the
+      // same test on both sides, `quietKeepalive`) cannot be answered, so it does not hold this side's
+      // bound on the peer
+      const last = this.lastSent[port];
+      if (frame.a > last) this.lastSent[port] = frame.a;
+      const quiet = this.peers[port]?.quietDetectNs ?? 0;
+      if (quiet > 0 && frame.t === FrameType.Keepalive && frame.a >= last && frame.a < last + quiet) {
+        this.unanswerable.add(frame);
+        return;
+      }
+    }
     if (frame.a < this.batchMin[port]) this.batchMin[port] = frame.a;
     if (!this.conservative && !this.flushQueued) {
       this.flushQueued = true;
@@ -449,7 +484,8 @@ export class Endpoint {
   /** Sends now if the peer's window has room, else holds the datagram until it acknowledges more. */
   private transmit(port: number, buf: Buffer, frames: readonly Frame[]): void {
     this.stats.framesOut += frames.length;
-    if (this.conservative && frames.length > 0) this.pending[port].add(this.txSeq[port], frames);
+    if (this.conservative && frames.length > 0)
+      this.pending[port].add(this.txSeq[port], frames, this.unanswerable);
     const box = this.outbox[port];
     if (box.length > 0 || this.txSeq[port] - this.peerAck[port] > WINDOW) {
       box.push(buf);
@@ -591,7 +627,6 @@ export class Endpoint {
     const lane = portLane(port);
     for (const f of r.frames) {
       this.stats.framesIn++;
-      if (this.conservative && f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
       if (f.a < floor || f.a > ceiling) {
         this.stats.forged++;
         // from the peer's own address, a frame before its promise means a promise was broken: whatever
@@ -605,7 +640,15 @@ export class Endpoint {
         continue;
       }
       if (!this.conservative) fid.arrivalLateness.record(now > f.a ? now - f.a : 0);
-      sched.atKeyed(f.a, lane + this.frameSeq[port]++, this.deliver, port, f);
+      const last = this.lastArrival[port];
+      if (f.a > last) this.lastArrival[port] = f.a;
+      if (f.t === FrameType.Keepalive && this.quietKeepalive?.(port, f.a, last) === true) {
+        sched.atKeyedQuiet(f.a, lane + this.frameSeq[port]++, this.deliver, port, f);
+      } else {
+        // an arrival this node may answer: until acknowledged it holds the peer's bound on this side
+        if (this.conservative && f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
+        sched.atKeyed(f.a, lane + this.frameSeq[port]++, this.deliver, port, f);
+      }
       if (f.a > latest) latest = f.a;
     }
     if (this.conservative) {
@@ -636,9 +679,9 @@ class UnackedArrivals {
   private mins: number[] = [];
   private head = 0;
 
-  add(seq: number, frames: readonly Frame[]): void {
+  add(seq: number, frames: readonly Frame[], unanswerable: WeakSet<Frame>): void {
     let min = Number.POSITIVE_INFINITY;
-    for (const f of frames) if (f.a < min) min = f.a;
+    for (const f of frames) if (f.a < min && !unanswerable.has(f)) min = f.a;
     // arrivals rise along a port, except when a delay fault is lifted: then earlier entries come down
     for (let i = this.mins.length - 1; i >= this.head && this.mins[i] > min; i--) this.mins[i] = min;
     this.seqs.push(seq);

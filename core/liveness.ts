@@ -91,6 +91,21 @@ export class LivenessDetector implements LinkDetector {
     }
   }
 
+  /**
+   * Whether a frame arriving on `port` at `at` finds the port up, given the latest arrival before it on
+   * that port (`last`, -Infinity: none): every arrival leaves its port up, and only a silence of
+   * `multiplier` intervals after the last one heard takes it down (node time; callers use it where
+   * node time is physical time).
+   */
+  staysUp(port: number, at: number, last: number): boolean {
+    return port < this.ports.length && at >= last && at < last + this.quietDetectNs;
+  }
+
+  /** how long after an arrival a port is certainly still up (`staysUp`): its detection time */
+  get quietDetectNs(): number {
+    return this.cfg.intervalNs * this.cfg.multiplier;
+  }
+
   /** Called for every frame a port sends, so busy ports need no keepalives. */
   sent(port: number, now: number): void {
     this.lastTx[port] = now;

@@ -379,7 +379,12 @@ export interface ProgressStats {
 export type NodeMessage =
   | { type: 'hello'; name: string; pid: number }
   /** bound: where its peers send (`udpHost` is an address, also when `bindHost` named a subnet) */
-  | { type: 'ready'; udpHost: string; udpPort: number }
+  /**
+   * `quietDetectNs`: a keepalive arriving within this long of the frame before it on a link finds the
+   * link up and sends nothing (a quiet arrival, core/liveness.ts `staysUp`); 0 or absent: every frame
+   * may make this node send
+   */
+  | { type: 'ready'; udpHost: string; udpPort: number; quietDetectNs?: number }
   | { type: 'event'; event: NodeEvent }
   | { type: 'stats'; stats: ProgressStats }
   | { type: 'report'; report: NodeReport }

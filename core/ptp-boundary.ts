@@ -276,6 +276,6 @@ export class BoundaryClock {
     s.err.push(this.c.clock.read(now) - now);
     s.offset.push(this.slavePort >= 0 ? this.slave.lastOffset : Number.NaN);
     s.state.push(this.slave.inLock ? 1 : 0);
-    this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
+    this.timers[3] = this.c.sched.atQuiet(now + this.c.cfg.sampleNs, this.sample);
   };
 }

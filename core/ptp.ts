@@ -721,6 +721,6 @@ export class PtpPort {
     s.err.push(this.c.clock.read(now) - now);
     s.offset.push(this.role === Role.Slave ? this.slave.lastOffset : Number.NaN);
     s.state.push(this.role === Role.Master ? 2 : this.slave.inLock ? 1 : 0);
-    this.timers[3] = this.c.sched.at(now + this.c.cfg.sampleNs, this.sample);
+    this.timers[3] = this.c.sched.atQuiet(now + this.c.cfg.sampleNs, this.sample);
   };
 }

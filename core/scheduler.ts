@@ -118,6 +118,12 @@ export class Scheduler {
   /** Time of the event being handled (its stamp), for clocks that read "now" inside handlers. */
   current = 0;
   private heap: Entry[] = [];
+  /**
+   * conservative mode: the quiet events (`atQuiet`), which only observe, apart, so that what this
+   * node can send next is read from `heap` alone (`nextLoudTime`); both share one key sequence and
+   * run merged in (time, key) order, as if they were one heap
+   */
+  private quiet: Entry[] = [];
   private seq = LOCAL_KEY;
   /** conservative mode: no wall clock in the loop; `now()` is the time of the event being handled */
   readonly conservative: boolean;
@@ -325,6 +331,19 @@ export class Scheduler {
     return e;
   }
 
+  /**
+   * `at` for an event that only observes: it reads state (a queue, a clock, a counter) and schedules
+   * nothing but itself again, and never sends a frame. It runs exactly where `at` would run it, but
+   * conservative synchronization does not wait for it or promise around it: what a node can send next
+   * is its next loud event (`nextLoudTime`), so a sampler every 5 µs costs no datagrams.
+   */
+  atQuiet(t: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
+    if (!this.conservative) return this.at(t, fn, a, b);
+    const e: Entry = { t, k: this.seq++, fn, a, b, cpu: this.inCpu };
+    this.pushTo(this.quiet, e);
+    return e;
+  }
+
   /** whether the code running now is the node's own (its timers are) */
   get inCode(): boolean {
     return this.inCpu;
@@ -335,6 +354,14 @@ export class Scheduler {
     const e: Entry = { t, k, fn, a, b, cpu: false };
     this.push(e);
     if (!this.manual && !this.running && this.heap[0] === e) this.arm();
+    return e;
+  }
+
+  /** `atKeyed` for a frame whose arrival only observes (`atQuiet`): a keepalive on a link that stays up. */
+  atKeyedQuiet(t: number, k: number, fn: EventFn, a?: unknown, b?: unknown): Timer {
+    if (!this.conservative) return this.atKeyed(t, k, fn, a, b);
+    const e: Entry = { t, k, fn, a, b, cpu: false };
+    this.pushTo(this.quiet, e);
     return e;
   }
 
@@ -351,6 +378,14 @@ export class Scheduler {
 
   /** Time of the earliest pending event (a pause moves it to the pause's end), or +Infinity. */
   nextTime(): number {
+    const q = this.quiet;
+    while (q.length > 0 && q[0].fn === null) this.popFrom(q);
+    const loud = this.nextLoudTime();
+    return q.length === 0 ? loud : Math.min(loud, this.settle(q[0].t));
+  }
+
+  /** Time of the earliest pending event that may send (every event but the quiet ones), or +Infinity. */
+  nextLoudTime(): number {
     const h = this.heap;
     while (h.length > 0 && h[0].fn === null) this.pop();
     return h.length === 0 ? Number.POSITIVE_INFINITY : this.settle(h[0].t);
@@ -364,14 +399,23 @@ export class Scheduler {
     if (this.stopped) return;
     this.running = true;
     const heap = this.heap;
+    const quiet = this.quiet;
     try {
-      while (heap.length > 0 && heap[0].t < limit) {
-        const e = this.pop();
+      for (;;) {
+        // the earlier of the two heads, in the one (time, key) order
+        const h =
+          quiet.length > 0 && (heap.length === 0 || less(quiet[0], heap[0]))
+            ? quiet
+            : heap.length > 0
+              ? heap
+              : null;
+        if (h === null || h[0].t >= limit) break;
+        const e = this.popFrom(h);
         const fn = e.fn;
         if (fn === null) continue;
         if (e.t >= this.freezeFrom && e.t < this.freezeUntil) {
           e.t = this.freezeUntil;
-          this.push(e);
+          this.pushTo(h, e);
           continue;
         }
         // the node's own code waits for its core (in creation order at the end of the work)
@@ -379,7 +423,7 @@ export class Scheduler {
           this.waited(this.busyUntil - e.t);
           e.t = this.busyUntil;
           e.k = this.seq++;
-          this.push(e);
+          this.pushTo(h, e);
           continue;
         }
         this.handle(e, fn);
@@ -406,10 +450,11 @@ export class Scheduler {
     this.timer = null;
     this.immediate = null;
     this.heap.length = 0;
+    this.quiet.length = 0;
   }
 
   get pending(): number {
-    return this.heap.length;
+    return this.heap.length + this.quiet.length;
   }
 
   /**
@@ -491,7 +536,14 @@ export class Scheduler {
   }
 
   private push(e: Entry): void {
-    const h = this.heap;
+    this.pushTo(this.heap, e);
+  }
+
+  private pop(): Entry {
+    return this.popFrom(this.heap);
+  }
+
+  private pushTo(h: Entry[], e: Entry): void {
     h.push(e);
     let i = h.length - 1;
     while (i > 0) {
@@ -503,8 +555,7 @@ export class Scheduler {
     h[i] = e;
   }
 
-  private pop(): Entry {
-    const h = this.heap;
+  private popFrom(h: Entry[]): Entry {
     const top = h[0];
     const last = h.pop()!;
     if (h.length > 0) {

@@ -23,10 +23,17 @@
  *   either, except answers to the receiver's frames that the sender had not received when it computed
  *   Q (they come at the earliest one lookahead after such a frame arrives there), and answers to frames
  *   the receiver has yet to send (at the earliest one round trip after its next event).
- * A link's bound is `max(P, min(Q, earliest unacknowledged arrival + lookahead, next event + round
- * trip))`, and never falls (each value was true when computed, so stays true). A single-link node (a
- * host) also tells its peer what it waits for, its need; promises that cannot take it past its need
- * are not sent, so an idle host costs nothing between its own events.
+ * A link's bound is `max(P, min(Q, earliest unacknowledged arrival + lookahead, earliest future
+ * event + round trip))`, taken at its fixed point (the earliest future event is the next event or the
+ * earliest arrival on any link, which the bounds themselves raise), and never falls (each value was
+ * true when computed, so stays true). A single-link node (a host) also tells its peer what it waits
+ * for, its need; promises that cannot take it past its need are not sent, so an idle host costs
+ * nothing between its own events.
+ *
+ * Events that cannot send do not count as "next events" here (`Scheduler.atQuiet`): samplers, and a
+ * keepalive that arrives while its link is certainly up (core/liveness.ts `staysUp`; its sender, told
+ * so with the peer's address, leaves it out of its unacknowledged arrivals too). They run when the
+ * safe time passes them, exactly where they always ran; nothing waits for them.
  */
 import type { Endpoint } from './endpoint.js';
 import type { EgressPort } from './port.js';
@@ -120,7 +127,7 @@ export class ConservativeSync {
 
   /** The input each step waits on: the link (port index) or -1 for the orchestrator's grant, and its bound. */
   waitingOn(): { port: number; clock: number } {
-    this.updateBounds(this.sched.nextTime());
+    this.updateBounds(this.sched.nextLoudTime());
     const bounds = this.bounds;
     let port = -1;
     let clock = this.grant;
@@ -135,7 +142,7 @@ export class ConservativeSync {
 
   /** the safe time: nothing can still arrive before it */
   safeTime(): number {
-    this.updateBounds(this.sched.nextTime());
+    this.updateBounds(this.sched.nextLoudTime());
     const bounds = this.bounds;
     let safe = Math.min(this.grant, this.haltAt);
     for (let p = 0; p < bounds.length; p++) if (bounds[p] < safe) safe = bounds[p];
@@ -145,27 +152,25 @@ export class ConservativeSync {
   /**
    * Each link's bound from its peer's promises, given this node's next event at `next`. Answers to this
    * node's future frames come a round trip after its earliest future event, which is its next event
-   * or the earliest arrival on any link, whichever comes first; the earliest arrival on any link is at
-   * least the smallest of the links' bounds computed with the next event alone (the answer to a frame
-   * sent on that arrival would come a round trip after it).
+   * or the earliest arrival on any link, whichever comes first. Each link's bound raises that earliest
+   * arrival, which raises the bounds in turn, a round trip at a time, until each link's stops at what
+   * its peer sends unless answering (`answers`): that fixed point, taken at once, is the earliest of the
+   * next event and the links' caps (the higher of a link's bound and its `answers`).
    */
   private updateBounds(next: number): void {
     const ep = this.endpoint;
     const { inClock, inCond } = ep;
     const { bounds, answers, ports } = this;
-    let earliest = Number.POSITIVE_INFINITY;
+    let from = next;
     for (let p = 0; p < bounds.length; p++) {
-      const link = ports[p];
       // what the peer sends unless answering this node's frames: those sent, and those to come
-      answers[p] = Math.min(inCond[p], link.earliestArrival(ep.unackedArrival(p)));
-      const roundTrip = link.earliestArrival(link.earliestArrival(next));
-      const b = Math.max(inClock[p], bounds[p], Math.min(answers[p], roundTrip));
-      if (b < earliest) earliest = b;
+      answers[p] = Math.min(inCond[p], ports[p].earliestArrival(ep.unackedArrival(p)));
+      if (inClock[p] > bounds[p]) bounds[p] = inClock[p];
+      const cap = Math.max(bounds[p], answers[p]);
+      if (cap < from) from = cap;
     }
-    const from = Math.min(next, earliest);
     for (let p = 0; p < bounds.length; p++) {
-      const roundTrip = ports[p].earliestArrival(ports[p].earliestArrival(from));
-      const b = Math.max(inClock[p], Math.min(answers[p], roundTrip));
+      const b = Math.min(answers[p], ports[p].earliestArrival(ports[p].earliestArrival(from)));
       if (b > bounds[p]) bounds[p] = b;
     }
   }
@@ -173,29 +178,57 @@ export class ConservativeSync {
   /**
    * The conditional promise of each link: what the port could send next if nothing new came from that
    * link's peer, so the earliest of the next event, the grant (later timeline actions are due after it)
-   * and the bounds of every other link.
+   * and the bounds of every other link, as that peer's silence leaves them: without its frames, this
+   * node's earliest future event is its next event or the earliest cap of the other links
+   * (`updateBounds`). What the peer's own new frames set off reaches it a round trip after it sends
+   * them at the earliest, which its bound on this node allows for.
    */
   private setConds(next: number): void {
-    const bounds = this.bounds;
-    let first = Number.POSITIVE_INFINITY;
-    let second = Number.POSITIVE_INFINITY;
-    let firstPort = -1;
+    const { bounds, answers, ports } = this;
+    const ep = this.endpoint;
+    // the links' caps, the earliest two: without any link's peer but the earliest cap's, the earliest
+    // future event is what `updateBounds` took, and the bounds are as they are
+    let c1 = Number.POSITIVE_INFINITY;
+    let c2 = Number.POSITIVE_INFINITY;
+    let c1Port = -1;
+    let b1 = Number.POSITIVE_INFINITY;
+    let b2 = Number.POSITIVE_INFINITY;
+    let b1Port = -1;
     for (let p = 0; p < bounds.length; p++) {
-      if (bounds[p] < first) {
-        second = first;
-        first = bounds[p];
-        firstPort = p;
-      } else if (bounds[p] < second) {
-        second = bounds[p];
+      const cap = Math.max(bounds[p], answers[p]);
+      if (cap < c1) {
+        c2 = c1;
+        c1 = cap;
+        c1Port = p;
+      } else if (cap < c2) {
+        c2 = cap;
+      }
+      if (bounds[p] < b1) {
+        b2 = b1;
+        b1 = bounds[p];
+        b1Port = p;
+      } else if (bounds[p] < b2) {
+        b2 = bounds[p];
+      }
+    }
+    // without the earliest cap's peer, the others' bounds rise to their fixed point from a later start
+    let othersOfFirst = Number.POSITIVE_INFINITY;
+    if (c1Port >= 0) {
+      const from = Math.min(next, c2);
+      for (let q = 0; q < bounds.length; q++) {
+        if (q === c1Port) continue;
+        const link = ports[q];
+        const b = Math.max(bounds[q], Math.min(answers[q], link.earliestArrival(link.earliestArrival(from))));
+        if (b < othersOfFirst) othersOfFirst = b;
       }
     }
     const own = Math.min(next, this.grant);
-    const conds = this.endpoint.conds;
+    const conds = ep.conds;
     for (let p = 0; p < bounds.length; p++) {
-      const others = p === firstPort ? second : first;
-      conds[p] = this.ports[p].promise(this.sched.settle(Math.min(own, others)));
+      const others = p === c1Port ? othersOfFirst : p === b1Port ? b2 : b1;
+      conds[p] = ports[p].promise(this.sched.settle(Math.min(own, others)));
     }
-    this.endpoint.setConds();
+    ep.setConds();
   }
 
   /** Something changed (a promise, a grant, an action): step once the current I/O is read. */
@@ -250,8 +283,9 @@ export class ConservativeSync {
       this.halt();
       return;
     }
-    // the next time anything can happen here: the earliest event, or the earliest input
-    const next = sched.nextTime();
+    // the next time this node can send: its earliest event that may (quiet ones only observe: they
+    // run when the safe time passes them, and nothing waits for them), or the earliest input
+    const next = sched.nextLoudTime();
     const tNext = sched.settle(Math.min(next, safe));
     const promises = this.endpoint.promises;
     for (let p = 0; p < this.ports.length; p++) promises[p] = this.ports[p].promise(tNext);

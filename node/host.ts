@@ -138,12 +138,12 @@ export class Host implements Role {
     s.err.push(this.ctx.clock.read(now) - now);
     s.offset.push(Number.NaN);
     s.state.push(0);
-    this.freeTimer = this.ctx.sched.at(now + FREE_CLOCK_SAMPLE_NS, this.sampleFreeClock);
+    this.freeTimer = this.ctx.sched.atQuiet(now + FREE_CLOCK_SAMPLE_NS, this.sampleFreeClock);
   };
 
   private readonly sampleDelivered = (now: number): void => {
     this.delivered.push(now, this.rxDataBytes);
-    this.sampler = this.ctx.sched.at(now + this.ctx.config.sampleNs, this.sampleDelivered);
+    this.sampler = this.ctx.sched.atQuiet(now + this.ctx.config.sampleNs, this.sampleDelivered);
   };
 
   /**
@@ -154,8 +154,8 @@ export class Host implements Role {
     this.trafficStart = at;
     this.ptp?.start(ptpStart(this.ctx.config.ptp, at, this.ctx.sched.current));
     const sched = this.ctx.sched;
-    if (this.freeClock) this.freeTimer = sched.at(at, this.sampleFreeClock);
-    if (this.ctx.config.sampleNs > 0) this.sampler = sched.at(at, this.sampleDelivered);
+    if (this.freeClock) this.freeTimer = sched.atQuiet(at, this.sampleFreeClock);
+    if (this.ctx.config.sampleNs > 0) this.sampler = sched.atQuiet(at, this.sampleDelivered);
     for (const f of this.flows) {
       this.timers.push(sched.at(at + f.start, this.startFlow, f));
       if (f.stop !== undefined) this.timers.push(sched.at(at + f.stop, this.stopFlow, f));

@@ -179,6 +179,8 @@ interface NodeState {
   /** where the node's socket is bound (it says so in `ready`): its peers send there */
   udpHost: string;
   udpPort: number;
+  /** its `ready`'s quiet keepalives (core/messages.ts), passed on to its peers with its address */
+  quietDetectNs: number;
   killed: boolean;
   exited: boolean;
   /** stopped by the timeline (`stop`): its exit is expected */
@@ -277,6 +279,7 @@ export class StartedFabric implements AsyncDisposable {
         conn: null,
         udpHost: '',
         udpPort: 0,
+        quietDetectNs: 0,
         killed: false,
         exited: false,
         stopped: false,
@@ -350,6 +353,7 @@ export class StartedFabric implements AsyncDisposable {
         conn.on('message', (m) => {
           switch (m.type) {
             case 'ready':
+              n.quietDetectNs = typeof m.quietDetectNs === 'number' ? m.quietDetectNs : 0;
               if (rejoining) this.rejoin(n, m.udpHost, m.udpPort);
               else {
                 n.udpHost = m.udpHost;
@@ -474,7 +478,12 @@ export class StartedFabric implements AsyncDisposable {
   private peersOf(n: NodeState): Array<PeerAddress | null> {
     return n.config.ports.map((p) => {
       const peer = this.nodes.get(p.peer)!;
-      return { host: peer.udpHost, port: peer.udpPort, peerPort: p.peerPort };
+      return {
+        host: peer.udpHost,
+        port: peer.udpPort,
+        peerPort: p.peerPort,
+        quietDetectNs: peer.quietDetectNs,
+      };
     });
   }
 

@@ -163,7 +163,7 @@ export class Switch implements Role {
     this.peer?.start(ptpAt);
     this.bc?.start(ptpAt);
     const every = this.ctx.config.sampleNs;
-    if (every > 0) this.sampler = this.ctx.sched.at(at, this.sample);
+    if (every > 0) this.sampler = this.ctx.sched.atQuiet(at, this.sample);
     this.scheme?.start?.(at);
   }
 
@@ -174,7 +174,7 @@ export class Switch implements Role {
       this.series[i].push(now, occ);
       this.queueHist.record(occ);
     }
-    this.sampler = this.ctx.sched.at(now + this.ctx.config.sampleNs, this.sample);
+    this.sampler = this.ctx.sched.atQuiet(now + this.ctx.config.sampleNs, this.sample);
   };
 
   portDown(port: number, now: number): void {

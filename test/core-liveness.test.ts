@@ -222,3 +222,17 @@ describe('LivenessDetector failure detection', () => {
     expect(downs).toHaveLength(1);
   });
 });
+
+describe('LivenessDetector.staysUp', () => {
+  it('says a frame finds its port up only within the detection time after the frame before it, never before it', () => {
+    const { det } = setup();
+    expect(det.quietDetectNs).toBe(I * M);
+    expect(det.staysUp(0, 5000, 4000)).toBe(true);
+    expect(det.staysUp(0, 4000 + I * M - 1, 4000)).toBe(true);
+    // the tick at last + detection takes the port down first: that frame brings it up again
+    expect(det.staysUp(0, 4000 + I * M, 4000)).toBe(false);
+    expect(det.staysUp(0, 3999, 4000)).toBe(false);
+    expect(det.staysUp(0, 5000, Number.NEGATIVE_INFINITY)).toBe(false);
+    expect(det.staysUp(7, 5000, 4000)).toBe(false);
+  });
+});

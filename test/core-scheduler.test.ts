@@ -227,3 +227,53 @@ describe('Scheduler', () => {
     expect(ran).toEqual([1, 3, 2, 4, 7, 8, 9]);
   });
 });
+
+describe('Scheduler quiet events (conservative mode)', () => {
+  it('runs quiet and loud events in the one (time, key) order a single queue would, and tells their next times apart', () => {
+    const rand = prng(11);
+    const both = new Scheduler(null);
+    const single = new Scheduler(null);
+    const a: string[] = [];
+    const b: string[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const t = Math.floor(rand() * 500);
+      const quiet = rand() < 0.5;
+      if (quiet) both.atQuiet(t, (now) => a.push(`${i}@${now}`));
+      else both.at(t, (now) => a.push(`${i}@${now}`));
+      single.at(t, (now) => b.push(`${i}@${now}`));
+    }
+    expect(both.pending).toBe(2000);
+    both.runBefore(250);
+    single.runBefore(250);
+    expect(a).toEqual(b);
+    both.runBefore(Number.POSITIVE_INFINITY);
+    single.runBefore(Number.POSITIVE_INFINITY);
+    expect(a).toEqual(b);
+    expect(a.length).toBe(2000);
+  });
+
+  it('leaves quiet events out of the next loud time, and moves them out of a pause like the others', () => {
+    const sched = new Scheduler(null);
+    const ran: string[] = [];
+    sched.atQuiet(100, (now) => ran.push(`sample@${now}`));
+    const loud = sched.at(900, (now) => ran.push(`send@${now}`));
+    expect(sched.nextTime()).toBe(100);
+    expect(sched.nextLoudTime()).toBe(900);
+    sched.cancel(loud);
+    expect(sched.nextLoudTime()).toBe(Number.POSITIVE_INFINITY);
+    sched.at(900, (now) => ran.push(`send@${now}`));
+    sched.freeze(50, 500);
+    expect(sched.nextTime()).toBe(500);
+    sched.runBefore(1000);
+    expect(ran).toEqual(['sample@500', 'send@900']);
+  });
+
+  it('is an ordinary event in dilated mode', () => {
+    const { sched } = manual();
+    const ran: number[] = [];
+    sched.atQuiet(100, (now) => ran.push(now));
+    expect(sched.nextLoudTime()).toBe(100);
+    sched.runDue(200);
+    expect(ran).toEqual([100]);
+  });
+});

@@ -7,7 +7,7 @@ import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Codec } from '../core/codec.js';
 import { Endpoint } from '../core/endpoint.js';
-import { makeFrame } from '../core/frame.js';
+import { FrameType, makeFrame } from '../core/frame.js';
 import { EgressPort, type PortParams } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
 import { ConservativeSync } from '../core/sync.js';
@@ -100,6 +100,54 @@ describe('ConservativeSync bounds', () => {
     expect(ep.conds[0]).toBeCloseTo(20_000 + LA, 6);
     expect(ep.conds[1]).toBeCloseTo(5000 + LA, 6);
     expect(ep.promises[0]).toBeCloseTo(5000 + LA, 6);
+  });
+
+  it("raises the other links' bounds from one another for the earliest link's conditional promise", async () => {
+    const { ep, sync, event } = node(2);
+    ep.setPeers([
+      { host: '127.0.0.1', port: 9, peerPort: 0 },
+      { host: '127.0.0.1', port: 9, peerPort: 0 },
+    ]);
+    // port 0's peer allows 4 µs; port 1's peer sends nothing before 60 µs unless answering this node
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 1000, cond: 4000, need: -1 }, []));
+    ep.receive(codec.encode({ port: 1, seq: 1, ack: 0, promise: 1000, cond: 60_000, need: -1 }, []));
+    event(40_000);
+    sync.setGrant(100_000);
+    await settle();
+    expect(sync.safeTime()).toBe(4000);
+    // with port 0's peer, an answer from port 1 can come a round trip after port 0's next arrival
+    expect(ep.conds[1]).toBeCloseTo(4000 + LA, 6);
+    // without it, this node's next event (40 µs) comes first: a round trip after it, port 1 may answer
+    expect(ep.conds[0]).toBeCloseTo(40_000 + LA, 6);
+  });
+
+  it('promises around quiet events: it runs them when its inputs pass them, and sends nothing at them', async () => {
+    const { ep, sync, event, sched, ran } = node(2);
+    ep.setPeers([
+      { host: '127.0.0.1', port: 9, peerPort: 0 },
+      { host: '127.0.0.1', port: 9, peerPort: 0 },
+    ]);
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 1000, cond: 4000, need: -1 }, []));
+    ep.receive(codec.encode({ port: 1, seq: 1, ack: 0, promise: 1000, cond: 60_000, need: -1 }, []));
+    sched.atQuiet(5000, (now) => ran.push(now));
+    event(40_000);
+    sync.setGrant(100_000);
+    await settle();
+    // a sampler at 5 µs does not hold the promise to port 0 at 5 µs
+    expect(ep.conds[0]).toBeCloseTo(40_000 + LA, 6);
+    expect(ran).toEqual([]);
+    ep.receive(codec.encode({ port: 0, seq: 2, ack: 0, promise: 1000, cond: 70_000, need: -1 }, []));
+    sync.kick();
+    await settle();
+    expect(ran).toEqual([5000, 40_000]);
+    // a host needs its next loud event, not its next sample
+    const host = node(1);
+    host.ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 1000, need: -1 }, []));
+    host.sched.atQuiet(700, () => {});
+    host.event(4000);
+    host.sync.setGrant(10_000);
+    await settle();
+    expect(host.ep.need).toBe(4000);
   });
 
   it('a single-link node needs its next event, its grant or its halt, whichever comes first', async () => {
@@ -201,5 +249,80 @@ describe('Endpoint null messages to a peer with a need', () => {
     ep.flush(true);
     expect(await received(3)).toEqual([1000, 2000, 3000]);
     await close();
+  });
+});
+
+describe('Endpoint quiet keepalives (conservative mode)', () => {
+  const keepalive = (a: number) => makeFrame({ t: FrameType.Keepalive, s: 1, d: -1, z: 64, a });
+  const data = (a: number) => makeFrame({ t: FrameType.Data, s: 1, d: 2, z: 1500, a });
+  const DETECT = 30_000;
+
+  it('leaves out of its bound on the peer the keepalives the peer runs quietly, and only those', async () => {
+    const sink = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
+    const ep = new Endpoint(new Scheduler(null), 2);
+    ep.onFrame(() => {});
+    await ep.bind('127.0.0.1');
+    const to = { host: '127.0.0.1', port: sink.address().port, peerPort: 0 };
+    // port 0's peer runs keepalives within 30 µs of the frame before them quietly; port 1's peer does not
+    ep.setPeers([{ ...to, quietDetectNs: DETECT }, to]);
+    let seq = 0;
+    const acked = (port: number) =>
+      ep.receive(codec.encode({ port, seq: ++seq, ack: 1000, promise: 0, need: -1 }, []));
+    ep.send(0, data(1000));
+    ep.send(1, data(1000));
+    ep.flush();
+    acked(0);
+    seq = 0;
+    acked(1);
+    expect([ep.unackedArrival(0), ep.unackedArrival(1)]).toEqual([Infinity, Infinity]);
+    // within the detection time of the frame before: no answer can come to it on port 0
+    ep.send(0, keepalive(5000));
+    ep.send(1, keepalive(5000));
+    expect([ep.unackedArrival(0), ep.unackedArrival(1)]).toEqual([Infinity, 5000]);
+    ep.flush();
+    expect(ep.unackedArrival(0)).toBe(Infinity);
+    // 30 µs after the frame before it the peer's port may have gone down: this keepalive brings it up
+    ep.send(0, keepalive(5000 + DETECT));
+    expect(ep.unackedArrival(0)).toBe(5000 + DETECT);
+    // a frame the wire corrupted never reaches the peer's detector
+    ep.send(0, { ...keepalive(40_000), c: 1 });
+    ep.send(0, keepalive(64_000));
+    expect(ep.unackedArrival(0)).toBe(5000 + DETECT);
+    // a new process on the link has heard nothing: its first keepalive can be answered
+    ep.flush();
+    acked(0);
+    ep.relink(0);
+    ep.send(0, keepalive(70_000));
+    expect(ep.unackedArrival(0)).toBe(70_000);
+    await ep.close();
+    sink.close();
+  });
+
+  it('runs a keepalive that finds its link up as a quiet arrival, and the others as loud ones', () => {
+    const sched = new Scheduler(null);
+    const ep = new Endpoint(sched, 1);
+    const got: number[] = [];
+    ep.onFrame((now) => got.push(now));
+    ep.quietKeepalive = (_port, at, last) => at >= last && at < last + DETECT;
+    ep.receive(
+      codec.encode({ port: 0, seq: 1, ack: 0, promise: 0, need: -1 }, [
+        keepalive(1000),
+        keepalive(2000),
+        data(3000),
+        keepalive(40_000),
+      ]),
+    );
+    expect([sched.nextTime(), sched.nextLoudTime()]).toEqual([1000, 1000]);
+    sched.runBefore(1500);
+    expect([sched.nextTime(), sched.nextLoudTime()]).toEqual([2000, 3000]);
+    sched.runBefore(3500);
+    expect(sched.nextLoudTime()).toBe(40_000);
+    ep.relink(0);
+    ep.receive(codec.encode({ port: 0, seq: 1, ack: 0, promise: 0, need: -1 }, [keepalive(41_000)]));
+    sched.runBefore(40_500);
+    expect(sched.nextLoudTime()).toBe(41_000);
+    sched.runBefore(Infinity);
+    expect(got).toEqual([1000, 2000, 3000, 40_000, 41_000]);
   });
 });
