@@ -33,6 +33,16 @@ export interface PeerAddress {
   quietDetectNs?: number;
 }
 
+/**
+ * Whether a frame arriving at `at` finds its link up on a detector that takes it down only after
+ * `detectNs` of silence, given the latest arrival before it on that link (`last`). Both ends of a link
+ * apply this one test to the same frames (the receiver's `LivenessDetector.staysUp` in
+ * core/liveness.ts, the sender's `Endpoint.send`), so they agree on which keepalives are quiet.
+ */
+export function arrivesUp(at: number, last: number, detectNs: number): boolean {
+  return at >= last && at < last + detectNs;
+}
+
 export interface EndpointStats {
   datagramsOut: number;
   datagramsIn: number;
@@ -353,7 +363,7 @@ export class Endpoint {
       const last = this.lastSent[port];
       if (frame.a > last) this.lastSent[port] = frame.a;
       const quiet = this.peers[port]?.quietDetectNs ?? 0;
-      if (quiet > 0 && frame.t === FrameType.Keepalive && frame.a >= last && frame.a < last + quiet) {
+      if (quiet > 0 && frame.t === FrameType.Keepalive && arrivesUp(frame.a, last, quiet)) {
         this.unanswerable.add(frame);
         return;
       }

@@ -6,6 +6,7 @@
  * (the wire fault layer never tells).
  */
 import type { NodeClock } from './clock.js';
+import { arrivesUp } from './endpoint.js';
 import { type Frame, FrameType, makeFrame, Priority, WireSize } from './frame.js';
 import type { LivenessConfig, NodeConfig } from './messages.js';
 import type { Timer } from './scheduler.js';
@@ -98,7 +99,7 @@ export class LivenessDetector implements LinkDetector {
    * node time is physical time).
    */
   staysUp(port: number, at: number, last: number): boolean {
-    return port < this.ports.length && at >= last && at < last + this.quietDetectNs;
+    return port < this.ports.length && arrivesUp(at, last, this.quietDetectNs);
   }
 
   /** how long after an arrival a port is certainly still up (`staysUp`): its detection time */

@@ -427,12 +427,14 @@ class NodeProcess {
       this.capture = capture;
     }
     const live = liveness;
+    // conservative mode: how long after an arrival a keepalive finds its link up (0: no quiet keepalives)
+    let quietDetectNs = 0;
     // a keepalive on a link that stays up changes nothing but the detector's clock of it: its arrival
     // runs as a quiet event, which the synchronization neither waits for nor promises around (where
     // node time is physical time, so the detector's deadlines are the arrivals' own)
     if (conservative && clock instanceof IdealClock && live instanceof LivenessDetector) {
       endpoint.quietKeepalive = (port, at, last) => live.staysUp(port, at, last);
-      this.quietDetectNs = live.quietDetectNs;
+      quietDetectNs = live.quietDetectNs;
     }
     const roleFrame = (now: number, port: number, frame: Frame): void => role.onFrame(now, port, frame);
     endpoint.onFrame((now, port, frame) => {
@@ -462,7 +464,7 @@ class NodeProcess {
     const { address: udpHost, port: udpPort } = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
     log.info({ udpHost, udpPort }, 'node started');
     // its peers learn (from the orchestrator, with its address) which of their keepalives it runs quietly
-    this.client.send({ type: 'ready', udpHost, udpPort, quietDetectNs: this.quietDetectNs });
+    this.client.send({ type: 'ready', udpHost, udpPort, quietDetectNs });
   }
 
   private progress(): ProgressStats {
@@ -497,8 +499,6 @@ class NodeProcess {
 
   /** its final report is sent: a signal after it ends the process at once */
   private reported = false;
-  /** conservative mode: how long after an arrival a keepalive finds its link up (0: no quiet keepalives) */
-  private quietDetectNs = 0;
 
   /**
    * The node stops where it is and reports what it carried up to `at` (its halt time; dilated mode:

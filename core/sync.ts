@@ -170,9 +170,18 @@ export class ConservativeSync {
       if (cap < from) from = cap;
     }
     for (let p = 0; p < bounds.length; p++) {
-      const b = Math.min(answers[p], ports[p].earliestArrival(ports[p].earliestArrival(from)));
+      const b = this.answered(p, from);
       if (b > bounds[p]) bounds[p] = b;
     }
+  }
+
+  /**
+   * What link `p`'s peer can send at the earliest if this node's earliest future event is at `from`:
+   * what it sends unless answering, or an answer a round trip after `from`
+   */
+  private answered(p: number, from: number): number {
+    const link = this.ports[p];
+    return Math.min(this.answers[p], link.earliestArrival(link.earliestArrival(from)));
   }
 
   /**
@@ -217,8 +226,7 @@ export class ConservativeSync {
       const from = Math.min(next, c2);
       for (let q = 0; q < bounds.length; q++) {
         if (q === c1Port) continue;
-        const link = ports[q];
-        const b = Math.max(bounds[q], Math.min(answers[q], link.earliestArrival(link.earliestArrival(from))));
+        const b = Math.max(bounds[q], this.answered(q, from));
         if (b < othersOfFirst) othersOfFirst = b;
       }
     }
