@@ -670,6 +670,13 @@ export class Endpoint {
     else sched.arm();
   }
 
+  /** Closes the socket at once: nothing held or batched is sent (the node has ended). */
+  closeNow(): void {
+    const s = this.socket;
+    this.socket = null;
+    s?.close();
+  }
+
   async close(): Promise<void> {
     this.flush();
     await this.sent();

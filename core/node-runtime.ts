@@ -14,7 +14,7 @@ import { Endpoint, type EndpointStats } from './endpoint.js';
 import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
 import { type DetectorFactory, type LinkDetector, LivenessDetector } from './liveness.js';
-import { createLogger, flushLogger, type Logger } from './log.js';
+import { closeLogger, createLogger, flushLogger, type Logger } from './log.js';
 import type {
   ControlMessage,
   FaultCommand,
@@ -83,11 +83,20 @@ export interface RoleSetup {
   discipline?: DisciplineFactory;
 }
 
-/** Entry point of a node process: connects to the orchestrator named in the environment and runs. */
+/**
+ * Entry point of a node process: connects to the orchestrator named in the environment and runs. A
+ * pooled process (`DCEMU_POOLED=1`, started by the process runtime's pool for a command of many runs:
+ * orchestrator/runtime/pool.ts) runs one node after another instead, each named by its orchestrator
+ * over the IPC channel: the next run skips Node's start-up, and its code is already compiled and warm.
+ */
 export async function runNode(
   kind: string,
   setup: (config: NodeConfig) => Promise<RoleSetup>,
 ): Promise<void> {
+  if (process.env.DCEMU_POOLED === '1' && process.send) {
+    servePool(kind, setup);
+    return;
+  }
   const control = process.env.DCEMU_CONTROL;
   const name = process.env.DCEMU_NODE;
   if (!control || !name) {
@@ -97,6 +106,34 @@ export async function runNode(
     process.exit(2);
   }
   watchParent();
+  // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
+  // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
+  // so an interrupted run keeps every node's counters
+  let node: NodeProcess | null = null;
+  process.on('SIGTERM', () => (node ? void node.stop('SIGTERM') : process.exit(0)));
+  // Ctrl-C is the orchestrator's to handle: it stops its nodes over the control channel and collects
+  // their reports (the process runtime gives each node its own process group; a node started by
+  // someone else, under compose, may still share a terminal's)
+  process.on('SIGINT', () => {});
+  // a container's node ends a moment after the one before it in the run (`DCEMU_EXIT_STAGGER_MS`, set
+  // by the docker runtime: containers of one network that end together can make the daemon keep it,
+  // see STAY_DEADLINE_MS)
+  const stagger = Number(process.env.DCEMU_EXIT_STAGGER_MS ?? 0);
+  node = await startNode(kind, setup, control, name, stagger, (code) => process.exit(code));
+}
+
+/**
+ * Connects node `name` to its orchestrator at `control` and runs it until it ends, when `end` gets its
+ * exit code (null: it could not reach the orchestrator, and `end` has been called).
+ */
+async function startNode(
+  kind: string,
+  setup: (config: NodeConfig) => Promise<RoleSetup>,
+  control: string,
+  name: string,
+  stagger: number,
+  end: (code: number) => void,
+): Promise<NodeProcess | null> {
   const [host, port] = splitHostPort(control);
   let client: ControlClient;
   try {
@@ -105,27 +142,73 @@ export async function runNode(
     process.stderr.write(
       `dcemu ${kind} ${name}: cannot reach orchestrator at ${control}: ${(err as Error).message}\n`,
     );
-    process.exit(2);
+    end(2);
+    return null;
   }
-  const node = new NodeProcess(client, setup);
-  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process;
-  // a container's a moment after the one before it in the run (`DCEMU_EXIT_STAGGER_MS`, set by the
-  // docker runtime: containers of one network that end together can make the daemon keep it, see
-  // STAY_DEADLINE_MS)
-  const stagger = Number(process.env.DCEMU_EXIT_STAGGER_MS ?? 0);
+  const node = new NodeProcess(client, setup, end);
+  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process
   client.on('close', () => {
     if (stagger > 0) setTimeout(() => node.exit(0), stagger);
     else node.exit(0);
   });
-  // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
-  // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
-  // so an interrupted run keeps every node's counters
-  process.on('SIGTERM', () => void node.stop('SIGTERM'));
-  // Ctrl-C is the orchestrator's to handle: it stops its nodes over the control channel and collects
-  // their reports (the process runtime gives each node its own process group; a node started by
-  // someone else, under compose, may still share a terminal's)
-  process.on('SIGINT', () => {});
   client.on('message', (m) => node.handle(m));
+  return node;
+}
+
+/** What a pooled process is told over its IPC channel. */
+export type PoolOrder =
+  | {
+      type: 'assign';
+      /** the node's environment: its control address and name, as a process of its own gets them */
+      env: Record<string, string>;
+    }
+  /** the node stops and reports (a pooled process's SIGTERM: one sent to it might reach the next node) */
+  | { type: 'stop' }
+  | { type: 'end' };
+
+/** What a pooled process tells its pool: its node ended (the exit code a process of its own had). */
+export interface PoolReport {
+  type: 'released';
+  code: number;
+}
+
+/**
+ * A pooled process: it waits for a node to run, runs it, tells the pool it ended and waits for the
+ * next. It ends when told to, when its orchestrator is gone (the IPC channel closes, or its parent
+ * changes) or on a SIGTERM between nodes; a node that fails for real (a crash, a kill) ends it too.
+ */
+function servePool(kind: string, setup: (config: NodeConfig) => Promise<RoleSetup>): void {
+  let node: NodeProcess | null = null;
+  let running = false;
+  let envKeys: string[] = [];
+  process.on('SIGTERM', () => (node ? void node.stop('SIGTERM') : process.exit(0)));
+  process.on('SIGINT', () => {});
+  process.on('disconnect', () => process.exit(0));
+  watchParent();
+  const send = process.send!.bind(process);
+  process.on('message', (order: PoolOrder) => {
+    if (order.type === 'end') {
+      if (!running) process.exit(0);
+      return;
+    }
+    if (order.type === 'stop') {
+      void node?.stop('SIGTERM');
+      return;
+    }
+    if (order.type !== 'assign' || running) return;
+    running = true;
+    for (const k of envKeys) delete process.env[k];
+    envKeys = Object.keys(order.env);
+    Object.assign(process.env, order.env);
+    const end = (code: number) => {
+      node = null;
+      running = false;
+      send({ type: 'released', code } satisfies PoolReport);
+    };
+    void startNode(kind, setup, order.env.DCEMU_CONTROL, order.env.DCEMU_NODE, 0, end).then((n) => {
+      if (running && n) node = n;
+    });
+  });
 }
 
 /**
@@ -212,9 +295,14 @@ class NodeProcess {
   /** packet capture of the ports `run.capture` names, if any */
   private capture: CaptureRecorder | null = null;
 
+  /** the process's CPU when this node began (a pooled process ran others before it) */
+  private readonly cpuAtStart = process.cpuUsage();
+
   constructor(
     private readonly client: ControlClient,
     private readonly setup: (config: NodeConfig) => Promise<RoleSetup>,
+    /** the node has ended: its process exits with `code`, or (pooled) runs the next node */
+    private readonly end: (code: number) => void,
   ) {}
 
   async handle(m: ControlMessage): Promise<void> {
@@ -528,12 +616,13 @@ class NodeProcess {
     await this.endpoint!.close();
     this.capture?.flush();
     const usage = process.resourceUsage();
+    const cpu = process.cpuUsage(this.cpuAtStart);
     ctx.log.info(
       {
         maxRssKb: usage.maxRSS,
         ...privateMemoryKb(),
-        cpuUserUs: usage.userCPUTime,
-        cpuSystemUs: usage.systemCPUTime,
+        cpuUserUs: cpu.user,
+        cpuSystemUs: cpu.system,
       },
       'node stopped',
     );
@@ -610,8 +699,14 @@ class NodeProcess {
   exit(code: number): void {
     if (this.exiting) return;
     this.exiting = true;
-    if (this.ctx) flushLogger(this.ctx.log);
-    process.exit(code);
+    // what a process of its own leaves to its exit (a pooled one runs on): the node's timers, its
+    // sockets and its log file; nothing more is sent
+    this.ctx?.sched.stop();
+    this.sync?.stop();
+    this.client.close();
+    this.endpoint?.closeNow();
+    if (this.ctx) closeLogger(this.ctx.log);
+    this.end(code);
   }
 }
 

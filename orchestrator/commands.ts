@@ -19,6 +19,7 @@ import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
 import { ensureImage } from './runtime/image.js';
 import { createRuntime } from './runtime/index.js';
+import { NodePool } from './runtime/pool.js';
 import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
@@ -614,6 +615,8 @@ program
       const out = resolve(opts.out ?? `results/${e.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       const abort = interruptible();
       const run = await loadExperiment(e);
+      // the runs' node processes run one run after another (runtime/pool.ts)
+      const pool = NodePool.open();
       const table = await run({
         file: scenario,
         out,
@@ -623,7 +626,7 @@ program
         quick: opts.quick === true,
         signal: abort.signal,
         say: (line) => process.stderr.write(`dcemu: ${line}\n`),
-      });
+      }).finally(() => pool.close());
       process.stdout.write(`${table}\nresults in ${out}\n`);
       process.exitCode = abort.signal.aborted ? 130 : 0;
     },

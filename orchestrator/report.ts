@@ -154,7 +154,11 @@ export function summaryTable(s: Summary, out: string): string {
       `${frames} frames in ${s.capture.length} pcapng files in capture/${dropped > 0 ? `; ${dropped} past run.captureLimit not written` : ''}`,
     ]);
   }
-  rows.push(['processes', `${s.processes.started} started, ${s.processes.leftRunning} left running`]);
+  const reused = s.processes.reused ? ` (${s.processes.reused} of them earlier runs')` : '';
+  rows.push([
+    'processes',
+    `${s.processes.started} started${reused}, ${s.processes.leftRunning} left running`,
+  ]);
   rows.push(['results', out]);
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');

@@ -154,6 +154,8 @@ export interface Summary extends Partial<SchemeSections> {
   processes: {
     started: number;
     leftRunning: number;
+    /** in a command of many runs: how many nodes ran in processes an earlier run started */
+    reused?: number;
     /** what the runtime could not remove (a network the Docker daemon keeps), and how to clear it */
     kept?: string[];
     missingReports: Array<{ node: string; reason: string }>;

@@ -13,6 +13,7 @@ import { csvField } from './collect.js';
 import { RuntimeError } from './errors.js';
 import { columnView, scaled, titleWithUnit } from './figures.js';
 import { writeSweepPlots } from './plots/index.js';
+import { NodePool } from './runtime/pool.js';
 import { loadScenarioFile } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { schemeDefinition } from './schemes/index.js';
@@ -132,7 +133,13 @@ export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptio
     }
   };
   const n = Math.max(1, Math.min(opts.parallel ?? 1, points.length));
-  await Promise.all(Array.from({ length: n }, worker));
+  // the points' node processes run one point after another (runtime/pool.ts)
+  const pool = NodePool.open();
+  try {
+    await Promise.all(Array.from({ length: n }, worker));
+  } finally {
+    await pool.close();
+  }
   const done = rows.filter((r) => r !== undefined);
   writeTables(opts.out, axes, done);
   if (opts.plots !== false)

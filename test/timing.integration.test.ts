@@ -6,9 +6,21 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkLeftoversEachTest, dockerAnswers, events } from './docker-helpers.js';
-import { dcemu, ownNodePids, QUICKSTART_SHORT, readJson, sleep, startRun, tempOut } from './helpers.js';
+import {
+  CLI,
+  dcemu,
+  ownNodePids,
+  QUICKSTART_SHORT,
+  ROOT,
+  readJson,
+  sleep,
+  startRun,
+  tempOut,
+  waitForStderr,
+} from './helpers.js';
 
 afterEach(async () => {
   // a failed test must not leave processes behind
@@ -81,6 +93,14 @@ describe('examples/quickstart.yaml, dilated', () => {
   }, 200_000);
 });
 
+/** Every node process of this file ends within 2 s (their orchestrator was just killed). */
+async function noNodeWithin2s(): Promise<void> {
+  const t0 = Date.now();
+  while ((await ownNodePids()).length > 0 && Date.now() - t0 < 5000) await sleep(50);
+  expect(await ownNodePids()).toEqual([]);
+  expect(Date.now() - t0).toBeLessThan(2000);
+}
+
 describe('dcemu run, its process runtime', () => {
   it('leaves no node behind when the orchestrator is killed during start-up, within 2 s', async () => {
     const out = tempOut('startkill');
@@ -89,10 +109,23 @@ describe('dcemu run, its process runtime', () => {
     while ((await ownNodePids()).length === 0) await sleep(10);
     run.kill('SIGKILL');
     await run;
-    const t0 = Date.now();
-    while ((await ownNodePids()).length > 0 && Date.now() - t0 < 5000) await sleep(50);
-    expect(await ownNodePids()).toEqual([]);
-    expect(Date.now() - t0).toBeLessThan(2000);
+    await noNodeWithin2s();
+  });
+
+  it('leaves no pooled process behind when a sweep’s orchestrator is killed in its second point, within 2 s', async () => {
+    const out = tempOut('pool-kill');
+    const fixed = QUICKSTART_SHORT.flatMap((a) => (a === '--set' ? ['--fix'] : [a]));
+    const sweep = execa(
+      process.execPath,
+      [CLI, 'sweep', 'examples/quickstart.yaml', '--set', 'seed=7,8', ...fixed, '--out', out],
+      { cwd: ROOT, reject: false },
+    );
+    await waitForStderr(sweep, 'sweep 2/2');
+    // the first point's 13 processes (its killed spine's went with it) and the second's new spine
+    while ((await ownNodePids()).length < 14) await sleep(10);
+    sweep.kill('SIGKILL');
+    await sweep;
+    await noNodeWithin2s();
   });
 });
 

@@ -15,6 +15,7 @@ import { type Document, isMap, isSeq, parseDocument, visit, type YAMLMap } from 
 import { parseDurationNs } from '../../core/time.js';
 import { Fabric, type Summary } from '../api.js';
 import { isUserError } from '../errors.js';
+import { NodePool } from '../runtime/pool.js';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { checkInvariants, type Violation } from './invariants.js';
@@ -241,7 +242,13 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
     }
   };
   const n = Math.max(1, Math.min(opts.parallel ?? 1, opts.runs));
-  await Promise.all(Array.from({ length: n }, worker));
+  // the runs' node processes run one run after another (runtime/pool.ts)
+  const pool = NodePool.open();
+  try {
+    await Promise.all(Array.from({ length: n }, worker));
+  } finally {
+    await pool.close();
+  }
   const done = runs.filter((r) => r !== undefined);
   const report: ChaosReport = {
     scenario: file,

@@ -101,6 +101,11 @@ export interface StoppedRuntime {
   /** processes still alive after teardown: must be 0 */
   leftRunning: number;
   /**
+   * a run of a command of many runs (runtime/pool.ts): how many of its nodes ran in processes an
+   * earlier run started; absent without a pool
+   */
+  reused?: number;
+  /**
    * what the runtime could not remove (a container or network the Docker daemon keeps), one line
    * each, and how to clear it; absent when nothing was left
    */
