@@ -180,6 +180,7 @@ export interface PoolReport {
 function servePool(kind: string, setup: (config: NodeConfig) => Promise<RoleSetup>): void {
   let node: NodeProcess | null = null;
   let running = false;
+  let stopAsked = false;
   let envKeys: string[] = [];
   process.on('SIGTERM', () => (node ? void node.stop('SIGTERM') : process.exit(0)));
   process.on('SIGINT', () => {});
@@ -192,11 +193,14 @@ function servePool(kind: string, setup: (config: NodeConfig) => Promise<RoleSetu
       return;
     }
     if (order.type === 'stop') {
-      void node?.stop('SIGTERM');
+      // a node still reaching its orchestrator stops as soon as it can
+      if (node) void node.stop('SIGTERM');
+      else stopAsked = running;
       return;
     }
     if (order.type !== 'assign' || running) return;
     running = true;
+    stopAsked = false;
     for (const k of envKeys) delete process.env[k];
     envKeys = Object.keys(order.env);
     Object.assign(process.env, order.env);
@@ -206,7 +210,9 @@ function servePool(kind: string, setup: (config: NodeConfig) => Promise<RoleSetu
       send({ type: 'released', code } satisfies PoolReport);
     };
     void startNode(kind, setup, order.env.DCEMU_CONTROL, order.env.DCEMU_NODE, 0, end).then((n) => {
-      if (running && n) node = n;
+      if (!running || !n) return;
+      node = n;
+      if (stopAsked) void n.stop('SIGTERM');
     });
   });
 }

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { Fabric, ScenarioError } from '../orchestrator/api.js';
+import { Fabric, ScenarioError, withNodePool } from '../orchestrator/api.js';
 import { ownNodePids, ROOT } from './helpers.js';
 
 const STAR = `name: api-star
@@ -88,6 +88,27 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
     await expect(fabric.runFor('-5us')).rejects.toThrow(/^runFor\(\): duration: not a duration: '-5us'/);
     await expect(fabric.runFor(-5)).rejects.toThrow(/^runFor\(\): duration: must be a duration >= 0, got -5/);
     expect(() => Fabric.fromYaml(`${STAR}workload: 3\n`, { name: 'bad.yaml' })).toThrow(ScenarioError);
+  });
+
+  it('withNodePool runs the second fabric in the first one’s processes, with the same flows, and ends them', async () => {
+    const runs = await withNodePool(async () => {
+      const done = [];
+      for (let i = 0; i < 2; i++) {
+        await using fabric = await Fabric.fromYaml(STAR).start();
+        await fabric.run();
+        done.push(await fabric.stop());
+        // between the runs the pool's processes wait for the next
+        expect((await ownNodePids()).length).toBe(5);
+      }
+      return done;
+    });
+    expect(runs.map((r) => r.summary().processes)).toMatchObject([
+      { started: 5, reused: 0, leftRunning: 0 },
+      { started: 5, reused: 5, leftRunning: 0 },
+    ]);
+    expect(runs[1].flows()).toEqual(runs[0].flows());
+    expect(runs[0].flows().length).toBeGreaterThan(0);
+    expect(await ownNodePids()).toEqual([]);
   });
 
   it('await using stops every node when the test throws', async () => {
