@@ -9,6 +9,8 @@
  *   time modes (skip with --no-quickstart);
  * - startup_24_nodes_s, startup_unbundled_vs_bundled: start-up of a 24-node fabric with the nodes'
  *   bundles, and without them;
+ * - pool_sweep_cpu_ratio, pool_sweep_wall_ratio: four short quickstart runs as one sweep (its node
+ *   pool) against four runs of their own;
  * - fattree8_wall_s, fattree8_peak_rss_mb_per_process, fattree8_pss_mb_per_process: bench/fixtures/fattree8.yaml, 208 processes
  *   (skip with --no-fattree8);
  * - fattree12_wall_s, fattree12_pss_mb_per_process: bench/fixtures/fattree12.yaml, 612 processes, ~18 GB
@@ -221,23 +223,82 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
 /** One scenario run; returns its summary, the wall time and the CPU seconds of all its processes. */
 async function runScenario(file: string, extra: string[]) {
   const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
+  const { wallS, cpuS } = await timedCli(['run', file, '--out', out, '-q', ...extra]);
+  return { out, wallS, cpuS, summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) };
+}
+
+/** A dcemu command: its wall time and the CPU seconds of all its processes. */
+async function timedCli(args: string[]): Promise<{ wallS: number; cpuS: number }> {
   const t0 = performance.now();
   // `time -f` would need GNU time: the orchestrator's children are its own, so their CPU shows in
   // the resource usage of the orchestrator's process tree, read here from /proc after the run
+  const quoted = args.map((a) => JSON.stringify(a)).join(' ');
   const r = await execa(
     'bash',
-    [
-      '-c',
-      `${JSON.stringify(process.execPath)} dist/orchestrator/cli.js run ${file} --out ${out} -q ${extra.join(' ')} >/dev/null; times`,
-    ],
+    ['-c', `${JSON.stringify(process.execPath)} dist/orchestrator/cli.js ${quoted} >/dev/null; times`],
     { cwd: packageRoot(), stderr: 'inherit', reject: false },
   );
   const wallS = (performance.now() - t0) / 1000;
   // bash `times`: second line is the children's user and system time, e.g. "0m35.2s 0m10.9s"
   const child = r.stdout.trim().split('\n').pop() ?? '';
   const secs = [...child.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  const cpuS = secs.reduce((x, y) => x + y, 0);
-  return { out, wallS, cpuS, summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) };
+  return { wallS, cpuS: secs.reduce((x, y) => x + y, 0) };
+}
+
+/** the suite's short quickstart: 14 nodes, 3 ms of traffic (test/helpers.ts QUICKSTART_SHORT) */
+const SHORT = [
+  'topology.hostsPerLeaf=2',
+  'workload={pattern: all-to-all, fixedSize: 100KB, load: 0.4, duration: 3ms}',
+  'timeline.0.at=1500us',
+  'run.drain=2ms',
+  'run.plots=false',
+];
+
+/**
+ * Four short quickstart runs (seeds 7 to 10) as one sweep, whose node pool runs each point in the
+ * processes of the one before (orchestrator/runtime/pool.ts), against the same four as runs of their
+ * own: CPU and wall of all processes, the orchestrators' three more start-ups included.
+ */
+async function benchPool(): Promise<void> {
+  const seeds = [7, 8, 9, 10];
+  const set = SHORT.flatMap((s) => ['--set', s]);
+  let alone = { wallS: 0, cpuS: 0 };
+  for (const seed of seeds) {
+    const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
+    const r = await timedCli([
+      'run',
+      'examples/quickstart.yaml',
+      '--out',
+      out,
+      '-q',
+      ...set,
+      '--set',
+      `seed=${seed}`,
+    ]);
+    alone = { wallS: alone.wallS + r.wallS, cpuS: alone.cpuS + r.cpuS };
+  }
+  const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
+  const fix = SHORT.flatMap((s) => ['--fix', s]);
+  const pooled = await timedCli([
+    'sweep',
+    'examples/quickstart.yaml',
+    '--set',
+    `seed=${seeds.join(',')}`,
+    ...fix,
+    '--no-plots',
+    '--out',
+    out,
+  ]);
+  figure(
+    'pool_sweep_cpu_ratio',
+    pooled.cpuS / alone.cpuS,
+    `CPU of four short quickstart runs as one sweep (pooled processes) over four runs of their own (${pooled.cpuS.toFixed(1)} / ${alone.cpuS.toFixed(1)} s)`,
+  );
+  figure(
+    'pool_sweep_wall_ratio',
+    pooled.wallS / alone.wallS,
+    `wall of the same (${pooled.wallS.toFixed(1)} / ${alone.wallS.toFixed(1)} s)`,
+  );
 }
 
 const quickstart = (extra: string[]) => runScenario('examples/quickstart.yaml', extra);
@@ -522,6 +583,7 @@ figure('bare_relay_w1_frames_per_s', bare1.framesPerS, 'bare relay, one frame in
 figure('switch_w1_frames_per_s', sw1.framesPerS, 'switch, one frame in flight (latency-bound, no batching)');
 figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame cost ratio without batching');
 await benchStartup();
+await benchPool();
 if (!skipQuickstart) await benchQuickstart();
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 if (!process.argv.includes('--no-fattree12')) await benchFattree12();
