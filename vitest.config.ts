@@ -42,8 +42,14 @@ export default defineConfig({
     // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
     // the CPU each took
     reporters: ['default', './test/slowest-reporter.ts'],
-    // the CPU each file took; its temp folders removed after it passed; the tag its processes carry
-    setupFiles: ['./test/cpu-probe.ts', './test/temp-cleanup.ts', './test/own-processes.ts'],
+    // the CPU each file took; its temp folders removed after it passed; the tag its processes carry;
+    // the end of its node pool
+    setupFiles: [
+      './test/cpu-probe.ts',
+      './test/temp-cleanup.ts',
+      './test/own-processes.ts',
+      './test/node-pool.ts',
+    ],
     // (the run's sequencer: vitest takes it from here, not from a project)
     sequence: { sequencer: DockerFirst },
     projects: [

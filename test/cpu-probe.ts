@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach } from 'vitest';
+import { NodePool } from '../orchestrator/runtime/pool.js';
 
 declare module 'vitest' {
   interface TaskMeta {
@@ -21,15 +22,30 @@ declare module 'vitest' {
   }
 }
 
-/** user + system time of this process and its waited-for children, seconds; null without /proc */
+/**
+ * user + system time of this process, its waited-for children and the node pool's processes (they
+ * outlive the runs they serve: orchestrator/runtime/pool.ts), seconds; null without /proc
+ */
 function cpuS(): number | null {
   try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-    const ticks = [11, 12, 13, 14].reduce((s, i) => s + Number(fields[i]), 0);
+    let ticks = statTicks('self', 4);
+    for (const pid of NodePool.active()?.pids() ?? []) {
+      try {
+        ticks += statTicks(String(pid), 2);
+      } catch {
+        // ended and waited for since: its time is the worker's children's now
+      }
+    }
     return ticks / 100;
   } catch {
     return null;
   }
+}
+
+/** a process's user and system time (and with `fields` 4, its waited-for children's), clock ticks */
+function statTicks(pid: string, fields: 2 | 4): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return [11, 12, 13, 14].slice(0, fields).reduce((s, i) => s + Number(f[i]), 0);
 }
 
 // a task's meta reaches the reporter with the test's result, so every test carries the file's CPU so

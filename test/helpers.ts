@@ -1,11 +1,14 @@
 /**
- * Helpers for integration tests: run the built CLI as a real process, find a run's node processes.
+ * Helpers for integration tests: run the built CLI as a real process, or a scenario through the
+ * library API; find a run's node processes.
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { expect } from 'vitest';
+import { Fabric } from '../orchestrator/api.js';
+import { NodePool } from '../orchestrator/runtime/pool.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const CLI = join(ROOT, 'dist/orchestrator/cli.js');
@@ -81,7 +84,12 @@ export function readJson(file: string): any {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/** Runs a scenario quietly into a fresh results folder; a non-zero exit fails the test. */
+/**
+ * Runs a scenario into a fresh results folder through the library API, as `dcemu run --no-plots`
+ * would (`extra`: its `--set key=value` pairs): a crash, an unfaithful run or a node left running fails
+ * the test. A file's runs share a node pool (orchestrator/runtime/pool.ts), whose processes end after
+ * the file (test/node-pool.ts): the CLI itself is tested by the files that run it.
+ */
 export async function runScenario(
   name: string,
   scenario: string,
@@ -89,9 +97,35 @@ export async function runScenario(
   // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 ): Promise<{ out: string; s: any }> {
   const out = tempOut(name);
-  const r = await dcemu(['run', scenario, '--out', out, '-q', ...extra]);
-  expect(r.exitCode, r.stderr).toBe(0);
-  return { out, s: readJson(join(out, 'summary.json')) };
+  const set: Record<string, string> = {};
+  for (let i = 0; i < extra.length; i += 2) {
+    if (extra[i] !== '--set') throw new Error(`runScenario takes --set pairs, got ${extra[i]}`);
+    const eq = extra[i + 1].indexOf('=');
+    set[extra[i + 1].slice(0, eq)] = extra[i + 1].slice(eq + 1);
+  }
+  set['run.plots'] = 'false';
+  filePool ??= NodePool.open();
+  const fabric = await Fabric.fromScenario(resolve(ROOT, scenario), { set }).withOutput(out).start();
+  try {
+    await fabric.run();
+  } finally {
+    await fabric.stop();
+  }
+  const s = readJson(join(out, 'summary.json'));
+  expect(s.crashes ?? [], 'crashed nodes').toEqual([]);
+  expect(s.fidelity.ok, 'a faithful run').toBe(true);
+  expect(s.processes.leftRunning, 'node processes left running').toBe(0);
+  return { out, s };
+}
+
+/** the node pool of this file's `runScenario` runs, once one ran */
+let filePool: NodePool | null = null;
+
+/** Ends the processes of this file's node pool (test/node-pool.ts, after the file). */
+export async function closeFilePool(): Promise<void> {
+  const pool = filePool;
+  filePool = null;
+  await pool?.close();
 }
 
 /**

@@ -102,6 +102,11 @@ export class NodePool {
     return NodePool.current;
   }
 
+  /** the pids of its processes (waiting, or running a node): for a caller that accounts their CPU */
+  pids(): number[] {
+    return [...this.all].map((p) => p.pid);
+  }
+
   /** A process for `launch`: one waiting in the pool, or a new one from `spawn`. */
   take(launch: NodeLaunch, spawn: PoolSpawner): PooledProcess {
     const key = `${launch.role}:${launch.cpuBound === true}`;
