@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { expect } from 'vitest';
-import { Fabric } from '../orchestrator/api.js';
 import { NodePool } from '../orchestrator/runtime/pool.js';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -105,6 +104,8 @@ export async function runScenario(
   }
   set['run.plots'] = 'false';
   filePool ??= NodePool.open();
+  // the library on demand: every test file's setup imports this module (test/node-pool.ts)
+  const { Fabric } = await import('../orchestrator/api.js');
   const fabric = await Fabric.fromScenario(resolve(ROOT, scenario), { set }).withOutput(out).start();
   try {
     await fabric.run();
