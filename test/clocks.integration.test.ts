@@ -5,13 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, readJson, runScenario, tempOut } from './helpers.js';
+import { dcemu, readJson, runScenario } from './helpers.js';
 
 describe('PTP on the emulated fabric', () => {
   it('turns a one-way delay d on the grandmaster link into a d/2 clock error', async () => {
-    const out = tempOut('asym');
-    const r = await dcemu(['run', 'test/fixtures/clocks-asym.yaml', '--out', out, '-q']);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const { out } = await runScenario('asym', 'test/fixtures/clocks-asym.yaml');
     const c = readJson(join(out, 'summary.json')).clocks;
     expect(c.lockedNodes).toBe(3);
     // master → slave frames take 2 µs longer: slaves estimate offset + d/2 and settle d/2 behind
@@ -119,9 +117,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('measures free-running clocks when there is no PTP', async () => {
-    const out = tempOut('free');
-    const r = await dcemu(['run', 'test/fixtures/clocks-free.yaml', '--out', out, '-q']);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const { out } = await runScenario('free', 'test/fixtures/clocks-free.yaml');
     const c = readJson(join(out, 'summary.json')).clocks;
     expect(c.timestamping).toBe('none');
     expect(c.nodes).toHaveLength(3);
@@ -131,9 +127,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('applies oscillator faults when they fire, and the servo brings the clock back', async () => {
-    const out = tempOut('clockfaults');
-    const r = await dcemu(['run', 'test/fixtures/clock-faults.yaml', '--out', out, '-q']);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const { out } = await runScenario('clockfaults', 'test/fixtures/clock-faults.yaml');
     const s = readJson(join(out, 'summary.json'));
     expect(s.clocks.lockedNodes).toBe(3);
     const h2 = readFileSync(join(out, 'clocks.csv'), 'utf8')
@@ -161,9 +155,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('locks every slave within 100 ns under load, survives a grandmaster kill and re-locks', async () => {
-    const out = tempOut('failover');
-    const r = await dcemu(['run', 'test/fixtures/clocks-failover.yaml', '--out', out, '-q']);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const { out } = await runScenario('failover', 'test/fixtures/clocks-failover.yaml');
     const s = readJson(join(out, 'summary.json'));
     const c = s.clocks;
     expect(c.lockedNodes).toBe(5);

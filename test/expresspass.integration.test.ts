@@ -8,13 +8,10 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, quickExperiment, readJson, tempOut } from './helpers.js';
+import { quickExperiment, readJson, runScenario } from './helpers.js';
 
 async function run(name: string, extra: string[] = []) {
-  const out = tempOut(name);
-  const r = await dcemu(['run', 'test/fixtures/expresspass.yaml', '--out', out, '-q', ...extra]);
-  expect(r.exitCode, r.stderr).toBe(0);
-  return readJson(join(out, 'summary.json'));
+  return (await runScenario(name, 'test/fixtures/expresspass.yaml', extra)).s;
 }
 
 /** deadlines exponential around 1 ms: they only label the flows, ExpressPass runs byte for byte as without */
@@ -116,9 +113,7 @@ describe('TOP', () => {
   });
 
   it('drops valid tokens as expired when a sender’s clock jumps ahead (test/fixtures/top-ptp.yaml, as examples/top-ptp.yaml)', async () => {
-    const out = tempOut('top-ptp');
-    const r = await dcemu(['run', 'test/fixtures/top-ptp.yaml', '--out', out, '-q']);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const { out } = await runScenario('top-ptp', 'test/fixtures/top-ptp.yaml');
     const s = readJson(join(out, 'summary.json'));
     const t = s.expresspass.tokens;
     // h3 jumps 30 µs ahead 100 µs into traffic, after a 3.3 ms PTP warm-up has brought the domain within
