@@ -106,20 +106,20 @@ export async function runNode(
     process.exit(2);
   }
   watchParent();
-  // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
-  // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
-  // so an interrupted run keeps every node's counters
-  let node: NodeProcess | null = null;
-  process.on('SIGTERM', () => (node ? void node.stop('SIGTERM') : process.exit(0)));
-  // Ctrl-C is the orchestrator's to handle: it stops its nodes over the control channel and collects
-  // their reports (the process runtime gives each node its own process group; a node started by
-  // someone else, under compose, may still share a terminal's)
-  process.on('SIGINT', () => {});
   // a container's node ends a moment after the one before it in the run (`DCEMU_EXIT_STAGGER_MS`, set
   // by the docker runtime: containers of one network that end together can make the daemon keep it,
   // see STAY_DEADLINE_MS)
   const stagger = Number(process.env.DCEMU_EXIT_STAGGER_MS ?? 0);
-  node = await startNode(kind, setup, control, name, stagger, (code) => process.exit(code));
+  const node = await startNode(kind, setup, control, name, stagger, (code) => process.exit(code));
+  if (!node) return;
+  // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
+  // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,
+  // so an interrupted run keeps every node's counters
+  process.on('SIGTERM', () => void node.stop('SIGTERM'));
+  // Ctrl-C is the orchestrator's to handle: it stops its nodes over the control channel and collects
+  // their reports (the process runtime gives each node its own process group; a node started by
+  // someone else, under compose, may still share a terminal's)
+  process.on('SIGINT', () => {});
 }
 
 /**

@@ -86,9 +86,6 @@ export class NodePool {
   private opened = 0;
   private readonly idle = new Map<string, PooledProcess[]>();
   private readonly all = new Set<PooledProcess>();
-  /** how many nodes ran in a process the pool had already started, and how many processes it started */
-  reused = 0;
-  started = 0;
 
   /** The pool of this orchestrator process, opened for a command of many runs (nested opens share it). */
   static open(): NodePool {
@@ -113,14 +110,10 @@ export class NodePool {
     const waiting = this.idle.get(key);
     let p = waiting?.pop();
     while (p && !p.alive) p = waiting?.pop();
-    if (p) {
-      this.reused++;
-      return p;
-    }
+    if (p) return p;
     const { proc, pid } = spawn(launch, true);
     const fresh = new PooledProcess(key, proc as IpcProcess, pid);
     this.all.add(fresh);
-    this.started++;
     void proc.then(() => {
       fresh.alive = false;
       this.all.delete(fresh);
