@@ -175,8 +175,22 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
   const out = new Map<number, FlowOutcome>();
   const name = (id: number) => topo.nodes[id]?.name ?? String(id);
   for (const spec of input.planned) {
-    if (spec.start > endNs) continue;
     const row = rows.get(spec.id);
+    if (spec.start > endNs) {
+      // planned past where the run stopped, yet started: a node ahead of the slowest (an interrupted
+      // run inside a long grant) ran it
+      if (row)
+        out.set(
+          spec.id,
+          row.finish >= 0
+            ? { outcome: 'completed', reason: '' }
+            : {
+                outcome: 'running',
+                reason: `started at ${formatNs(row.start)} on a node past where the run stopped (${formatNs(endNs)})`,
+              },
+        );
+      continue;
+    }
     if (row && row.finish >= 0) {
       out.set(spec.id, { outcome: 'completed', reason: '' });
       continue;

@@ -330,6 +330,20 @@ describe('flow outcomes', () => {
     expect(elsewhere.get(1)?.outcome).toBe('unexplained');
     const stopped = flowOutcomes({ ...input, faults: [], stoppedEarly: true });
     expect(stopped.get(2)?.outcome).toBe('running');
+    // an interrupted run: a node ahead of where the run stopped started a flow planned after it
+    const ahead = flowOutcomes({
+      ...input,
+      planned: [flow(1, 0, 2), flow(2, 1, 3, 2000), flow(3, 0, 1, 3000)],
+      flows: [row(1, -1), { ...row(2, -1), start: 2000 }],
+      faults: [],
+      stoppedEarly: true,
+    });
+    expect(ahead.get(2)).toEqual({
+      outcome: 'running',
+      reason: 'started at 2.0 µs on a node past where the run stopped (1.0 µs)',
+    });
+    // one not started is not in the results at all
+    expect(ahead.has(3)).toBe(false);
     // a reliable flow still getting new data near the end is slow, not stuck
     const slow = flowOutcomes({
       ...input,
