@@ -27,7 +27,11 @@ export class PooledProcess {
   /** how many nodes it has run to their end */
   runs = 0;
   alive = true;
+  /** the node it runs: its end without the process (its exit code), and with it (code, signal) */
   private onRelease: ((code: number) => void) | null = null;
+  private onExit: ((code: number | null, signal: string | null) => void) | null = null;
+  /** the node it ran last (stray output after its end still belongs to it) */
+  private last: NodeLaunch | null = null;
 
   constructor(
     readonly key: string,
@@ -36,9 +40,18 @@ export class PooledProcess {
   ) {
     // stray output (a warning, a crash's stack) goes to the files of the node it runs
     const forward = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      const l = this.launch ?? this.last;
+      const l = this.last;
       if (l) appendFileSync(join(l.logDir, `${l.name}.${stream}`), chunk);
     };
+    // a node that ends with its process (a crash, a kill) ends there; one handler for every node it runs
+    void proc.then((r) => {
+      this.alive = false;
+      const end = this.onExit;
+      this.launch = null;
+      this.onRelease = null;
+      this.onExit = null;
+      end?.(r.exitCode ?? null, r.signal ?? null);
+    });
     proc.stdout?.on('data', forward('stdout'));
     proc.stderr?.on('data', forward('stderr'));
     void (async () => {
@@ -53,14 +66,19 @@ export class PooledProcess {
     })();
   }
 
-  /** the node it ran last (stray output after its end still belongs to it) */
-  private last: NodeLaunch | null = null;
-
-  /** Runs `launch`'s node; `onRelease` gets its exit code when it ends without its process. */
-  assign(launch: NodeLaunch, onRelease: (code: number) => void): void {
+  /**
+   * Runs `launch`'s node; `onRelease` gets its exit code when it ends without its process, `onExit`
+   * the process's code and signal when it ends with it.
+   */
+  assign(
+    launch: NodeLaunch,
+    onRelease: (code: number) => void,
+    onExit: (code: number | null, signal: string | null) => void,
+  ): void {
     this.launch = launch;
     this.last = launch;
     this.onRelease = onRelease;
+    this.onExit = onExit;
     void this.proc.sendMessage({ type: 'assign', env: launch.env } satisfies PoolOrder).catch(() => {});
   }
 
@@ -74,6 +92,7 @@ export class PooledProcess {
     const done = this.onRelease;
     this.launch = null;
     this.onRelease = null;
+    this.onExit = null;
     done?.(code);
   }
 }
@@ -114,10 +133,7 @@ export class NodePool {
     const { proc, pid } = spawn(launch, true);
     const fresh = new PooledProcess(key, proc as IpcProcess, pid);
     this.all.add(fresh);
-    void proc.then(() => {
-      fresh.alive = false;
-      this.all.delete(fresh);
-    });
+    void proc.then(() => this.all.delete(fresh));
     return fresh;
   }
 

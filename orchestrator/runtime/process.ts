@@ -119,11 +119,14 @@ class StartedProcesses implements StartedRuntime {
       settle();
       this.exited(info);
     };
-    p.assign(l, (code) => {
-      done({ name: l.name, code, signal: null });
-      pool.give(p, code === 0);
-    });
-    void p.proc.then((r) => done({ name: l.name, code: r.exitCode ?? null, signal: r.signal ?? null }));
+    p.assign(
+      l,
+      (code) => {
+        done({ name: l.name, code, signal: null });
+        pool.give(p, code === 0);
+      },
+      (code, signal) => done({ name: l.name, code, signal }),
+    );
     return child;
   }
 
@@ -189,7 +192,7 @@ class StartedProcesses implements StartedRuntime {
       Promise.allSettled(all.filter(ours).map((c) => c.proc)),
       new Promise((r) => setTimeout(r, 3000).unref()),
     ]);
-    const leftRunning = all.filter((c) => (c.pooled === null || c.running) && pidAlive(c.pid)).length;
+    const leftRunning = all.filter((c) => ours(c) && pidAlive(c.pid)).length;
     return { started: all.length, leftRunning, ...(this.pooled ? { reused: this.reused } : {}) };
   }
 }
