@@ -55,9 +55,13 @@ export class ControlClient extends EventEmitter<{ message: [ControlMessage]; clo
     });
   }
 
-  close(): void {
+  /** Ends the connection; resolves once the other side has read everything and closed its end too. */
+  close(): Promise<void> {
     this.closed = true;
+    if (this.socket.closed) return Promise.resolve();
+    const gone = new Promise<void>((resolve) => this.socket.once('close', () => resolve()));
     this.socket.end();
+    return gone;
   }
 }
 

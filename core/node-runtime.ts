@@ -641,8 +641,10 @@ class NodeProcess {
       setTimeout(() => this.exit(0), STAY_DEADLINE_MS).unref();
       return;
     }
-    this.client.close();
-    setTimeout(() => this.exit(0), 200).unref();
+    // the process ends once the other side has read the report (it closes its end when it has): a
+    // container's network goes with its process, and a report still in flight with it
+    await this.client.close();
+    this.exit(0);
   }
 
   /** Stops every part of the node and gathers its report: its counters, ports, flows and the role's own. */
@@ -709,7 +711,7 @@ class NodeProcess {
     // sockets and its log file; nothing more is sent
     this.ctx?.sched.stop();
     this.sync?.stop();
-    this.client.close();
+    void this.client.close();
     this.endpoint?.closeNow();
     if (this.ctx) closeLogger(this.ctx.log);
     this.end(code);
