@@ -19,5 +19,8 @@ if (major < 24) {
 }
 // a Ctrl-C while the modules below load is caught too: it says so instead of vanishing
 catchInterrupts();
+// a reader that goes away (`dcemu run … | head`) never ends a run half-way, leaving its containers
+// and no summary: what it would have read is dropped, and the run ends as it would have
+for (const out of [process.stdout, process.stderr]) out.on('error', () => {});
 module.enableCompileCache?.(compileCacheDir());
 await import('./commands.js');
