@@ -163,6 +163,7 @@ export class Fabric {
           cpuBound: this.scenario.sync === 'conservative',
           ...(schemeDir !== undefined && { schemeDir }),
         })),
+        signal,
       );
       await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000, signal);
     } catch (err) {
@@ -1173,6 +1174,7 @@ export class StartedFabric implements AsyncDisposable {
     await this.server.close();
     const capture = this.capture?.close(this.now());
     const missing: FabricResult['missing'] = [];
+    const cutShort = this.interruption?.during === 'start-up';
     for (const n of this.nodes.values()) {
       if (n.report) continue;
       missing.push({
@@ -1183,9 +1185,14 @@ export class StartedFabric implements AsyncDisposable {
             ? 'stopped by the timeline'
             : n.crashed !== null
               ? `crashed (${n.crashed})`
-              : n.exited
-                ? 'exited early'
-                : 'no report',
+              : cutShort
+                ? // its process never started, or had not taken its part when the interrupt came
+                  n.conn === null && !n.exited
+                  ? 'not started: the start-up was interrupted'
+                  : 'stopped while starting: the start-up was interrupted'
+                : n.exited
+                  ? 'exited early'
+                  : 'no report',
       });
     }
     // the virtual time reached: the last barrier, or (inside a long grant) the time every node that

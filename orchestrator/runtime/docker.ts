@@ -94,7 +94,7 @@ export class DockerRuntime implements Runtime {
     };
   }
 
-  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+  async start(launches: NodeLaunch[], signal?: AbortSignal): Promise<StartedRuntime> {
     const net = this.network;
     if (!net) throw new Error('DockerRuntime.start before prepare');
     const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
@@ -111,12 +111,21 @@ export class DockerRuntime implements Runtime {
       const containers = await mapBounded(launches, CREATE_CONCURRENCY, (l) =>
         d.createContainer(containerSpec(l, image, net, address(l.name), index.get(l.name)!)),
       );
-      for (const c of containers) await c.start();
+      // an interrupt ends the start-up here (22 one at a time take seconds): what started is
+      // stopped and collected, what did not is removed with the run
+      for (const [i, c] of containers.entries()) {
+        if (signal?.aborted) break;
+        await c.start();
+        started.began(launches[i].name);
+      }
     } catch (err) {
       await started.stop();
       throw new RuntimeError(`cannot start the node containers: ${(err as Error).message.split('\n')[0]}`);
     }
-    this.opts.log?.(`${launches.length} containers started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const n = started.startedCount;
+    this.opts.log?.(
+      `${n < launches.length ? `${n} of ${launches.length}` : n} containers started in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     return started;
   }
 }
@@ -183,6 +192,8 @@ class StartedContainers implements StartedRuntime {
   private readonly earlyExits: ExitInfo[] = [];
   private events: NodeJS.ReadableStream | null = null;
   private stopped: Promise<StoppedRuntime> | null = null;
+  /** the nodes whose containers were started (an interrupt may end the start-up before all were) */
+  private readonly begun = new Set<string>();
 
   constructor(
     private readonly d: Docker,
@@ -282,6 +293,14 @@ class StartedContainers implements StartedRuntime {
     }
   }
 
+  began(name: string): void {
+    this.begun.add(name);
+  }
+
+  get startedCount(): number {
+    return this.begun.size;
+  }
+
   onExit(handler: (info: ExitInfo) => void): void {
     this.handlers.push(handler);
     // containers that died while others were still starting, before anyone listened
@@ -355,7 +374,7 @@ class StartedContainers implements StartedRuntime {
     const kept = runId === undefined ? [] : (await removeRun(runId)).kept;
     const leftRunning = runId === undefined ? 0 : await runContainers(runId);
     return {
-      started: all.length,
+      started: this.begun.size,
       leftRunning,
       ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
     };

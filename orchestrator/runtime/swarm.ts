@@ -171,7 +171,7 @@ export class SwarmRuntime implements Runtime {
     }
   }
 
-  async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+  async start(launches: NodeLaunch[], signal?: AbortSignal): Promise<StartedRuntime> {
     const net = this.network;
     const image = this.image;
     if (!net || !image) throw new Error('SwarmRuntime.start before prepare');
@@ -190,13 +190,15 @@ export class SwarmRuntime implements Runtime {
     const started = new StartedServices(d, daemons, net, launches);
     const t0 = Date.now();
     try {
+      // an interrupt ends the start-up where it is: no more services, no more waiting for their tasks
       await mapBounded(launches, CREATE_CONCURRENCY, async (l) => {
+        if (signal?.aborted) return;
         const machine = this.placement.get(l.name) ?? this.machines[0].id;
         const local = this.machines.find((m) => m.id === machine)?.local ?? false;
         const svc = (await d.createService(serviceSpec(l, image, net, machine, local))) as { id: string };
         started.created(l.name, svc.id);
       });
-      await started.running();
+      await started.running(signal);
     } catch (err) {
       await started.stop();
       throw err instanceof RuntimeError
@@ -204,7 +206,10 @@ export class SwarmRuntime implements Runtime {
         : new RuntimeError(`cannot start the node services: ${(err as Error).message.split('\n')[0]}`);
     }
     started.follow();
-    this.opts.log?.(`${launches.length} services started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const n = started.startedCount;
+    this.opts.log?.(
+      `${n < launches.length ? `${n} of ${launches.length}` : n} services started in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     return started;
   }
 }
@@ -521,11 +526,20 @@ class StartedServices implements StartedRuntime {
     this.nodes.set(name, { launch, service, task: null, paused: false, ops: new InOrder(), exitSeen: false });
   }
 
-  /** Waits until every node's task runs; a task the swarm could not run fails the start, saying why. */
-  async running(): Promise<void> {
+  /** the nodes whose services were created (an interrupt may end the start-up before all were) */
+  get startedCount(): number {
+    return this.nodes.size;
+  }
+
+  /**
+   * Waits until every node's task runs (or `signal` aborts the start-up); a task the swarm could not
+   * run fails the start, saying why.
+   */
+  async running(signal?: AbortSignal): Promise<void> {
     let waiting: string[] = [];
     await pollUntil(
       async () => {
+        if (signal?.aborted) return true;
         await this.poll();
         waiting = [];
         for (const n of this.nodes.values()) {
@@ -728,7 +742,7 @@ class StartedServices implements StartedRuntime {
     const kept = runId === undefined ? [] : await removeSwarmRun(runId);
     const leftRunning = runId === undefined ? 0 : await runContainers(runId);
     return {
-      started: this.launches.length,
+      started: this.nodes.size,
       leftRunning,
       ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
     };

@@ -132,5 +132,9 @@ export interface Runtime {
    * are the groups of nodes a runtime that spans machines keeps on one machine (placement.ts)
    */
   prepare(nodes: string[], runId: string, racks?: string[][]): Promise<RuntimeSite>;
-  start(launches: NodeLaunch[]): Promise<StartedRuntime>;
+  /**
+   * starts the nodes; an abort of `signal` (an interrupt) ends the start-up where it is: what started
+   * is returned, for the fabric to stop and collect
+   */
+  start(launches: NodeLaunch[], signal?: AbortSignal): Promise<StartedRuntime>;
 }
