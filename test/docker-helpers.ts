@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { dcemu } from './helpers.js';
+import { CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
 
 export async function dockerAnswers(): Promise<boolean> {
   const r = await execa('docker', ['version', '--format', '{{.Server.Version}}'], {
@@ -81,3 +81,31 @@ export const QUICK = [
   '--set',
   'timeline.0.at=200us',
 ];
+
+/**
+ * The quickstart on a container runtime, SIGINTed once `when` is printed (its nodes are then starting):
+ * the start-up ends there, fewer than its 22 nodes started, and the summary says so and why each node
+ * has no report. (Leftovers: `checkLeftoversEachTest`.)
+ */
+export async function interruptStartup(runtime: 'docker' | 'swarm', when: RegExp): Promise<void> {
+  const out = tempOut(`${runtime}-startup-int`);
+  const run = execa(
+    process.execPath,
+    [CLI, 'run', 'examples/quickstart.yaml', '--runtime', runtime, '--out', out, '--no-plots'],
+    { cwd: ROOT, reject: false, env: { FORCE_COLOR: '0' } },
+  );
+  await waitForStderr(run, when);
+  run.kill('SIGINT');
+  const r = await run;
+  expect(r.exitCode, r.stderr).toBe(130);
+  const what = runtime === 'docker' ? 'containers' : 'services';
+  const started = Number(new RegExp(`(\\d+) of 22 ${what} started`).exec(r.stderr)?.[1]);
+  expect(started, r.stderr).toBeLessThan(22);
+  const s = readJson(join(out, 'summary.json'));
+  expect(s.interrupted).toMatchObject({ by: 'SIGINT', during: 'start-up' });
+  expect(s.processes).toMatchObject({ started, leftRunning: 0 });
+  // every node says why it has no report: it never started, or was stopped while it started
+  expect(s.processes.missingReports).toHaveLength(22);
+  for (const m of s.processes.missingReports)
+    expect(m.reason).toMatch(/^(not started|stopped while starting): the start-up was interrupted$/);
+}

@@ -679,7 +679,9 @@ class StartedServices implements StartedRuntime {
   }
 
   resume(name: string): Promise<void> {
-    const n = this.node(name);
+    // teardown wakes every node: one whose service an interrupted start-up never made has no task
+    const n = this.nodes.get(name);
+    if (!n) return Promise.resolve();
     return n.ops.run(async () => {
       if (!n.paused) return;
       await this.container(name)?.unpause();

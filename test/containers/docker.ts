@@ -6,10 +6,9 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkLeftoversEachTest, dockerAnswers, events, QUICK } from '../docker-helpers.js';
-import { CLI, dcemu, ROOT, readJson, tempOut, waitForStderr } from '../helpers.js';
+import { checkLeftoversEachTest, dockerAnswers, events, interruptStartup, QUICK } from '../docker-helpers.js';
+import { dcemu, ROOT, readJson, tempOut } from '../helpers.js';
 
 const docker = await dockerAnswers();
 const skip = !docker && process.env.CI !== 'true';
@@ -145,27 +144,8 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
   });
 
   it('Ctrl-C while the containers start ends the start-up there: a summary of what started, nothing left', async () => {
-    const out = tempOut('docker-startup-int');
-    const run = execa(
-      process.execPath,
-      [CLI, 'run', 'examples/quickstart.yaml', '--runtime', 'docker', '--out', out, '--no-plots'],
-      { cwd: ROOT, reject: false, env: { FORCE_COLOR: '0' } },
-    );
     // the containers start one at a time after the image check (seconds for 22): interrupted there
-    await waitForStderr(run, /image dcemu:\w+ is up to date/);
-    run.kill('SIGINT');
-    const r = await run;
-    expect(r.exitCode, r.stderr).toBe(130);
-    const started = Number(/(\d+) of 22 containers started/.exec(r.stderr)?.[1]);
-    expect(started).toBeLessThan(22);
-    const s = readJson(join(out, 'summary.json'));
-    expect(s.interrupted).toMatchObject({ by: 'SIGINT', during: 'start-up' });
-    expect(s.processes).toMatchObject({ started, leftRunning: 0 });
-    // every node says why it has no report: it never started, or was stopped while it started
-    const reasons = new Set(s.processes.missingReports.map((m: { reason: string }) => m.reason));
-    expect(s.processes.missingReports).toHaveLength(22);
-    for (const why of reasons)
-      expect(why).toMatch(/^(not started|stopped while starting): the start-up was interrupted$/);
+    await interruptStartup('docker', /image dcemu:\w+ is up to date/);
   });
 
   it('conservative mode: stop/start restart the node exactly at their times, disconnect/connect cut it off at the wire', async () => {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkLeftoversEachTest, dockerAnswers, QUICK } from '../docker-helpers.js';
+import { checkLeftoversEachTest, dockerAnswers, interruptStartup, QUICK } from '../docker-helpers.js';
 import { dcemu, readJson, tempOut } from '../helpers.js';
 
 const docker = await dockerAnswers();
@@ -68,6 +68,11 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
     for (const f of ['flows.csv', 'queues.csv', 'events.jsonl'])
       expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(proc, f), 'utf8'));
   }, 240_000);
+
+  it('Ctrl-C while the services start ends the start-up there: a summary of what started, nothing left', async () => {
+    // services are made once the overlay and the control relay are up
+    await interruptStartup('swarm', /control relay at \S+/);
+  });
 
   it('conservative mode: stop/start (a new task), disconnect/connect act at their exact times, as on docker', async () => {
     const out = tempOut('swarm-faults');
