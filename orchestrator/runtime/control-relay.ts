@@ -12,14 +12,14 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export const RELAY_PORT = 40001;
 
-/** How long a connection one side closed cleanly may take to hand the other side what it still holds. */
+/** how long the relay goes on handing what it holds to one side after the other closed */
 const FLUSH_MS = 30_000;
 
 /**
- * A server that pipes each connection it accepts to `host:port`. One side closing cleanly ends the
- * other once everything already read from it has been written (a node's last report, its queue rows,
- * can still sit in the relay's write buffer when the node's connection closes, cleanly or by a reset;
- * destroying the other side there lost it).
+ * A server that pipes each connection it accepts to `host:port`. One side closing, cleanly or by a
+ * reset, ends the other once everything already read from it has been written: a node's last report
+ * (its queue rows) can still sit in the relay's write buffer when the node's connection closes, and
+ * destroying the other side there could lose it.
  */
 export function relayServer(host: string, port: number): Server {
   return createServer((node) => {
