@@ -174,6 +174,19 @@ export class Fabric {
   }
 }
 
+/** Why a node sent no report; `cutShort`: an interrupt ended the run's start-up. */
+function noReport(n: NodeState, cutShort: boolean): string {
+  if (n.killed) return 'killed by the timeline';
+  if (n.stopped) return 'stopped by the timeline';
+  if (n.crashed !== null) return `crashed (${n.crashed})`;
+  // its process never started, or had not taken its part when the interrupt came
+  if (cutShort)
+    return n.conn === null && !n.exited
+      ? 'not started: the start-up was interrupted'
+      : 'stopped while starting: the start-up was interrupted';
+  return n.exited ? 'exited early' : 'no report';
+}
+
 interface NodeState {
   config: NodeConfig;
   conn: ControlConnection | null;
@@ -1175,26 +1188,8 @@ export class StartedFabric implements AsyncDisposable {
     const capture = this.capture?.close(this.now());
     const missing: FabricResult['missing'] = [];
     const cutShort = this.interruption?.during === 'start-up';
-    for (const n of this.nodes.values()) {
-      if (n.report) continue;
-      missing.push({
-        node: n.config.name,
-        reason: n.killed
-          ? 'killed by the timeline'
-          : n.stopped
-            ? 'stopped by the timeline'
-            : n.crashed !== null
-              ? `crashed (${n.crashed})`
-              : cutShort
-                ? // its process never started, or had not taken its part when the interrupt came
-                  n.conn === null && !n.exited
-                  ? 'not started: the start-up was interrupted'
-                  : 'stopped while starting: the start-up was interrupted'
-                : n.exited
-                  ? 'exited early'
-                  : 'no report',
-      });
-    }
+    for (const n of this.nodes.values())
+      if (!n.report) missing.push({ node: n.config.name, reason: noReport(n, cutShort) });
     // the virtual time reached: the last barrier, or (inside a long grant) the time every node that
     // reported had got to when it did
     let reached = this.now();

@@ -9,8 +9,7 @@ import { dcemu, readJson, runScenario } from './helpers.js';
 
 describe('PTP on the emulated fabric', () => {
   it('turns a one-way delay d on the grandmaster link into a d/2 clock error', async () => {
-    const { out } = await runScenario('asym', 'test/fixtures/clocks-asym.yaml');
-    const c = readJson(join(out, 'summary.json')).clocks;
+    const c = (await runScenario('asym', 'test/fixtures/clocks-asym.yaml')).s.clocks;
     expect(c.lockedNodes).toBe(3);
     // master → slave frames take 2 µs longer: slaves estimate offset + d/2 and settle d/2 behind
     expect(c.meanErrNs).toBeGreaterThan(-1100);
@@ -117,8 +116,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('measures free-running clocks when there is no PTP', async () => {
-    const { out } = await runScenario('free', 'test/fixtures/clocks-free.yaml');
-    const c = readJson(join(out, 'summary.json')).clocks;
+    const c = (await runScenario('free', 'test/fixtures/clocks-free.yaml')).s.clocks;
     expect(c.timestamping).toBe('none');
     expect(c.nodes).toHaveLength(3);
     // at most 50 ppm over ~2 ms of traffic, plus wander and the 8 ns read granularity
@@ -127,8 +125,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('applies oscillator faults when they fire, and the servo brings the clock back', async () => {
-    const { out } = await runScenario('clockfaults', 'test/fixtures/clock-faults.yaml');
-    const s = readJson(join(out, 'summary.json'));
+    const { out, s } = await runScenario('clockfaults', 'test/fixtures/clock-faults.yaml');
     expect(s.clocks.lockedNodes).toBe(3);
     const h2 = readFileSync(join(out, 'clocks.csv'), 'utf8')
       .trim()
@@ -155,8 +152,7 @@ describe('PTP on the emulated fabric', () => {
   });
 
   it('locks every slave within 100 ns under load, survives a grandmaster kill and re-locks', async () => {
-    const { out } = await runScenario('failover', 'test/fixtures/clocks-failover.yaml');
-    const s = readJson(join(out, 'summary.json'));
+    const { out, s } = await runScenario('failover', 'test/fixtures/clocks-failover.yaml');
     const c = s.clocks;
     expect(c.lockedNodes).toBe(5);
     // before the failure: hardware stamps and transparent clocks keep every slave within 100 ns

@@ -24,6 +24,7 @@ import {
   removeRun,
   runContainers,
   signalName,
+  startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { ensureImage, imageEntry } from './image.js';
@@ -122,10 +123,7 @@ export class DockerRuntime implements Runtime {
       await started.stop();
       throw new RuntimeError(`cannot start the node containers: ${(err as Error).message.split('\n')[0]}`);
     }
-    const n = started.startedCount;
-    this.opts.log?.(
-      `${n < launches.length ? `${n} of ${launches.length}` : n} containers started in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-    );
+    this.opts.log?.(startedLine(started.startedCount, launches.length, 'containers', t0));
     return started;
   }
 }

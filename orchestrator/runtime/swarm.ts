@@ -43,6 +43,7 @@ import {
   removeRun,
   runContainers,
   signalName,
+  startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
@@ -206,10 +207,7 @@ export class SwarmRuntime implements Runtime {
         : new RuntimeError(`cannot start the node services: ${(err as Error).message.split('\n')[0]}`);
     }
     started.follow();
-    const n = started.startedCount;
-    this.opts.log?.(
-      `${n < launches.length ? `${n} of ${launches.length}` : n} services started in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-    );
+    this.opts.log?.(startedLine(started.startedCount, launches.length, 'services', t0));
     return started;
   }
 }
