@@ -7,7 +7,6 @@
  * machine to itself, is in test/timing.integration.test.ts.
  */
 import './containers/docker.js';
-import './containers/capture.js';
 import './containers/clean.js';
 import './containers/compose.js';
 import './containers/swarm.js';

@@ -73,14 +73,31 @@ export function checkLeftoversEachTest(): () => Promise<Record<string, string[]>
 
 /**
  * The quickstart's fabric and spine kill, with short fixed-size flows: ~180 flows in 400 µs, every one
- * done within ~1.3 ms, so the containers' start and teardown are what takes the time
+ * done within ~1.3 ms, so the containers' start and teardown are what takes the time. The other spine
+ * is paused (its container frozen) for 100 µs before the kill.
  */
 export const QUICK = [
   '--set',
   'workload={pattern: all-to-all, fixedSize: 20KB, load: 0.5, duration: 400us}',
   '--set',
-  'timeline.0.at=200us',
+  'timeline=[{at: 50us, action: pause, node: spine1}, {at: 150us, action: resume, node: spine1}, {at: 200us, action: kill, node: spine0}]',
 ];
+
+let quickOnProcesses: Promise<string> | null = null;
+
+/**
+ * The results folder of the QUICK quickstart on the process runtime, run once for the tests that
+ * compare a container runtime's bytes with it
+ */
+export function quickstartOnProcesses(): Promise<string> {
+  quickOnProcesses ??= (async () => {
+    const out = tempOut('process-quickstart');
+    const p = await dcemu(['run', 'examples/quickstart.yaml', '--out', out, '-q', ...QUICK]);
+    expect(p.exitCode, p.stderr).toBe(0);
+    return out;
+  })();
+  return quickOnProcesses;
+}
 
 /**
  * The quickstart on a container runtime, SIGINTed once `when` is printed (its nodes are then starting):

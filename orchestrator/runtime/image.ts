@@ -70,8 +70,9 @@ export async function ensureImage(
   const dockerfile = dockerfileText();
   const hash = hashEntries(entries, dockerfile);
   const tag = `${IMAGE_REPO}:${hash}`;
-  if (!opts.force && (await imageExists(tag))) {
-    await docker(['tag', tag, `${IMAGE_REPO}:latest`]);
+  const ids = opts.force ? null : await imageIds([tag, `${IMAGE_REPO}:latest`]);
+  if (ids?.[0]) {
+    if (ids[1] !== ids[0]) await docker(['tag', tag, `${IMAGE_REPO}:latest`]);
     log(`image ${tag} is up to date`);
     return tag;
   }
@@ -288,20 +289,49 @@ function walk(dir: string, skipNested = false): Array<{ src: string; exec: boole
 
 /** sha256 over destinations, modes and contents: the image's identity (12 hex digits in the tag). */
 function hashEntries(entries: Entry[], dockerfile: string): string {
+  // reading every file (the Node binary alone is ~120 MB) takes a second at each run's start: the hash
+  // is kept beside what each file's stat said when it was computed, and read again only when one of
+  // them changed (as git's index does; a file rewritten within the same mtime, size and inode is missed)
+  const stats = createHash('sha256').update(dockerfile);
+  for (const e of entries) {
+    const st = statSync(e.src, { bigint: true });
+    stats.update(
+      `\0${e.src}\0${e.dest}\0${e.exec ? 'x' : '-'}\0${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
+    );
+  }
+  const key = stats.digest('hex');
+  const cache = join(tmpdir(), 'dcemu-image-hash.json');
+  try {
+    const kept = JSON.parse(readFileSync(cache, 'utf8')) as { key?: string; hash?: string };
+    if (kept.key === key && typeof kept.hash === 'string') return kept.hash;
+  } catch {
+    // none yet, or unreadable: computed below
+  }
   const h = createHash('sha256');
   h.update(dockerfile);
   for (const e of entries) {
     h.update(`\0${e.dest}\0${e.exec ? 'x' : '-'}\0`);
     h.update(readFileSync(e.src));
   }
-  return h.digest('hex').slice(0, 12);
+  const hash = h.digest('hex').slice(0, 12);
+  try {
+    writeFileSync(cache, JSON.stringify({ key, hash }));
+  } catch {
+    // a cache that cannot be written costs the next run a second, nothing else
+  }
+  return hash;
 }
 
-async function imageExists(tag: string): Promise<boolean> {
-  const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', tag], { reject: false });
-  if (r.exitCode === 0) return true;
-  if (/no such image/i.test(r.stderr)) return false;
-  throw dockerError(['image', 'inspect', tag], r.stderr, r.failed && r.exitCode === undefined);
+/** the image ids of `tags`, in their order (null: no such image), in one docker call */
+async function imageIds(tags: string[]): Promise<Array<string | null>> {
+  const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', ...tags], { reject: false });
+  // the ids of the images that exist, in order, then an error naming each that does not
+  const err = r.stderr.toLowerCase();
+  const missing = new Set(tags.filter((t) => err.includes(`no such image: ${t.toLowerCase()}`)));
+  if (r.exitCode !== 0 && missing.size === 0)
+    throw dockerError(['image', 'inspect', ...tags], r.stderr, r.failed && r.exitCode === undefined);
+  const ids = r.stdout.split('\n').filter(Boolean);
+  return tags.map((t) => (missing.has(t) ? null : (ids.shift() ?? null)));
 }
 
 async function docker(args: string[]): Promise<void> {
