@@ -153,8 +153,14 @@ describe.skipIf(skip)('dcemu run --runtime docker --sync dilated', () => {
       // the daemon's own timing in the loop: dilated mode
       '--sync',
       'dilated',
-      // what is asserted is that the actions fire and are detected, not the dilated run's fidelity
+      // what is asserted is that the actions fire and are detected, not the dilated run's fidelity: at
+      // tdf 1000 (a virtual ms a wall second, the daemon's stop and start well inside it), and traffic
+      // up to just after the last action
       '--allow-unfaithful',
+      '--tdf',
+      '1000',
+      '--set',
+      'workload.duration=5200us',
       '--runtime',
       'docker',
       '--out',
