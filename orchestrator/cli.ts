@@ -8,6 +8,7 @@
 import module from 'node:module';
 import { compileCacheDir } from '../core/paths.js';
 import { catchInterrupts } from './interrupts.js';
+import { heldOnCrash, releaseAll } from './runtime/crash-removal.js';
 
 // the project runs on Node 24 (package.json engines); an older Node fails deep inside a dependency
 const major = Number(process.versions.node.split('.')[0]);
@@ -22,5 +23,22 @@ catchInterrupts();
 // a reader that goes away (`dcemu run … | head`) never ends a run half-way, leaving its containers
 // and no summary: what it would have read is dropped, and the run ends as it would have
 for (const out of [process.stdout, process.stderr]) out.on('error', () => {});
+// a bug (an uncaught exception or rejection) ends the command with its stack, after removing what a
+// run under way made on a container runtime: its containers and network would outlive it otherwise
+let crashed = false;
+const crash = async (err: unknown): Promise<void> => {
+  process.stderr.write(`dcemu: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+  if (crashed) return;
+  crashed = true;
+  process.exitCode = 1;
+  const held = heldOnCrash();
+  if (held.length > 0) {
+    process.stderr.write(`dcemu: removing ${held.join('; ')} ...\n`);
+    for (const p of await releaseAll(30_000)) process.stderr.write(`dcemu: warning: ${p}\n`);
+  }
+  process.exit(1);
+};
+process.on('uncaughtException', (err) => void crash(err));
+process.on('unhandledRejection', (err) => void crash(err));
 module.enableCompileCache?.(compileCacheDir());
 await import('./commands.js');

@@ -17,6 +17,7 @@ import { RuntimeError } from './errors.js';
 import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import { type Progress, stallDiagnosis } from './progress.js';
+import { releasedOnCrash } from './runtime/crash-removal.js';
 import { racks } from './runtime/placement.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from './scenario/resolve.js';
@@ -117,10 +118,14 @@ export class Fabric {
     const epoch = monotonicEpoch();
     const runId = this.opts.runId ?? newRunId();
     const schemeDir = userSchemeDir(this.scenario.scheme.kind);
-    const site = await runtime.prepare(
-      this.scenario.topology.nodes.map((n) => n.name),
-      runId,
-      racks(this.scenario.topology),
+    // what the site made (a container runtime's network, relay and containers) is removed should the
+    // orchestrator crash before its teardown
+    const site = releasedOnCrash(
+      await runtime.prepare(
+        this.scenario.topology.nodes.map((n) => n.name),
+        runId,
+        racks(this.scenario.topology),
+      ),
     );
     const server = new ControlServer();
     let capture: CaptureFiles | null = null;

@@ -88,6 +88,7 @@ export class DockerRuntime implements Runtime {
         return net.address(i);
       },
       nodePort: NODE_UDP_PORT,
+      outlives: `the containers and network of run ${runId}`,
       release: async () => {
         const { kept } = await removeRun(runId);
         if (kept.length > 0) throw new RuntimeError(keptMessage(kept));

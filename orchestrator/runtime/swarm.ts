@@ -164,6 +164,7 @@ export class SwarmRuntime implements Runtime {
         controlAddress: `${relay}:${RELAY_PORT}`,
         bindHost: () => net.subnet,
         nodePort: NODE_UDP_PORT,
+        outlives: `the services and network of run ${runId}`,
         release,
       };
     } catch (err) {

@@ -58,6 +58,11 @@ export interface RuntimeSite {
   nodePort?: number;
   /** undoes `prepare` when the run never starts (start-up failed); idempotent */
   release(): Promise<void>;
+  /**
+   * what `release` removes that would outlive the orchestrator (a container runtime's containers and
+   * network), for the line an orchestrator that crashes prints as it removes them; none: nothing
+   */
+  outlives?: string;
 }
 
 /** Faults only a container runtime can inject: real, kernel-level, beside the emulated wire faults. */
