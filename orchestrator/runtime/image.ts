@@ -300,7 +300,7 @@ function hashEntries(entries: Entry[], dockerfile: string): string {
     );
   }
   const key = stats.digest('hex');
-  const cache = join(tmpdir(), 'dcemu-image-hash.json');
+  const cache = join(tmpdir(), `dcemu-image-hash-${process.getuid?.() ?? 0}.json`);
   try {
     const kept = JSON.parse(readFileSync(cache, 'utf8')) as { key?: string; hash?: string };
     if (kept.key === key && typeof kept.hash === 'string') return kept.hash;
