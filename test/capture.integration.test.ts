@@ -3,7 +3,8 @@
  * orchestrator, which writes one pcapng per egress port. In conservative mode the capture is exact:
  * every frame the port sent (its counter), stamped at the fabric time its serialization started. tshark
  * reads every file, and with tools/dcemu.lua decodes the dcemu header. Outside CI the tshark checks skip,
- * saying so, when tshark is not installed. The docker runtime's captures: test/containers/capture.ts.
+ * saying so, when tshark is not installed. The docker runtime's captures: the user's-scheme run in
+ * test/containers/docker.ts.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
