@@ -154,11 +154,13 @@ describe.skipIf(skip)('dcemu run --runtime docker --sync dilated', () => {
       '--sync',
       'dilated',
       // what is asserted is that the actions fire and are detected, not the dilated run's fidelity: at
-      // tdf 1000 (a virtual ms a wall second, the daemon's stop and start well inside it), and traffic
-      // up to just after the last action
+      // tdf 1000 (a virtual ms a wall second), the actions 1 ms apart or more (a restarted container's
+      // node is back ~0.75 s after its start here), traffic up to just after the last action
       '--allow-unfaithful',
       '--tdf',
       '1000',
+      '--set',
+      'timeline=[{at: 1ms, action: stop, node: spine0}, {at: 2ms, action: start, node: spine0}, {at: 4ms, action: disconnect, node: spine1}, {at: 5ms, action: connect, node: spine1}]',
       '--set',
       'workload.duration=5200us',
       '--runtime',
