@@ -149,8 +149,10 @@ function imageEntries(root: string): Entry[] {
   for (const lib of sharedLibraries(node)) entries.push({ src: realpathSync(lib), dest: lib, exec: true });
   const app = (rel: string): string => posix.join(APP_DIR, ...rel.split('/'));
   entries.push({ src: join(root, 'package.json'), dest: app('package.json'), exec: false });
+  // (no node_modules of theirs: an example's, made by running it here, holds caches and links, and
+  // the image would change with them)
   for (const dir of ['dist', 'data', 'examples']) {
-    for (const f of walk(join(root, dir))) entries.push({ ...f, dest: app(relative(root, f.src)) });
+    for (const f of walk(join(root, dir), 'any')) entries.push({ ...f, dest: app(relative(root, f.src)) });
   }
   for (const pkg of productionPackages(root)) {
     // a package of dcemu's own tree keeps its place; one hoisted above it (dcemu installed in a
@@ -159,7 +161,7 @@ function imageEntries(root: string): Entry[] {
     const at = inside
       ? relative(root, pkg)
       : `node_modules/${pkg.slice(pkg.lastIndexOf('/node_modules/') + 14)}`;
-    for (const f of walk(pkg, true)) {
+    for (const f of walk(pkg, 'top')) {
       entries.push({ ...f, dest: app(posix.join(at, relative(pkg, f.src))) });
       if (f.src.endsWith('.node'))
         for (const lib of addonLibraries(f.src))
@@ -268,15 +270,15 @@ function locate(fromDir: string, name: string): string | null {
 }
 
 /**
- * Files under `dir`, following symlinks to files. A package's own `node_modules` is left out
- * (`skipNested`): the packages in it that are needed are in the closure themselves.
+ * Files under `dir`, following symlinks to files. `node_modules` folders are left out: a package's own
+ * (`top`: the packages in it that are needed are in the closure themselves), or every one (`any`).
  */
-function walk(dir: string, skipNested = false): Array<{ src: string; exec: boolean }> {
+function walk(dir: string, skipModules: 'top' | 'any'): Array<{ src: string; exec: boolean }> {
   const files: Array<{ src: string; exec: boolean }> = [];
   const visit = (d: string, top: boolean): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
-      if (top && skipNested && e.name === 'node_modules') continue;
+      if (e.name === 'node_modules' && (top || skipModules === 'any')) continue;
       if (e.name === '.bin') continue;
       const st = e.isSymbolicLink() ? statSync(p, { throwIfNoEntry: false }) : null;
       if (e.isDirectory()) visit(p, false);
