@@ -61,6 +61,8 @@ interface RunOptions {
   allowUnfaithful?: boolean;
   out?: string;
   quiet?: boolean;
+  /** wall seconds between progress lines when stderr is not a terminal */
+  progressEvery?: number;
   set?: string[];
   runtime?: string;
   subnet?: string;
@@ -169,7 +171,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
           if (opts.quiet) return;
           const line = progressLine(p, (Date.now() - t0) / 1000);
           if (tty) process.stderr.write(`\r\x1b[2K${line}`);
-          else if (Date.now() - lastPrint >= 5000) {
+          else if (Date.now() - lastPrint >= 1000 * (opts.progressEvery ?? 5)) {
             lastPrint = Date.now();
             say(line);
           }
@@ -251,6 +253,11 @@ program
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option('--force', 'start even when the nodes need more memory than this machine has (~30 MB each)')
   .option('-q, --quiet', 'no progress line')
+  .option(
+    '--progress-every <s>',
+    'seconds of wall time between progress lines when stderr is not a terminal (a log; default 5)',
+    positive,
+  )
   .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
   .option(...SET_OPTION)
   .option(

@@ -69,7 +69,8 @@ export function startRun(
   out: string,
   opts: { detached?: boolean; args?: string[]; progress?: boolean } = {},
 ) {
-  // `progress`: the progress line on stderr (each 5 s when not a terminal, the first at once)
+  // `progress`: the progress line on stderr (each 5 s when not a terminal unless --progress-every says
+  // otherwise, the first at once)
   const { args = [], progress = false, ...options } = opts;
   return execa(process.execPath, [CLI, 'run', scenario, '--out', out, ...(progress ? [] : ['-q']), ...args], {
     cwd: ROOT,

@@ -297,7 +297,12 @@ describe('dcemu run (process runtime)', () => {
 describe('dcemu run, cut short (process runtime)', () => {
   it('SIGTERM to the whole process group (as `timeout` sends it) inside a long grant keeps every node report and says where it stopped', async () => {
     const out = tempOut('sigterm-group');
-    const run = startRun('examples/quickstart.yaml', out, { detached: true, progress: true });
+    // a progress line every 0.2 s of wall
+    const run = startRun('examples/quickstart.yaml', out, {
+      detached: true,
+      progress: true,
+      args: ['--progress-every', '0.2'],
+    });
     await waitForStderr(run, 'traffic starts');
     // before the workload's end the fabric runs inside one grant up to the spine kill at 5 ms; a
     // progress line at 100 µs or more says the first flow (at 82.4 µs) has started, however slow or
