@@ -223,13 +223,15 @@ describe('Flowtune', () => {
   it('a spine killed and a lossy allocator link: the allocator drops the spine, hosts move their flowlets, nothing lapses', async () => {
     const { s } = await runScenario('flowtune-spine', WEB, [
       '--set',
-      'timeline=[{at: 2ms, action: kill, node: spine1}, {at: 1ms, action: link-lossy, link: [spine0, alloc], loss: 0.05}]',
+      'timeline=[{at: 1500us, action: kill, node: spine1}, {at: 500us, action: link-lossy, link: [spine0, alloc], loss: 0.05}]',
       '--set',
-      'workload.duration=3ms',
+      'workload.duration=2ms',
+      '--set',
+      'run.drain=2ms',
     ]);
     const f = s.flowtune;
     expect(s.flows.completed).toBe(s.flows.planned);
-    expect(f.spineEvents).toEqual([{ t: 2_030_626, spine: 1, up: false }]);
+    expect(f.spineEvents).toEqual([{ t: 1_527_580, spine: 1, up: false }]);
     expect(f.reroutes).toBeGreaterThan(0);
     expect(f.fallbacks).toEqual([]);
     expect(f.notifications.resent).toBeGreaterThan(0);
