@@ -188,6 +188,35 @@ export async function ownNodePids(): Promise<number[]> {
   });
 }
 
+/**
+ * `dcemu run test/fixtures/long.yaml` (with `args`) whose orchestrator dies of a bug once traffic runs:
+ * test/fixtures/bug-on-sigusr2.mjs, preloaded, makes SIGUSR2 throw in it, as a bug would. It must exit
+ * 1 naming the error; returns what it printed on stderr.
+ */
+export async function runDyingOfABug(out: string, args: string[] = []): Promise<string> {
+  const run = execa(
+    process.execPath,
+    [
+      '--import',
+      './test/fixtures/bug-on-sigusr2.mjs',
+      CLI,
+      'run',
+      'test/fixtures/long.yaml',
+      '--out',
+      out,
+      '-q',
+      ...args,
+    ],
+    { cwd: ROOT, reject: false },
+  );
+  await waitForStderr(run, 'traffic starts');
+  run.kill('SIGUSR2');
+  const r = await run;
+  expect(r.exitCode).toBe(1);
+  expect(r.stderr).toContain('dcemu: internal error: Error: a planted bug');
+  return r.stderr;
+}
+
 /** Resolves once the process has printed `text` on stderr; rejects if it ends first. */
 export function waitForStderr(proc: ReturnType<typeof execa>, text: string | RegExp): Promise<void> {
   return new Promise((resolve, reject) => {
