@@ -168,9 +168,14 @@ async function attempt(
   return { summary, violations };
 }
 
+/**
+ * The run's node processes still alive after it stopped: those of its own (their command line names
+ * the run), and pooled ones still running one of its nodes (theirs names the pool, not the run).
+ */
 async function alive(runId: string): Promise<number> {
   const r = await execa('pgrep', ['-f', runId], { reject: false });
-  return r.stdout.split('\n').filter((l) => l && Number(l) !== process.pid).length;
+  const own = r.stdout.split('\n').filter((l) => l && Number(l) !== process.pid).length;
+  return own + (NodePool.active()?.runningFor(runId) ?? 0);
 }
 
 const header = (file: string, seed: number, what: string): string =>

@@ -123,6 +123,16 @@ export class NodePool {
     return [...this.all].map((p) => p.pid);
   }
 
+  /**
+   * How many of its processes still run a node of run `runId`: after that run's teardown, none (a
+   * node that neither ended nor took its process with it outlived its run).
+   */
+  runningFor(runId: string): number {
+    let n = 0;
+    for (const p of this.all) if (p.alive && p.launch?.runId === runId) n++;
+    return n;
+  }
+
   /** A process for `launch`: one waiting in the pool, or a new one from `spawn`. */
   take(launch: NodeLaunch, spawn: PoolSpawner): PooledProcess {
     const key = `${launch.role}:${launch.cpuBound === true}`;
