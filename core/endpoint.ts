@@ -166,6 +166,8 @@ export class Endpoint {
   private peers: Array<PeerAddress | null> = [];
   private readonly batches: Frame[][] = [];
   private dirty: number[] = [];
+  /** per port, whether it is in `dirty` */
+  private readonly isDirty: Uint8Array;
   private flushQueued = false;
   private handler: FrameHandler = () => {};
   private readonly eager: boolean;
@@ -229,6 +231,7 @@ export class Endpoint {
     this.inClock = new Float64Array(portCount);
     this.inCond = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
     this.inNeed = new Float64Array(portCount).fill(-1);
+    this.isDirty = new Uint8Array(portCount);
     this.sentPromise = new Float64Array(portCount);
     this.sentCond = new Float64Array(portCount).fill(Number.NEGATIVE_INFINITY);
     this.sentNeed = new Float64Array(portCount).fill(-1);
@@ -351,11 +354,20 @@ export class Endpoint {
   /** datagrams that came before the peers were known (a neighbour told them first): checked once they are */
   private readonly early: Array<[Buffer, { address: string; port: number }]> = [];
 
-  /** Queues a committed frame for the peer of `port`; sent with the others of this burst. */
+  /** the port's batch goes out at the next flush */
+  private markDirty(port: number): void {
+    if (this.isDirty[port] === 0) {
+      this.isDirty[port] = 1;
+      this.dirty.push(port);
+    }
+  }
+
+  /**
+   * Queues a committed frame for the peer of `port`; sent with the others of this burst. A keepalive
+   * that a peer with a need (a host) runs quietly is held until the next datagram to it (below).
+   */
   send(port: number, frame: Frame): void {
-    const b = this.batches[port];
-    if (b.length === 0) this.dirty.push(port);
-    b.push(frame);
+    this.batches[port].push(frame);
     if (this.conservative && frame.c === 0) {
       // the frames the peer will schedule, in its order: a keepalive it runs as a quiet arrival (the
       // same test on both sides, `quietKeepalive`) cannot be answered, so it does not hold this side's
@@ -365,9 +377,16 @@ export class Endpoint {
       const quiet = this.peers[port]?.quietDetectNs ?? 0;
       if (quiet > 0 && frame.t === FrameType.Keepalive && arrivesUp(frame.a, last, quiet)) {
         this.unanswerable.add(frame);
+        // Nor need it travel on its own to a peer that said its need: that peer handles it only once
+        // a promise past its arrival reaches it, and every datagram to the peer carries the whole
+        // batch, so it rides on the first one the peer needs (a host's keepalives from its leaf then
+        // cost it no wakeup of their own). A promise is never past a frame held back: the port's
+        // promises lie past its committed departures.
+        if (this.inNeed[port] < 0) this.markDirty(port);
         return;
       }
     }
+    this.markDirty(port);
     if (frame.a < this.batchMin[port]) this.batchMin[port] = frame.a;
     if (!this.conservative && !this.flushQueued) {
       this.flushQueued = true;
@@ -383,7 +402,10 @@ export class Endpoint {
    */
   readonly flush = (all = false): void => {
     this.flushQueued = false;
-    for (const port of this.dirty) this.flushPort(port);
+    for (const port of this.dirty) {
+      this.isDirty[port] = 0;
+      this.flushPort(port);
+    }
     this.dirty.length = 0;
     for (let port = 0; port < this.portCount; port++) {
       const need = this.inNeed[port];
