@@ -94,7 +94,18 @@ function run(tableId, r) {
     ? [join(root, r.script), ...(r.args ?? []), '--out', out]
     : r.args
       ? [cli, ...r.args, '--out', out]
-      : [cli, 'run', file, '--out', out, '-q', '--no-plots', ...(r.set ?? []).flatMap((s) => ['--set', s])];
+      : [
+          cli,
+          'run',
+          file,
+          '--out',
+          out,
+          '-q',
+          '--no-plots',
+          ...(r.set ?? []).flatMap((s) => ['--set', s]),
+          // more options of `dcemu run` (e.g. `--runtime docker`)
+          ...(r.flags ?? []),
+        ];
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -120,6 +131,12 @@ function run(tableId, r) {
             if (!csvs.has(name)) csvs.set(name, readCsv(join(out, name)));
             return csvs.get(name);
           },
+          // a JSON-lines file (events.jsonl), one object a line
+          jsonl: (name) =>
+            readFileSync(join(out, name), 'utf8')
+              .split('\n')
+              .filter((l) => l.trim() !== '')
+              .map((l) => JSON.parse(l)),
           stdout,
         });
       },

@@ -1,9 +1,32 @@
-// docs/containers.md's figures: the quickstart on the docker runtime and on processes. Conservative
-// mode: the fabric's figures are the same on both (the rows say whether they are); the walls are
-// this machine's.
+// docs/containers.md's figures: the quickstart on the docker runtime and on processes (conservative
+// mode: the fabric's figures are the same on both, the rows say whether they are; the walls are this
+// machine's), and how long the daemon takes over each container fault.
 import { int, kb, ns, table } from './format.mjs';
 
 const QUICKSTART = ['run', 'examples/quickstart.yaml', '--no-plots', '-q'];
+
+/**
+ * every container action, one after another on a small fabric, in dilated mode: there each is a
+ * daemon call at its wall-clock time (in conservative mode `disconnect` and `connect` act at the
+ * emulated wire, and the rest at the fabric's barriers, off its clock)
+ */
+const FAULTS = `name: container-faults
+seed: 5
+topology: { kind: leaf-spine, leaves: 2, spines: 2, hostsPerLeaf: 2 }
+workload: { pattern: all-to-all, fixedSize: 40KB, load: 0.3, duration: 3ms }
+run: { drain: 2ms }
+timeline:
+  - { at: 300us, action: pause, node: spine1 }
+  - { at: 600us, action: resume, node: spine1 }
+  - { at: 1ms, action: stop, node: spine0 }
+  - { at: 1500us, action: start, node: spine0 }
+  - { at: 2ms, action: disconnect, node: spine1 }
+  - { at: 2500us, action: connect, node: spine1 }
+  - { at: 3ms, action: kill, node: h3 }
+`;
+
+/** the order the table lists the actions in */
+const ACTIONS = ['pause', 'resume', 'stop', 'start', 'disconnect', 'connect', 'kill'];
 
 export default [
   {
@@ -55,6 +78,25 @@ export default [
         '',
         `flows.csv and queues.csv of the two runs: ${same ? 'the same' : 'different'}.`,
       ];
+    },
+  },
+  {
+    id: 'containers-faults',
+    doc: 'docs/containers.md',
+    measured: 'dilated mode (tdf 4000) on the docker runtime: the daemon calls are wall-clock measurements',
+    runs: [{ key: 'docker', scenario: FAULTS, flags: ['--runtime', 'docker', '--tdf', '4000'] }],
+    render: (r) => {
+      const fired = r.docker.jsonl('events.jsonl').filter((e) => e.kind === 'fault');
+      const rows = ACTIONS.map((action) => {
+        const f = fired.find((e) => e.action === action);
+        const ms = f?.detail?.runtimeMs;
+        return [
+          `\`${action}\` ${f?.node ?? ''}`,
+          f ? ns(f.t) : 'not fired',
+          ms === undefined ? '-' : `${ms} ms`,
+        ];
+      });
+      return table(['action', 'at (fabric time)', 'the daemon call took (wall)'], rows);
     },
   },
 ];
