@@ -308,6 +308,10 @@ export class Endpoint {
     this.pending[port].clear();
     this.wantsAck[port] = false;
     this.outbox[port].length = 0;
+    // keepalives held for the old process's next datagram (`send`) are lost with it, as a stopped box
+    // loses what was sent to it (only they wait in a batch between steps)
+    this.batches[port].length = 0;
+    this.batchMin[port] = Number.POSITIVE_INFINITY;
     // the new process has seen no frame, nor sent one: both sides judge quiet keepalives afresh
     this.lastArrival[port] = Number.NEGATIVE_INFINITY;
     this.lastSent[port] = Number.NEGATIVE_INFINITY;

@@ -2,7 +2,7 @@ import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Codec, MAGIC } from '../core/codec.js';
 import { bindAddress, Endpoint, WINDOW } from '../core/endpoint.js';
-import { type Frame, makeFrame } from '../core/frame.js';
+import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import { Scheduler } from '../core/scheduler.js';
 import { hdr } from './helpers.js';
 
@@ -327,6 +327,85 @@ describe('Endpoint flow control over real sockets', () => {
     } finally {
       await tx.close();
       sink.close();
+    }
+  });
+});
+
+describe('Endpoint: keepalives toward a node with a need (conservative mode)', () => {
+  /** a conservative endpoint whose one port leads to a socket the test reads, as a host's leaf */
+  async function leafOfHost() {
+    const tx = new Endpoint(new Scheduler(null), 1);
+    const host = dgram.createSocket('udp4');
+    await new Promise<void>((r) => host.bind(0, '127.0.0.1', () => r()));
+    const { port: txPort } = await tx.bind('127.0.0.1');
+    // the host runs keepalives quietly within 30 µs of the frame before
+    tx.setPeers([{ host: '127.0.0.1', port: host.address().port, peerPort: 0, quietDetectNs: 30_000 }]);
+    const got: Array<{ promise: number; frames: number[] }> = [];
+    host.on('message', (b) => {
+      const r = codec.decode(b);
+      if (r.ok) got.push({ promise: r.promise, frames: r.frames.map((f) => f.a) });
+    });
+    /** the host says what it waits for, as its datagrams do */
+    const need = (t: number, seq: number) =>
+      host.send(codec.encode({ port: 0, seq, ack: 0, promise: 0, need: t }, []), txPort, '127.0.0.1');
+    const arrived = async (n: number) => {
+      const end = Date.now() + 3000;
+      while (got.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 30));
+    };
+    return { tx, host, got, need, arrived };
+  }
+  const keepalive = (a: number) => makeFrame({ t: FrameType.Keepalive, s: 1, d: -1, z: 64, a });
+  async function until(cond: () => boolean): Promise<void> {
+    const end = Date.now() + 3000;
+    while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  it('holds a quiet keepalive until the first datagram the host needs, and sends it there', async () => {
+    const { tx, host, got, need, arrived } = await leafOfHost();
+    try {
+      need(50_000, 1);
+      await until(() => tx.inNeed[0] === 50_000);
+      // a data frame first (loud: it goes at once), then a keepalive 10 µs later (quiet: held)
+      tx.send(0, frame(1_000));
+      tx.promises[0] = 2_000;
+      tx.flush();
+      tx.send(0, keepalive(11_000));
+      tx.promises[0] = 20_000;
+      tx.flush();
+      await arrived(1);
+      expect(got).toEqual([{ promise: 2_000, frames: [1_000] }]);
+      // the promise that takes the host past its need carries the keepalive
+      tx.promises[0] = 60_000;
+      tx.flush();
+      await arrived(2);
+      expect(got[1]).toEqual({ promise: 60_000, frames: [11_000] });
+      expect(tx.stats.datagramsOut).toBe(2);
+    } finally {
+      await tx.close();
+      host.close();
+    }
+  });
+
+  it('drops the keepalives held for a process that was replaced (relink), as a stopped box loses them', async () => {
+    const { tx, host, got, need, arrived } = await leafOfHost();
+    try {
+      need(50_000, 1);
+      await until(() => tx.inNeed[0] === 50_000);
+      tx.send(0, frame(1_000));
+      tx.promises[0] = 2_000;
+      tx.flush();
+      tx.send(0, keepalive(11_000));
+      tx.flush();
+      tx.relink(0);
+      // the new process's first datagram from this side: the promise alone
+      tx.promises[0] = 60_000;
+      tx.flush();
+      await arrived(2);
+      expect(got.map((g) => g.frames)).toEqual([[1_000], []]);
+    } finally {
+      await tx.close();
+      host.close();
     }
   });
 });
