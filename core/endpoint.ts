@@ -385,8 +385,9 @@ export class Endpoint {
         // a promise past its arrival reaches it, and every datagram to the peer carries the whole
         // batch, so it rides on the first one the peer needs (a host's keepalives from its leaf then
         // cost it no wakeup of their own). A promise is never past a frame held back: the port's
-        // promises lie past its committed departures.
-        if (this.inNeed[port] < 0) this.markDirty(port);
+        // promises lie past its committed departures. A peer that promised "never" (killed) needs
+        // nothing again: its keepalives go as before, to nobody, rather than pile up here.
+        if (this.inNeed[port] < 0 || this.inClock[port] === Number.POSITIVE_INFINITY) this.markDirty(port);
         return;
       }
     }

@@ -345,9 +345,9 @@ describe('Endpoint: keepalives toward a node with a need (conservative mode)', (
       const r = codec.decode(b);
       if (r.ok) got.push({ promise: r.promise, frames: r.frames.map((f) => f.a) });
     });
-    /** the host says what it waits for, as its datagrams do */
-    const need = (t: number, seq: number) =>
-      host.send(codec.encode({ port: 0, seq, ack: 0, promise: 0, need: t }, []), txPort, '127.0.0.1');
+    /** the host says what it waits for, as its datagrams do (and its promise: "never" once halted) */
+    const need = (t: number, seq: number, promise = 0) =>
+      host.send(codec.encode({ port: 0, seq, ack: 0, promise, need: t }, []), txPort, '127.0.0.1');
     const arrived = async (n: number) => {
       const end = Date.now() + 3000;
       while (got.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
@@ -381,6 +381,24 @@ describe('Endpoint: keepalives toward a node with a need (conservative mode)', (
       await arrived(2);
       expect(got[1]).toEqual({ promise: 60_000, frames: [11_000] });
       expect(tx.stats.datagramsOut).toBe(2);
+    } finally {
+      await tx.close();
+      host.close();
+    }
+  });
+
+  it('holds nothing for a host that halted for good (its promise "never"): it needs nothing again', async () => {
+    const { tx, host, got, need, arrived } = await leafOfHost();
+    try {
+      need(50_000, 1, Number.POSITIVE_INFINITY);
+      await until(() => tx.inClock[0] === Number.POSITIVE_INFINITY);
+      tx.send(0, frame(1_000));
+      tx.promises[0] = 2_000;
+      tx.flush();
+      tx.send(0, keepalive(11_000));
+      tx.flush();
+      await arrived(2);
+      expect(got.map((g) => g.frames)).toEqual([[1_000], [11_000]]);
     } finally {
       await tx.close();
       host.close();
