@@ -361,16 +361,35 @@ describe('Endpoint: keepalives toward a node with a need (conservative mode)', (
     while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
   }
 
-  it('holds a quiet keepalive until the first datagram the host needs, and sends it there', async () => {
-    const { tx, host, got, need, arrived } = await leafOfHost();
+  /** the leaf's part before each check: a data frame (loud: it goes at once), a keepalive 10 µs later */
+  function frameThenKeepalive(tx: Endpoint): void {
+    tx.send(0, frame(1_000));
+    tx.promises[0] = 2_000;
+    tx.flush();
+    tx.send(0, keepalive(11_000));
+    tx.flush();
+  }
+
+  /** a leaf of a host that said its need (and, with `promise`, its promise), for `body` */
+  async function withLeafOfHost(
+    promise: number,
+    body: (l: Awaited<ReturnType<typeof leafOfHost>>) => Promise<void>,
+  ): Promise<void> {
+    const l = await leafOfHost();
     try {
-      need(50_000, 1);
-      await until(() => tx.inNeed[0] === 50_000);
-      // a data frame first (loud: it goes at once), then a keepalive 10 µs later (quiet: held)
-      tx.send(0, frame(1_000));
-      tx.promises[0] = 2_000;
-      tx.flush();
-      tx.send(0, keepalive(11_000));
+      l.need(50_000, 1, promise);
+      await until(() => l.tx.inNeed[0] === 50_000);
+      frameThenKeepalive(l.tx);
+      await body(l);
+    } finally {
+      await l.tx.close();
+      l.host.close();
+    }
+  }
+
+  it('holds a quiet keepalive until the first datagram the host needs, and sends it there', async () => {
+    await withLeafOfHost(0, async ({ tx, got, arrived }) => {
+      // a promise short of the host's need: nothing goes
       tx.promises[0] = 20_000;
       tx.flush();
       await arrived(1);
@@ -381,50 +400,25 @@ describe('Endpoint: keepalives toward a node with a need (conservative mode)', (
       await arrived(2);
       expect(got[1]).toEqual({ promise: 60_000, frames: [11_000] });
       expect(tx.stats.datagramsOut).toBe(2);
-    } finally {
-      await tx.close();
-      host.close();
-    }
+    });
   });
 
   it('holds nothing for a host that halted for good (its promise "never"): it needs nothing again', async () => {
-    const { tx, host, got, need, arrived } = await leafOfHost();
-    try {
-      need(50_000, 1, Number.POSITIVE_INFINITY);
-      await until(() => tx.inClock[0] === Number.POSITIVE_INFINITY);
-      tx.send(0, frame(1_000));
-      tx.promises[0] = 2_000;
-      tx.flush();
-      tx.send(0, keepalive(11_000));
-      tx.flush();
+    await withLeafOfHost(Number.POSITIVE_INFINITY, async ({ got, arrived }) => {
       await arrived(2);
       expect(got.map((g) => g.frames)).toEqual([[1_000], [11_000]]);
-    } finally {
-      await tx.close();
-      host.close();
-    }
+    });
   });
 
   it('drops the keepalives held for a process that was replaced (relink), as a stopped box loses them', async () => {
-    const { tx, host, got, need, arrived } = await leafOfHost();
-    try {
-      need(50_000, 1);
-      await until(() => tx.inNeed[0] === 50_000);
-      tx.send(0, frame(1_000));
-      tx.promises[0] = 2_000;
-      tx.flush();
-      tx.send(0, keepalive(11_000));
-      tx.flush();
+    await withLeafOfHost(0, async ({ tx, got, arrived }) => {
       tx.relink(0);
       // the new process's first datagram from this side: the promise alone
       tx.promises[0] = 60_000;
       tx.flush();
       await arrived(2);
       expect(got.map((g) => g.frames)).toEqual([[1_000], []]);
-    } finally {
-      await tx.close();
-      host.close();
-    }
+    });
   });
 });
 
