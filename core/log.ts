@@ -16,17 +16,8 @@ export function createLogger(file: string | null, level: string, bindings: Recor
 
 /** Closes the logger's file (a pooled process runs on to another node); its lines are written already. */
 export function closeLogger(log: Logger): void {
-  flushLogger(log);
   const dest = (log as unknown as Record<symbol, { fd?: number; end?(): void }>)[pino.symbols.streamSym];
   // a silent logger writes nowhere: its stream is the process's stdout, which stays open
   if (!dest || dest.fd === undefined || (dest.fd >= 0 && dest.fd <= 2)) return;
   dest.end?.();
-}
-
-export function flushLogger(log: Logger): void {
-  try {
-    log.flush();
-  } catch {
-    // a silent logger has nothing to flush
-  }
 }

@@ -14,7 +14,7 @@ import { Endpoint, type EndpointStats } from './endpoint.js';
 import type { Frame } from './frame.js';
 import { FrameType } from './frame.js';
 import { type DetectorFactory, type LinkDetector, LivenessDetector } from './liveness.js';
-import { closeLogger, createLogger, flushLogger, type Logger } from './log.js';
+import { closeLogger, createLogger, type Logger } from './log.js';
 import type {
   ControlMessage,
   FaultCommand,
@@ -604,7 +604,6 @@ class NodeProcess {
     this.haltReported = true;
     const report = this.finalReport('halt', at);
     this.capture?.flush();
-    flushLogger(this.ctx.log);
     this.client.send({ type: 'report', report });
   }
 
@@ -632,7 +631,6 @@ class NodeProcess {
       },
       'node stopped',
     );
-    flushLogger(ctx.log);
     await this.client.sendAndFlush({ type: 'report', report });
     this.reported = true;
     if (process.env.DCEMU_STAY_AFTER_REPORT === '1' && why !== 'SIGTERM') {
