@@ -110,7 +110,13 @@ export async function runNode(
   // by the docker runtime: containers of one network that end together can make the daemon keep it,
   // see STAY_DEADLINE_MS)
   const stagger = Number(process.env.DCEMU_EXIT_STAGGER_MS ?? 0);
-  const node = await startNode(kind, setup, control, name, stagger, (code) => process.exit(code));
+  // a compose node's process (`DCEMU_EXIT_DELAY_MS`, set per node by `dcemu compose`) ends that long
+  // after its node, whatever ended it: compose stops the containers all at once, and their exits would
+  // otherwise reach the daemon together (see STAY_DEADLINE_MS)
+  const delay = Number(process.env.DCEMU_EXIT_DELAY_MS ?? 0);
+  const exit = (code: number) =>
+    delay > 0 ? setTimeout(() => process.exit(code), delay) : process.exit(code);
+  const node = await startNode(kind, setup, control, name, stagger, exit);
   if (!node) return;
   // SIGTERM that reaches the node itself (`timeout` or a supervisor signalling the whole process
   // group, `docker stop`): it reports what it carried before it ends, as on the orchestrator's stop,

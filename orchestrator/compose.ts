@@ -30,6 +30,10 @@ export const SCENARIO_ENV = 'DCEMU_SCENARIO';
 const RESULTS_IN_CONTAINER = '/results';
 /** the orchestrator's teardown (reports, results folder) outlasts compose's default 10 s stop grace */
 const ORCHESTRATOR_STOP_GRACE = '60s';
+/** a node's report and exit after compose's SIGTERM, real s, beside its exit delay (compose's default) */
+const NODE_STOP_GRACE_S = 10;
+/** how far apart the nodes' processes end, real ms (a container's exit is ~20 ms of the daemon's work here) */
+const EXIT_DELAY_MS = 200;
 /** compose project names: lowercase letters, digits, '-' and '_' (docker-compose 1.29) */
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 const SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
@@ -129,17 +133,30 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
       stop_grace_period: ORCHESTRATOR_STOP_GRACE,
     },
   };
-  for (const node of scenario.topology.nodes) {
+  // each node starts after the one before it (the first after the orchestrator), and they end one at a
+  // time, EXIT_DELAY_MS apart in the same order, however compose stops them: Docker 20.10 counts a
+  // network's endpoints with a read-modify-write that concurrent starts or exits can leave above the
+  // truth, and such a network is kept after `down` ("has active endpoints" with no container left,
+  // until the daemon restarts; docs/containers.md, Cleanup)
+  let before = 'orchestrator';
+  for (const [i, node] of scenario.topology.nodes.entries()) {
+    const exitDelayMs = i * EXIT_DELAY_MS;
     services[node.name] = {
       ...common,
       // the arguments only label the process, as under the process runtime
       command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
-      environment: nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
+      environment: {
+        ...nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
+        ...(exitDelayMs > 0 ? { DCEMU_EXIT_DELAY_MS: String(exitDelayMs) } : {}),
+      },
+      // compose's grace before a SIGKILL (10 s by default) counts from its SIGTERM: the delay on top
+      stop_grace_period: `${Math.ceil(exitDelayMs / 1000) + NODE_STOP_GRACE_S}s`,
       networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
-      // starts once the orchestrator's container runs; the node retries until it listens (20 s)
-      depends_on: ['orchestrator'],
+      // starts once the container before it runs; the node retries until the orchestrator listens (20 s)
+      depends_on: [before],
       labels: { dcemu: project, 'dcemu.node': node.name, 'dcemu.role': node.role },
     };
+    before = node.name;
   }
 
   // YAML 1.1 rules, as docker-compose's PyYAML reads them: `0:0` must be quoted there (base 60)

@@ -10,7 +10,7 @@ import { RuntimeError } from '../errors.js';
 import { inAllowedRange } from './addresses.js';
 import { type Docker, docker } from './docker-client.js';
 import { freeTopSubnet } from './docker-network.js';
-import { GWBRIDGE, gwbridge, removeSwarmRun } from './swarm.js';
+import { GWBRIDGE, gwbridge, removeSwarmRuns } from './swarm.js';
 
 /** the label on a `docker_gwbridge` that dcemu created (and so removes on `leave`) */
 const SETUP_LABEL = 'dcemu.swarm';
@@ -101,16 +101,17 @@ export async function swarmJoin(opts: {
 }
 
 /**
- * Removes every dcemu service, container and network, leaves the swarm (forced: a last manager may
- * leave) and removes the `docker_gwbridge` dcemu created (or says why it stays: a daemon bug). Returns
- * what the daemon keeps of the runs.
+ * Removes every swarm run (its services, containers and overlay; not the docker runtime's or
+ * compose's runs on the same daemon), leaves the swarm (forced: a last manager may leave) and removes
+ * the `docker_gwbridge` dcemu created (or says why it stays: a daemon bug). Returns what the daemon
+ * keeps of the swarm's runs.
  */
 export async function swarmLeave(say: (s: string) => void): Promise<string[]> {
   const d = await docker();
   const state = await swarmState(d);
   let kept: string[] = [];
   if (state?.LocalNodeState === 'active') {
-    if (state.ControlAvailable) kept = await removeSwarmRun(null);
+    if (state.ControlAvailable) kept = await removeSwarmRuns();
     await d.swarmLeave({ force: true });
     say('left the swarm');
   } else say('this machine is in no swarm');

@@ -39,7 +39,6 @@ import {
   mapBounded,
   NODE_LABEL,
   RUN_LABEL,
-  removeAllRuns,
   removeRun,
   runContainers,
   signalName,
@@ -782,9 +781,32 @@ export async function removeServices(runId: string | null): Promise<number> {
  * Removes a swarm run: its services (which stop their tasks), then its containers and its overlay
  * network. Returns what the daemon keeps.
  */
-export async function removeSwarmRun(runId: string | null): Promise<string[]> {
+export async function removeSwarmRun(runId: string): Promise<string[]> {
   await removeServices(runId);
   // the swarm's agents remove the tasks' containers one at a time: removing them here, a few at a
   // time, is quicker, and their network goes after them
-  return (await (runId === null ? removeAllRuns() : removeRun(runId))).kept;
+  return (await removeRun(runId)).kept;
+}
+
+/**
+ * Removes every swarm run on this daemon (`dcemu swarm leave`): the runs its dcemu services and
+ * overlay networks name. A run of the docker runtime or of compose on the same daemon is not the
+ * swarm's: it stays, running or not, and what the daemon keeps of it is not `leave`'s to report.
+ */
+export async function removeSwarmRuns(): Promise<string[]> {
+  const d = await docker();
+  const services = await d.listServices({ filters: { label: [RUN_LABEL] } }).catch(() => []);
+  const overlays = await d.listNetworks({ filters: { label: [RUN_LABEL], driver: ['overlay'] } });
+  const runs = new Set<string>();
+  for (const s of services) {
+    const run = s.Spec?.Labels?.[RUN_LABEL];
+    if (run) runs.add(run);
+  }
+  for (const n of overlays) {
+    const run = n.Labels?.[RUN_LABEL];
+    if (run) runs.add(run);
+  }
+  const kept: string[] = [];
+  for (const run of runs) kept.push(...(await removeSwarmRun(run)));
+  return kept;
 }

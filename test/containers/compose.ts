@@ -59,15 +59,23 @@ describe('dcemu compose: the file', () => {
       expect.arrayContaining(['run', '--runtime', 'attached', '--subnet', c.subnet, '--out', '/results']),
     );
     expect(orch.volumes).toEqual([`${results}:/results`]);
+    // the nodes start one after another, in the topology's order, the first after the orchestrator
+    const order = Object.keys(f.services).filter((k) => k !== 'orchestrator');
+    expect(order.map((n) => f.services[n].depends_on)).toEqual(
+      order.map((_, i) => [i === 0 ? 'orchestrator' : order[i - 1]]),
+    );
     for (const n of nodes) {
       const s = f.services[n];
       expect(s.networks.fabric.ipv4_address).toBe(site.bindHost(n));
+      // and end 200 ms apart in the same order, compose's stop grace extended by the delay
+      const delay = order.indexOf(n) * 200;
       expect(s.environment).toEqual({
         DCEMU_CONTROL: `${site.controlHost}:${CONTROL_PORT}`,
         DCEMU_NODE: n,
         MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
+        ...(delay > 0 ? { DCEMU_EXIT_DELAY_MS: String(delay) } : {}),
       });
-      expect(s.depends_on).toEqual(['orchestrator']);
+      expect(s.stop_grace_period).toBe(`${Math.ceil(delay / 1000) + 10}s`);
       expect(s.labels).toMatchObject({ dcemu: 'dcemu-unit', 'dcemu.node': n });
       expect(s.image).toBe('dcemu:test');
       // YAML 1.1 (PyYAML) would read an unquoted uid:gid as a base-60 number

@@ -111,8 +111,29 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
   it.runIf(swarmBefore !== 'active')(
     'leaves the swarm it made with nothing kept, and a swarm run is then refused, saying how to make one',
     async () => {
-      const leave = await dcemu(['swarm', 'leave']);
+      // a network of another runtime's run (docker, compose) on the same daemon is not the swarm's:
+      // leave keeps it, and a daemon that will not remove it (a ghost endpoint) cannot fail leave
+      const local = `dcemu-local-${process.pid}`;
+      await execa('docker', [
+        'network',
+        'create',
+        '--internal',
+        '--subnet',
+        '198.19.240.0/24',
+        '--label',
+        `dcemu=${local}`,
+        local,
+      ]);
+      let leave: Awaited<ReturnType<typeof dcemu>>;
+      let localKept: boolean;
+      try {
+        leave = await dcemu(['swarm', 'leave']);
+        localKept = (await execa('docker', ['network', 'inspect', local], { reject: false })).exitCode === 0;
+      } finally {
+        await execa('docker', ['network', 'rm', local], { reject: false });
+      }
       expect(leave.exitCode, leave.stderr).toBe(0);
+      expect(localKept, 'a local run network removed by swarm leave').toBe(true);
       expect(await swarmState()).toBe('inactive');
       const nets = await execa('docker', ['network', 'ls', '--format', '{{.Name}}']);
       expect(nets.stdout).not.toMatch(/ingress/);
