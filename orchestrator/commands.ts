@@ -151,8 +151,9 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       ? `dcemu: waiting for ${scenario.topology.nodes.length} nodes of '${scenario.name}' to attach (${mode}; run ${runId})`
       : `dcemu: starting ${scenario.topology.nodes.length} node ${runtime.kind === 'docker' ? 'containers' : runtime.kind === 'swarm' ? 'services' : 'processes'} for '${scenario.name}' (${mode}; run ${runId})`,
   );
-  // containers of a compose file come up one after another: give them longer than processes
-  const startTimeoutMs = runtime.remoteNodes ? 120_000 : undefined;
+  // containers of a compose file come up one after another (a chain of depends_on, ~0.2-0.9 s each
+  // here), a swarm's as its agents start them: give them longer than processes, and a second a node
+  const startTimeoutMs = runtime.remoteNodes ? 120_000 + 1_000 * scenario.topology.nodes.length : undefined;
   // a signal during start-up ends the wait for the nodes: what had started is stopped and collected
   fabric = await new Fabric(scenario, { runtime, out, runId, startTimeoutMs, force: opts.force }).start(
     abort.signal,
