@@ -127,6 +127,35 @@ describe('run removal against a daemon that keeps ghost endpoints', () => {
   });
 });
 
+describe('run removal, endpoint by endpoint', () => {
+  it('removes running and paused containers one at a time, stopped ones a few at a time', async () => {
+    const states = new Map<string, string>();
+    for (let i = 0; i < 4; i++) states.set(`up${i}`, i === 3 ? 'paused' : 'running');
+    for (let i = 0; i < 4; i++) states.set(`down${i}`, 'exited');
+    const inFlight = { holding: 0, stopped: 0 };
+    const most = { holding: 0, stopped: 0 };
+    const client: RemovalClient = {
+      listContainers: async () => [...states].map(([n, State]) => ({ Id: n, Names: [`/${n}`], State })),
+      getContainer: (id) => ({
+        remove: async () => {
+          const kind = states.get(id) === 'exited' ? 'stopped' : 'holding';
+          inFlight[kind]++;
+          most[kind] = Math.max(most[kind], inFlight[kind]);
+          await new Promise((r) => setTimeout(r, 2));
+          inFlight[kind]--;
+          states.delete(id);
+        },
+        unpause: async () => {},
+      }),
+      listNetworks: async () => [],
+      getNetwork: () => ({ remove: async () => {}, disconnect: async () => {} }),
+    };
+    const r = await removeLabelled('dcemu-1-abc', client, 0);
+    expect(r).toEqual({ containers: 8, networks: 0, kept: [] });
+    expect(most).toEqual({ holding: 1, stopped: 4 });
+  });
+});
+
 describe("a node's container operations", () => {
   it('run in the order asked for: a resume asked while the pause is under way comes after it', async () => {
     const ops = new InOrder();

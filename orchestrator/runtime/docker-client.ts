@@ -47,8 +47,10 @@ export async function docker(): Promise<Docker> {
 /** how often removal is checked and repeated before dcemu gives up on a daemon that keeps something */
 const REMOVE_ROUNDS = 12;
 const REMOVE_PAUSE_MS = 250;
-/** container removals at once */
+/** removals at once of stopped containers (running ones go one at a time: removeLabelled) */
 const REMOVE_CONCURRENCY = 4;
+/** the states of a container whose network endpoint is still there (it goes when the container stops) */
+const HOLDS_ENDPOINT: ReadonlySet<string> = new Set(['running', 'paused', 'restarting']);
 
 /**
  * the label on a run's network listing its nodes: the names of the endpoints its containers had
@@ -115,8 +117,7 @@ export async function removeLabelled(
     if (round > 1) await new Promise((r) => setTimeout(r, pauseMs));
     const containers = await d.listContainers({ all: true, filters: { label: [label] } });
     const refusedContainers: string[] = [];
-    // a few at a time: dozens of removals at once race in the daemon's endpoint bookkeeping
-    await mapBounded(containers, REMOVE_CONCURRENCY, async (c) => {
+    const removeOne = async (c: (typeof containers)[number]) => {
       const name = containerName(c);
       seen.add(name);
       const container = d.getContainer(c.Id);
@@ -129,7 +130,18 @@ export async function removeLabelled(
           // already gone (404), or being removed by a concurrent teardown (409): the next listing tells
           if (err.statusCode !== 404) refusedContainers.push(`container ${name} (${oneLine(err)})`);
         });
-    });
+    };
+    // A container still running holds its network endpoint, which its removal deletes: those go one
+    // at a time, as the daemon's count of a network's endpoints can miss concurrent deletions and keep
+    // the network (docs/containers.md, Cleanup). A stopped one's endpoint went with its stop: those go
+    // a few at a time.
+    const holding = (c: (typeof containers)[number]) => HOLDS_ENDPOINT.has(c.State ?? '');
+    await mapBounded(containers.filter(holding), 1, removeOne);
+    await mapBounded(
+      containers.filter((c) => !holding(c)),
+      REMOVE_CONCURRENCY,
+      removeOne,
+    );
     const networks = await d.listNetworks({ filters: { label: [label] } });
     const refusedNetworks: string[] = [];
     await Promise.all(
