@@ -138,8 +138,8 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   // network's endpoints with a read-modify-write that concurrent starts or exits can leave above the
   // truth, and such a network is kept after `down` ("has active endpoints" with no container left,
   // until the daemon restarts; docs/containers.md, Cleanup)
-  let before = 'orchestrator';
-  for (const [i, node] of scenario.topology.nodes.entries()) {
+  const nodes = scenario.topology.nodes;
+  for (const [i, node] of nodes.entries()) {
     const exitDelayMs = i * EXIT_DELAY_MS;
     services[node.name] = {
       ...common,
@@ -153,10 +153,9 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
       stop_grace_period: `${Math.ceil(exitDelayMs / 1000) + NODE_STOP_GRACE_S}s`,
       networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
       // starts once the container before it runs; the node retries until the orchestrator listens (20 s)
-      depends_on: [before],
+      depends_on: [i === 0 ? 'orchestrator' : nodes[i - 1].name],
       labels: { dcemu: project, 'dcemu.node': node.name, 'dcemu.role': node.role },
     };
-    before = node.name;
   }
 
   // YAML 1.1 rules, as docker-compose's PyYAML reads them: `0:0` must be quoted there (base 60)

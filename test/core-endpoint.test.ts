@@ -129,19 +129,20 @@ describe('Endpoint.receive', () => {
   });
 });
 
+/** Waits for `cond` (datagrams to arrive, a need to be heard), at most `ms` of wall time. */
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting for datagrams');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 describe('Endpoint over real sockets', () => {
   const open: Endpoint[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((e) => e.close()));
   });
-
-  async function until(cond: () => boolean, ms = 3000): Promise<void> {
-    const end = Date.now() + ms;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error('timed out waiting for datagrams');
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  }
 
   async function pair() {
     const a = new Endpoint(manualSched(), 2);
@@ -348,18 +349,14 @@ describe('Endpoint: keepalives toward a node with a need (conservative mode)', (
     /** the host says what it waits for, as its datagrams do (and its promise: "never" once halted) */
     const need = (t: number, seq: number, promise = 0) =>
       host.send(codec.encode({ port: 0, seq, ack: 0, promise, need: t }, []), txPort, '127.0.0.1');
+    /** `n` datagrams arrived, and 30 ms passed for any that should not come */
     const arrived = async (n: number) => {
-      const end = Date.now() + 3000;
-      while (got.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      await until(() => got.length >= n);
       await new Promise((r) => setTimeout(r, 30));
     };
     return { tx, host, got, need, arrived };
   }
   const keepalive = (a: number) => makeFrame({ t: FrameType.Keepalive, s: 1, d: -1, z: 64, a });
-  async function until(cond: () => boolean): Promise<void> {
-    const end = Date.now() + 3000;
-    while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
-  }
 
   /** the leaf's part before each check: a data frame (loud: it goes at once), a keepalive 10 µs later */
   function frameThenKeepalive(tx: Endpoint): void {
