@@ -140,6 +140,29 @@ const refused: Array<[string, string, RegExp]> = [
     /^b\.yaml:2: workloda: unknown field \(did you mean 'workload'\?\)/,
   ],
   ['a key given twice, by its name', `${STAR}${WORK}${WORK}`, /^b\.yaml:3: workload: this key appears twice/],
+  // YAML's infinities and not-a-number are numbers to the schema: an infinite delay used to surface as
+  // a broken topology on the topology's line, an infinite duration as a run that never ends
+  [
+    'an infinite link delay',
+    `${STAR}${WORK}links:\n  host: { delay: .inf }\n`,
+    /^b\.yaml:4: links\.host\.delay: must be a finite number, got \.inf$/,
+  ],
+  [
+    'an infinite duration',
+    `${STAR}workload:\n  pattern: all-to-all\n  duration: .inf\n`,
+    /^b\.yaml:4: workload\.duration: must be a finite number, got \.inf$/,
+  ],
+  [
+    'a load that is not a number',
+    `${STAR}workload: { pattern: all-to-all, load: .nan }\n`,
+    /^b\.yaml:2: workload\.load: must be a number, got \.nan$/,
+  ],
+  [
+    'a negative infinite time in the timeline',
+    `${STAR}${WORK}timeline:\n  - { at: -.inf, action: kill, node: s0 }\n`,
+    /^b\.yaml:4: timeline\.0\.at: must be a finite number, got -\.inf$/,
+  ],
+  ['a seed past 2^53', `${STAR}${WORK}seed: 1e30\n`, /^b\.yaml:3: seed: must be <= 9007199254740991/],
 ];
 
 describe('bad scenarios', () => {

@@ -128,10 +128,35 @@ export function schemaProblem(
       return { path: ['scheme', 'module'], problem: (err as Error).message };
     }
   }
+  const odd = oddNumber(data, []);
+  if (odd) return odd;
   const v = validatorFor(scheme);
   if (v(data)) return null;
   const err = pickError(v.errors ?? []);
   return { path: pathOf(err), problem: describe(err) };
+}
+
+/**
+ * The first number no field takes, with its path: YAML's `.inf`, `-.inf` and `.nan` are numbers to the
+ * schema (a `.nan` even fails its checks as "got null"), and an infinite delay or rate would surface
+ * later as a broken topology, an infinite duration as a run that never ends.
+ */
+function oddNumber(
+  v: unknown,
+  path: Array<string | number>,
+): { path: Array<string | number>; problem: string } | null {
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return { path, problem: 'must be a number, got .nan' };
+    if (!Number.isFinite(v))
+      return { path, problem: `must be a finite number, got ${v > 0 ? '.inf' : '-.inf'}` };
+    return null;
+  }
+  if (v === null || typeof v !== 'object') return null;
+  for (const [k, x] of Array.isArray(v) ? v.entries() : Object.entries(v)) {
+    const odd = oddNumber(x, [...path, k]);
+    if (odd) return odd;
+  }
+  return null;
 }
 
 /** `key.path=value` overrides, set into the document (values parse as YAML). */

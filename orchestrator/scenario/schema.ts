@@ -122,7 +122,8 @@ export const scenarioSchema = {
       DEFAULTS.tdf,
     ),
     seed: doc(
-      { type: 'integer' },
+      // past 2^53 an integer is not exact: two seeds written differently would be the same seed
+      { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
       'seeds every random draw (workload, clocks, jitter, loss): the same seed gives the same run',
       DEFAULTS.seed,
     ),
