@@ -162,6 +162,16 @@ const refused: Array<[string, string, RegExp]> = [
     `${STAR}${WORK}timeline:\n  - { at: -.inf, action: kill, node: s0 }\n`,
     /^b\.yaml:4: timeline\.0\.at: must be a finite number, got -\.inf$/,
   ],
+  [
+    'a duration whose unit makes it infinite',
+    `${STAR}${WORK}run: { drain: 1e300s }\n`,
+    /^b\.yaml:3: run\.drain: '1e300s' is too large: it comes to infinity$/,
+  ],
+  [
+    'a rate with an exponent, which rates do not take',
+    `${STAR}${WORK}links: { host: { rate: 1e10bps } }\n`,
+    /^b\.yaml:3: links\.host\.rate: '1e10bps' is not a rate: write its number without an exponent \(e\.g\. 10Gbps/,
+  ],
   ['a seed past 2^53', `${STAR}${WORK}seed: 1e30\n`, /^b\.yaml:3: seed: must be <= 9007199254740991/],
 ];
 

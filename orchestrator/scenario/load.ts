@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
+import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { ScenarioError } from '../errors.js';
 import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
 import { AJV_OPTIONS, scenarioSchema, signedDuration } from './schema.js';
@@ -136,10 +137,19 @@ export function schemaProblem(
   return { path: pathOf(err), problem: describe(err) };
 }
 
+/** the resolvers' parsers of values with units (a signed duration's sign aside): they throw on any other string */
+const UNIT_PARSERS: Array<(v: string) => number> = [
+  (v) => parseDurationNs(v.trim().replace(/^-/, '')),
+  parseRateBps,
+  parseBytes,
+];
+
 /**
  * The first number no field takes, with its path: YAML's `.inf`, `-.inf` and `.nan` are numbers to the
- * schema (a `.nan` even fails its checks as "got null"), and an infinite delay or rate would surface
- * later as a broken topology, an infinite duration as a run that never ends.
+ * schema (a `.nan` even fails its checks as "got null"), and so is a value with a unit too large for a
+ * number (`1e400us`, `1e300s`: the pattern takes it, the parser makes it infinite; a string of any field
+ * that a unit parser reads as infinite is refused, a name such as `1e400s` too); an infinite delay
+ * or rate would surface later as a broken topology, an infinite duration as a run that never ends.
  */
 function oddNumber(
   v: unknown,
@@ -149,6 +159,18 @@ function oddNumber(
     if (Number.isNaN(v)) return { path, problem: 'must be a number, got .nan' };
     if (!Number.isFinite(v))
       return { path, problem: `must be a finite number, got ${v > 0 ? '.inf' : '-.inf'}` };
+    return null;
+  }
+  if (typeof v === 'string') {
+    for (const parse of UNIT_PARSERS) {
+      let n = 0;
+      try {
+        n = parse(v);
+      } catch {
+        continue;
+      }
+      if (!Number.isFinite(n)) return { path, problem: `'${v}' is too large: it comes to infinity` };
+    }
     return null;
   }
   if (v === null || typeof v !== 'object') return null;
@@ -325,6 +347,9 @@ function unitMistake(kind: UnitKind, value: string): string {
     const others = UNIT_KINDS.filter((k) => k.what !== kind.what);
     const other = others.find((k) => exactly(k.units));
     if (other) return `'${value}' is ${other.what}; this field takes ${expected}`;
+    // the unit is right: the number is not (an exponent where this kind takes none)
+    if (/e/i.test(num) && exactly(kind.units))
+      return `'${value}' is not ${kind.what}: write its number without an exponent (e.g. ${kind.examples})`;
     const near = nearest(kind.units);
     if (near) return `'${value}' is not ${kind.what}: did you mean '${num}${near}'?`;
     const like = others.find((k) => nearest(k.units));
