@@ -24,11 +24,13 @@
  * `--out <dir>` also writes them to `<dir>/bench.json` (name, value, note), with the machine they were
  * measured on: what `npm run doc-tables -- --only readme-bench` turns into README's table.
  */
+
 import dgram from 'node:dgram';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { keyEnv, newSecret, nodeKey } from '../core/auth.js';
 import { Codec } from '../core/codec.js';
 import { ControlServer } from '../core/control.js';
 import { FrameType, makeFrame } from '../core/frame.js';
@@ -144,7 +146,8 @@ async function benchBareRelay(ms: number, window = 32): Promise<LoadResult> {
 async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
   const sink = await bindSink();
   const feeder = await bindSink();
-  const server = new ControlServer();
+  const secret = newSecret();
+  const server = new ControlServer((name) => (name === 'sw0' ? nodeKey(secret, name) : undefined));
   const controlPort = await server.listen('127.0.0.1');
   const epoch = monotonicEpoch();
   const tdf = 1; // physical time = real time: frames are due the moment they are sent
@@ -178,7 +181,7 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
     sampleNs: 0,
   };
   const proc = execa(process.execPath, [...nodeOptions(), nodeEntry('switch')], {
-    env: { DCEMU_CONTROL: `127.0.0.1:${controlPort}`, DCEMU_NODE: 'sw0' },
+    env: { DCEMU_CONTROL: `127.0.0.1:${controlPort}`, DCEMU_NODE: 'sw0', ...keyEnv(secret, 'sw0') },
     reject: false,
     cleanup: true,
   });
@@ -187,7 +190,7 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
       server.once('connection', r),
     );
     const ready = new Promise<number>((r) => conn.on('message', (m) => m.type === 'ready' && r(m.udpPort)));
-    conn.send({ type: 'config', config });
+    conn.send({ type: 'config', config, tag: 0 });
     const udpPort = await ready;
     conn.send({
       type: 'peers',

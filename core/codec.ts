@@ -1,6 +1,7 @@
 /**
- * Datagram codec on msgpackr. A datagram is `[MAGIC, ingressPort, seq, ack, promise, cond, need,
- * frame, ...]`: several frames bound for the same next hop share it, behind a link header — the
+ * Datagram codec on msgpackr. A datagram is `[MAGIC, tag, ingressPort, seq, ack, promise, cond, need,
+ * frame, ...]`: several frames bound for the same next hop share it, behind a link header — the run's
+ * datagram tag (core/auth.ts: a datagram of another run is dropped and counted), the
  * datagram's sequence number on this link direction, the highest sequence the sender got in order on
  * the reverse direction (flow control), and for conservative synchronization (core/sync.ts; 0 in
  * dilated mode) the sender's promise that nothing more arrives on this link before that physical time,
@@ -41,6 +42,8 @@ function packr(): Packr {
 export const MAX_FRAME_BYTES = 1 << 20;
 
 export interface LinkHeader {
+  /** the run's datagram tag (0: none, in tests that feed raw datagrams) */
+  tag?: number;
   /** ingress port index at the receiver */
   port: number;
   /** sequence number of this datagram on the link direction, from 1 */
@@ -59,10 +62,10 @@ export interface LinkHeader {
 }
 
 export type DecodeResult =
-  | ({ ok: true; frames: Frame[]; cond: number; need: number } & LinkHeader)
+  | ({ ok: true; frames: Frame[]; tag: number; cond: number; need: number } & LinkHeader)
   | { ok: false; reason: string };
 
-const HEADER = 7;
+const HEADER = 8;
 
 export class Codec {
   private readonly packr = packr();
@@ -70,15 +73,16 @@ export class Codec {
   encode(h: LinkHeader, frames: readonly Frame[]): Buffer {
     const msg: unknown[] = new Array(frames.length + HEADER);
     msg[0] = MAGIC;
-    msg[1] = h.port;
-    msg[2] = h.seq;
-    msg[3] = h.ack;
-    msg[4] = h.promise;
+    msg[1] = h.tag ?? 0;
+    msg[2] = h.port;
+    msg[3] = h.seq;
+    msg[4] = h.ack;
+    msg[5] = h.promise;
     // "none" travels in one byte: a conditional promise of 0 promises nothing, a need below 0 is none
     const cond = h.cond ?? 0;
     const need = h.need ?? -1;
-    msg[5] = Math.max(cond, 0);
-    msg[6] = need >= 0 ? need : -1;
+    msg[6] = Math.max(cond, 0);
+    msg[7] = need >= 0 ? need : -1;
     for (let i = 0; i < frames.length; i++) msg[i + HEADER] = frames[i];
     return this.packr.pack(msg);
   }
@@ -96,16 +100,17 @@ export class Codec {
       msg.length < HEADER ||
       msg[0] !== MAGIC ||
       !Number.isInteger(msg[1]) ||
-      !Number.isSafeInteger(msg[2]) ||
-      msg[2] < 1 ||
+      !Number.isInteger(msg[2]) ||
       !Number.isSafeInteger(msg[3]) ||
-      msg[3] < 0 ||
-      typeof msg[4] !== 'number' ||
-      Number.isNaN(msg[4]) ||
+      msg[3] < 1 ||
+      !Number.isSafeInteger(msg[4]) ||
+      msg[4] < 0 ||
       typeof msg[5] !== 'number' ||
       Number.isNaN(msg[5]) ||
       typeof msg[6] !== 'number' ||
-      Number.isNaN(msg[6])
+      Number.isNaN(msg[6]) ||
+      typeof msg[7] !== 'number' ||
+      Number.isNaN(msg[7])
     ) {
       return { ok: false, reason: 'bad-header' };
     }
@@ -137,12 +142,13 @@ export class Codec {
     }
     return {
       ok: true,
-      port: msg[1],
-      seq: msg[2],
-      ack: msg[3],
-      promise: msg[4],
-      cond: msg[5],
-      need: msg[6],
+      tag: msg[1],
+      port: msg[2],
+      seq: msg[3],
+      ack: msg[4],
+      promise: msg[5],
+      cond: msg[6],
+      need: msg[7],
       frames,
     };
   }

@@ -1,18 +1,41 @@
 /**
- * The control channel between the orchestrator and every node process (DESIGN §3): one TCP
+ * The control channel between the orchestrator and every node process (docs/architecture.md): one TCP
  * connection per node carrying a stream of msgpack messages (msgpack values are self-delimiting, so
  * the stream needs no extra framing). TCP makes it reliable and ordered; the node treats the loss of
  * this connection as the end of its run and shuts itself down, so nothing outlives its orchestrator.
+ *
+ * Only the run's own nodes are admitted (core/auth.ts, docs/security.md). The orchestrator opens with
+ * a fresh challenge; the node answers with a hello naming itself, an HMAC of the challenge under its
+ * key, and a challenge of its own; the orchestrator answers that in its welcome, so a node does not
+ * take its configuration from a stranger either. A connection that fails the proof, names no planned
+ * node or says nothing within HELLO_WAIT_MS is told so, closed and reported (`refused`).
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { PackrStream, UnpackrStream } from 'msgpackr';
+import { newChallenge, proof, proves } from './auth.js';
 import type { ControlMessage, NodeMessage } from './messages.js';
+
+/** how long a new connection has to prove itself, real ms */
+export const HELLO_WAIT_MS = 10_000;
+
+/** the orchestrator's side of the proof: it answers the node's challenge under the same key */
+const ORCHESTRATOR = 'orchestrator\0';
+
+/** The orchestrator turned the connection away, or did not prove itself: the node is not admitted. */
+export class RefusedError extends Error {}
 
 /** One node's end: connects, says hello, then exchanges messages until either side closes. */
 export class ControlClient extends EventEmitter<{ message: [ControlMessage]; close: [] }> {
   private readonly out = new PackrStream({ useRecords: false });
   private closed = false;
+  /** while admission is under way, each message goes here */
+  private gate: ((m: ControlMessage) => void) | null = null;
+  /**
+   * messages after the welcome (the config follows it at once), kept until someone listens; null
+   * once handed over
+   */
+  private held: ControlMessage[] | null = [];
 
   private constructor(private readonly socket: net.Socket) {
     super();
@@ -20,7 +43,12 @@ export class ControlClient extends EventEmitter<{ message: [ControlMessage]; clo
     socket.setNoDelay(true);
     this.out.pipe(socket);
     socket.pipe(inp);
-    inp.on('data', (m: ControlMessage) => this.emit('message', m));
+    inp.on('data', (m: ControlMessage) => {
+      if (this.gate) this.gate(m);
+      else if (this.held) this.held.push(m);
+      else this.emit('message', m);
+    });
+
     inp.on('error', () => socket.destroy());
     socket.on('error', () => {});
     socket.on('close', () => {
@@ -29,16 +57,49 @@ export class ControlClient extends EventEmitter<{ message: [ControlMessage]; clo
     });
   }
 
-  static connect(host: string, port: number, name: string): Promise<ControlClient> {
+  /**
+   * Connects, proves to be node `name` with `key` and checks the orchestrator's own proof; resolves
+   * once admitted. A refusal, or an orchestrator that does not prove itself, rejects with RefusedError.
+   */
+  static connect(host: string, port: number, name: string, key: Buffer): Promise<ControlClient> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port }, () => {
         socket.off('error', reject);
         const c = new ControlClient(socket);
-        c.send({ type: 'hello', name, pid: process.pid });
-        resolve(c);
+        const mine = newChallenge();
+        const fail = (why: string) => {
+          socket.destroy();
+          reject(new RefusedError(why));
+        };
+        const closed = () => fail('the orchestrator closed the connection before admitting this node');
+        socket.once('close', closed);
+        const step = (m: ControlMessage) => {
+          if (m?.type === 'challenge' && m.nonce instanceof Uint8Array) {
+            const answer = proof(key, Buffer.from(m.nonce), name);
+            c.send({ type: 'hello', name, pid: process.pid, proof: answer, nonce: mine });
+            c.gate = admitted;
+          } else fail('the orchestrator did not open with a challenge');
+        };
+        const admitted = (m: ControlMessage) => {
+          c.gate = null;
+          socket.off('close', closed);
+          if (m?.type === 'refused') fail(`the orchestrator refused this node: ${m.reason}`);
+          else if (m?.type !== 'welcome' || !proves(key, mine, ORCHESTRATOR + name, m.proof))
+            fail("the orchestrator did not prove that it holds this run's secret");
+          else resolve(c);
+        };
+        c.gate = step;
       });
       socket.once('error', reject);
     });
+  }
+
+  /** Takes the messages from the orchestrator: those that came with the welcome first, in order. */
+  onMessage(handler: (m: ControlMessage) => void): void {
+    this.on('message', handler);
+    const held = this.held ?? [];
+    this.held = null;
+    for (const m of held) this.emit('message', m);
   }
 
   send(msg: NodeMessage): void {
@@ -70,6 +131,9 @@ export class ControlConnection extends EventEmitter<{ message: [NodeMessage]; cl
   private readonly out = new PackrStream({ useRecords: false });
   closed = false;
 
+  /** where it came from: address:port */
+  readonly peer: string;
+
   constructor(
     readonly name: string,
     readonly pid: number,
@@ -77,6 +141,7 @@ export class ControlConnection extends EventEmitter<{ message: [NodeMessage]; cl
     inp: UnpackrStream,
   ) {
     super();
+    this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.out.pipe(socket);
     inp.on('data', (m: NodeMessage) => this.emit('message', m));
     socket.on('close', () => {
@@ -92,12 +157,46 @@ export class ControlConnection extends EventEmitter<{ message: [NodeMessage]; cl
   destroy(): void {
     this.socket.destroy();
   }
+
+  /** Tells the node why it is turned away (a proven node the run does not want now) and closes. */
+  refuse(reason: string): void {
+    this.send({ type: 'refused', reason });
+    this.closed = true;
+    this.out.end();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
 }
 
-/** The orchestrator's end: accepts node connections and hands each over once it said hello. */
-export class ControlServer extends EventEmitter<{ connection: [ControlConnection] }> {
+/** A connection the control server turned away. */
+export interface Refusal {
+  /** where it came from: address:port */
+  peer: string;
+  /** the node it named, if it named one */
+  name?: string;
+  reason: string;
+}
+
+/**
+ * The orchestrator's end: accepts node connections and hands each over once it proved to be a node of
+ * the run. `keyFor(name)` is that node's key, or undefined for a name the run did not plan.
+ */
+export class ControlServer extends EventEmitter<{ connection: [ControlConnection]; refused: [Refusal] }> {
   private readonly server = net.createServer((socket) => this.accept(socket));
   private readonly sockets = new Set<net.Socket>();
+
+  constructor(private readonly keyFor: (name: string) => Buffer | undefined) {
+    super();
+  }
+
+  /** Tells `socket` why it is turned away, closes it and reports it. */
+  refuse(socket: net.Socket, reason: string, name?: string): void {
+    const peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    const out = new PackrStream({ useRecords: false });
+    out.pipe(socket);
+    out.end({ type: 'refused', reason } satisfies ControlMessage);
+    setTimeout(() => socket.destroy(), 1000).unref();
+    this.emit('refused', { peer, ...(name !== undefined && { name }), reason });
+  }
 
   /** Listens on `host:port` (port 0: any free port) and returns the port. */
   async listen(host: string, port = 0): Promise<number> {
@@ -115,13 +214,59 @@ export class ControlServer extends EventEmitter<{ connection: [ControlConnection
     socket.on('close', () => this.sockets.delete(socket));
     const inp = new UnpackrStream({ useRecords: false });
     socket.pipe(inp);
-    inp.on('error', () => socket.destroy());
+    const challenge = newChallenge();
+    const opening = new PackrStream({ useRecords: false });
+    opening.pipe(socket, { end: false });
+    opening.end({ type: 'challenge', nonce: challenge } satisfies ControlMessage);
+    let answered = false;
+    const silent = setTimeout(() => {
+      answered = true;
+      socket.unpipe(inp);
+      this.refuse(socket, `no hello within ${HELLO_WAIT_MS} ms`);
+    }, HELLO_WAIT_MS);
+    silent.unref();
+    const early = () => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(silent);
+      this.emit('refused', {
+        peer: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`,
+        reason: 'closed before its hello',
+      });
+    };
+    socket.once('close', early);
+    inp.on('error', () => {
+      if (answered) return socket.destroy();
+      answered = true;
+      clearTimeout(silent);
+      socket.unpipe(inp);
+      this.refuse(socket, 'not a msgpack stream');
+    });
     inp.once('data', (hello: NodeMessage) => {
-      if (hello?.type !== 'hello') {
-        socket.destroy();
+      if (answered) return;
+      answered = true;
+      clearTimeout(silent);
+      socket.off('close', early);
+      const name = hello?.type === 'hello' && typeof hello.name === 'string' ? hello.name : undefined;
+      const key = name === undefined ? undefined : this.keyFor(name);
+      let why: string | null = null;
+      if (name === undefined) why = 'its first message is not a hello';
+      else if (key === undefined) why = `'${name.slice(0, 64)}' is not a node of this run`;
+      else if (!proves(key, challenge, name, (hello as { proof?: unknown }).proof))
+        why = 'its proof is wrong';
+      const nonce = (hello as { nonce?: unknown }).nonce;
+      if (why === null && !(nonce instanceof Uint8Array && nonce.length === challenge.length))
+        why = 'its hello carries no challenge';
+      if (why !== null || key === undefined || name === undefined) {
+        socket.unpipe(inp);
+        this.refuse(socket, why ?? 'refused', name?.slice(0, 64));
         return;
       }
-      const conn = new ControlConnection(hello.name, hello.pid, socket, inp);
+      const conn = new ControlConnection(name, Number((hello as { pid?: unknown }).pid) || 0, socket, inp);
+      conn.send({
+        type: 'welcome',
+        proof: proof(key, Buffer.from(nonce as Uint8Array), ORCHESTRATOR + name),
+      });
       this.emit('connection', conn);
     });
   }

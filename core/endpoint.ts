@@ -7,10 +7,10 @@
  * datagrams unacknowledged and holds the rest, so running ahead cannot overflow the receiver's socket
  * buffer), and, in conservative mode, the sender's promise for the link (core/sync.ts).
  *
- * Nothing forged is accepted: a datagram must come from the socket of its port's peer; frames whose
- * stamps break the link's physics (before the peer's last promise, or beyond any frame it could have
- * committed) or whose fields make no sense are counted and dropped, and a frame that makes a protocol
- * throw is counted too, never a crash.
+ * Nothing forged is accepted: a datagram must carry the run's tag and come from the socket of its
+ * port's peer; frames whose stamps break the link's physics (before the peer's last promise, or beyond
+ * any frame it could have committed) or whose fields make no sense are counted and dropped, and a
+ * frame that makes a protocol throw is counted too, never a crash.
  */
 import dgram from 'node:dgram';
 import { networkInterfaces } from 'node:os';
@@ -53,6 +53,8 @@ export interface EndpointStats {
   sendErrors: number;
   /** datagrams from an address that is not the port's peer, frames whose stamps break the link's physics */
   forged: number;
+  /** datagrams of another run: their tag is not this run's (core/auth.ts) */
+  foreign: number;
   /** datagrams seen twice (a sequence number already received) */
   duplicates: number;
   /** frames whose handler threw (fields a protocol could not make sense of) */
@@ -118,6 +120,8 @@ export interface EndpointOptions {
    */
   eager?: boolean;
   listener?: LinkListener;
+  /** the run's datagram tag (core/auth.ts): sent on every datagram, required on every one received */
+  tag?: number;
 }
 
 export class Endpoint {
@@ -130,6 +134,7 @@ export class Endpoint {
     corrupted: 0,
     sendErrors: 0,
     forged: 0,
+    foreign: 0,
     duplicates: 0,
     rejected: 0,
     held: 0,
@@ -216,6 +221,7 @@ export class Endpoint {
     opts: EndpointOptions = {},
   ) {
     this.eager = opts.eager ?? false;
+    this.tag = opts.tag ?? 0;
     this.listener = opts.listener ?? null;
     this.conservative = sched.conservative;
     for (let i = 0; i < portCount; i++) this.batches.push([]);
@@ -261,7 +267,10 @@ export class Endpoint {
     this.socket = socket;
     socket.on('message', (buf, rinfo) => {
       if (this.peers.length === 0) {
-        if (this.early.length < EARLY_MAX)
+        // only the run's own datagrams are kept: a stranger's flood cannot crowd out a neighbour's
+        const r = this.codec.decode(buf);
+        if (r.ok && r.tag !== this.tag) this.stats.foreign++;
+        else if (this.early.length < EARLY_MAX)
           this.early.push([buf, { address: rinfo.address, port: rinfo.port }]);
         else this.stats.forged++;
         return;
@@ -495,6 +504,8 @@ export class Endpoint {
     this.batchMin[port] = Number.POSITIVE_INFINITY;
   }
 
+  private readonly tag: number;
+
   private encode(
     port: number,
     peer: PeerAddress,
@@ -507,6 +518,7 @@ export class Endpoint {
     if (frames.length === 0) this.stats.nullOut++;
     return this.codec.encode(
       {
+        tag: this.tag,
         port: peer.peerPort,
         seq: ++this.txSeq[port],
         ack: this.rxSeq[port],
@@ -609,6 +621,11 @@ export class Endpoint {
     const r = this.codec.decode(buf);
     if (!r.ok || r.port >= this.portCount || r.port < 0) {
       this.stats.malformed++;
+      return;
+    }
+    if (r.tag !== this.tag) {
+      // another run's, or a stranger's: never delivered, and before anything else looks at it
+      this.stats.foreign++;
       return;
     }
     const port = r.port;

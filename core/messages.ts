@@ -249,7 +249,14 @@ export type FaultCommand =
   | { kind: 'clock'; stepNs?: number; freqPpm?: number };
 
 export type ControlMessage =
-  | { type: 'config'; config: NodeConfig }
+  /** the orchestrator's opening: the node answers with a hello proving its key over `nonce` */
+  | { type: 'challenge'; nonce: Uint8Array }
+  /** the node is admitted; `proof` answers the node's own challenge (the orchestrator holds the secret) */
+  | { type: 'welcome'; proof: Uint8Array }
+  /** the connection is turned away (then closed) */
+  | { type: 'refused'; reason: string }
+  /** `tag`: the run's datagram tag (core/auth.ts), kept out of the config so no result carries it */
+  | { type: 'config'; config: NodeConfig; tag: number }
   | { type: 'peers'; peers: Array<PeerAddress | null> }
   /** start traffic: `at` is the physical time flows are relative to */
   | { type: 'start'; at: number }
@@ -377,7 +384,8 @@ export interface ProgressStats {
 }
 
 export type NodeMessage =
-  | { type: 'hello'; name: string; pid: number }
+  /** `proof`: HMAC of the orchestrator's challenge under the node's key; `nonce`: the node's challenge */
+  | { type: 'hello'; name: string; pid: number; proof: Uint8Array; nonce: Uint8Array }
   /** bound: where its peers send (`udpHost` is an address, also when `bindHost` named a subnet) */
   /**
    * `quietDetectNs`: a keepalive arriving within this long of the frame before it on a link finds the

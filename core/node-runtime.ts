@@ -5,9 +5,10 @@
  * its node clock and the frames addressed to it; the fault layer stays below it.
  */
 import { readFileSync } from 'node:fs';
+import { KEY_ENV, nodeKey, parseSecret, SECRET_FILE_ENV } from './auth.js';
 import { CaptureRecorder } from './capture.js';
 import { IdealClock, type NodeClock } from './clock.js';
-import { ControlClient } from './control.js';
+import { ControlClient, RefusedError } from './control.js';
 import type { Discipline } from './discipline.js';
 import { EmulatedClock } from './emulated-clock.js';
 import { Endpoint, type EndpointStats } from './endpoint.js';
@@ -146,7 +147,7 @@ async function startNode(
     client = await connectPatiently(host, port, name);
   } catch (err) {
     process.stderr.write(
-      `dcemu ${kind} ${name}: cannot reach orchestrator at ${control}: ${(err as Error).message}\n`,
+      `dcemu ${kind} ${name}: cannot join the run at ${control}: ${(err as Error).message}\n`,
     );
     end(2);
     return null;
@@ -157,7 +158,7 @@ async function startNode(
     if (stagger > 0) setTimeout(() => node.exit(0), stagger);
     else node.exit(0);
   });
-  client.on('message', (m) => node.handle(m));
+  client.onMessage((m) => node.handle(m));
   return node;
 }
 
@@ -248,14 +249,55 @@ const RETRYABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIME
 
 async function connectPatiently(host: string, port: number, name: string): Promise<ControlClient> {
   const deadline = Date.now() + CONNECT_PATIENCE_MS;
+  const given = takeKey();
   for (;;) {
     try {
-      return await ControlClient.connect(host, port, name);
+      // a run's secret in a file (containers) is read anew on every try: under compose the orchestrator
+      // writes its run's secret as it starts, and a node may come up before it did
+      const key = given ?? (await keyFromFile(name, deadline));
+      return await ControlClient.connect(host, port, name, key);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (!RETRYABLE.has(code) || Date.now() + CONNECT_RETRY_MS > deadline) throw err;
+      const again = RETRYABLE.has(code) || (given === null && err instanceof RefusedError);
+      if (!again || Date.now() + CONNECT_RETRY_MS > deadline) throw err;
       await new Promise((r) => setTimeout(r, CONNECT_RETRY_MS));
     }
+  }
+}
+
+/**
+ * The node's key when its environment carries it (the process runtime), removed from the environment
+ * at once so nothing the node runs later finds it there; null when it comes from a secret file.
+ */
+function takeKey(): Buffer | null {
+  const hex = process.env[KEY_ENV];
+  delete process.env[KEY_ENV];
+  if (hex !== undefined) {
+    if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${KEY_ENV} is not a key (64 hex digits)`);
+    return Buffer.from(hex, 'hex');
+  }
+  if (!process.env[SECRET_FILE_ENV])
+    throw new Error(`${KEY_ENV} or ${SECRET_FILE_ENV} must be set (started by the orchestrator)`);
+  return null;
+}
+
+/** node `name`'s key from the run's secret file, waiting for the file until `deadline` */
+async function keyFromFile(name: string, deadline: number): Promise<Buffer> {
+  const file = process.env[SECRET_FILE_ENV] ?? '';
+  for (;;) {
+    let text: string | null = null;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || Date.now() + CONNECT_RETRY_MS > deadline)
+        throw new Error(`cannot read the run's secret from ${file}: ${(err as Error).message}`);
+    }
+    if (text !== null) {
+      const secret = parseSecret(text);
+      if (!secret) throw new Error(`${file} does not hold a run's secret (64 hex digits)`);
+      return nodeKey(secret, name);
+    }
+    await new Promise((r) => setTimeout(r, CONNECT_RETRY_MS));
   }
 }
 
@@ -274,6 +316,7 @@ const ENDPOINT_COUNTERS: ReadonlyArray<[string, keyof EndpointStats]> = [
   ['framesOut', 'framesOut'],
   ['sendErrors', 'sendErrors'],
   ['forged', 'forged'],
+  ['foreignDatagrams', 'foreign'],
   ['duplicates', 'duplicates'],
   ['rejected', 'rejected'],
   ['datagramsHeld', 'held'],
@@ -321,7 +364,7 @@ class NodeProcess {
     try {
       switch (m.type) {
         case 'config':
-          await this.configure(m.config);
+          await this.configure(m.config, m.tag);
           break;
         case 'peers':
           this.endpoint?.setPeers(m.peers);
@@ -410,7 +453,7 @@ class NodeProcess {
     ctx.log.info({ fault: f }, 'wire fault applied');
   };
 
-  private async configure(config: NodeConfig): Promise<void> {
+  private async configure(config: NodeConfig, tag: number): Promise<void> {
     // the role and its scheme's parts first: loading them is the only wait before the node exists
     const setup = await this.setup(config);
     const log = createLogger(config.logFile, config.logLevel, { node: config.name });
@@ -425,6 +468,7 @@ class NodeProcess {
     // dilated mode: a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
     const endpoint = new Endpoint(sched, config.ports.length, {
       eager: config.ports.length === 1,
+      tag,
       listener: {
         promised: () => this.sync?.kick(),
         gap: (port, expected, got) => {

@@ -140,6 +140,9 @@ function equalShares(
   return out;
 }
 
+/** refused control connections listed one by one in the summary (all are counted) */
+const MAX_REFUSALS_LISTED = 100;
+
 /** Data bytes delivered to hosts in [start, start + window), from their sampled counters (physical ns). */
 function delivered(reports: readonly NodeReport[], start: number, windowNs: number): number {
   const at = (d: { t: number[]; v: number[] }, t: number): number => {
@@ -334,6 +337,12 @@ export function collect(
       fault: (counters.dropsWireDown ?? 0) + (counters.dropsWireLoss ?? 0) + (counters.corrupted ?? 0),
       malformed: counters.malformed ?? 0,
       noRoute: counters.dropsNoRoute ?? 0,
+    },
+    security: {
+      refusedControl: r.refusals.length,
+      refused: r.refusals.slice(0, MAX_REFUSALS_LISTED),
+      foreignDatagrams: counters.foreignDatagrams ?? 0,
+      forgedDatagrams: counters.forged ?? 0,
     },
     faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
     processes: { ...r.processes, missingReports: r.missing },

@@ -17,6 +17,7 @@ import { Fabric, memoryProblem, newRunId, type StartedFabric, startRefusal } fro
 import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
+import { lendFolder } from './runtime/hardening.js';
 import { ensureImage } from './runtime/image.js';
 import { createRuntime } from './runtime/index.js';
 import { NodePool } from './runtime/pool.js';
@@ -66,6 +67,7 @@ interface RunOptions {
   set?: string[];
   runtime?: string;
   subnet?: string;
+  secretFile?: string;
   image?: string;
   scenarioEnv?: string;
   force?: boolean;
@@ -87,6 +89,7 @@ function runtimeFor(opts: RunOptions): Promise<Runtime> {
   return createRuntime(opts.runtime ?? 'process', {
     log: opts.quiet ? undefined : (s) => process.stderr.write(`dcemu: ${s}\n`),
     subnet: opts.subnet,
+    secretFile: opts.secretFile,
     image: opts.image,
   });
 }
@@ -267,6 +270,10 @@ program
   )
   .option('--subnet <cidr>', 'attached runtime: the fabric subnet of the compose file')
   .option(
+    '--secret-file <path>',
+    "attached runtime: where to write the run's secret for the nodes to read (the compose file passes it)",
+  )
+  .option(
     '--image <ref>',
     "docker and swarm runtimes: the image to run (default: this build's, built when missing); a swarm of several machines needs it on each (docs/containers.md)",
   )
@@ -308,6 +315,8 @@ program
       // create it so it belongs to the user, not to the daemon
       const results = resolve(opts.results);
       mkdirSync(results, { recursive: true });
+      // run as root, the services run as an unprivileged user (runtime/hardening.ts): theirs to write
+      lendFolder(results);
       const c = composeFile({
         scenarioFile: file,
         overrides: opts.set,

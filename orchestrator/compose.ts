@@ -15,10 +15,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, posix } from 'node:path';
 import { Document } from 'yaml';
+import { SECRET_FILE_ENV } from '../core/auth.js';
 import { nodeEnv, nodeOptions } from '../core/paths.js';
 import { RuntimeError, ScenarioError } from './errors.js';
 import { allocateAddresses, CONTROL_PORT, pickSubnet } from './runtime/addresses.js';
 import { NODE_PROCESS_FAULTS } from './runtime/attached.js';
+import { containerUser, HARDENED_HOST, SECRET_IN_CONTAINER } from './runtime/hardening.js';
 import { APP_DIR, imageEntry } from './runtime/image.js';
 import { parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
@@ -100,12 +102,20 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   if (!PROJECT_NAME.test(project))
     throw new RuntimeError(`project '${project}': use lowercase letters, digits, '-' and '_'`);
   const addr = allocateAddresses(names, opts.subnet ?? pickSubnet(names.length, project));
-  const user = opts.user === undefined ? currentUser() : opts.user;
+  const user = opts.user === undefined ? containerUser() : opts.user;
+  // least privilege, as the docker runtime's containers (orchestrator/runtime/hardening.ts)
   const common = {
     image: opts.image,
     ...(user ? { user } : {}),
-    volumes: [`${composeEscape(opts.results)}:${RESULTS_IN_CONTAINER}`],
+    cap_drop: [...HARDENED_HOST.CapDrop],
+    security_opt: [...HARDENED_HOST.SecurityOpt],
+    read_only: true,
+    tmpfs: Object.entries(HARDENED_HOST.Tmpfs).map(([path, o]) => `${path}:${o}`),
   };
+  const results = `${composeEscape(opts.results)}:${RESULTS_IN_CONTAINER}`;
+  // the run's secret: the orchestrator draws one each time it starts and writes it into a tmpfs volume
+  // that only this project's containers mount (fresh on every `up`); no secret is in this file
+  const secretDir = posix.dirname(SECRET_IN_CONTAINER);
 
   const services: Record<string, unknown> = {
     orchestrator: {
@@ -120,6 +130,8 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
         'attached',
         '--subnet',
         addr.subnet,
+        '--secret-file',
+        SECRET_IN_CONTAINER,
         '--out',
         RESULTS_IN_CONTAINER,
         // the scenario's time mode; a tdf only for dilated time
@@ -128,6 +140,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
       ],
       // compose interpolates ${VAR} in the file: '$$' is a literal '$'
       environment: { [SCENARIO_ENV]: composeEscape(text) },
+      volumes: [results, `secret:${secretDir}`],
       networks: { fabric: { ipv4_address: addr.orchestrator } },
       labels: { dcemu: project, 'dcemu.role': 'orchestrator' },
       stop_grace_period: ORCHESTRATOR_STOP_GRACE,
@@ -147,10 +160,12 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
       command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
       environment: {
         ...nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
+        [SECRET_FILE_ENV]: SECRET_IN_CONTAINER,
         ...(exitDelayMs > 0 ? { DCEMU_EXIT_DELAY_MS: String(exitDelayMs) } : {}),
       },
       // compose's grace before a SIGKILL (10 s by default) counts from its SIGTERM: the delay on top
       stop_grace_period: `${Math.ceil(exitDelayMs / 1000) + NODE_STOP_GRACE_S}s`,
+      volumes: [results, `secret:${secretDir}:ro`],
       networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
       // starts once the container before it runs; the node retries until the orchestrator listens (20 s)
       depends_on: [i === 0 ? 'orchestrator' : nodes[i - 1].name],
@@ -163,6 +178,13 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
     {
       version: '2.4',
       services,
+      volumes: {
+        secret: {
+          driver: 'local',
+          driver_opts: { type: 'tmpfs', device: 'tmpfs', o: secretVolumeOptions(user) },
+          labels: { dcemu: project },
+        },
+      },
       networks: {
         fabric: {
           driver: 'bridge',
@@ -215,8 +237,8 @@ function defaultProject(name: string, text: string, overrides: string[], opts: C
   return `dcemu-${slug}-${h.slice(0, 8)}`;
 }
 
-function currentUser(): string | null {
-  return typeof process.getuid === 'function' && typeof process.getgid === 'function'
-    ? `${process.getuid()}:${process.getgid()}`
-    : null;
+/** the secret volume: a small tmpfs that only the containers' user can enter */
+function secretVolumeOptions(user: string | null): string {
+  const [uid, gid] = (user ?? '0:0').split(':');
+  return `uid=${uid},gid=${gid ?? uid},mode=0700,size=64k`;
 }

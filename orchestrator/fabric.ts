@@ -7,7 +7,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { type ControlConnection, ControlServer } from '../core/control.js';
+import { datagramTag, newSecret, nodeKey } from '../core/auth.js';
+import { type ControlConnection, ControlServer, type Refusal } from '../core/control.js';
 import type { PeerAddress } from '../core/endpoint.js';
 import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
 import { nodeEnv } from '../core/paths.js';
@@ -127,7 +128,11 @@ export class Fabric {
         racks(this.scenario.topology),
       ),
     );
-    const server = new ControlServer();
+    // the run's secret (core/auth.ts): only its nodes get keys derived from it; an attached runtime's
+    // nodes are started by someone else, who shares the site's secret with them
+    const secret = site.secret ?? newSecret();
+    const planned = new Set(this.scenario.topology.nodes.map((n) => n.name));
+    const server = new ControlServer((name) => (planned.has(name) ? nodeKey(secret, name) : undefined));
     let capture: CaptureFiles | null = null;
     let controlPort: number;
     let plan: ReturnType<typeof planRun>;
@@ -156,6 +161,7 @@ export class Fabric {
       runId,
       site,
       capture,
+      datagramTag(secret),
     );
     try {
       const runtime = await this.opts.runtime.start(
@@ -164,6 +170,7 @@ export class Fabric {
           runId,
           role: n.kind,
           logDir,
+          secret,
           env: nodeEnv(site.controlAddress ?? `${site.controlHost}:${controlPort}`, n.name),
           cpuBound: this.scenario.sync === 'conservative',
           ...(schemeDir !== undefined && { schemeDir }),
@@ -256,6 +263,8 @@ export interface FabricResult {
   missing: Array<{ node: string; reason: string }>;
   /** nodes whose process ended unplanned, with when (virtual ns since traffic start) and why */
   crashes: Array<{ node: string; t: number; reason: string }>;
+  /** control connections turned away (a stranger, a wrong proof, a node already connected) */
+  refusals: Array<Refusal & { wallMs: number }>;
   /** the run was cut short (Ctrl-C, SIGTERM, an aborted library run): by what, and where */
   interrupted?: { by: string; atNs: number; during: 'start-up' | 'traffic' };
   /** virtual time the run reached, ns since traffic start (conservative mode: its last barrier) */
@@ -288,7 +297,10 @@ export class StartedFabric implements AsyncDisposable {
     readonly runId: string,
     private readonly site: RuntimeSite,
     private readonly capture: CaptureFiles | null = null,
+    /** the run's datagram tag, given to each node with its config */
+    private readonly tag = 0,
   ) {
+    server.on('refused', (r) => this.refused(r));
     // nodes may connect while the runtime is still starting others (containers start over seconds):
     // keep them until `attach` takes over
     server.on('connection', this.early);
@@ -322,6 +334,13 @@ export class StartedFabric implements AsyncDisposable {
         crashed: null,
       });
     }
+  }
+
+  private readonly refusals: FabricResult['refusals'] = [];
+
+  /** A control connection was turned away: counted, and the run goes on as if it had never come. */
+  private refused(r: Refusal): void {
+    this.refusals.push({ ...r, wallMs: Date.now() - this.wallStart });
   }
 
   private readonly earlyConnections: ControlConnection[] = [];
@@ -363,7 +382,11 @@ export class StartedFabric implements AsyncDisposable {
         const n = this.nodes.get(conn.name);
         // one connection per node; a second one only from a node the timeline started again
         if (!n || (n.conn && !(n.restarting && n.conn.closed))) {
-          conn.destroy();
+          const reason = n
+            ? `'${conn.name}' is already connected`
+            : `'${conn.name}' is not a node of this run`;
+          this.refused({ peer: conn.peer, name: conn.name, reason });
+          conn.refuse(reason);
           return;
         }
         const rejoining = n.conn !== null;
@@ -457,7 +480,7 @@ export class StartedFabric implements AsyncDisposable {
               break;
           }
         });
-        conn.send({ type: 'config', config: rejoining ? this.restartConfig(n) : n.config });
+        conn.send({ type: 'config', config: rejoining ? this.restartConfig(n) : n.config, tag: this.tag });
       };
       this.server.off('connection', this.early);
       this.server.on('connection', accept);
@@ -1226,6 +1249,7 @@ export class StartedFabric implements AsyncDisposable {
       processes,
       missing,
       crashes: this.crashes,
+      refusals: this.refusals,
       reachedNs: Math.round(reached),
       ...(this.interruption && { interrupted: this.interruption }),
       ...(capture && { capture }),

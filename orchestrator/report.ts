@@ -80,6 +80,14 @@ export function summaryTable(s: Summary, out: string): string {
       'drops congestion / fault / malformed',
       `${s.drops.congestion} / ${s.drops.fault} / ${s.drops.malformed}`,
     ],
+    ...(s.security.refusedControl + s.security.foreignDatagrams + s.security.forgedDatagrams > 0
+      ? ([
+          [
+            'refused control / foreign / forged',
+            `${s.security.refusedControl} / ${s.security.foreignDatagrams} / ${s.security.forgedDatagrams}  (strangers, kept out)`,
+          ],
+        ] as Array<[string, string]>)
+      : []),
     [
       'fidelity',
       `late p99 ${formatNs(s.fidelity.lateP99Ns)}, causality misses ${s.fidelity.causalityMisses}/${s.fidelity.framesHandled} (${(100 * s.fidelity.missRate).toFixed(3)}%)${s.fidelity.ok ? '' : s.sync === 'dilated' ? '  ** above threshold: raise --tdf **' : '  ** a bug: conservative runs have none **'}`,

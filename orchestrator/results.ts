@@ -136,6 +136,18 @@ export interface Summary extends Partial<SchemeSections> {
   /** how evenly concurrent senders share (Fastpass §7.2), null with never two senders at once */
   fairness: Fairness | null;
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
+  /**
+   * Who tried to take part in the run without being of it (docs/security.md): control connections
+   * turned away (the first 100 listed: peer address, the node named, why, wall ms since the start),
+   * datagrams of another run (a wrong tag), and datagrams from a socket that is not the link's peer or
+   * with frames stamped against the link's physics. None of them changes the run's results.
+   */
+  security: {
+    refusedControl: number;
+    refused: Array<{ peer: string; name?: string; reason: string; wallMs: number }>;
+    foreignDatagrams: number;
+    forgedDatagrams: number;
+  };
   /** data frames of UDP flows (present when the transport counts them); lost = sent − received */
   frames?: { sent: number; received: number; lost: number };
   faults: FaultSummary[];

@@ -37,6 +37,7 @@ const launch = (name: string, runId: string): NodeLaunch => ({
   runId,
   role: 'host',
   env: {},
+  secret: Buffer.alloc(32),
   logDir: '/nonexistent',
 });
 

@@ -476,6 +476,7 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 10KB }] }
         runId: 'test',
         scenario: sc,
         plan: { nodes: [], flows: [] },
+        refusals: [],
         trafficStart: 1000,
         endNs: 0,
         wallMs: 0,

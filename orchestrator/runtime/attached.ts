@@ -10,6 +10,8 @@
  * out of the file it writes). Link and clock faults travel over the control channel and still work.
  */
 
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { newSecret } from '../../core/auth.js';
 import { RuntimeError } from '../errors.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { allocateAddresses, CONTROL_PORT } from './addresses.js';
@@ -32,6 +34,11 @@ const LEAVE_WAIT_MS = 3000;
 export interface AttachedOptions {
   /** the fabric's subnet, as written in the compose file (`dcemu compose` passes it) */
   subnet: string;
+  /**
+   * where the run's secret is written for the nodes to read (`--secret-file`; compose: a tmpfs volume
+   * only the run's containers mount): drawn anew for every run, removed when it ends
+   */
+  secretFile: string;
 }
 
 export class AttachedRuntime implements Runtime {
@@ -42,7 +49,22 @@ export class AttachedRuntime implements Runtime {
 
   async prepare(nodes: string[]): Promise<RuntimeSite> {
     const addr = allocateAddresses(nodes, this.opts.subnet);
+    const secret = newSecret();
+    const file = this.opts.secretFile;
+    const tmp = `${file}.${process.pid}.tmp`;
+    try {
+      // whole or not at all: a node reading it meanwhile never sees half a secret
+      writeFileSync(tmp, `${secret.toString('hex')}\n`, { mode: 0o400 });
+      renameSync(tmp, file);
+    } catch (err) {
+      throw new RuntimeError(
+        `--secret-file ${file}: cannot write the run's secret (${(err as Error).message})`,
+      );
+    }
+    const remove = async () => rmSync(file, { force: true });
+    this.removeSecret = remove;
     return {
+      secret,
       controlHost: addr.orchestrator,
       controlPort: CONTROL_PORT,
       bindHost: (name) => {
@@ -50,12 +72,17 @@ export class AttachedRuntime implements Runtime {
         if (!host) throw new RuntimeError(`no address for node '${name}' in subnet ${addr.subnet}`);
         return host;
       },
-      release: async () => {},
+      release: remove,
     };
   }
 
+  private removeSecret: () => Promise<void> = async () => {};
+
   async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
-    return new AttachedNodes(launches.map((l) => l.name));
+    return new AttachedNodes(
+      launches.map((l) => l.name),
+      this.removeSecret,
+    );
   }
 }
 
@@ -80,7 +107,10 @@ class AttachedNodes implements StartedRuntime {
   private handlers: Array<(i: ExitInfo) => void> = [];
   private stopped: Promise<StoppedRuntime> | null = null;
 
-  constructor(names: string[]) {
+  constructor(
+    names: string[],
+    private readonly removeSecret: () => Promise<void>,
+  ) {
     for (const name of names) this.nodes.set(name, { link: null, left: false });
   }
 
@@ -140,6 +170,7 @@ class AttachedNodes implements StartedRuntime {
     for (const deadline = Date.now() + LEAVE_WAIT_MS; stillUp() > 0 && Date.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 50).unref());
     }
+    await this.removeSecret();
     return { started: connected.length, leftRunning: stillUp() };
   }
 }

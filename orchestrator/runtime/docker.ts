@@ -27,6 +27,7 @@ import {
   startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
+import { containerUser, HARDENED_HOST, lendFolder, SECRET_IN_CONTAINER, secretFile } from './hardening.js';
 import { ensureImage, imageEntry } from './image.js';
 import { InOrder } from './in-order.js';
 import type {
@@ -103,7 +104,13 @@ export class DockerRuntime implements Runtime {
     const d = await docker();
     const index = new Map(this.nodes.map((n, i) => [n, i]));
     const address = (name: string): string => net.address(index.get(name)!);
-    const started = new StartedContainers(d, net, address, launches);
+    // the run's secret, mounted read-only into each container; the log folder lent to the nodes' user
+    const secret = secretFile(launches[0]?.secret ?? Buffer.alloc(0));
+    const lent = launches[0] ? lendFolder(resolve(launches[0].logDir)) : { giveBack: () => {} };
+    const started = new StartedContainers(d, net, address, launches, () => {
+      secret.remove();
+      lent.giveBack();
+    });
     await started.watch();
     const t0 = Date.now();
     try {
@@ -111,7 +118,7 @@ export class DockerRuntime implements Runtime {
       // endpoints of one network made at once race in Docker 20.10's endpoint count, which can then
       // stay above the endpoints there are and keep the network after its containers are gone
       const containers = await mapBounded(launches, CREATE_CONCURRENCY, (l) =>
-        d.createContainer(containerSpec(l, image, net, address(l.name), index.get(l.name)!)),
+        d.createContainer(containerSpec(l, image, net, address(l.name), index.get(l.name)!, secret)),
       );
       // an interrupt ends the start-up here (22 one at a time take seconds): what started is
       // stopped and collected, what did not is removed with the run
@@ -139,9 +146,11 @@ function containerSpec(
   net: FabricNetwork,
   ip: string,
   i: number,
+  secret: { path: string; env: Record<string, string> },
 ): ContainerCreateOptions {
   const env = {
     ...l.env,
+    ...secret.env,
     // a node stays after its report until teardown stops it: one container exiting at a time
     DCEMU_STAY_AFTER_REPORT: '1',
     // an orchestrator gone without a teardown (SIGKILL): its nodes end EXIT_STAGGER_MS apart, in order
@@ -153,17 +162,22 @@ function containerSpec(
     Cmd: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: { [RUN_LABEL]: l.runId, [NODE_LABEL]: l.name },
-    User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
+    User: containerUser(),
     HostConfig: {
+      ...HARDENED_HOST,
       NetworkMode: net.name,
       // node log files land in the host's results folder, owned by whoever runs dcemu; a scheme of
       // the user's own is read where it lies, its node_modules hidden (there `dcemu` resolves to the
       // image's own, /node_modules/dcemu -> /app, so its parts share the bundle's modules)
       Binds: [
         `${resolve(l.logDir)}:${resolve(l.logDir)}:rw`,
+        `${secret.path}:${SECRET_IN_CONTAINER}:ro`,
         ...(l.schemeDir ? [`${l.schemeDir}:${l.schemeDir}:ro`] : []),
       ],
-      ...(l.schemeDir && { Tmpfs: { [join(l.schemeDir, 'node_modules')]: 'ro' } }),
+      Tmpfs: {
+        ...HARDENED_HOST.Tmpfs,
+        ...(l.schemeDir && { [join(l.schemeDir, 'node_modules')]: 'ro' }),
+      },
     },
     NetworkingConfig: { EndpointsConfig: { [net.name]: { IPAMConfig: { IPv4Address: ip } } } },
   };
@@ -199,6 +213,8 @@ class StartedContainers implements StartedRuntime {
     net: FabricNetwork,
     address: (name: string) => string,
     launches: NodeLaunch[],
+    /** after teardown: the secret file removed, the log folder given back */
+    private readonly cleanup: () => void = () => {},
   ) {
     for (const l of launches)
       this.nodes.set(l.name, {
@@ -372,6 +388,7 @@ class StartedContainers implements StartedRuntime {
     const runId = all[0]?.launch.runId;
     const kept = runId === undefined ? [] : (await removeRun(runId)).kept;
     const leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    this.cleanup();
     return {
       started: this.begun.size,
       leftRunning,

@@ -16,6 +16,8 @@ export interface RuntimeOptions {
   log?: (line: string) => void;
   /** attached: the compose file's fabric subnet */
   subnet?: string;
+  /** attached: where the run's secret is written for the nodes (the compose file passes it) */
+  secretFile?: string;
   /** docker, swarm: the image to run (default: the current build's, built when missing) */
   image?: string;
 }
@@ -35,7 +37,11 @@ export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Pr
     case 'attached':
       if (!opts.subnet)
         throw new RuntimeError('--runtime attached needs --subnet (the compose file passes it)');
-      return new AttachedRuntime({ subnet: opts.subnet });
+      if (!opts.secretFile)
+        throw new RuntimeError(
+          '--runtime attached needs --secret-file (where the nodes read the run secret; the compose file passes it)',
+        );
+      return new AttachedRuntime({ subnet: opts.subnet, secretFile: opts.secretFile });
     default:
       throw new RuntimeError(`runtime must be process, docker, swarm or attached, got '${kind}'`);
   }

@@ -11,9 +11,11 @@
  * process; a process also ends when its orchestrator is gone (the IPC channel closes). A single run
  * (`dcemu run`) uses no pool: its processes end with it.
  */
+
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ResultPromise } from 'execa';
+import { keyEnv } from '../../core/auth.js';
 import type { PoolOrder, PoolReport } from '../../core/node-runtime.js';
 import type { NodeLaunch } from './types.js';
 
@@ -79,7 +81,12 @@ export class PooledProcess {
     this.last = launch;
     this.onRelease = onRelease;
     this.onExit = onExit;
-    void this.proc.sendMessage({ type: 'assign', env: launch.env } satisfies PoolOrder).catch(() => {});
+    void this.proc
+      .sendMessage({
+        type: 'assign',
+        env: { ...launch.env, ...keyEnv(launch.secret, launch.name) },
+      } satisfies PoolOrder)
+      .catch(() => {});
   }
 
   /** Its node stops and reports, as on a SIGTERM (a signal could reach the next node it runs). */

@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, execaSync, type ResultPromise } from 'execa';
+import { keyEnv } from '../../core/auth.js';
 import { compileCacheDir, nodeEntry, nodeOptions } from '../../core/paths.js';
 import { NodePool, type PooledProcess } from './pool.js';
 import type { ExitInfo, NodeLaunch, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './types.js';
@@ -220,6 +221,7 @@ function spawnNode(l: NodeLaunch, pooled: boolean): { proc: ResultPromise; pid: 
     env: {
       NODE_COMPILE_CACHE: compileCacheDir(),
       ...l.env,
+      ...keyEnv(l.secret, l.name),
       DCEMU_PARENT_PID: String(process.pid),
       ...(pooled ? { DCEMU_POOLED: '1' } : {}),
     },

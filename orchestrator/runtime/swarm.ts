@@ -24,6 +24,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
+import { newSecret, SECRET_FILE_ENV } from '../../core/auth.js';
 import { ipv4, ipv4String } from '../../core/ipv4.js';
 import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../errors.js';
@@ -45,6 +46,7 @@ import {
   startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
+import { containerIds } from './hardening.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
 import { InOrder } from './in-order.js';
 import { place } from './placement.js';
@@ -106,6 +108,7 @@ export class SwarmRuntime implements Runtime {
   private machines: Machine[] = [];
   private placement = new Map<string, string>();
   private image: string | null = null;
+  private secret: SwarmSecret | null = null;
 
   constructor(private readonly opts: SwarmRuntimeOptions = {}) {}
 
@@ -138,6 +141,15 @@ export class SwarmRuntime implements Runtime {
       if (kept.length > 0) throw new RuntimeError(keptMessage(kept));
     };
     try {
+      // the run's secret as a Docker secret: the swarm hands it to the run's tasks only, as a file in
+      // memory, and `docker inspect` shows its name, never its content
+      const secret = newSecret();
+      const created = (await d.createSecret({
+        Name: `${runId}-secret`,
+        Labels: { [RUN_LABEL]: runId },
+        Data: Buffer.from(`${secret.toString('hex')}\n`).toString('base64'),
+      })) as { id: string };
+      this.secret = { id: created.id, name: `${runId}-secret` };
       const controlPort = await freePort(gateway);
       const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
       this.image = image;
@@ -148,6 +160,7 @@ export class SwarmRuntime implements Runtime {
         image,
         `${gateway}:${controlPort}`,
         info.Swarm.NodeID ?? '',
+        this.secret,
       );
       const spread = new Map<string, number>();
       for (const m of this.placement.values()) spread.set(m, (spread.get(m) ?? 0) + 1);
@@ -158,6 +171,7 @@ export class SwarmRuntime implements Runtime {
           .join(', ')}); control relay at ${relay}:${RELAY_PORT}`,
       );
       return {
+        secret,
         controlHost: gateway,
         controlPort,
         controlAddress: `${relay}:${RELAY_PORT}`,
@@ -175,7 +189,8 @@ export class SwarmRuntime implements Runtime {
   async start(launches: NodeLaunch[], signal?: AbortSignal): Promise<StartedRuntime> {
     const net = this.network;
     const image = this.image;
-    if (!net || !image) throw new Error('SwarmRuntime.start before prepare');
+    const secret = this.secret;
+    if (!net || !image || !secret) throw new Error('SwarmRuntime.start before prepare');
     // dilated mode reads each machine's monotonic clock against one epoch: one machine only
     const used = new Set(launches.map((l) => this.placement.get(l.name)));
     if (used.size > 1 && launches.some((l) => !l.cpuBound))
@@ -196,7 +211,9 @@ export class SwarmRuntime implements Runtime {
         if (signal?.aborted) return;
         const machine = this.placement.get(l.name) ?? this.machines[0].id;
         const local = this.machines.find((m) => m.id === machine)?.local ?? false;
-        const svc = (await d.createService(serviceSpec(l, image, net, machine, local))) as { id: string };
+        const svc = (await d.createService(serviceSpec(l, image, net, machine, local, secret))) as {
+          id: string;
+        };
         started.created(l.name, svc.id);
       });
       await started.running(signal);
@@ -243,6 +260,7 @@ function serviceSpec(
   net: FabricNetwork,
   machine: string,
   local: boolean,
+  secret: SwarmSecret,
 ): Dockerode.CreateServiceOptions {
   const logDir = resolve(l.logDir);
   return oneTask(
@@ -251,14 +269,15 @@ function serviceSpec(
     {
       Image: image,
       Args: [...nodeOptions(), imageEntry(l.role), '--dcemu-run', l.runId, '--dcemu-node', l.name],
-      Env: Object.entries(l.env).map(([k, v]) => `${k}=${v}`),
-      User: `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`,
+      Env: Object.entries({ ...l.env, ...secretEnv }).map(([k, v]) => `${k}=${v}`),
+      ...hardenedSpec(secret),
       // node log files land in the results folder when the task runs here; elsewhere that folder
       // does not exist, and the node writes into its task
       Mounts: [
         local
           ? { Type: 'bind' as const, Source: logDir, Target: logDir }
           : { Type: 'tmpfs' as const, Source: '', Target: logDir },
+        { Type: 'tmpfs' as const, Source: '', Target: '/tmp' },
       ],
     },
     machine,
@@ -334,6 +353,37 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** a run's Docker secret */
+interface SwarmSecret {
+  id: string;
+  name: string;
+}
+
+/** where a task finds the run's secret (a Docker secret's file, in memory) */
+const SECRET_IN_TASK = '/run/secrets/dcemu-secret';
+const secretEnv = { [SECRET_FILE_ENV]: SECRET_IN_TASK };
+
+/**
+ * Least privilege for a task (orchestrator/runtime/hardening.ts): an unprivileged user, no
+ * capabilities, a read-only root file system, and the run's secret readable by that user alone.
+ * Swarm services have no no-new-privileges option in Docker 20.10's API (docs/security.md).
+ */
+function hardenedSpec(secret: SwarmSecret): Partial<Dockerode.ContainerSpec> {
+  const { uid, gid } = containerIds();
+  return {
+    User: `${uid}:${gid}`,
+    ReadOnly: true,
+    CapabilityDrop: ['ALL'],
+    Secrets: [
+      {
+        SecretID: secret.id,
+        SecretName: secret.name,
+        File: { Name: 'dcemu-secret', UID: String(uid), GID: String(gid), Mode: 0o400 },
+      },
+    ],
+  } as Partial<Dockerode.ContainerSpec>;
+}
+
 async function startRelay(
   d: Docker,
   runId: string,
@@ -341,6 +391,7 @@ async function startRelay(
   image: string,
   target: string,
   self: string,
+  secret: SwarmSecret,
 ): Promise<string> {
   const svc = (await d.createService(
     oneTask(
@@ -349,7 +400,12 @@ async function startRelay(
       {
         Image: image,
         Args: [`${APP_DIR}/dist/orchestrator/runtime/control-relay.js`],
-        Env: [`DCEMU_RELAY_TARGET=${target}`, `DCEMU_RELAY_PORT=${RELAY_PORT}`],
+        Env: [
+          `DCEMU_RELAY_TARGET=${target}`,
+          `DCEMU_RELAY_PORT=${RELAY_PORT}`,
+          `${SECRET_FILE_ENV}=${SECRET_IN_TASK}`,
+        ],
+        ...hardenedSpec(secret),
       },
       self,
       net,
@@ -783,9 +839,25 @@ export async function removeServices(runId: string | null): Promise<number> {
  */
 export async function removeSwarmRun(runId: string): Promise<string[]> {
   await removeServices(runId);
+  await removeSecrets(runId);
   // the swarm's agents remove the tasks' containers one at a time: removing them here, a few at a
   // time, is quicker, and their network goes after them
   return (await removeRun(runId)).kept;
+}
+
+/** Removes the run's Docker secret (once its services are gone: a secret in use cannot go). */
+async function removeSecrets(runId: string): Promise<void> {
+  const d = await docker();
+  const secrets = (await d
+    .listSecrets({ filters: { label: [`${RUN_LABEL}=${runId}`] } })
+    .catch(() => [])) as Array<{
+    ID: string;
+  }>;
+  for (const s of secrets)
+    await d
+      .getSecret(s.ID)
+      .remove()
+      .catch(() => {});
 }
 
 /**

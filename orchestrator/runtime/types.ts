@@ -13,6 +13,11 @@ export interface NodeLaunch {
   role: NodeKind;
   /** environment: control address and node name */
   env: Record<string, string>;
+  /**
+   * the run's secret (core/auth.ts): the runtime hands the node its key (a process: `DCEMU_KEY` in its
+   * environment) or the secret (a container: a file, `DCEMU_SECRET_FILE`), and nobody else
+   */
+  secret: Buffer;
   /** where the node's stdout/stderr go */
   logDir: string;
   /**
@@ -56,6 +61,11 @@ export interface RuntimeSite {
    * restarted node is then found where it was. Default: any free port, reported by the node.
    */
   nodePort?: number;
+  /**
+   * the run's secret when the runtime draws it (attached: written for the nodes others start; swarm: a
+   * Docker secret its control relay needs before any node starts); default: the fabric draws one
+   */
+  secret?: Buffer;
   /** undoes `prepare` when the run never starts (start-up failed); idempotent */
   release(): Promise<void>;
   /**

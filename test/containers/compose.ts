@@ -3,7 +3,8 @@
  * daemon and docker-compose; skipped with a warning without them, except in CI, where it must run).
  * Every container and network the run made is removed afterwards, also when the test fails.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,14 +52,30 @@ describe('dcemu compose: the file', () => {
     const net = f.networks.fabric;
     expect(net).toMatchObject({ internal: true, labels: { dcemu: 'dcemu-unit' } });
     expect(net.ipam.config[0].subnet).toBe(c.subnet);
-    const site = await new AttachedRuntime({ subnet: c.subnet }).prepare(nodes);
+    const secretFile = join(mkdtempSync(join(tmpdir(), 'dcemu-compose-')), 'secret');
+    const site = await new AttachedRuntime({ subnet: c.subnet, secretFile }).prepare(nodes);
     expect(site.controlPort).toBe(CONTROL_PORT);
+    // the attached runtime draws the run's secret and writes it where the nodes read it; release removes it
+    expect(readFileSync(secretFile, 'utf8').trim()).toBe(site.secret?.toString('hex'));
+    expect(statSync(secretFile).mode & 0o777).toBe(0o400);
+    await site.release();
+    expect(existsSync(secretFile)).toBe(false);
     const orch = f.services.orchestrator;
     expect(orch.networks.fabric.ipv4_address).toBe(site.controlHost);
     expect(orch.command).toEqual(
       expect.arrayContaining(['run', '--runtime', 'attached', '--subnet', c.subnet, '--out', '/results']),
     );
-    expect(orch.volumes).toEqual([`${results}:/results`]);
+    expect(orch.volumes).toEqual([`${results}:/results`, 'secret:/run/dcemu']);
+    expect(orch.command).toEqual(expect.arrayContaining(['--secret-file', '/run/dcemu/secret']));
+    // no secret in the file: each `up` draws its own into a tmpfs volume only the containers' user enters
+    expect(f.volumes.secret.driver_opts).toMatchObject({ type: 'tmpfs', device: 'tmpfs' });
+    expect(f.volumes.secret.driver_opts.o).toMatch(/mode=0700/);
+    expect(c.text).not.toMatch(/[0-9a-f]{64}/);
+    // least privilege in every service
+    for (const svc of Object.values(f.services) as Yaml[]) {
+      expect(svc).toMatchObject({ cap_drop: ['ALL'], security_opt: ['no-new-privileges'], read_only: true });
+      expect(svc.user).not.toMatch(/^0:/);
+    }
     // the nodes start one after another, in the topology's order, the first after the orchestrator
     const order = Object.keys(f.services).filter((k) => k !== 'orchestrator');
     expect(order.map((n) => f.services[n].depends_on)).toEqual(
@@ -73,6 +90,7 @@ describe('dcemu compose: the file', () => {
         DCEMU_CONTROL: `${site.controlHost}:${CONTROL_PORT}`,
         DCEMU_NODE: n,
         MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
+        DCEMU_SECRET_FILE: '/run/dcemu/secret',
         ...(delay > 0 ? { DCEMU_EXIT_DELAY_MS: String(delay) } : {}),
       });
       expect(s.stop_grace_period).toBe(`${Math.ceil(delay / 1000) + 10}s`);
@@ -133,7 +151,10 @@ describe.skipIf(!dockerReady && !inCI)('dcemu compose + docker-compose up', () =
     const ids = (s: string) => s.split('\n').filter(Boolean);
     if (ids(containers).length) await execa('docker', ['rm', '-f', ...ids(containers)], { reject: false });
     if (ids(networks).length) await execa('docker', ['network', 'rm', ...ids(networks)], { reject: false });
+    const volumes = (await execa('docker', ['volume', 'ls', '-q', '--filter', label], { reject: false })).stdout;
+    if (ids(volumes).length) await execa('docker', ['volume', 'rm', ...ids(volumes)], { reject: false });
     project = file = '';
+    expect(ids(volumes), 'the secret volume left after docker-compose down -v').toEqual([]);
     expect(ids(containers), 'containers left after docker-compose down').toEqual([]);
     expect(ids(networks), 'networks left after docker-compose down').toEqual([]);
   });

@@ -1,0 +1,83 @@
+/**
+ * Least privilege for node containers (docs/security.md): an unprivileged user, no capabilities, no
+ * privilege gained through exec, a read-only root file system (only the log folder, and a small /tmp,
+ * writable), and the run's secret as a read-only file that only the node's user can read. The docker
+ * runtime, the swarm runtime and the compose files `dcemu compose` writes all use these.
+ */
+import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SECRET_FILE_ENV } from '../../core/auth.js';
+
+/** the user nodes run as in their containers when dcemu itself runs as root (no name in the image) */
+export const UNPRIVILEGED_ID = 65532;
+/** where a node container finds the run's secret */
+export const SECRET_IN_CONTAINER = '/run/dcemu/secret';
+
+/** uid and gid the node containers run as: the invoking user's, or UNPRIVILEGED_ID for root */
+export function containerIds(): { uid: number; gid: number } {
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
+  return { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID };
+}
+
+export function containerUser(): string {
+  const { uid, gid } = containerIds();
+  return `${uid}:${gid}`;
+}
+
+/** HostConfig entries of a node container (docker runtime; the swarm's ContainerSpec has its own) */
+export const HARDENED_HOST = {
+  CapDrop: ['ALL'],
+  SecurityOpt: ['no-new-privileges'],
+  ReadonlyRootfs: true,
+  Tmpfs: { '/tmp': 'rw,noexec,nosuid,size=64m' },
+} as const;
+
+/**
+ * Lets the node containers' user write into `dir` (a run's log folder): when dcemu runs as root the
+ * nodes run as UNPRIVILEGED_ID, so the folder becomes theirs; `giveBack` returns it and what they wrote.
+ */
+export function lendFolder(dir: string): { giveBack(): void } {
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0) return { giveBack: () => {} };
+  const gid = process.getgid?.() ?? 0;
+  chownSync(dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
+  return {
+    giveBack: () => {
+      try {
+        chownTree(dir, uid, gid);
+      } catch {
+        // a folder removed meanwhile: nothing to give back
+      }
+    },
+  };
+}
+
+function chownTree(dir: string, uid: number, gid: number): void {
+  chownSync(dir, uid, gid);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) chownTree(p, uid, gid);
+    else chownSync(p, uid, gid);
+  }
+}
+
+/**
+ * The run's secret as a file for the docker runtime's containers to mount read-only: in a folder of
+ * its own that only its owner can enter, readable by the containers' user alone; `remove` deletes it
+ * (idempotent).
+ */
+export function secretFile(secret: Buffer): { path: string; env: Record<string, string>; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'dcemu-secret-'));
+  chmodSync(dir, 0o700);
+  const path = join(dir, 'secret');
+  writeFileSync(path, `${secret.toString('hex')}\n`, { mode: 0o400 });
+  const { uid, gid } = containerIds();
+  if ((process.getuid?.() ?? 0) === 0) chownSync(path, uid, gid);
+  return {
+    path,
+    env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
