@@ -41,13 +41,14 @@ const foreign = new Packr({ useRecords: false });
 // the bug this guards against
 describe('Codec record integrity', () => {
   it('datagrams that redefine the frame record inline, without poisoning later datagrams', () => {
-    // [MAGIC, port 0, seq 1, ack 0, promise 0, cond 0, need -1, record 0x40 redefined inline with
-    // `keys`, then one record of small values]
+    // [MAGIC, tag 0, port 0, seq 1, ack 0, promise 0, cond 0, need -1, record 0x40 redefined inline
+    // with `keys`, then one record of small values]
     const redefine = (keys: string[]) =>
       Buffer.from([
-        0x98,
+        0x99,
         0xcc,
         MAGIC,
+        0x00,
         0x00,
         0x01,
         0x00,
@@ -154,7 +155,7 @@ describe('Codec rejects', () => {
 
   it('a wrong magic, a missing port, a datagram without frames, a non-array', () => {
     const f = makeFrame({ t: 0, s: 1, d: 2, z: 100 });
-    const ok = foreign.pack([MAGIC, 0, 1, 0, 0, 0, 0, { ...f }]);
+    const ok = foreign.pack([MAGIC, 0, 0, 1, 0, 0, 0, 0, { ...f }]);
     // a plain map is not the agreed record shape
     expectRejected(codec.decode(ok), 'bad-frame');
     const tx = new Codec();
@@ -165,10 +166,11 @@ describe('Codec rejects', () => {
     expect(wrongMagic[2]).toBe(MAGIC);
     wrongMagic[2] = 0xdd;
     expectRejected(codec.decode(wrongMagic), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 'zero', 1])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 'zero', 1])), 'bad-header');
     // a header alone is a null message (a promise, an acknowledgement); a header without sequence is not
     expect(codec.decode(tx.encode({ port: 0, seq: 9, ack: 3, promise: 1500 }, []))).toEqual({
       ok: true,
+      tag: 0,
       port: 0,
       seq: 9,
       ack: 3,
@@ -180,17 +182,20 @@ describe('Codec rejects', () => {
     expect(
       codec.decode(tx.encode({ port: 1, seq: 2, ack: 1, promise: 10, cond: 30, need: 25 }, [])),
     ).toMatchObject({ ok: true, promise: 10, cond: 30, need: 25 });
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 0, 0, 0, 0])), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, -1, 0, 0, 0])), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, Number.NaN, 0, 0])), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, Number.NaN, 0])), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, 0, 'soon'])), 'bad-header');
-    // the old five-field header is refused, not misread
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 0, 0, 0, 0, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, -1, 0, 0, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, 0, Number.NaN, 0, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, 0, 0, Number.NaN, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, 0, 0, 0, 'soon'])), 'bad-header');
+    // a tag that is not an integer; the seven-field header before tags, and the five-field one before
+    // that, are refused, not misread
+    expectRejected(codec.decode(foreign.pack([MAGIC, 'run', 0, 1, 0, 0, 0, 0])), 'bad-header');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, 0, -1])), 'bad-header');
     expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0])), 'bad-header');
     expectRejected(codec.decode(foreign.pack({ m: MAGIC })), 'bad-header');
     expectRejected(codec.decode(foreign.pack(42)), 'bad-header');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, 0, 0, null])), 'bad-frame');
-    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 1, 0, 0, 0, 0, 7])), 'bad-frame');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, 0, 0, 0, 0, null])), 'bad-frame');
+    expectRejected(codec.decode(foreign.pack([MAGIC, 0, 0, 1, 0, 0, 0, 0, 7])), 'bad-frame');
   });
 
   it('frames with an out-of-range or fractional priority', () => {

@@ -209,11 +209,12 @@ describe('Endpoint over real sockets', () => {
 });
 
 /** A conservative-mode receiver: no wall clock; frames wait for `runBefore`. */
-function conservativeReceiver(portCount = 2) {
+function conservativeReceiver(portCount = 2, tag = 0) {
   const sched = new Scheduler(null);
   const gaps: Array<[number, number, number]> = [];
   let promised = 0;
   const ep = new Endpoint(sched, portCount, {
+    tag,
     listener: { promised: () => promised++, gap: (p, e, g) => gaps.push([p, e, g]) },
   });
   const got: Got[] = [];
@@ -272,6 +273,30 @@ describe('Endpoint link protocol (conservative mode)', () => {
     sched.runBefore(101);
     // the node's own events first, then port 0, then port 1 in the order its peer sent them
     expect(got.map((g) => g.frame.q)).toEqual([0, 1, 11, 12]);
+  });
+
+  it("drops another run's datagram even from the port peer's own socket, before it touches the link", () => {
+    const mine = 0x80000005;
+    const { sched, ep, got } = conservativeReceiver(2, mine);
+    ep.setPeers([{ host: '127.0.0.1', port: 40000, peerPort: 0 }, null]);
+    const peer = { address: '127.0.0.1', port: 40000 };
+    // the peer-socket rule alone would take these: same address, port, sequence and stamps
+    for (const tag of [0, mine + 1, 0xffffffff])
+      ep.receive(
+        codec.encode({ tag, port: 0, seq: 1, ack: 0, promise: 5000 }, [frame(1000, { q: 9 })]),
+        peer,
+      );
+    expect(ep.stats.foreign).toBe(3);
+    expect(ep.stats.forged + ep.stats.duplicates).toBe(0);
+    expect(ep.inClock[0]).toBe(0);
+    // the run's own datagram with the same sequence number is the first the link sees
+    ep.receive(
+      codec.encode({ tag: mine, port: 0, seq: 1, ack: 0, promise: 5000 }, [frame(1000, { q: 1 })]),
+      peer,
+    );
+    sched.runBefore(1e12);
+    expect(got.map((g) => g.frame.q)).toEqual([1]);
+    expect(ep.inClock[0]).toBe(5000);
   });
 
   it('ignores datagrams that do not come from the port peer', async () => {

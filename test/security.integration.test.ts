@@ -65,6 +65,11 @@ async function speak(
  */
 class HostileStart extends ProcessRuntime {
   attempts: string[][] = [];
+  /** the control address, as the stranger found it */
+  control: [string, number] = ['', 0];
+  names: string[] = [];
+  /** h0's key, as if it had leaked: good for a proof, but h0 is connected already */
+  leaked: Buffer = Buffer.alloc(0);
   /** what must not be in the results: the run's secret and its nodes' keys (the test can see them) */
   secrets: string[] = [];
 
@@ -74,6 +79,9 @@ class HostileStart extends ProcessRuntime {
     );
     const [host, port] = launches[0].env.DCEMU_CONTROL.split(':');
     const at = Number(port);
+    this.control = [host, at];
+    this.names = launches.map((l) => l.name);
+    this.leaked = nodeKey(launches[0].secret, 'h0');
     const wrong = Buffer.alloc(32, 1);
     for (const l of launches)
       this.attempts.push(
@@ -145,6 +153,40 @@ async function run(
   return { out, summary: c.summary, sent, bytes: FILES.map((f) => readFileSync(join(out, f), 'utf8')) };
 }
 
+/**
+ * Once the nodes run: the stranger speaks as each of them again (a wrong key), and once with h0's
+ * leaked key; then it sends every node datagrams tagged as another run's.
+ */
+function inTraffic(hostile: HostileStart) {
+  return async (runId: string): Promise<number> => {
+    const [host, port] = hostile.control;
+    for (const name of hostile.names)
+      hostile.attempts.push(
+        await speak(host, port, (c) =>
+          control.pack({
+            type: 'hello',
+            name,
+            pid: 4242,
+            proof: proof(Buffer.alloc(32, 2), c, name),
+            nonce: c,
+          }),
+        ),
+      );
+    hostile.attempts.push(
+      await speak(host, port, (c) =>
+        control.pack({
+          type: 'hello',
+          name: 'h0',
+          pid: 4242,
+          proof: proof(hostile.leaked, c, 'h0'),
+          nonce: c,
+        }),
+      ),
+    );
+    return foreignDatagrams(runId);
+  };
+}
+
 /** Sends every node of the run datagrams tagged as another run's, from a socket of its own. */
 async function foreignDatagrams(runId: string): Promise<number> {
   const ports = udpPortsOfRun(runId);
@@ -176,17 +218,23 @@ describe('a run admits only its own nodes', () => {
     expect(solo.summary.flows.completed).toBeGreaterThan(0);
 
     const hostile = new HostileStart();
-    const [a, b] = await Promise.all([run('a', hostile, foreignDatagrams), run('b', new ProcessRuntime())]);
-    // every stranger heard a challenge and a refusal, nothing else (no configuration)
-    expect(hostile.attempts).toHaveLength(10);
-    for (const heard of hostile.attempts.slice(0, 8)) expect(heard).toEqual(['challenge', 'refused']);
-    expect(hostile.attempts[8]).toEqual(['challenge']);
-    expect(hostile.attempts[9]).toEqual(['challenge', 'refused']);
+    const [a, b] = await Promise.all([run('a', hostile, inTraffic(hostile)), run('b', new ProcessRuntime())]);
+    // every stranger heard a challenge and a refusal, nothing else (no configuration); the one with
+    // h0's leaked key was welcomed as a proven h0, then turned away: h0 is connected
+    expect(hostile.attempts).toHaveLength(19);
+    for (const [i, heard] of hostile.attempts.entries())
+      expect(heard, `attempt ${i}`).toEqual(
+        i === 8 ? ['challenge'] : i === 18 ? ['challenge', 'welcome', 'refused'] : ['challenge', 'refused'],
+      );
     // each refused and counted, with its peer address and the node it named
     const sec = a.summary.security;
-    expect(sec.refusedControl).toBe(10);
+    expect(sec.refusedControl).toBe(19);
     expect(sec.refused.map((r) => r.reason).sort()).toEqual(
-      ['closed before its hello', ...Array(9).fill('its proof is wrong')].sort(),
+      [
+        'closed before its hello',
+        "'h0' is already connected",
+        ...Array(17).fill('its proof is wrong'),
+      ].sort(),
     );
     expect(sec.refused[0]).toMatchObject({ name: 'h0', peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
     expect(sec.foreignDatagrams).toBe(a.sent);

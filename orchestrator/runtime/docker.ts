@@ -27,7 +27,14 @@ import {
   startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
-import { containerUser, HARDENED_HOST, lendFolder, SECRET_IN_CONTAINER, secretFile } from './hardening.js';
+import {
+  containerUser,
+  HARDENED_HOST,
+  lendFolder,
+  SECRET_IN_CONTAINER,
+  schemeForContainers,
+  secretFile,
+} from './hardening.js';
 import { ensureImage, imageEntry } from './image.js';
 import { InOrder } from './in-order.js';
 import type {
@@ -107,8 +114,11 @@ export class DockerRuntime implements Runtime {
     // the run's secret, mounted read-only into each container; the log folder lent to the nodes' user
     const secret = secretFile(launches[0]?.secret ?? Buffer.alloc(0));
     const lent = launches[0] ? lendFolder(resolve(launches[0].logDir)) : { giveBack: () => {} };
+    const dir = launches[0]?.schemeDir;
+    const scheme = dir === undefined ? null : schemeForContainers(dir);
     const started = new StartedContainers(d, net, address, launches, () => {
       secret.remove();
+      scheme?.remove();
       lent.giveBack();
     });
     await started.watch();
@@ -118,7 +128,9 @@ export class DockerRuntime implements Runtime {
       // endpoints of one network made at once race in Docker 20.10's endpoint count, which can then
       // stay above the endpoints there are and keep the network after its containers are gone
       const containers = await mapBounded(launches, CREATE_CONCURRENCY, (l) =>
-        d.createContainer(containerSpec(l, image, net, address(l.name), index.get(l.name)!, secret)),
+        d.createContainer(
+          containerSpec(l, image, net, address(l.name), index.get(l.name)!, secret, scheme?.path),
+        ),
       );
       // an interrupt ends the start-up here (22 one at a time take seconds): what started is
       // stopped and collected, what did not is removed with the run
@@ -147,6 +159,8 @@ function containerSpec(
   ip: string,
   i: number,
   secret: { path: string; env: Record<string, string> },
+  /** where the scheme folder the containers read lies on this machine (schemeForContainers) */
+  schemeSource = l.schemeDir,
 ): ContainerCreateOptions {
   const env = {
     ...l.env,
@@ -172,7 +186,7 @@ function containerSpec(
       Binds: [
         `${resolve(l.logDir)}:${resolve(l.logDir)}:rw`,
         `${secret.path}:${SECRET_IN_CONTAINER}:ro`,
-        ...(l.schemeDir ? [`${l.schemeDir}:${l.schemeDir}:ro`] : []),
+        ...(l.schemeDir ? [`${schemeSource}:${l.schemeDir}:ro`] : []),
       ],
       Tmpfs: {
         ...HARDENED_HOST.Tmpfs,

@@ -4,7 +4,7 @@
  * writable), and the run's secret as a read-only file that only the node's user can read. The docker
  * runtime, the swarm runtime and the compose files `dcemu compose` writes all use these.
  */
-import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SECRET_FILE_ENV } from '../../core/auth.js';
@@ -75,9 +75,34 @@ export function secretFile(secret: Buffer): { path: string; env: Record<string, 
   writeFileSync(path, `${secret.toString('hex')}\n`, { mode: 0o400 });
   const { uid, gid } = containerIds();
   if ((process.getuid?.() ?? 0) === 0) chownSync(path, uid, gid);
-  return {
-    path,
-    env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER },
-    remove: () => rmSync(dir, { recursive: true, force: true }),
+  // gone with the run, and with the orchestrator should it exit without a teardown (a bug, a signal
+  // it handles); a SIGKILL leaves the folder, closed to all but its owner, with a finished run's secret
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(dir, { recursive: true, force: true });
   };
+  process.on('exit', remove);
+  return { path, env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER }, remove };
+}
+
+/**
+ * A scheme folder of the user's own as the node containers' user can read it: the folder itself when
+ * dcemu runs as that user; run as root, a copy (its node_modules left out: the node never reads it)
+ * that belongs to UNPRIVILEGED_ID, since the user's folder may be closed to others. Mounted read-only
+ * at the folder's own path either way; `remove` deletes a copy.
+ */
+export function schemeForContainers(dir: string): { path: string; remove(): void } {
+  if ((process.getuid?.() ?? 0) !== 0) return { path: dir, remove: () => {} };
+  const copy = mkdtempSync(join(tmpdir(), 'dcemu-scheme-'));
+  cpSync(dir, copy, { recursive: true, filter: (src) => !src.split('/').includes('node_modules') });
+  // where the runtime mounts an empty tmpfs over the package's node_modules (on a read-only mount, the
+  // daemon cannot make it)
+  mkdirSync(join(copy, 'node_modules'));
+  chownTree(copy, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(copy, { recursive: true, force: true });
+  };
+  process.on('exit', remove);
+  return { path: copy, remove };
 }

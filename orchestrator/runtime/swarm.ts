@@ -46,7 +46,7 @@ import {
   startedLine,
 } from './docker-client.js';
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
-import { containerIds } from './hardening.js';
+import { containerIds, lendFolder } from './hardening.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
 import { InOrder } from './in-order.js';
 import { place } from './placement.js';
@@ -203,7 +203,9 @@ export class SwarmRuntime implements Runtime {
       this.machines,
       this.opts.daemons ?? parseDaemons(process.env.DCEMU_SWARM_DAEMONS),
     );
-    const started = new StartedServices(d, daemons, net, launches);
+    // the log folder is the node tasks' user's to write while the run lasts (runtime/hardening.ts)
+    const lent = launches[0] ? lendFolder(resolve(launches[0].logDir)) : { giveBack: () => {} };
+    const started = new StartedServices(d, daemons, net, launches, () => lent.giveBack());
     const t0 = Date.now();
     try {
       // an interrupt ends the start-up where it is: no more services, no more waiting for their tasks
@@ -549,6 +551,8 @@ class StartedServices implements StartedRuntime {
     private readonly daemons: Daemons,
     private readonly net: FabricNetwork,
     private readonly launches: NodeLaunch[],
+    /** after teardown: the log folder given back */
+    private readonly cleanup: () => void = () => {},
   ) {
     this.containers = {
       stopNode: async (name) => {
@@ -797,6 +801,7 @@ class StartedServices implements StartedRuntime {
     const runId = this.launches[0]?.runId;
     const kept = runId === undefined ? [] : await removeSwarmRun(runId);
     const leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    this.cleanup();
     return {
       started: this.nodes.size,
       leftRunning,

@@ -151,7 +151,8 @@ describe.skipIf(!dockerReady && !inCI)('dcemu compose + docker-compose up', () =
     const ids = (s: string) => s.split('\n').filter(Boolean);
     if (ids(containers).length) await execa('docker', ['rm', '-f', ...ids(containers)], { reject: false });
     if (ids(networks).length) await execa('docker', ['network', 'rm', ...ids(networks)], { reject: false });
-    const volumes = (await execa('docker', ['volume', 'ls', '-q', '--filter', label], { reject: false })).stdout;
+    const volumes = (await execa('docker', ['volume', 'ls', '-q', '--filter', label], { reject: false }))
+      .stdout;
     if (ids(volumes).length) await execa('docker', ['volume', 'rm', ...ids(volumes)], { reject: false });
     project = file = '';
     expect(ids(volumes), 'the secret volume left after docker-compose down -v').toEqual([]);

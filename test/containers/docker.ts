@@ -4,9 +4,14 @@
  * answers; in CI (CI=true) they run and fail without one. After every test no container and no network
  * labelled `dcemu` may remain.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { newSecret, nodeKey } from '../../core/auth.js';
+import { nodeEnv } from '../../core/paths.js';
+import { DockerRuntime } from '../../orchestrator/runtime/docker.js';
 import {
   checkLeftoversEachTest,
   dockerAnswers,
@@ -17,6 +22,13 @@ import {
 } from '../docker-helpers.js';
 import { dcemu, ROOT, readJson, runDyingOfABug, tempOut } from '../helpers.js';
 import { readPcapng } from '../pcapng-reader.js';
+
+/** run inside a node container: the secret's mode, and whether the root file system takes a write */
+const PROBE = `const fs = require('node:fs');
+const mode = (fs.statSync('/run/dcemu/secret').mode & 0o777).toString(8).padStart(4, '0');
+let ro = 'rw-root';
+try { fs.writeFileSync('/probe', 'x'); } catch (e) { if (e.code === 'EROFS') ro = 'ro-root'; }
+console.log('secret', mode, ro);`;
 
 const docker = await dockerAnswers();
 const skip = !docker && process.env.CI !== 'true';
@@ -143,6 +155,53 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       expect(bytes.equals(readFileSync(join(proc, 'capture', f))), f).toBe(true);
     }
   }, 240_000);
+
+  it('runs each node as an unprivileged user, without capabilities or new privileges, on a read-only root; the secret is in no inspect output', async () => {
+    const secretDirs = () => readdirSync(tmpdir()).filter((f) => f.startsWith('dcemu-secret-'));
+    const before = secretDirs();
+    const runtime = new DockerRuntime();
+    const runId = `dcemu-hardening-${process.pid}`;
+    const site = await runtime.prepare(['h0'], runId);
+    const out = tempOut('docker-hardening');
+    mkdirSync(join(out, 'logs'));
+    const secret = newSecret();
+    const started = await runtime.start([
+      // no orchestrator listens: the node waits for one, long enough to be looked at
+      {
+        name: 'h0',
+        runId,
+        role: 'host',
+        env: nodeEnv('198.18.0.1:9', 'h0'),
+        secret,
+        logDir: join(out, 'logs'),
+      },
+    ]);
+    try {
+      const r = await execa('docker', ['inspect', `${runId}-h0`]);
+      const [info] = JSON.parse(r.stdout);
+      expect(info.Config.User).toMatch(/^\d+:\d+$/);
+      expect(info.Config.User).not.toMatch(/^0:/);
+      expect(info.HostConfig).toMatchObject({
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        ReadonlyRootfs: true,
+      });
+      expect(info.HostConfig.CapAdd ?? []).toEqual([]);
+      expect(info.Config.Env).toContain('DCEMU_SECRET_FILE=/run/dcemu/secret');
+      for (const hex of [secret, nodeKey(secret, 'h0')].map((b) => b.toString('hex')))
+        expect(r.stdout).not.toContain(hex);
+      // the node reads it inside, where nothing else can write
+      const ls = await execa('docker', ['exec', `${runId}-h0`, '/usr/local/bin/node', '-e', PROBE], {
+        reject: false,
+      });
+      expect(ls.stdout.trim(), ls.stderr).toBe('secret 0400 ro-root');
+    } finally {
+      await started.stop();
+      await site.release();
+    }
+    // the secret's file on this machine goes with the run
+    expect(secretDirs()).toEqual(before);
+  }, 120_000);
 
   it('removes its containers and network when the orchestrator dies of a bug mid-run', async () => {
     const stderr = await runDyingOfABug(tempOut('docker-bug'), ['--runtime', 'docker']);
