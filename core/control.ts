@@ -18,6 +18,8 @@ import type { ControlMessage, NodeMessage } from './messages.js';
 
 /** how long a new connection has to prove itself, real ms */
 export const HELLO_WAIT_MS = 10_000;
+/** bytes a connection may send before it is admitted (a hello is ~120): more is not a node */
+const HELLO_MAX_BYTES = 4096;
 
 /** the orchestrator's side of the proof: it answers the node's challenge under the same key */
 const ORCHESTRATOR = 'orchestrator\0';
@@ -235,6 +237,19 @@ export class ControlServer extends EventEmitter<{ connection: [ControlConnection
       });
     };
     socket.once('close', early);
+    let before = 0;
+    const count = (chunk: Buffer) => {
+      before += chunk.length;
+      if (answered) socket.off('data', count);
+      else if (before > HELLO_MAX_BYTES) {
+        answered = true;
+        clearTimeout(silent);
+        socket.off('data', count);
+        socket.unpipe(inp);
+        this.refuse(socket, `more than ${HELLO_MAX_BYTES} bytes before its hello`);
+      }
+    };
+    socket.on('data', count);
     inp.on('error', () => {
       if (answered) return socket.destroy();
       answered = true;

@@ -170,6 +170,13 @@ describe("control connection: only the run's own nodes are admitted", () => {
     const mute = await stranger(o.port);
     await mute.first;
     mute.socket.destroy();
+    // a message that never ends (a 1 MB string announced, 8 KB of it sent)
+    const flood = await stranger(o.port);
+    await flood.first;
+    flood.socket.write(
+      Buffer.concat([Buffer.from([0xdb, 0x00, 0x10, 0x00, 0x00]), Buffer.alloc(8192, 0x41)]),
+    );
+    await flood.ended;
     await new Promise((r) => setTimeout(r, 100));
     expect(o.refused.map((r) => r.reason)).toEqual([
       'its proof is wrong',
@@ -177,6 +184,7 @@ describe("control connection: only the run's own nodes are admitted", () => {
       'its proof is wrong',
       'its first message is not a hello',
       'closed before its hello',
+      'more than 4096 bytes before its hello',
     ]);
     expect(o.refused[0]).toMatchObject({ name: 'h0', peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
   });

@@ -1,8 +1,9 @@
 /**
  * A run admits only its own nodes (docs/security.md), tried as a hostile local user would: during the
  * start-up a stranger connects to the orchestrator's control port as every node in turn (a wrong key),
- * replays a hello recorded from an earlier connection, and says nothing; once the nodes run, it sends
- * each of them datagrams tagged as another run's would be. Two runs of the same scenario go side by
+ * replays a hello recorded from an earlier connection, and says nothing; once the nodes run, it does so
+ * again, once with a node's leaked key, and sends each node datagrams with the tag of the run beside it
+ * (the header that run's own datagrams carry) and two others. Two runs of the same scenario go side by
  * side under that, and each gives its solo bytes, every attempt counted.
  */
 import { createSocket } from 'node:dgram';
@@ -11,7 +12,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
-import { nodeKey, proof } from '../core/auth.js';
+import { datagramTag, nodeKey, proof } from '../core/auth.js';
 import { Codec } from '../core/codec.js';
 import { FrameType, makeFrame } from '../core/frame.js';
 import { collect, writeResults } from '../orchestrator/collect.js';
@@ -153,11 +154,23 @@ async function run(
   return { out, summary: c.summary, sent, bytes: FILES.map((f) => readFileSync(join(out, f), 'utf8')) };
 }
 
+/** The process runtime, keeping the run's secret for the test (to tag datagrams as that run's). */
+class Recorder extends ProcessRuntime {
+  private got: (secret: Buffer) => void = () => {};
+  readonly secret = new Promise<Buffer>((r) => (this.got = r));
+
+  override async start(launches: NodeLaunch[]): Promise<StartedRuntime> {
+    this.got(launches[0].secret);
+    return super.start(launches);
+  }
+}
+
 /**
  * Once the nodes run: the stranger speaks as each of them again (a wrong key), and once with h0's
- * leaked key; then it sends every node datagrams tagged as another run's.
+ * leaked key; then it sends every node datagrams tagged as another run's (`other`'s, the run beside it,
+ * whose datagrams carry that very header).
  */
-function inTraffic(hostile: HostileStart) {
+function inTraffic(hostile: HostileStart, other: Recorder) {
   return async (runId: string): Promise<number> => {
     const [host, port] = hostile.control;
     for (const name of hostile.names)
@@ -183,12 +196,12 @@ function inTraffic(hostile: HostileStart) {
         }),
       ),
     );
-    return foreignDatagrams(runId);
+    return foreignDatagrams(runId, datagramTag(await other.secret));
   };
 }
 
 /** Sends every node of the run datagrams tagged as another run's, from a socket of its own. */
-async function foreignDatagrams(runId: string): Promise<number> {
+async function foreignDatagrams(runId: string, otherRun: number): Promise<number> {
   const ports = udpPortsOfRun(runId);
   expect(ports.length).toBe(8);
   const codec = new Codec();
@@ -196,7 +209,7 @@ async function foreignDatagrams(runId: string): Promise<number> {
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()));
   let sent = 0;
   for (const port of ports)
-    for (const tag of [0, 0x80000001, 0xfffffffe]) {
+    for (const tag of [0, otherRun, 0xfffffffe]) {
       const frame = makeFrame({ t: FrameType.Data, s: 0, d: 1, z: 1500 });
       const buf = codec.encode({ tag, port: 0, seq: 1, ack: 0, promise: 1e15 }, [frame]);
       await new Promise<void>((r) => socket.send(buf, port, '127.0.0.1', () => r()));
@@ -218,7 +231,8 @@ describe('a run admits only its own nodes', () => {
     expect(solo.summary.flows.completed).toBeGreaterThan(0);
 
     const hostile = new HostileStart();
-    const [a, b] = await Promise.all([run('a', hostile, inTraffic(hostile)), run('b', new ProcessRuntime())]);
+    const beside = new Recorder();
+    const [a, b] = await Promise.all([run('a', hostile, inTraffic(hostile, beside)), run('b', beside)]);
     // every stranger heard a challenge and a refusal, nothing else (no configuration); the one with
     // h0's leaked key was welcomed as a proven h0, then turned away: h0 is connected
     expect(hostile.attempts).toHaveLength(19);

@@ -4,7 +4,16 @@
  * writable), and the run's secret as a read-only file that only the node's user can read. The docker
  * runtime, the swarm runtime and the compose files `dcemu compose` writes all use these.
  */
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SECRET_FILE_ENV } from '../../core/auth.js';
