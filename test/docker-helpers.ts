@@ -16,10 +16,13 @@ export async function dockerAnswers(): Promise<boolean> {
   return r.exitCode === 0;
 }
 
-/** Containers, networks and services of dcemu runs still on the daemon, by run id (the `dcemu` label). */
+/**
+ * Containers, networks, services and secrets of dcemu runs still on the daemon, by run id (the `dcemu`
+ * label).
+ */
 export async function leftovers(): Promise<Map<string, string[]>> {
   const list = async (args: string[], format: string): Promise<string[]> => {
-    // `docker service ls` fails outside a swarm: no services then
+    // `docker service ls` and `docker secret ls` fail outside a swarm: none then
     const r = await execa('docker', [...args, '--filter', 'label=dcemu', '--format', format], {
       reject: false,
     });
@@ -29,6 +32,7 @@ export async function leftovers(): Promise<Map<string, string[]>> {
     ...(await list(['ps', '-a'], '{{.Label "dcemu"}} {{.Names}}')),
     ...(await list(['network', 'ls'], '{{.Label "dcemu"}} {{.Name}}')),
     ...(await list(['service', 'ls'], '{{.Label "dcemu"}} {{.Name}}')),
+    ...(await list(['secret', 'ls'], '{{.Label "dcemu"}} {{.Name}}')),
   ];
   const byRun = new Map<string, string[]>();
   for (const line of lines) {

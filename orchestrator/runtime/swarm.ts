@@ -820,7 +820,8 @@ function taskFailure(name: string, t: Task): string {
 
 /**
  * Removes the services of a run (every dcemu run's when `runId` is null) when this daemon manages a
- * swarm; returns how many. Their tasks' containers stop and go with them.
+ * swarm, and then the run's Docker secret (a secret a service uses cannot go); returns how many
+ * services. Their tasks' containers stop and go with them.
  */
 export async function removeServices(runId: string | null): Promise<number> {
   const d = await docker();
@@ -835,6 +836,14 @@ export async function removeServices(runId: string | null): Promise<number> {
         .catch(() => {}),
     ),
   );
+  const secrets = (await d.listSecrets({ filters: { label: [label] } }).catch(() => [])) as Array<{
+    ID: string;
+  }>;
+  for (const s of secrets)
+    await d
+      .getSecret(s.ID)
+      .remove()
+      .catch(() => {});
   return services.length;
 }
 
@@ -844,25 +853,9 @@ export async function removeServices(runId: string | null): Promise<number> {
  */
 export async function removeSwarmRun(runId: string): Promise<string[]> {
   await removeServices(runId);
-  await removeSecrets(runId);
   // the swarm's agents remove the tasks' containers one at a time: removing them here, a few at a
   // time, is quicker, and their network goes after them
   return (await removeRun(runId)).kept;
-}
-
-/** Removes the run's Docker secret (once its services are gone: a secret in use cannot go). */
-async function removeSecrets(runId: string): Promise<void> {
-  const d = await docker();
-  const secrets = (await d
-    .listSecrets({ filters: { label: [`${RUN_LABEL}=${runId}`] } })
-    .catch(() => [])) as Array<{
-    ID: string;
-  }>;
-  for (const s of secrets)
-    await d
-      .getSecret(s.ID)
-      .remove()
-      .catch(() => {});
 }
 
 /**
