@@ -579,6 +579,15 @@ const STUDIES: SchemeExperiment[] = [
     module: new URL('./clock-jitter.js', import.meta.url).href,
     run: 'runClockJitter',
   },
+  {
+    name: 'ns3-crosscheck',
+    description:
+      "dcemu's baseline (DCTCP, NewReno) against ns-3 3.37 running the same fabric, flows and TCP settings: per-flow FCT ratios, FCT per size range, the bottleneck's queue, marks and drops (needs libns3-dev and g++; docs/ns3.md)",
+    scenario: '',
+    seeds: 3,
+    module: new URL('./ns3/crosscheck.js', import.meta.url).href,
+    run: 'runNs3Crosscheck',
+  },
 ];
 
 /** The experiment's function from the module its scheme names. */

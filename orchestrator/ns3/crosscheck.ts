@@ -1,0 +1,279 @@
+/**
+ * `dcemu experiment ns3-crosscheck` (docs/ns3.md): dcemu's baseline against ns-3's. Each case runs in
+ * dcemu, then its ns-3 twin (orchestrator/ns3/twin.ts) runs the same fabric, flows and transport
+ * settings; per seed the two are compared flow by flow (the distribution of dcemu's FCT over ns-3's,
+ * FCT percentiles per size range on both sides), and at the bottleneck (queue percentiles, ECN marks,
+ * drops) and in retransmissions. Every case is a single-path fabric, so ns-3's routing sends every flow
+ * the way dcemu's does.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { segmentCount } from '../../node/transport/types.js';
+import { runForSummary } from '../experiments.js';
+import { type FigureSpec, reproduce, scaleOf } from '../reproduction.js';
+import { quantile } from '../schemes/stats.js';
+import type { ExperimentOptions } from '../schemes/types.js';
+import { type FlowResult, ns3Missing, readFlows, readQueue, runTwin, type TwinOptions } from './twin.js';
+
+interface Case {
+  name: string;
+  file: string;
+  /** what it is, in words */
+  what: string;
+  /** `--quick`: shorter, and whether it runs at all */
+  quick: string[] | null;
+}
+
+const CASES: readonly Case[] = [
+  {
+    name: 'star',
+    file: 'examples/ns3/star-incast.yaml',
+    what: 'DCTCP incast of 8 senders into one receiver on one switch',
+    quick: ['workload.duration=2ms'],
+  },
+  {
+    name: 'dumbbell',
+    file: 'examples/ns3/dumbbell.yaml',
+    what: 'DCTCP, web-search sizes, 8 senders to 8 receivers over a 4:1 dumbbell',
+    quick: ['workload.duration=10ms'],
+  },
+  {
+    name: 'leafspine',
+    file: 'examples/ns3/leaf-spine.yaml',
+    what: "the quickstart's fabric with one spine (single path), web-search sizes, no failure",
+    quick: null,
+  },
+];
+
+/**
+ * The ns-3 side changed one thing at a time, on the same dcemu runs (only the twin runs again): what
+ * each setting of the twin is worth, so a difference can be named by the one that removes it.
+ */
+const ABLATIONS: ReadonlyArray<{ name: string; what: string; options: TwinOptions }> = [
+  {
+    name: 'handshake_rto',
+    what: "ns-3's first RTO from its handshake's RTT sample (the minimum), not dcemu's 5 x the minimum",
+    options: { 'first-rto': 'handshake' },
+  },
+  {
+    name: 'ecn_minus_1500',
+    what: 'the marking threshold 1,500 B lower (ns-3 counting the packet its device holds, as dcemu counts committed frames)',
+    options: { 'ecn-offset': '-1500' },
+  },
+  {
+    name: 'classic_recovery',
+    what: "the window cut at once on an ECE or a loss (classic recovery) instead of ns-3's proportional rate reduction",
+    options: { recovery: 'classic' },
+  },
+];
+
+/** the size ranges of dcemu's summary (frames of a flow) */
+const RANGES: ReadonlyArray<[string, number, number]> = [
+  ['1', 0, 1],
+  ['2-10', 1, 10],
+  ['11-100', 10, 100],
+  ['>100', 100, Number.POSITIVE_INFINITY],
+];
+
+function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
+  const f = (
+    id: string,
+    label: string,
+    unit: string,
+    paper: number | null = null,
+    digits = 2,
+  ): FigureSpec => ({
+    id: `${c.name}_${id}`,
+    label: `${c.name}: ${label}`,
+    unit,
+    paper,
+    ...(paper !== null && { source: 'agreement' }),
+    digits,
+  });
+  return [
+    f('ratio_p50', 'per-flow FCT dcemu / ns-3, median', '×', 1, 3),
+    f('ratio_p10', 'per-flow FCT dcemu / ns-3, p10', '×', 1, 3),
+    f('ratio_p90', 'per-flow FCT dcemu / ns-3, p90', '×', 1, 3),
+    ...RANGES.flatMap(([r]) => [
+      f(`p50_${r}`, `FCT p50 of ${r}-frame flows, dcemu / ns-3`, '×', 1, 3),
+      f(`p99_${r}`, `FCT p99 of ${r}-frame flows, dcemu / ns-3`, '×', 1, 3),
+    ]),
+    f('fct_p50_dcemu_us', 'FCT p50, dcemu', 'µs', null, 1),
+    f('fct_p50_ns3_us', 'FCT p50, ns-3', 'µs', null, 1),
+    f('fct_p99_dcemu_us', 'FCT p99, dcemu', 'µs', null, 1),
+    f('fct_p99_ns3_us', 'FCT p99, ns-3', 'µs', null, 1),
+    f('queue_p50_dcemu_kb', 'bottleneck queue p50, dcemu', 'KB', null, 1),
+    f('queue_p50_ns3_kb', 'bottleneck queue p50, ns-3', 'KB', null, 1),
+    f('queue_p99_dcemu_kb', 'bottleneck queue p99, dcemu', 'KB', null, 1),
+    f('queue_p99_ns3_kb', 'bottleneck queue p99, ns-3', 'KB', null, 1),
+    f('marks_dcemu', 'ECN marks at the bottleneck, dcemu', 'frames', null, 0),
+    f('marks_ns3', 'ECN marks at the bottleneck, ns-3', 'frames', null, 0),
+    f('drops_dcemu', 'drops at the bottleneck, dcemu', 'frames', null, 0),
+    f('drops_ns3', 'drops at the bottleneck, ns-3', 'frames', null, 0),
+    f('retx_dcemu', 'retransmitted segments, dcemu', 'frames', null, 0),
+    f('retx_ns3', 'retransmitted segments, ns-3', 'frames', null, 0),
+    f('completed_dcemu', 'flows completed, dcemu', 'flows', null, 0),
+    f('completed_ns3', 'flows completed, ns-3', 'flows', null, 0),
+    ...ablations.flatMap((a) => [
+      f(`${a.name}_ratio_p50`, `${a.name}: per-flow FCT dcemu / ns-3, median`, '×', 1, 3),
+      f(`${a.name}_ratio_p10`, `${a.name}: per-flow FCT dcemu / ns-3, p10`, '×', 1, 3),
+      f(`${a.name}_ratio_p90`, `${a.name}: per-flow FCT dcemu / ns-3, p90`, '×', 1, 3),
+      f(`${a.name}_queue_p99_ns3_kb`, `${a.name}: bottleneck queue p99, ns-3`, 'KB', null, 1),
+      f(`${a.name}_marks_ns3`, `${a.name}: ECN marks at the bottleneck, ns-3`, 'frames', null, 0),
+      f(`${a.name}_retx_ns3`, `${a.name}: retransmitted segments, ns-3`, 'frames', null, 0),
+    ]),
+  ];
+}
+
+export interface Comparison {
+  figures: Record<string, number>;
+  /** the bottleneck both sides are read at: dcemu's busiest switch port */
+  bottleneck: { node: string; port: number };
+}
+
+/** dcemu's per-port counters of one port, from nodes.json */
+function dcemuPort(results: string, node: string, port: number): { ecnMarks: number; drops: number } {
+  const nodes = JSON.parse(readFileSync(join(results, 'nodes.json'), 'utf8')) as Array<{
+    name: string;
+    ports?: Array<{ index: number; ecnMarks: number; drops: number }>;
+  }>;
+  const p = nodes.find((n) => n.name === node)?.ports?.find((x) => x.index === port);
+  return { ecnMarks: p?.ecnMarks ?? 0, drops: p?.drops ?? 0 };
+}
+
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+
+/** The figures of one case's seed, named `<case>_<figure>`. */
+export function compare(
+  name: string,
+  dcemuDir: string,
+  dcemu: FlowResult[],
+  twin: Awaited<ReturnType<typeof runTwin>>,
+  busiest: string,
+): Comparison {
+  const [node, portText] = busiest.split(':');
+  const port = Number(portText);
+  const theirs = new Map(twin.flows.map((f) => [f.id, f]));
+  const both = dcemu.filter((f) => f.fctNs !== null && theirs.get(f.id)?.fctNs != null);
+  const ratios = sorted(both.map((f) => f.fctNs! / theirs.get(f.id)!.fctNs!));
+  const out: Record<string, number> = {};
+  const put = (k: string, v: number) => {
+    if (Number.isFinite(v)) out[`${name}_${k}`] = v;
+  };
+  if (ratios.length > 0) {
+    put('ratio_p50', quantile(ratios, 0.5));
+    put('ratio_p10', quantile(ratios, 0.1));
+    put('ratio_p90', quantile(ratios, 0.9));
+  }
+  for (const [r, lo, hi] of RANGES) {
+    const inRange = both.filter((f) => {
+      const n = segmentCount(f.size);
+      return n > lo && n <= hi;
+    });
+    if (inRange.length === 0) continue;
+    const ours = sorted(inRange.map((f) => f.fctNs!));
+    const ns3 = sorted(inRange.map((f) => theirs.get(f.id)!.fctNs!));
+    put(`p50_${r}`, quantile(ours, 0.5) / quantile(ns3, 0.5));
+    put(`p99_${r}`, quantile(ours, 0.99) / quantile(ns3, 0.99));
+  }
+  const fcts = (fl: FlowResult[]) => sorted(fl.filter((f) => f.fctNs !== null).map((f) => f.fctNs! / 1000));
+  put('fct_p50_dcemu_us', quantile(fcts(dcemu), 0.5));
+  put('fct_p50_ns3_us', quantile(fcts(twin.flows), 0.5));
+  put('fct_p99_dcemu_us', quantile(fcts(dcemu), 0.99));
+  put('fct_p99_ns3_us', quantile(fcts(twin.flows), 0.99));
+  const qOurs = sorted(readQueue(join(dcemuDir, 'queues.csv'), node, port));
+  const qNs3 = sorted(readQueue(join(twin.dir, 'queues.csv'), node, port));
+  put('queue_p50_dcemu_kb', quantile(qOurs, 0.5) / 1000);
+  put('queue_p50_ns3_kb', quantile(qNs3, 0.5) / 1000);
+  put('queue_p99_dcemu_kb', quantile(qOurs, 0.99) / 1000);
+  put('queue_p99_ns3_kb', quantile(qNs3, 0.99) / 1000);
+  const ours = dcemuPort(dcemuDir, node, port);
+  const ns3Port = twin.ports.find((p) => p.node === node && p.port === port);
+  put('marks_dcemu', ours.ecnMarks);
+  put('marks_ns3', ns3Port?.marks ?? 0);
+  put('drops_dcemu', ours.drops);
+  put('drops_ns3', ns3Port?.drops ?? 0);
+  put(
+    'retx_dcemu',
+    dcemu.reduce((a, f) => a + f.retransmits, 0),
+  );
+  put(
+    'retx_ns3',
+    twin.flows.reduce((a, f) => a + f.retransmits, 0),
+  );
+  put('completed_dcemu', dcemu.filter((f) => f.fctNs !== null).length);
+  put('completed_ns3', twin.flows.filter((f) => f.fctNs !== null).length);
+  return { figures: out, bottleneck: { node, port } };
+}
+
+/**
+ * One case of one seed: the dcemu run, its twin, the comparison (null: aborted); with `ablations`, the
+ * twin again with each one's options, its figures named `<case>_<ablation>_<figure>`.
+ */
+export async function crossCheckCase(
+  c: Pick<Case, 'name' | 'file'>,
+  dir: string,
+  set: Record<string, string>,
+  signal?: AbortSignal,
+  twinOptions: TwinOptions = {},
+  ablations: ReadonlyArray<{ name: string; options: TwinOptions }> = [],
+): Promise<Comparison | null> {
+  const ours = join(dir, 'dcemu');
+  const s = await runForSummary(c.file, ours, set, signal);
+  if (s === null) return null;
+  const sc = JSON.parse(readFileSync(join(ours, 'scenario.json'), 'utf8')) as {
+    workload: { durationNs: number };
+    run: { drainNs: number };
+  };
+  const endNs = sc.workload.durationNs + sc.run.drainNs;
+  const flows = readFlows(join(ours, 'flows.csv'));
+  const busiest = s.queues.busiest?.port ?? 'sw0:0';
+  const twin = await runTwin(ours, join(dir, 'ns3'), endNs, twinOptions);
+  const result = compare(c.name, ours, flows, twin, busiest);
+  for (const a of ablations) {
+    const t = await runTwin(ours, join(dir, `ns3-${a.name}`), endNs, { ...twinOptions, ...a.options });
+    Object.assign(result.figures, compare(`${c.name}_${a.name}`, ours, flows, t, busiest).figures);
+  }
+  return result;
+}
+
+export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string> {
+  const missing = ns3Missing();
+  if (missing !== null) {
+    opts.say(`ns3-crosscheck: skipped: ${missing}`);
+    return `ns3-crosscheck: skipped: ${missing}`;
+  }
+  const cases = CASES.filter((c) => !opts.quick || c.quick !== null);
+  const user = Object.fromEntries(
+    (opts.set ?? []).map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
+  );
+  const done = await reproduce(opts, {
+    experiment: 'ns3-crosscheck',
+    scale: cases
+      .map((c) => `${c.name}: ${c.what}; ${scaleOf(c.file, opts.quick ? (c.quick ?? []) : [])}`)
+      .join('; '),
+    paperScale: 'ns-3 3.37 (Debian libns3-dev) running the same fabric, flows and TCP settings',
+    figures: cases.flatMap((c) => figuresOf(c, opts.quick ? [] : ABLATIONS)),
+    runSeed: async (seed, dir) => {
+      const all: Record<string, number> = {};
+      for (const c of cases) {
+        opts.say(`ns3-crosscheck: ${c.name}, seed ${seed}`);
+        const quick = opts.quick
+          ? Object.fromEntries((c.quick ?? []).map((s) => s.split('=') as [string, string]))
+          : {};
+        const r = await crossCheckCase(
+          c,
+          join(dir, c.name),
+          { ...quick, ...user, seed: String(seed) },
+          opts.signal,
+          {},
+          opts.quick ? [] : ABLATIONS,
+        );
+        if (r === null) return null;
+        Object.assign(all, r.figures);
+      }
+      return all;
+    },
+  });
+  return done?.table ?? 'ns3-crosscheck: interrupted';
+}
