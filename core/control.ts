@@ -24,6 +24,11 @@ const HELLO_MAX_BYTES = 4096;
 /** the orchestrator's side of the proof: it answers the node's challenge under the same key */
 const ORCHESTRATOR = 'orchestrator\0';
 
+/** where a connection comes from: address:port */
+function peerOf(socket: net.Socket): string {
+  return `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+}
+
 /** The orchestrator turned the connection away, or did not prove itself: the node is not admitted. */
 export class RefusedError extends Error {}
 
@@ -143,7 +148,7 @@ export class ControlConnection extends EventEmitter<{ message: [NodeMessage]; cl
     inp: UnpackrStream,
   ) {
     super();
-    this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.peer = peerOf(socket);
     this.out.pipe(socket);
     inp.on('data', (m: NodeMessage) => this.emit('message', m));
     socket.on('close', () => {
@@ -192,7 +197,7 @@ export class ControlServer extends EventEmitter<{ connection: [ControlConnection
 
   /** Tells `socket` why it is turned away, closes it and reports it. */
   refuse(socket: net.Socket, reason: string, name?: string): void {
-    const peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    const peer = peerOf(socket);
     const out = new PackrStream({ useRecords: false });
     out.pipe(socket);
     out.end({ type: 'refused', reason } satisfies ControlMessage);
@@ -220,67 +225,52 @@ export class ControlServer extends EventEmitter<{ connection: [ControlConnection
     const opening = new PackrStream({ useRecords: false });
     opening.pipe(socket, { end: false });
     opening.end({ type: 'challenge', nonce: challenge } satisfies ControlMessage);
+    // the connection's first answer decides it, once: a hello, or why it is turned away
     let answered = false;
-    const silent = setTimeout(() => {
-      answered = true;
-      socket.unpipe(inp);
-      this.refuse(socket, `no hello within ${HELLO_WAIT_MS} ms`);
-    }, HELLO_WAIT_MS);
-    silent.unref();
-    const early = () => {
-      if (answered) return;
+    const settle = (): void => {
       answered = true;
       clearTimeout(silent);
-      this.emit('refused', {
-        peer: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`,
-        reason: 'closed before its hello',
-      });
+      socket.off('data', count);
+      socket.off('close', early);
+    };
+    const turnAway = (reason: string, name?: string): void => {
+      settle();
+      socket.unpipe(inp);
+      this.refuse(socket, reason, name);
+    };
+    const silent = setTimeout(() => turnAway(`no hello within ${HELLO_WAIT_MS} ms`), HELLO_WAIT_MS);
+    silent.unref();
+    const early = (): void => {
+      if (answered) return;
+      settle();
+      this.emit('refused', { peer: peerOf(socket), reason: 'closed before its hello' });
     };
     socket.once('close', early);
     let before = 0;
-    const count = (chunk: Buffer) => {
+    const count = (chunk: Buffer): void => {
       before += chunk.length;
-      if (answered) socket.off('data', count);
-      else if (before > HELLO_MAX_BYTES) {
-        answered = true;
-        clearTimeout(silent);
-        socket.off('data', count);
-        socket.unpipe(inp);
-        this.refuse(socket, `more than ${HELLO_MAX_BYTES} bytes before its hello`);
-      }
+      if (!answered && before > HELLO_MAX_BYTES)
+        turnAway(`more than ${HELLO_MAX_BYTES} bytes before its hello`);
     };
     socket.on('data', count);
-    inp.on('error', () => {
-      if (answered) return socket.destroy();
-      answered = true;
-      clearTimeout(silent);
-      socket.unpipe(inp);
-      this.refuse(socket, 'not a msgpack stream');
-    });
+    inp.on('error', () => (answered ? socket.destroy() : turnAway('not a msgpack stream')));
     inp.once('data', (hello: NodeMessage) => {
       if (answered) return;
-      answered = true;
-      clearTimeout(silent);
-      socket.off('close', early);
       const name = hello?.type === 'hello' && typeof hello.name === 'string' ? hello.name : undefined;
-      const key = name === undefined ? undefined : this.keyFor(name);
-      let why: string | null = null;
-      if (name === undefined) why = 'its first message is not a hello';
-      else if (key === undefined) why = `'${name.slice(0, 64)}' is not a node of this run`;
-      else if (!proves(key, challenge, name, (hello as { proof?: unknown }).proof))
-        why = 'its proof is wrong';
+      if (name === undefined) return turnAway('its first message is not a hello');
+      const key = this.keyFor(name);
       const nonce = (hello as { nonce?: unknown }).nonce;
-      if (why === null && !(nonce instanceof Uint8Array && nonce.length === challenge.length))
-        why = 'its hello carries no challenge';
-      if (why !== null || key === undefined || name === undefined) {
-        socket.unpipe(inp);
-        this.refuse(socket, why ?? 'refused', name?.slice(0, 64));
-        return;
-      }
+      if (key === undefined)
+        return turnAway(`'${name.slice(0, 64)}' is not a node of this run`, name.slice(0, 64));
+      if (!proves(key, challenge, name, (hello as { proof?: unknown }).proof))
+        return turnAway('its proof is wrong', name.slice(0, 64));
+      if (!(nonce instanceof Uint8Array && nonce.length === challenge.length))
+        return turnAway('its hello carries no challenge', name.slice(0, 64));
+      settle();
       const conn = new ControlConnection(name, Number((hello as { pid?: unknown }).pid) || 0, socket, inp);
       conn.send({
         type: 'welcome',
-        proof: proof(key, Buffer.from(nonce as Uint8Array), ORCHESTRATOR + name),
+        proof: proof(key, Buffer.from(nonce), ORCHESTRATOR + name),
       });
       this.emit('connection', conn);
     });
