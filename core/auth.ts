@@ -54,7 +54,12 @@ export function datagramTag(secret: Buffer): number {
   return (h.readUInt32BE(0) | 0x80000000) >>> 0;
 }
 
-/** a secret as it travels in a file: hex, one line */
+/** a secret as it travels in a file: hex, one line (parseSecret reads it back) */
+export function formatSecret(secret: Buffer): string {
+  return `${secret.toString('hex')}\n`;
+}
+
+/** a secret from its file's text (formatSecret), or null when the text is not one */
 export function parseSecret(text: string): Buffer | null {
   const hex = text.trim();
   return /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : null;

@@ -25,6 +25,11 @@ export async function runForSummary(
   return signal?.aborted ? null : done.summary();
 }
 
+/** `key=value` settings (`--set`) as the overrides a run takes */
+export function overridesOf(set: readonly string[]): Record<string, string> {
+  return Object.fromEntries(set.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]));
+}
+
 /**
  * An experiment's runs of its scenario, one per variant (`set` over the user's `--set`s), each into
  * `<out>/<name>`: their summaries in order, or null when aborted.
@@ -35,9 +40,7 @@ export async function runVariants(
   variants: ReadonlyArray<{ name: string; set: Overrides }>,
 ): Promise<Summary[] | null> {
   mkdirSync(opts.out, { recursive: true });
-  const extra = Object.fromEntries(
-    (opts.set ?? []).map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
-  );
+  const extra = overridesOf(opts.set ?? []);
   const out: Summary[] = [];
   for (const v of variants) {
     if (opts.signal?.aborted) return null;

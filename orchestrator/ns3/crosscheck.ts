@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { segmentCount } from '../../node/transport/types.js';
-import { runForSummary } from '../experiments.js';
+import { RuntimeError } from '../errors.js';
+import { overridesOf, runForSummary } from '../experiments.js';
 import { type FigureSpec, reproduce, scaleOf } from '../reproduction.js';
 import { quantile } from '../schemes/stats.js';
 import type { ExperimentOptions } from '../schemes/types.js';
@@ -227,7 +228,10 @@ export async function crossCheckCase(
   };
   const endNs = sc.workload.durationNs + sc.run.drainNs;
   const flows = readFlows(join(ours, 'flows.csv'));
-  const busiest = s.queues.busiest?.port ?? 'sw0:0';
+  const busiest = s.queues.busiest?.port;
+  // every figure of the bottleneck is read at dcemu's busiest port: a run without queue samples has none
+  if (busiest === undefined)
+    throw new RuntimeError(`ns3-crosscheck ${c.name}: the run sampled no switch queue (run.sample)`);
   const twin = await runTwin(ours, join(dir, 'ns3'), endNs, twinOptions);
   const result = compare(c.name, ours, flows, twin, busiest);
   for (const a of ablations) {
@@ -244,9 +248,7 @@ export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string>
     return `ns3-crosscheck: skipped: ${missing}`;
   }
   const cases = CASES.filter((c) => !opts.quick || c.quick !== null);
-  const user = Object.fromEntries(
-    (opts.set ?? []).map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
-  );
+  const user = overridesOf(opts.set ?? []);
   const done = await reproduce(opts, {
     experiment: 'ns3-crosscheck',
     scale: cases
@@ -258,9 +260,7 @@ export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string>
       const all: Record<string, number> = {};
       for (const c of cases) {
         opts.say(`ns3-crosscheck: ${c.name}, seed ${seed}`);
-        const quick = opts.quick
-          ? Object.fromEntries((c.quick ?? []).map((s) => s.split('=') as [string, string]))
-          : {};
+        const quick = opts.quick ? overridesOf(c.quick ?? []) : {};
         const r = await crossCheckCase(
           c,
           join(dir, c.name),

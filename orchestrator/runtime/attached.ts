@@ -11,7 +11,7 @@
  */
 
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { newSecret } from '../../core/auth.js';
+import { formatSecret, newSecret } from '../../core/auth.js';
 import { RuntimeError } from '../errors.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { allocateAddresses, CONTROL_PORT } from './addresses.js';
@@ -54,7 +54,7 @@ export class AttachedRuntime implements Runtime {
     const tmp = `${file}.${process.pid}.tmp`;
     try {
       // whole or not at all: a node reading it meanwhile never sees half a secret
-      writeFileSync(tmp, `${secret.toString('hex')}\n`, { mode: 0o400 });
+      writeFileSync(tmp, formatSecret(secret), { mode: 0o400 });
       renameSync(tmp, file);
     } catch (err) {
       throw new RuntimeError(

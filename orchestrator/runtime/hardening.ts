@@ -16,18 +16,23 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SECRET_FILE_ENV } from '../../core/auth.js';
+import { formatSecret, SECRET_FILE_ENV } from '../../core/auth.js';
 
 /** the user nodes run as in their containers when dcemu itself runs as root (no name in the image) */
 export const UNPRIVILEGED_ID = 65532;
 /** where a node container finds the run's secret */
 export const SECRET_IN_CONTAINER = '/run/dcemu/secret';
 
+/** dcemu runs as root (where the platform has no uids, as if it did) */
+function asRoot(): boolean {
+  return (process.getuid?.() ?? 0) === 0;
+}
+
 /** uid and gid the node containers run as: the invoking user's, or UNPRIVILEGED_ID for root */
 export function containerIds(): { uid: number; gid: number } {
+  if (asRoot()) return { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID };
   const uid = process.getuid?.() ?? 0;
-  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
-  return { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID };
+  return { uid, gid: process.getgid?.() ?? uid };
 }
 
 export function containerUser(): string {
@@ -48,14 +53,12 @@ export const HARDENED_HOST = {
  * nodes run as UNPRIVILEGED_ID, so the folder becomes theirs; `giveBack` returns it and what they wrote.
  */
 export function lendFolder(dir: string): { giveBack(): void } {
-  const uid = process.getuid?.() ?? 0;
-  if (uid !== 0) return { giveBack: () => {} };
-  const gid = process.getgid?.() ?? 0;
+  if (!asRoot()) return { giveBack: () => {} };
   chownSync(dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
   return {
     giveBack: () => {
       try {
-        chownTree(dir, uid, gid);
+        chownTree(dir, 0, process.getgid?.() ?? 0);
       } catch {
         // a folder removed meanwhile: nothing to give back
       }
@@ -81,17 +84,23 @@ export function secretFile(secret: Buffer): { path: string; env: Record<string, 
   const dir = mkdtempSync(join(tmpdir(), 'dcemu-secret-'));
   chmodSync(dir, 0o700);
   const path = join(dir, 'secret');
-  writeFileSync(path, `${secret.toString('hex')}\n`, { mode: 0o400 });
-  const { uid, gid } = containerIds();
-  if ((process.getuid?.() ?? 0) === 0) chownSync(path, uid, gid);
-  // gone with the run, and with the orchestrator should it exit without a teardown (a bug, a signal
-  // it handles); a SIGKILL leaves the folder, closed to all but its owner, with a finished run's secret
+  writeFileSync(path, formatSecret(secret), { mode: 0o400 });
+  if (asRoot()) chownSync(path, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
+  // a SIGKILL leaves the folder, closed to all but its owner, with a finished run's secret
+  return { path, env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER }, remove: removedOnExit(dir) };
+}
+
+/**
+ * Removes `dir` when called (idempotent), or when the orchestrator exits without calling it (a bug, a
+ * signal it handles).
+ */
+function removedOnExit(dir: string): () => void {
   const remove = () => {
     process.off('exit', remove);
     rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', remove);
-  return { path, env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER }, remove };
+  return remove;
 }
 
 /**
@@ -101,17 +110,12 @@ export function secretFile(secret: Buffer): { path: string; env: Record<string, 
  * at the folder's own path either way; `remove` deletes a copy.
  */
 export function schemeForContainers(dir: string): { path: string; remove(): void } {
-  if ((process.getuid?.() ?? 0) !== 0) return { path: dir, remove: () => {} };
+  if (!asRoot()) return { path: dir, remove: () => {} };
   const copy = mkdtempSync(join(tmpdir(), 'dcemu-scheme-'));
   cpSync(dir, copy, { recursive: true, filter: (src) => !src.split('/').includes('node_modules') });
   // where the runtime mounts an empty tmpfs over the package's node_modules (on a read-only mount, the
   // daemon cannot make it)
   mkdirSync(join(copy, 'node_modules'));
   chownTree(copy, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
-  const remove = () => {
-    process.off('exit', remove);
-    rmSync(copy, { recursive: true, force: true });
-  };
-  process.on('exit', remove);
-  return { path: copy, remove };
+  return { path: copy, remove: removedOnExit(copy) };
 }

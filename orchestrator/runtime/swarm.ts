@@ -24,7 +24,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
-import { newSecret, SECRET_FILE_ENV } from '../../core/auth.js';
+import { formatSecret, newSecret, SECRET_FILE_ENV } from '../../core/auth.js';
 import { ipv4, ipv4String } from '../../core/ipv4.js';
 import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../errors.js';
@@ -147,7 +147,7 @@ export class SwarmRuntime implements Runtime {
       const created = (await d.createSecret({
         Name: `${runId}-secret`,
         Labels: { [RUN_LABEL]: runId },
-        Data: Buffer.from(`${secret.toString('hex')}\n`).toString('base64'),
+        Data: Buffer.from(formatSecret(secret)).toString('base64'),
       })) as { id: string };
       this.secret = { id: created.id, name: `${runId}-secret` };
       const controlPort = await freePort(gateway);
