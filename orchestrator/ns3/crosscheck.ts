@@ -8,24 +8,30 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WireSize } from '../../core/frame.js';
 import { segmentCount } from '../../node/transport/types.js';
 import { RuntimeError } from '../errors.js';
 import { overridesOf, runForSummary } from '../experiments.js';
 import { type FigureSpec, reproduce, scaleOf } from '../reproduction.js';
+import type { Summary } from '../results.js';
 import { quantile } from '../schemes/stats.js';
 import type { ExperimentOptions } from '../schemes/types.js';
 import { type FlowResult, ns3Missing, readFlows, readQueue, runTwin, type TwinOptions } from './twin.js';
 
-interface Case {
+export interface Case {
   name: string;
   file: string;
   /** what it is, in words */
   what: string;
   /** `--quick`: shorter, and whether it runs at all */
   quick: string[] | null;
+  /** bulk flows that outlast the run: compared by what they delivered, not by FCT */
+  bulk?: true;
+  /** the twin's settings for this case (what it must do differently to run it at all) */
+  twin?: TwinOptions;
 }
 
-const CASES: readonly Case[] = [
+export const CASES: readonly Case[] = [
   {
     name: 'star',
     file: 'examples/ns3/star-incast.yaml',
@@ -44,6 +50,15 @@ const CASES: readonly Case[] = [
     what: "the quickstart's fabric with one spine (single path), web-search sizes, no failure",
     quick: null,
   },
+  {
+    name: 'rack',
+    file: 'examples/ns3/rack-reno.yaml',
+    what: "Fastpass experiment A's baseline: 80 bulk Reno flows, 64 KB windows, into one receiver through a 5 MB buffer",
+    quick: ['workload.duration=10ms'],
+    bulk: true,
+    // ns-3 3.37 crashes on this case with a receive window (docs/ns3.md): the window is the send buffer
+    twin: { window: 'sndbuf' },
+  },
 ];
 
 /**
@@ -55,6 +70,11 @@ const ABLATIONS: ReadonlyArray<{ name: string; what: string; options: TwinOption
     name: 'handshake_rto',
     what: "ns-3's first RTO from its handshake's RTT sample (the minimum), not dcemu's 5 x the minimum",
     options: { 'first-rto': 'handshake' },
+  },
+  {
+    name: 'ns3_dctcp',
+    what: "ns-3's own DCTCP, whose ssthresh has no floor (the twin's keeps 2 segments, as Linux and dcemu do)",
+    options: { 'dctcp-floor': '0' },
   },
   {
     name: 'ecn_minus_1500',
@@ -91,6 +111,26 @@ function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
     ...(paper !== null && { source: 'agreement' }),
     digits,
   });
+  const common = [
+    f('queue_p50_dcemu_kb', 'bottleneck queue p50, dcemu', 'KB', null, 1),
+    f('queue_p50_ns3_kb', 'bottleneck queue p50, ns-3', 'KB', null, 1),
+    f('queue_p99_dcemu_kb', 'bottleneck queue p99, dcemu', 'KB', null, 1),
+    f('queue_p99_ns3_kb', 'bottleneck queue p99, ns-3', 'KB', null, 1),
+    f('marks_dcemu', 'ECN marks at the bottleneck, dcemu', 'frames', null, 0),
+    f('marks_ns3', 'ECN marks at the bottleneck, ns-3', 'frames', null, 0),
+    f('drops_dcemu', 'drops at the bottleneck, dcemu', 'frames', null, 0),
+    f('drops_ns3', 'drops at the bottleneck, ns-3', 'frames', null, 0),
+    f('retx_dcemu', 'retransmitted segments, dcemu', 'frames', null, 0),
+    f('retx_ns3', 'retransmitted segments, ns-3', 'frames', null, 0),
+  ];
+  if (c.bulk)
+    return [
+      f('delivered_ratio', 'frames delivered in the run, dcemu / ns-3', '×', 1, 4),
+      f('delivered_dcemu', 'frames delivered in the run, dcemu', 'frames', null, 0),
+      f('delivered_ns3', 'frames delivered in the run, ns-3', 'frames', null, 0),
+      f('queue_ratio_p50', 'bottleneck queue p50, dcemu / ns-3', '×', 1, 3),
+      ...common,
+    ];
   return [
     f('ratio_p50', 'per-flow FCT dcemu / ns-3, median', '×', 1, 3),
     f('ratio_p10', 'per-flow FCT dcemu / ns-3, p10', '×', 1, 3),
@@ -103,16 +143,7 @@ function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
     f('fct_p50_ns3_us', 'FCT p50, ns-3', 'µs', null, 1),
     f('fct_p99_dcemu_us', 'FCT p99, dcemu', 'µs', null, 1),
     f('fct_p99_ns3_us', 'FCT p99, ns-3', 'µs', null, 1),
-    f('queue_p50_dcemu_kb', 'bottleneck queue p50, dcemu', 'KB', null, 1),
-    f('queue_p50_ns3_kb', 'bottleneck queue p50, ns-3', 'KB', null, 1),
-    f('queue_p99_dcemu_kb', 'bottleneck queue p99, dcemu', 'KB', null, 1),
-    f('queue_p99_ns3_kb', 'bottleneck queue p99, ns-3', 'KB', null, 1),
-    f('marks_dcemu', 'ECN marks at the bottleneck, dcemu', 'frames', null, 0),
-    f('marks_ns3', 'ECN marks at the bottleneck, ns-3', 'frames', null, 0),
-    f('drops_dcemu', 'drops at the bottleneck, dcemu', 'frames', null, 0),
-    f('drops_ns3', 'drops at the bottleneck, ns-3', 'frames', null, 0),
-    f('retx_dcemu', 'retransmitted segments, dcemu', 'frames', null, 0),
-    f('retx_ns3', 'retransmitted segments, ns-3', 'frames', null, 0),
+    ...common,
     f('completed_dcemu', 'flows completed, dcemu', 'flows', null, 0),
     f('completed_ns3', 'flows completed, ns-3', 'flows', null, 0),
     ...ablations.flatMap((a) => [
@@ -151,6 +182,7 @@ export function compare(
   dcemu: FlowResult[],
   twin: Awaited<ReturnType<typeof runTwin>>,
   busiest: string,
+  bulk = false,
 ): Comparison {
   const [node, portText] = busiest.split(':');
   const port = Number(portText);
@@ -178,16 +210,37 @@ export function compare(
     put(`p99_${r}`, quantile(ours, 0.99) / quantile(ns3, 0.99));
   }
   const fcts = (fl: FlowResult[]) => sorted(fl.filter((f) => f.fctNs !== null).map((f) => f.fctNs! / 1000));
-  put('fct_p50_dcemu_us', quantile(fcts(dcemu), 0.5));
-  put('fct_p50_ns3_us', quantile(fcts(twin.flows), 0.5));
-  put('fct_p99_dcemu_us', quantile(fcts(dcemu), 0.99));
-  put('fct_p99_ns3_us', quantile(fcts(twin.flows), 0.99));
-  const qOurs = sorted(readQueue(join(dcemuDir, 'queues.csv'), node, port));
-  const qNs3 = sorted(readQueue(join(twin.dir, 'queues.csv'), node, port));
+  if (both.length > 0) {
+    put('fct_p50_dcemu_us', quantile(fcts(dcemu), 0.5));
+    put('fct_p50_ns3_us', quantile(fcts(twin.flows), 0.5));
+    put('fct_p99_dcemu_us', quantile(fcts(dcemu), 0.99));
+    put('fct_p99_ns3_us', quantile(fcts(twin.flows), 0.99));
+  }
+  // the same window on both sides: dcemu stops sampling when its run ends (all flows done, or the
+  // drain's end), the twin samples to the drain's end
+  const ourSamples = readQueue(join(dcemuDir, 'queues.csv'), node, port);
+  const lastNs = ourSamples.at(-1)?.tNs ?? 0;
+  const qOurs = sorted(ourSamples.map((q) => q.bytes));
+  const qNs3 = sorted(
+    readQueue(join(twin.dir, 'queues.csv'), node, port)
+      .filter((q) => q.tNs <= lastNs)
+      .map((q) => q.bytes),
+  );
   put('queue_p50_dcemu_kb', quantile(qOurs, 0.5) / 1000);
   put('queue_p50_ns3_kb', quantile(qNs3, 0.5) / 1000);
   put('queue_p99_dcemu_kb', quantile(qOurs, 0.99) / 1000);
   put('queue_p99_ns3_kb', quantile(qNs3, 0.99) / 1000);
+  if (bulk) {
+    // bulk flows send only full frames: the data frames that reached the receivers in the run (in
+    // order or not), dcemu's wire bytes over the frame size, ns-3's payload over the segment size
+    const { throughput } = JSON.parse(readFileSync(join(dcemuDir, 'summary.json'), 'utf8')) as Summary;
+    const delivered = throughput.bytes / WireSize.Mtu;
+    const theirsDelivered = twin.flows.reduce((a, f) => a + f.arrived, 0) / WireSize.Mss;
+    put('delivered_dcemu', delivered);
+    put('delivered_ns3', theirsDelivered);
+    put('delivered_ratio', delivered / theirsDelivered);
+    put('queue_ratio_p50', quantile(qOurs, 0.5) / quantile(qNs3, 0.5));
+  }
   const ours = dcemuPort(dcemuDir, node, port);
   const ns3Port = twin.ports.find((p) => p.node === node && p.port === port);
   put('marks_dcemu', ours.ecnMarks);
@@ -212,7 +265,7 @@ export function compare(
  * twin again with each one's options, its figures named `<case>_<ablation>_<figure>`.
  */
 export async function crossCheckCase(
-  c: Pick<Case, 'name' | 'file'>,
+  c: Pick<Case, 'name' | 'file' | 'bulk' | 'twin'>,
   dir: string,
   set: Record<string, string>,
   signal?: AbortSignal,
@@ -232,11 +285,15 @@ export async function crossCheckCase(
   // every figure of the bottleneck is read at dcemu's busiest port: a run without queue samples has none
   if (busiest === undefined)
     throw new RuntimeError(`ns3-crosscheck ${c.name}: the run sampled no switch queue (run.sample)`);
-  const twin = await runTwin(ours, join(dir, 'ns3'), endNs, twinOptions);
-  const result = compare(c.name, ours, flows, twin, busiest);
+  const twin = await runTwin(ours, join(dir, 'ns3'), endNs, { ...c.twin, ...twinOptions });
+  const result = compare(c.name, ours, flows, twin, busiest, c.bulk);
   for (const a of ablations) {
-    const t = await runTwin(ours, join(dir, `ns3-${a.name}`), endNs, { ...twinOptions, ...a.options });
-    Object.assign(result.figures, compare(`${c.name}_${a.name}`, ours, flows, t, busiest).figures);
+    const t = await runTwin(ours, join(dir, `ns3-${a.name}`), endNs, {
+      ...c.twin,
+      ...twinOptions,
+      ...a.options,
+    });
+    Object.assign(result.figures, compare(`${c.name}_${a.name}`, ours, flows, t, busiest, c.bulk).figures);
   }
   return result;
 }
@@ -255,7 +312,7 @@ export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string>
       .map((c) => `${c.name}: ${c.what}; ${scaleOf(c.file, opts.quick ? (c.quick ?? []) : [])}`)
       .join('; '),
     paperScale: 'ns-3 3.37 (Debian libns3-dev) running the same fabric, flows and TCP settings',
-    figures: cases.flatMap((c) => figuresOf(c, opts.quick ? [] : ABLATIONS)),
+    figures: cases.flatMap((c) => figuresOf(c, opts.quick || c.bulk ? [] : ABLATIONS)),
     runSeed: async (seed, dir) => {
       const all: Record<string, number> = {};
       for (const c of cases) {
@@ -267,7 +324,8 @@ export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string>
           { ...quick, ...user, seed: String(seed) },
           opts.signal,
           {},
-          opts.quick ? [] : ABLATIONS,
+          // the ablations vary DCTCP and FCT-side settings: a bulk Reno case is compared without them
+          opts.quick || c.bulk ? [] : ABLATIONS,
         );
         if (r === null) return null;
         Object.assign(all, r.figures);

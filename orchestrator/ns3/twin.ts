@@ -91,6 +91,8 @@ export type TwinOptions = Partial<
     | 'sack'
     | 'recovery'
     | 'first-rto'
+    | 'dctcp-floor'
+    | 'window'
     | 'sndbuf',
     string
   >
@@ -142,6 +144,11 @@ export interface FlowResult {
   fctNs: number | null;
   retransmits: number;
   timeouts: number;
+  /**
+   * payload bytes of every data segment that reached the receiver, in order or not (the twin's
+   * flows.csv; dcemu's has none: 0)
+   */
+  arrived: number;
 }
 
 /** Flows from a flows.csv, dcemu's or the twin's (the columns both have). */
@@ -151,6 +158,7 @@ export function readFlows(file: string): FlowResult[] {
   const at = (r: string[], c: string) => r[col.get(c) ?? -1] ?? '';
   return rows.map((line) => {
     const r = line.split(',');
+    // dcemu writes -1 for a flow that did not complete, the twin nothing
     const fct = at(r, 'fct_ns');
     return {
       id: Number(at(r, 'id')),
@@ -158,19 +166,20 @@ export function readFlows(file: string): FlowResult[] {
       dst: at(r, 'dst'),
       size: Number(at(r, 'size')),
       startNs: Number(at(r, 'start_ns')),
-      fctNs: fct === '' ? null : Number(fct),
+      fctNs: fct === '' || Number(fct) < 0 ? null : Number(fct),
       retransmits: Number(at(r, 'retransmits') || 0),
       timeouts: Number(at(r, 'timeouts') || 0),
+      arrived: Number(at(r, 'arrived') || 0),
     };
   });
 }
 
-/** One port's queue samples from a queues.csv: bytes, in time order. */
-export function readQueue(file: string, node: string, port: number): number[] {
-  const out: number[] = [];
+/** One port's queue samples from a queues.csv, in time order: when (ns) and how many bytes. */
+export function readQueue(file: string, node: string, port: number): Array<{ tNs: number; bytes: number }> {
+  const out: Array<{ tNs: number; bytes: number }> = [];
   for (const line of readFileSync(file, 'utf8').trim().split('\n').slice(1)) {
-    const [n, p, , , bytes] = line.split(',');
-    if (n === node && Number(p) === port) out.push(Number(bytes));
+    const [n, p, , t, bytes] = line.split(',');
+    if (n === node && Number(p) === port) out.push({ tNs: Number(t), bytes: Number(bytes) });
   }
   return out;
 }

@@ -19,10 +19,13 @@
 //   option <name> <value>       ablations: delack (ACK every n segments), device-queue (under the queue
 //                               disc, e.g. 1p), rate-scale (link rate factor), ecn-offset (bytes added
 //                               to the marking threshold), sndbuf, sack, limited-transmit, recovery
-//                               (prr or classic), first-rto (dcemu or handshake)
+//                               (prr or classic), first-rto (dcemu or handshake), dctcp-floor (1: ssthresh
+//                               at least 2 segments, as Linux and dcemu; 0: ns-3's own DCTCP), window
+//                               (rcvbuf: rwnd is the receive buffer; sndbuf: the send buffer)
 //
 // It writes, in dcemu's formats: flows.csv (id,src,dst,size,start_ns,finish_ns,fct_ns,retransmits,
-// timeouts,received), queues.csv (node,port,peer,t_ns,bytes: switch egress ports, what the queue disc and the
+// timeouts,received: in order at the application, arrived: every data byte that reached the receiver),
+// queues.csv (node,port,peer,t_ns,bytes: switch egress ports, what the queue disc and the
 // device hold) and ports.csv (node,port,peer,marks,drops,tx_packets). Where a dcemu setting has no ns-3
 // counterpart, it says so on stderr, one line each ("twin: differs: ...").
 //
@@ -31,11 +34,12 @@
 // buffers with DCTCP's step marking (RED with MinTh = MaxTh = K bytes, QW = 1, Gentle off, marking
 // instead of dropping above MaxTh, drop-tail at the buffer), a device queue of one packet under the
 // queue disc (what dcemu commits ahead), the initial window, the minimum RTO (clock granularity 1 ns),
-// one ACK per segment, no SACK, no timestamps, DCTCP's g, the duplicate-ACK threshold, buffers large
+// one ACK per segment, no SACK, no timestamps, DCTCP's g and its 2-segment floor (Linux's, which ns-3
+// lacks), the duplicate-ACK threshold, buffers large
 // enough that the receive window never limits (dcemu has none). Connections are opened 1 ms before the
 // first flow and data starts at each flow's own start time, so no handshake is in an FCT (dcemu has
-// none), and the first RTO is 5 x the minimum until the first data ACK's RTT sample, as dcemu's (the
-// handshake's sample is kept out of it).
+// none), and the first RTO is 5 x the minimum until the first data ACK's RTT sample, which starts a fresh
+// estimator, as dcemu's (the handshake's sample is kept out of it).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -74,6 +78,7 @@ struct FlowSpec {
   int64_t startNs;
   // results
   uint64_t received = 0;
+  uint64_t arrived = 0;
   int64_t finishNs = -1;
   uint32_t retransmits = 0;
   uint32_t timeouts = 0;
@@ -197,6 +202,12 @@ void OnCongState(FlowSpec* f, TcpSocketState::TcpCongState_t, TcpSocketState::Tc
   if (now == TcpSocketState::CA_LOSS) f->timeouts++;
 }
 
+// every data segment that reaches the receiver, in order or not, a duplicate too: what dcemu's hosts
+// count as delivered (the application's in-order count lags it by the holes a loss leaves)
+void OnArrive(FlowSpec* f, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+  f->arrived += p->GetSize();
+}
+
 void OnRecv(Ptr<Socket> s) {
   Ptr<Packet> p;
   Address from;
@@ -226,6 +237,25 @@ void SampleQueues() {
 
 }  // namespace
 
+// ns-3 3.37's DCTCP sets ssthresh to (1 - alpha / 2) x cwnd with no floor, so under steady marking a
+// window halves below one segment and the flow stalls until its RTO. Linux's dctcp_ssthresh keeps at
+// least 2 segments, and so does dcemu; the twin's DCTCP is ns-3's with that floor (option dctcp-floor 0:
+// ns-3's own, an ablation).
+class TwinDctcp : public TcpDctcp {
+ public:
+  static TypeId GetTypeId() {
+    static TypeId tid =
+        TypeId("ns3::TwinDctcp").SetParent<TcpDctcp>().SetGroupName("Internet").AddConstructor<TwinDctcp>();
+    return tid;
+  }
+  std::string GetName() const override { return "TwinDctcp"; }
+  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+    return std::max(2 * tcb->m_segmentSize, TcpDctcp::GetSsThresh(tcb, bytesInFlight));
+  }
+  Ptr<TcpCongestionOps> Fork() override { return CopyObject<TwinDctcp>(this); }
+};
+NS_OBJECT_ENSURE_REGISTERED(TwinDctcp);
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::cerr << "usage: twin <input.txt> <out-dir>\n";
@@ -238,12 +268,24 @@ int main(int argc, char** argv) {
 
   // TCP as dcemu's baseline transport has it
   Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                     StringValue(cc == "dctcp" ? "ns3::TcpDctcp" : "ns3::TcpNewReno"));
+                     StringValue(cc != "dctcp"                       ? "ns3::TcpNewReno"
+                                 : opt("dctcp-floor", "1") == "1" ? "ns3::TwinDctcp"
+                                                                  : "ns3::TcpDctcp"));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(initCwnd));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(std::stoi(opt("delack", "1"))));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(std::stoul(opt("sndbuf", "4194304"))));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rwnd > 0 ? uint32_t(rwnd) : 1u << 26));
+  // dcemu's window is whole frames: floor(rwnd / MSS) of them
+  const uint32_t window = uint32_t(rwnd / mss * mss);
+  // `window sndbuf`: the window as the sender's buffer instead (in flight and unsent <= window, as a
+  // receive window of that size keeps in flight with an application that reads at once). ns-3 3.37
+  // crashes (SIGSEGV in TcpRateLinux::SkbSent) with a receive window on a rack of 80 Reno flows.
+  const bool windowAsSndbuf = rwnd > 0 && opt("window", "rcvbuf") == "sndbuf";
+  Config::SetDefault("ns3::TcpSocket::SndBufSize",
+                     UintegerValue(windowAsSndbuf ? window : std::stoul(opt("sndbuf", "4194304"))));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize",
+                     UintegerValue(rwnd > 0 && !windowAsSndbuf ? window : 1u << 26));
+  if (windowAsSndbuf)
+    differs("receive window: carried as the sender's buffer of the same size (option window sndbuf)");
   // dcemu's first RTO is 5 x the minimum, until the first RTT sample; ns-3's handshake takes a sample of
   // a few µs, which would put its first RTO at the minimum. So the connections open with a minimum of
   // 5 x, and each flow's data starts with the scenario's minimum (the RTO stays at 5 x until the first
@@ -329,6 +371,7 @@ int main(int argc, char** argv) {
                               Callback<void, Ptr<Socket>, const Address&>([f](Ptr<Socket> s, const Address&) {
                                 byReceiver[s] = f;
                                 s->SetRecvCallback(MakeCallback(&OnRecv));
+                                s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnArrive, f));
                               }));
     Ipv4Address dstAddr = nodes[f->dst]->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal();
     Ptr<Socket> tx = Socket::CreateSocket(nodes[f->src], tcp);
@@ -341,8 +384,11 @@ int main(int argc, char** argv) {
     // the handshakes spread over the first half millisecond, well before any data
     Time open = NanoSeconds(int64_t(i) * (OFFSET_NS / 2) / int64_t(flows.size()));
     Simulator::Schedule(open, [tx, dstAddr, port]() { tx->Connect(InetSocketAddress(dstAddr, port)); });
-    Simulator::Schedule(NanoSeconds(f->startNs + OFFSET_NS), [f]() {
+    Simulator::Schedule(NanoSeconds(f->startNs + OFFSET_NS), [f, handshakeRto]() {
       f->tx->SetAttribute("MinRto", TimeValue(NanoSeconds(minRtoNs)));
+      // a fresh estimator: the first data ACK's sample initializes it (srtt = R, rttvar = R / 2), as in
+      // dcemu; the handshake's few-µs sample kept in it would pull the first RTOs far below the queue's delay
+      if (!handshakeRto) DynamicCast<TcpSocketBase>(f->tx)->SetRtt(CreateObject<RttMeanDeviation>());
       SendMore(f);
     });
   }
@@ -354,12 +400,12 @@ int main(int argc, char** argv) {
   Simulator::Run();
 
   std::ofstream fo(out + "/flows.csv");
-  fo << "id,src,dst,size,start_ns,finish_ns,fct_ns,retransmits,timeouts,received\n";
+  fo << "id,src,dst,size,start_ns,finish_ns,fct_ns,retransmits,timeouts,received,arrived\n";
   for (auto& f : flows) {
     fo << f.id << "," << f.src << "," << f.dst << "," << f.size << "," << f.startNs << ","
        << (f.finishNs >= 0 ? std::to_string(f.finishNs) : "") << ","
        << (f.finishNs >= 0 ? std::to_string(f.finishNs - f.startNs) : "") << "," << f.retransmits << ","
-       << f.timeouts << "," << f.received << "\n";
+       << f.timeouts << "," << f.received << "," << f.arrived << "\n";
   }
   std::ofstream po(out + "/ports.csv");
   po << "node,port,peer,marks,drops,tx_packets\n";
