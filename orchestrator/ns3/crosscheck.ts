@@ -150,6 +150,7 @@ function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
       f(`${a.name}_ratio_p50`, `${a.name}: per-flow FCT dcemu / ns-3, median`, '×', 1, 3),
       f(`${a.name}_ratio_p10`, `${a.name}: per-flow FCT dcemu / ns-3, p10`, '×', 1, 3),
       f(`${a.name}_ratio_p90`, `${a.name}: per-flow FCT dcemu / ns-3, p90`, '×', 1, 3),
+      f(`${a.name}_fct_p99_ns3_us`, `${a.name}: FCT p99, ns-3`, 'µs', null, 1),
       f(`${a.name}_queue_p99_ns3_kb`, `${a.name}: bottleneck queue p99, ns-3`, 'KB', null, 1),
       f(`${a.name}_marks_ns3`, `${a.name}: ECN marks at the bottleneck, ns-3`, 'frames', null, 0),
       f(`${a.name}_retx_ns3`, `${a.name}: retransmitted segments, ns-3`, 'frames', null, 0),
