@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
   differs("ACKs: ns-3's are 42 bytes on the wire (IP, TCP, PPP), dcemu's 64 (a minimum Ethernet frame)");
   differs("connections: ns-3 opens each with a handshake 1 ms before the traffic; dcemu has none");
-  differs("RTO: ns-3 computes it per RFC 6298 with its own back-off; dcemu's follows the same rules in its own code");
+  differs("RTO: both per RFC 6298, but ns-3 samples the RTT on every ACK, dcemu on one timed frame per round trip");
 
   InternetStackHelper stack;
   for (auto& [name, node] : nodes) stack.Install(node);
