@@ -14,6 +14,7 @@ import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { FabricLinks } from '../schemes/flowtune/arbiter/links.js';
 import { Ned } from '../schemes/flowtune/arbiter/ned.js';
 import { FlowtuneAllocator } from '../schemes/flowtune/arbiter/role.js';
+import { ProportionalFair } from '../schemes/flowtune/orchestrator/optimum.js';
 import {
   allocatorRoute,
   allSpines,
@@ -69,6 +70,64 @@ describe('Flowtune NED (§3)', () => {
     run(ned, 50);
     expect(ned.rateOfFlow(2)).toBeCloseTo(10, 3);
     expect(ned.has(1)).toBe(false);
+  });
+});
+
+describe("the proportional-fair optimum, solved without NED (the summary's reference)", () => {
+  it('gives the known optima: one bottleneck shared equally, a parking lot 1/3 and 2/3, an unfull link unpriced', () => {
+    const pf = new ProportionalFair([10]);
+    for (let f = 0; f < 4; f++) pf.add(f, [0]);
+    for (const x of pf.solve().values()) expect(x).toBeCloseTo(2.5, 8);
+    const lot = new ProportionalFair([1, 1, 5]);
+    lot.add(0, [0, 1]);
+    lot.add(1, [0, 2]);
+    lot.add(2, [1]);
+    const r = lot.solve();
+    expect(r.get(0)).toBeCloseTo(1 / 3, 8);
+    expect(r.get(1)).toBeCloseTo(2 / 3, 8);
+    expect(r.get(2)).toBeCloseTo(2 / 3, 8);
+    // link 2 carries 2/3 of its 5: not full, so no price
+    expect(lot.price[2]).toBe(0);
+  });
+
+  it("agrees with NED's fixed point on random small fabrics, and follows a flow set that changes", () => {
+    // a deterministic generator: the same cases on every run
+    let seed = 12345;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let worst = 0;
+    for (let trial = 0; trial < 20; trial++) {
+      const links = 3 + Math.floor(rnd() * 6);
+      const capacity = Array.from({ length: links }, () => 1 + Math.floor(rnd() * 40));
+      const ned = new Ned(Float64Array.from(capacity), 0.4);
+      const pf = new ProportionalFair(capacity);
+      const flows = 2 + Math.floor(rnd() * 10);
+      for (let f = 0; f < flows; f++) {
+        const path = [
+          ...new Set(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => Math.floor(rnd() * links))),
+        ];
+        ned.add(f, path);
+        pf.add(f, path);
+      }
+      // NED settles slowly where links are tightly coupled (one of these cases needs ~50,000 iterations)
+      run(ned, 50_000);
+      const ours = pf.solve();
+      ned.forEachRate((id, x) => {
+        worst = Math.max(worst, Math.abs(x - ours.get(id)!) / ours.get(id)!);
+      });
+      // one flow leaves: the warm prices settle to the new optimum too
+      ned.remove(0);
+      pf.remove(0);
+      run(ned, 50_000);
+      const after = pf.solve();
+      expect(after.has(0)).toBe(false);
+      ned.forEachRate((id, x) => {
+        worst = Math.max(worst, Math.abs(x - after.get(id)!) / after.get(id)!);
+      });
+    }
+    expect(worst).toBeLessThan(1e-6);
   });
 });
 

@@ -8,14 +8,19 @@
  *   from the throughput per `run.interval` (summary.fairness.convergence);
  * - `flowtune-websearch` (§6.5, figure 8): p99 FCT by flowlet size and the p99 queue, for Flowtune as
  *   the scenario has it (its timeline kills the allocator), Flowtune with the allocator left alive
- *   (`timeline=[]`), and DCTCP; the lapses of the first run.
+ *   (`timeline=[]`), and DCTCP; the lapses of the first run. The headline ratios are §6.5's: p99s of
+ *   FCTs normalized by the empty network's, per the paper's size ranges (`p99ByRange`), raw beside;
+ * - `flowtune-loads` (§6.5, figure 8 across its loads 0.2-0.8): the same against DCTCP and pFabric,
+ *   per range and load, and the p99 queue ratio (the paper's 12× is at 0.8).
  */
-import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatNs } from '../../core/time.js';
+import { segmentCount } from '../../node/transport/types.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
+import { quantile } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
@@ -24,6 +29,89 @@ function write(opts: ExperimentOptions, name: string, table: string, data: unkno
   writeFileSync(join(opts.out, `${name}.md`), `${table}\n`);
   writeFileSync(join(opts.out, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
   return table;
+}
+
+/**
+ * §6.5's size ranges in full frames, as the paper names them ("1-10 packets", etc.). Figure 8's exact
+ * bounds are not in its text: here a range's upper bound is inclusive, and "1-10" is read both ways,
+ * with the 1-packet flowlets (`1-10`) and without them (`2-10`).
+ */
+export const PAPER_RANGES: ReadonlyArray<readonly [string, number, number]> = [
+  ['1', 1, 1],
+  ['1-10', 1, 10],
+  ['2-10', 2, 10],
+  ['10-100', 11, 100],
+  ['100-1000', 101, 1000],
+  ['>1000', 1001, Number.POSITIVE_INFINITY],
+];
+
+export interface RangeP99 {
+  flows: number;
+  completed: number;
+  /** p99 of the completed flowlets' FCT over an empty network's (flows.csv `slowdown`) */
+  p99Norm: number;
+  /** p99 of their FCT, ns */
+  p99Ns: number;
+}
+
+/**
+ * Per §6.5 range, a run's p99 FCT as the paper takes it: "we normalize each flow's completion time by
+ * the time it would take to send out and receive all its bytes on an empty network" (flows.csv's
+ * `slowdown`: the FCT over the unloaded line-rate FCT on its path), over the completed flowlets; the
+ * raw p99 beside it. A range with no flowlet is absent.
+ */
+export function p99ByRange(flowsCsv: string): Record<string, RangeP99> {
+  const [header, ...rows] = flowsCsv.trim().split('\n');
+  const col = Object.fromEntries(header.split(',').map((h, i) => [h, i]));
+  const flows = rows.map((line) => {
+    const r = line.split(',');
+    const fct = Number(r[col.fct_ns]);
+    return { frames: segmentCount(Number(r[col.size])), fct, slowdown: Number(r[col.slowdown]) };
+  });
+  const out: Record<string, RangeP99> = {};
+  for (const [name, lo, hi] of PAPER_RANGES) {
+    const inRange = flows.filter((f) => f.frames >= lo && f.frames <= hi);
+    if (inRange.length === 0) continue;
+    const done = inRange.filter((f) => f.fct >= 0);
+    out[name] = {
+      flows: inRange.length,
+      completed: done.length,
+      p99Norm: quantile(
+        done.map((f) => f.slowdown).sort((a, b) => a - b),
+        0.99,
+      ),
+      p99Ns: quantile(
+        done.map((f) => f.fct).sort((a, b) => a - b),
+        0.99,
+      ),
+    };
+  }
+  return out;
+}
+
+/** one variant's ranges, from its folder in a seed's results */
+const rangesOf = (seedDir: string, variant: string) =>
+  p99ByRange(readFileSync(join(seedDir, variant, 'flows.csv'), 'utf8'));
+
+/**
+ * `a`'s normalized p99 over `b`'s in one range, where both sides completed every flowlet of it (a p99
+ * over the completed ones only would leave out the slowest)
+ */
+function normRatio(
+  a: Record<string, RangeP99>,
+  b: Record<string, RangeP99>,
+  range: string,
+): number | undefined {
+  const x = a[range];
+  const y = b[range];
+  if (!x || !y || x.completed < x.flows || y.completed < y.flows || !(y.p99Norm > 0)) return undefined;
+  return x.p99Norm / y.p99Norm;
+}
+
+/** the paper's value for a normalized ratio in a range, against DCTCP or pFabric (§6.5's text) */
+function paperRatio(against: 'dctcp' | 'pfabric', range: string): string | null {
+  if (against === 'dctcp') return range === '1' ? '8.6–10.9' : range.endsWith('-10') ? '2.1–2.9' : null;
+  return range === '1' ? '1.7–2.4' : range === '>1000' ? 'up to 2.4' : null;
 }
 
 export async function runConvergence(opts: ExperimentOptions): Promise<string> {
@@ -136,32 +224,27 @@ const QUICK_WEB = ['workload.duration=3ms', 'run.drain=2ms', 'timeline.0.at=2ms'
 
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
+  const norm = (id: string, label: string, paper: string | null = null) => ({
+    id,
+    label,
+    unit: '×',
+    paper,
+    ...(paper !== null && { source: '§6.5, over loads 0.2–0.8' }),
+    digits: 1,
+  });
   return reproduceVariants(withQuick(opts, QUICK_WEB), {
     experiment: 'flowtune-websearch',
-    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
+    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns2), loads 0.2–0.8',
     figures: [
-      {
-        id: 'ratio_1',
-        label: 'p99 FCT of 1-packet flowlets, DCTCP / Flowtune',
-        unit: '×',
-        paper: '8.6–10.9',
-        source: '§6.5',
-        digits: 1,
-      },
-      {
-        id: 'ratio_2_10',
-        label: 'the same, 2–10 packets',
-        unit: '×',
-        paper: '2.1–2.9',
-        source: '§6.5',
-        digits: 1,
-      },
+      norm('norm_1', 'normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune', '8.6–10.9'),
+      norm('norm_1_10', 'the same, 1–10 packets', '2.1–2.9'),
+      norm('norm_2_10', 'the same, 2–10 packets (the other reading of "1-10")', '2.1–2.9'),
+      norm('ratio_1', 'raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune (not normalized)'),
       {
         id: 'queue_ratio',
-        label: 'p99 queue, DCTCP / Flowtune',
+        label: "p99 queue, DCTCP / Flowtune, at this load (the paper's 12× is at 0.8: flowtune-loads)",
         unit: '×',
-        paper: 12,
-        source: '§6.5 (queueing delay)',
+        paper: null,
         digits: 1,
       },
       { id: 'flows_1', label: '1-packet flowlets measured', unit: 'flows', paper: null, digits: 0 },
@@ -169,37 +252,20 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
       ...(opts.quick
         ? []
         : [
+            norm(
+              'norm_1_priority',
+              'normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune with its control at strict priority (ablation)',
+            ),
+            norm(
+              'norm_1_iw2',
+              'the same, DCTCP / Flowtune, both starting flowlets with 2 frames instead of 10 (ablation)',
+            ),
             {
-              id: 'ratio_1_priority',
-              label:
-                'p99 FCT of 1-packet flowlets, DCTCP / Flowtune with its control at strict priority (ablation)',
-              unit: '×',
-              paper: null,
-              digits: 1,
-            },
-            {
-              id: 'ratio_1_iw2',
-              label:
-                'the same, DCTCP / Flowtune, both starting flowlets with 2 frames instead of 10 (ablation)',
-              unit: '×',
-              paper: '8.6–10.9',
-              source: '§6.5',
-              digits: 1,
-            },
-            {
-              id: 'ratio_1_pf',
-              label: 'p99 FCT of 1-packet flowlets, pFabric / Flowtune',
-              unit: '×',
-              paper: '1.7–2.4',
-              source: '§6.5',
+              ...norm('norm_1_pf', 'normalized p99 FCT of 1-packet flowlets, pFabric / Flowtune', '1.7–2.4'),
               digits: 2,
             },
             {
-              id: 'ratio_1_pf_iw2',
-              label: 'the same, Flowtune starting flowlets with 2 frames (ablation)',
-              unit: '×',
-              paper: '1.7–2.4',
-              source: '§6.5',
+              ...norm('norm_1_pf_iw2', 'the same, Flowtune starting flowlets with 2 frames (ablation)'),
               digits: 2,
             },
           ]),
@@ -216,7 +282,7 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
               name: 'flowtune-priority',
               set: { 'scheme.kind': 'flowtune', 'scheme.control': 'priority', timeline: '[]' },
             },
-            // the initial window's share of the short flowlets' tail: 2 frames (ns-2's TCP starts
+            // the initial window's share of the short flowlets' tail: 2 frames (ns2's TCP starts
             // with 1 or 2), both sides
             {
               name: 'flowtune-iw2',
@@ -228,32 +294,31 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
           ]),
     ],
     table: websearchTable,
-    values: (runs) => {
+    values: (runs, out) => {
       // the full run's ablations follow the first three (the quick run has none)
       const [, alive, dc] = runs;
-      const [prio, iw2, dcIw2, pf] = runs.slice(3) as Array<Summary | undefined>;
-      /** `a`'s p99 FCT over `b`'s, flowlets of size bucket `bucket` */
-      const over = (a: Summary | undefined, b: Summary | undefined, bucket = '1') => {
-        const x = a && p99(a, bucket);
-        const y = b && p99(b, bucket);
-        return x !== undefined && y !== undefined && y > 0 ? x / y : undefined;
-      };
-      const r1 = over(dc, alive);
-      const r2 = over(dc, alive, '2-10');
-      const rp = over(dc, prio);
-      const extra = {
-        ratio_1_iw2: over(dcIw2, iw2),
-        ratio_1_pf: over(pf, alive),
-        ratio_1_pf_iw2: over(pf, iw2),
-      };
-      return {
-        ...(r1 !== undefined && { ratio_1: r1 }),
-        ...(r2 !== undefined && { ratio_2_10: r2 }),
-        ...(rp !== undefined && { ratio_1_priority: rp }),
-        ...Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined)),
+      const r = (variant: string) => rangesOf(out, variant);
+      const [ranAlive, ranDc] = [r('flowtune-alive'), r('dctcp')];
+      const raw = p99(dc, '1');
+      const rawAlive = p99(alive, '1');
+      const figures: Record<string, number | undefined> = {
+        norm_1: normRatio(ranDc, ranAlive, '1'),
+        norm_1_10: normRatio(ranDc, ranAlive, '1-10'),
+        norm_2_10: normRatio(ranDc, ranAlive, '2-10'),
+        ratio_1: raw !== undefined && rawAlive !== undefined && rawAlive > 0 ? raw / rawAlive : undefined,
+        ...(runs.length > 3 && {
+          norm_1_priority: normRatio(ranDc, r('flowtune-priority'), '1'),
+          norm_1_iw2: normRatio(r('dctcp-iw2'), r('flowtune-iw2'), '1'),
+          norm_1_pf: normRatio(r('pfabric'), ranAlive, '1'),
+          norm_1_pf_iw2: normRatio(r('pfabric'), r('flowtune-iw2'), '1'),
+        }),
         ...(alive.queues.p99Bytes > 0 && { queue_ratio: dc.queues.p99Bytes / alive.queues.p99Bytes }),
         flows_1: dc.flows.bySize['1']?.flows ?? 0,
       };
+      return Object.fromEntries(Object.entries(figures).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        number
+      >;
     },
   });
 }
@@ -320,24 +385,29 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
     ];
   });
   const bucket = (s: Summary, b: string) => s.flows.bySize[b];
+  const versus = (against: 'dctcp' | 'pfabric', load: number) =>
+    PAPER_RANGES.map(([range]) => {
+      const paper = paperRatio(against, range);
+      return {
+        id: `norm_${against === 'dctcp' ? 'dc' : 'pf'}_${range}_${load}`,
+        label: `normalized p99 FCT of ${range}-packet flowlets, ${against === 'dctcp' ? 'DCTCP' : 'pFabric'} / Flowtune, load ${load}`,
+        unit: '×',
+        paper,
+        ...(paper !== null && { source: '§6.5, over the loads' }),
+        digits: 2,
+      };
+    });
   return reproduceVariants(opts, {
     experiment: 'flowtune-loads',
-    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns-2), loads 0.2–0.8',
+    paperScale: '9 racks of 16 servers at 10 Gbit/s (ns2), loads 0.2–0.8',
     figures: loads.flatMap((load) => [
+      ...versus('dctcp', load),
+      ...versus('pfabric', load),
       {
         id: `ratio_1_${load}`,
-        label: `p99 FCT of 1-packet flowlets, DCTCP / Flowtune, load ${load}`,
+        label: `raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune, load ${load} (not normalized)`,
         unit: '×',
-        paper: '8.6–10.9',
-        source: '§6.5, over the loads',
-        digits: 1,
-      },
-      {
-        id: `ratio_2_10_${load}`,
-        label: `the same, 2–10 packets, load ${load}`,
-        unit: '×',
-        paper: '2.1–2.9',
-        source: '§6.5, over the loads',
+        paper: null,
         digits: 1,
       },
       {
@@ -355,36 +425,39 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
         digits: 2,
       },
       {
-        id: `ratio_1_pf_${load}`,
-        label: `p99 FCT of 1-packet flowlets, pFabric / Flowtune, load ${load}`,
-        unit: '×',
-        paper: '1.7–2.4',
-        source: '§6.5, over the loads',
-        digits: 1,
-      },
-      {
         id: `slow_1_pf_${load}`,
-        label: `normalized FCT p99 of 1-packet flowlets, pFabric, load ${load}`,
+        label: `the same, pFabric, load ${load}`,
         unit: '×',
         paper: null,
         digits: 2,
       },
+      {
+        id: `queue_ratio_${load}`,
+        label: `p99 queue, DCTCP / Flowtune, load ${load}`,
+        unit: '×',
+        paper: load === 0.8 ? 12 : null,
+        ...(load === 0.8 && { source: '§6.5, queueing delay at 0.8' }),
+        digits: 1,
+      },
     ]),
     variants,
     table: (o, runs) => loadsTable(o, loads, runs),
-    values: (runs) => {
+    values: (runs, out) => {
       const v: Record<string, number> = {};
       loads.forEach((load, i) => {
         const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
-        for (const [side, b, id] of [
-          [dc, '1', `ratio_1_${load}`],
-          [dc, '2-10', `ratio_2_10_${load}`],
-          [pf, '1', `ratio_1_pf_${load}`],
-        ] as const) {
-          const f = bucket(ft, b)?.p99Ns;
-          const d = bucket(side, b)?.p99Ns;
-          if (f !== undefined && d !== undefined && f > 0) v[id] = d / f;
-        }
+        const [rf, rd, rp] = ['flowtune', 'dctcp', 'pfabric'].map((side) => rangesOf(out, `${side}-${load}`));
+        for (const [range] of PAPER_RANGES)
+          for (const [side, key] of [
+            [rd, 'dc'],
+            [rp, 'pf'],
+          ] as const) {
+            const x = normRatio(side, rf, range);
+            if (x !== undefined) v[`norm_${key}_${range}_${load}`] = x;
+          }
+        const f = bucket(ft, '1')?.p99Ns;
+        const d = bucket(dc, '1')?.p99Ns;
+        if (f !== undefined && d !== undefined && f > 0) v[`ratio_1_${load}`] = d / f;
         for (const [side, id] of [
           [ft, `slow_1_${load}`],
           [dc, `slow_1_dctcp_${load}`],
@@ -393,6 +466,7 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
           const x = bucket(side, '1')?.p99Slowdown;
           if (x !== undefined) v[id] = x;
         }
+        if (ft.queues.p99Bytes > 0) v[`queue_ratio_${load}`] = dc.queues.p99Bytes / ft.queues.p99Bytes;
       });
       return v;
     },
@@ -421,7 +495,31 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
       );
     }
   });
+  lines.push(
+    '',
+    "§6.5's metric: the p99 of each flowlet's FCT over its empty network's, by the paper's ranges (packets); a ratio only where both sides completed every flowlet of the range (completed/flowlets otherwise).",
+    '',
+    '| load | range | flows | flowtune | dctcp | pfabric | dctcp / flowtune | pfabric / flowtune |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  const norm = (x: RangeP99 | undefined) =>
+    x === undefined ? '-' : x.completed < x.flows ? `${x.completed}/${x.flows}` : x.p99Norm.toFixed(2);
+  const times = (x: number | undefined) => (x === undefined ? '-' : `${x.toFixed(2)}×`);
+  const ranges: Record<string, Record<string, RangeP99>> = {};
+  for (const load of loads) {
+    const [f, d, p] = ['flowtune', 'dctcp', 'pfabric'].map((side) => {
+      const r = rangesOf(opts.out, `${side}-${load}`);
+      ranges[`${side}-${load}`] = r;
+      return r;
+    });
+    for (const [range] of PAPER_RANGES)
+      if (d[range])
+        lines.push(
+          `| ${load} | ${range} | ${d[range].flows} | ${norm(f[range])} | ${norm(d[range])} | ${norm(p[range])} | ${times(normRatio(d, f, range))} | ${times(normRatio(p, f, range))} |`,
+        );
+  }
   return write(opts, 'flowtune-loads', lines.join('\n'), {
+    ranges,
     bySize: Object.fromEntries(
       loads.map((l, i) => {
         const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
@@ -451,7 +549,22 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
     ),
     `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${prio ? `${(prio.queues.p99Bytes / 1000).toFixed(1)} KB` : '-'} |`,
     '',
-    `The paper: 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets, 12× lower p99 queueing delay. With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.`,
+    '',
+    "§6.5's metric: the p99 of each flowlet's FCT over its empty network's, by the paper's ranges (packets); a ratio only where both sides completed every flowlet of the range.",
+    '',
+    '| range | flows | flowtune alive | dctcp | dctcp / alive |',
+    '| --- | --- | --- | --- | --- |',
+    ...(() => {
+      const [a, d] = [rangesOf(opts.out, 'flowtune-alive'), rangesOf(opts.out, 'dctcp')];
+      const norm = (x: RangeP99 | undefined) =>
+        x === undefined ? '-' : x.completed < x.flows ? `${x.completed}/${x.flows}` : x.p99Norm.toFixed(2);
+      return PAPER_RANGES.filter(([r]) => d[r]).map(([r]) => {
+        const x = normRatio(d, a, r);
+        return `| ${r} | ${d[r].flows} | ${norm(a[r])} | ${norm(d[r])} | ${x === undefined ? '-' : `${x.toFixed(2)}×`} |`;
+      });
+    })(),
+    '',
+    `The paper (§6.5, normalized, over loads 0.2–0.8): 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets; 12× lower p99 queueing delay at 0.8. With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.`,
   ];
   return write(opts, 'flowtune-websearch', lines.join('\n'), {
     bySize: { flowtune: killed.flows.bySize, alive: alive.flows.bySize, dctcp: dc.flows.bySize },

@@ -5,8 +5,8 @@
  * they applied, from which, independently of the allocator:
  * - convergence per flowlet event (§6.3): the time from a flowlet's start or end at its host until
  *   every active flow's applied rate is within 10% of its share in the proportional-fair optimum of
- *   the new flow set (computed here, offline, over the allocator's capacities) and stays there until
- *   the next event;
+ *   the new flow set (computed here, offline, over the allocator's capacities, by a solver of its own
+ *   that shares no code with NED: optimum.ts) and stays there until the next event;
  * - optimality (§6.6, "F-NORM achieves over 99.7% of optimal throughput"): the applied rates' sum
  *   over the optimum's, averaged over the time of every interval between flowlet events (the climb
  *   to the new rates included, converged or not); and, beside it, at the end of each converged
@@ -20,10 +20,10 @@ import { formatNs } from '../../../core/time.js';
 import { quantile, sum } from '../../../orchestrator/schemes/stats.js';
 import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
 import { FabricLinks } from '../arbiter/links.js';
-import { Ned } from '../arbiter/ned.js';
 import type { FlowtuneAllocatorSection } from '../arbiter/role.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../host/transport.js';
 import type { FlowtuneFabric } from '../wire.js';
+import { ProportionalFair } from './optimum.js';
 import type { FlowtuneSettings } from './settings.js';
 
 /** flows within this share of their optimum are converged (§6.3 reads "each get 1/N") */
@@ -362,10 +362,8 @@ function convergenceOf(
   );
   events.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
   const links = new FabricLinks(fabric);
-  const ned = new Ned(
-    links.capacityBps.map((c) => (c * (1 - s.threshold)) / 1e9),
-    0.5,
-  );
+  // the optimum is solved without NED (optimum.ts), so that NED's rates are not measured by NED
+  const problem = new ProportionalFair(Array.from(links.capacityBps, (c) => (c * (1 - s.threshold)) / 1e9));
   // each flow's series is in time order (one host applies its rates): the first entry after `t`
   const firstAfter = (a: ReadonlyArray<[number, number]>, t: number): number => {
     let lo = 0;
@@ -394,15 +392,15 @@ function convergenceOf(
     const [t, kind, flow, src, dst, spine] = events[i];
     if (kind === 0) {
       active.add(flow);
-      ned.add(flow, links.path(src, dst, spine));
+      problem.add(flow, links.path(src, dst, spine));
     } else {
       if (!active.delete(flow)) continue;
-      ned.remove(flow);
+      problem.remove(flow);
     }
     // events of the same instant are one change
     if (i + 1 < events.length && events[i + 1][0] === t) continue;
     if (active.size === 0) continue;
-    const opt = optimum(ned);
+    const opt = problem.solve();
     const next = i + 1 < events.length ? events[i + 1][0] : Number.POSITIVE_INFINITY;
     // every rate change of an active flow in [t, next): when were all within 10%, for good?
     const changes: Array<[number, number, number]> = [];
@@ -485,33 +483,6 @@ function convergenceOf(
             convergedMean: shares.length === 0 ? null : r4(shares.reduce((a, b) => a + b, 0) / shares.length),
           },
   };
-}
-
-/**
- * The proportional-fair optimum of the flows in `ned` (offline): NED iterated from its current prices
- * until neither a price nor a rate moves by more than a millionth (at most 20,000 iterations),
- * unnormalized. Prices must settle too: rates held at a path's slowest link do not move while the
- * prices above them still climb.
- */
-function optimum(ned: Ned): Map<number, number> {
-  // the flows keep their slots while it iterates: rates compare slot by slot, with no allocation
-  const n = ned.flows;
-  const prev = new Float64Array(n);
-  const prices = ned.price.slice();
-  for (let k = 0; k < 20_000; k++) {
-    ned.iterate();
-    const now = ned.normalize('none');
-    let moved = k < 3;
-    for (let l = 0; l < prices.length && !moved; l++)
-      if (Math.abs(ned.price[l] - prices[l]) > 1e-6 * Math.max(prices[l], 1e-9)) moved = true;
-    for (let i = 0; i < n && !moved; i++) if (Math.abs(now[i] - prev[i]) > 1e-6 * prev[i]) moved = true;
-    prev.set(now.subarray(0, n));
-    prices.set(ned.price);
-    if (!moved) break;
-  }
-  const opt = new Map<number, number>();
-  ned.forEachRate((id, x) => opt.set(id, x));
-  return opt;
 }
 
 /** The section's lines in the printed summary table. */
