@@ -93,9 +93,10 @@ export function planRun(
         dir: p.dir,
         rateBps: link.rateBps,
         propNs: link.propNs,
-        // hosts and arbiters are servers: a NIC's buffer, and no marking (the switches' job, DCTCP)
+        // hosts and arbiters are servers: a NIC's buffer, and no marking unless the scenario asks for it
+        // (`ports.hostEcnThreshold`; DCTCP marks at the switches)
         bufferBytes: n.role === 'switch' ? sc.ports.bufferBytes : sc.ports.hostBufferBytes,
-        ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : 0,
+        ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : sc.ports.hostEcnBytes,
         commitAheadNs: sc.ports.commitAheadNs,
       };
     });

@@ -67,7 +67,7 @@ interface TopologyJson {
 
 interface ScenarioJson {
   seed: number;
-  ports: { bufferBytes: number; ecnBytes: number; hostBufferBytes: number };
+  ports: { bufferBytes: number; ecnBytes: number; hostBufferBytes: number; hostEcnBytes?: number };
   transport: {
     kind: string;
     cc?: string;
@@ -122,9 +122,10 @@ export function twinInput(results: string, endNs: number, options: TwinOptions =
     lines.push(`link ${l.a.node} ${l.a.port} ${l.b.node} ${l.b.port} ${l.rateBps} ${l.propNs}`);
     for (const end of [l.a, l.b]) {
       const host = role.get(end.node) === 'host';
-      // hosts' NIC queues as dcemu's: deep, never marking
+      // hosts' NIC queues as dcemu's: deep, marking only where the scenario says (ports.hostEcnThreshold)
+      const ecn = t.cc !== 'dctcp' ? 0 : host ? (sc.ports.hostEcnBytes ?? 0) : sc.ports.ecnBytes;
       lines.push(
-        `egress ${end.node} ${end.port} ${host ? sc.ports.hostBufferBytes : sc.ports.bufferBytes} ${host || t.cc !== 'dctcp' ? 0 : sc.ports.ecnBytes}`,
+        `egress ${end.node} ${end.port} ${host ? sc.ports.hostBufferBytes : sc.ports.bufferBytes} ${ecn}`,
       );
     }
   }

@@ -4,6 +4,8 @@ export interface PortDefaults {
   ecnBytes: number;
   commitAheadNs: number;
   hostBufferBytes: number;
+  /** a host NIC's ECN marking threshold, bytes (0: none, the default) */
+  hostEcnBytes: number;
 }
 
 /**
@@ -37,7 +39,13 @@ export const DEFAULTS = {
   tdf: 2000,
   seed: 1,
   link: { rate: '10Gbps', delay: '1us' },
-  ports: { buffer: '400KB', ecnThreshold: '30KB', commitAhead: '2us', hostBuffer: '8MB' },
+  ports: {
+    buffer: '400KB',
+    ecnThreshold: '30KB',
+    commitAhead: '2us',
+    hostBuffer: '8MB',
+    hostEcnThreshold: '0B',
+  },
   liveness: { interval: '10us', multiplier: 3 },
   routing: { withdraw: true, updateDelay: '1ms' },
   // a deadline below 1.25 line-rate transfer times is one no transport meets under any load

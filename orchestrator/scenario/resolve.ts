@@ -156,6 +156,11 @@ export function resolveScenario(
       parseDurationNs,
     ),
     hostBufferBytes: num(['ports', 'hostBuffer'], p.hostBuffer ?? DEFAULTS.ports.hostBuffer, parseBytes),
+    hostEcnBytes: num(
+      ['ports', 'hostEcnThreshold'],
+      p.hostEcnThreshold ?? DEFAULTS.ports.hostEcnThreshold,
+      parseBytes,
+    ),
   };
   if (ports.bufferBytes < 1500)
     throw src.error(['ports', 'buffer'], `buffer must hold one 1500-byte frame, got ${ports.bufferBytes} B`);
@@ -166,6 +171,11 @@ export function resolveScenario(
     );
   if (!(ports.ecnBytes >= 0))
     throw src.error(['ports', 'ecnThreshold'], `must be >= 0 B (0 disables marking), got ${ports.ecnBytes}`);
+  if (!(ports.hostEcnBytes >= 0))
+    throw src.error(
+      ['ports', 'hostEcnThreshold'],
+      `must be >= 0 B (0: a NIC marks nothing), got ${ports.hostEcnBytes}`,
+    );
 
   const lv = d.liveness ?? {};
   const liveness: LivenessConfig = {

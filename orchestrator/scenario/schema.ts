@@ -193,6 +193,11 @@ export const scenarioSchema = {
           "a host NIC's transmit queue; a transport that outruns it waits (bytes: 8MB)",
           DEFAULTS.ports.hostBuffer,
         ),
+        hostEcnThreshold: doc(
+          bytes,
+          "a host NIC's ECN marking threshold, as a switch port's (DCTCP K at the NIC, where a sender's own link is its bottleneck); 0: the NIC marks nothing (bytes: 0B)",
+          DEFAULTS.ports.hostEcnThreshold,
+        ),
       },
     },
     liveness: {

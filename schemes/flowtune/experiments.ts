@@ -268,6 +268,11 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
               ...norm('norm_1_pf_iw2', 'the same, Flowtune starting flowlets with 2 frames (ablation)'),
               digits: 2,
             },
+            norm(
+              'norm_1_nic_ecn',
+              "normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune, DCTCP's NICs marking at the switches' K (ablation)",
+            ),
+            norm('norm_2_10_nic_ecn', 'the same, 2–10 packets (ablation)'),
           ]),
     ],
     variants: [
@@ -291,6 +296,9 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
             { name: 'dctcp-iw2', set: { 'scheme.kind': 'ecmp', 'transport.initCwnd': '2' } },
             // the paper's other baseline at this load (flowtune-loads runs it at every load)
             { name: 'pfabric', set: { ...pfabric(installPfabric(opts.out)), timeline: '[]' } },
+            // DCTCP with its hosts' NIC queues marking as the switches do (the default NIC marks
+            // nothing, and a sender whose own link is the bottleneck queues there unmarked)
+            { name: 'dctcp-nic-ecn', set: { 'scheme.kind': 'ecmp', 'ports.hostEcnThreshold': '30KB' } },
           ]),
     ],
     table: websearchTable,
@@ -311,6 +319,8 @@ export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
           norm_1_iw2: normRatio(r('dctcp-iw2'), r('flowtune-iw2'), '1'),
           norm_1_pf: normRatio(r('pfabric'), ranAlive, '1'),
           norm_1_pf_iw2: normRatio(r('pfabric'), r('flowtune-iw2'), '1'),
+          norm_1_nic_ecn: normRatio(r('dctcp-nic-ecn'), ranAlive, '1'),
+          norm_2_10_nic_ecn: normRatio(r('dctcp-nic-ecn'), ranAlive, '2-10'),
         }),
         ...(alive.queues.p99Bytes > 0 && { queue_ratio: dc.queues.p99Bytes / alive.queues.p99Bytes }),
         flows_1: dc.flows.bySize['1']?.flows ?? 0,
