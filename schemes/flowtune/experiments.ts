@@ -108,6 +108,11 @@ function normRatio(
   return x.p99Norm / y.p99Norm;
 }
 
+/** a range's normalized p99 in a table, or completed/flowlets where some did not finish */
+const normCell = (x: RangeP99 | undefined) =>
+  x === undefined ? '-' : x.completed < x.flows ? `${x.completed}/${x.flows}` : x.p99Norm.toFixed(2);
+const ratioCell = (x: number | undefined) => (x === undefined ? '-' : `${x.toFixed(2)}×`);
+
 /** the paper's value for a normalized ratio in a range, against DCTCP or pFabric (§6.5's text) */
 function paperRatio(against: 'dctcp' | 'pfabric', range: string): string | null {
   if (against === 'dctcp') return range === '1' ? '8.6–10.9' : range.endsWith('-10') ? '2.1–2.9' : null;
@@ -512,9 +517,6 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
     '| load | range | flows | flowtune | dctcp | pfabric | dctcp / flowtune | pfabric / flowtune |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   );
-  const norm = (x: RangeP99 | undefined) =>
-    x === undefined ? '-' : x.completed < x.flows ? `${x.completed}/${x.flows}` : x.p99Norm.toFixed(2);
-  const times = (x: number | undefined) => (x === undefined ? '-' : `${x.toFixed(2)}×`);
   const ranges: Record<string, Record<string, RangeP99>> = {};
   for (const load of loads) {
     const [f, d, p] = ['flowtune', 'dctcp', 'pfabric'].map((side) => {
@@ -525,7 +527,7 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
     for (const [range] of PAPER_RANGES)
       if (d[range])
         lines.push(
-          `| ${load} | ${range} | ${d[range].flows} | ${norm(f[range])} | ${norm(d[range])} | ${norm(p[range])} | ${times(normRatio(d, f, range))} | ${times(normRatio(p, f, range))} |`,
+          `| ${load} | ${range} | ${d[range].flows} | ${normCell(f[range])} | ${normCell(d[range])} | ${normCell(p[range])} | ${ratioCell(normRatio(d, f, range))} | ${ratioCell(normRatio(p, f, range))} |`,
         );
   }
   return write(opts, 'flowtune-loads', lines.join('\n'), {
@@ -566,11 +568,9 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
     '| --- | --- | --- | --- | --- |',
     ...(() => {
       const [a, d] = [rangesOf(opts.out, 'flowtune-alive'), rangesOf(opts.out, 'dctcp')];
-      const norm = (x: RangeP99 | undefined) =>
-        x === undefined ? '-' : x.completed < x.flows ? `${x.completed}/${x.flows}` : x.p99Norm.toFixed(2);
       return PAPER_RANGES.filter(([r]) => d[r]).map(([r]) => {
         const x = normRatio(d, a, r);
-        return `| ${r} | ${d[r].flows} | ${norm(a[r])} | ${norm(d[r])} | ${x === undefined ? '-' : `${x.toFixed(2)}×`} |`;
+        return `| ${r} | ${d[r].flows} | ${normCell(a[r])} | ${normCell(d[r])} | ${ratioCell(x)} |`;
       });
     })(),
     '',
