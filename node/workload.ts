@@ -44,6 +44,12 @@ export interface WorkloadSpec {
   background?: WorkloadSpec;
   /** a deadline for (a share of) the main workload's flows, drawn from a stream of its own */
   deadlines?: DeadlineSpec;
+  /**
+   * Harmony §5's admissible traffic: in every window of this many ns, the bytes each host sends and
+   * each host receives take less than the window at the host link rate. A flow that would break it
+   * starts later, at the first time it fits (admissible()).
+   */
+  admissibleNs?: number;
   seed: number;
 }
 
@@ -275,6 +281,96 @@ function withDeadlines(flows: FlowSpec[], d: DeadlineSpec, seed: number, hostRat
   }
 }
 
+/**
+ * Harmony §5: "we ensure that the generated load for each sender and each receiver is less than 1 for
+ * every δadmission duration of time". Flows are placed in start order; a flow whose bytes, added to
+ * those its sender (or receiver) already starts in the window ending at its start, would take the
+ * window or more at `rateBps` is moved to the first time the flows leaving the window make room, and
+ * placed again in order. No flow is dropped (a moved flow may start after the workload's duration),
+ * so the offered bytes are the requested load's; only bursts are spread. Checking each window that
+ * ends at a placed flow's start covers every window: a window's flows are those of the one ending at
+ * its last start. A flow that alone takes the window or more can never fit: an error.
+ */
+export function admissible(drafts: Draft[], windowNs: number, rateBps: number): Draft[] {
+  if (!(windowNs > 0 && Number.isFinite(windowNs)))
+    throw new Error(`workload admissible window must be a positive time, got ${windowNs} ns`);
+  // bytes below this take less than the window at the host link rate
+  const capBytes = (windowNs * rateBps) / 8e9;
+  for (const d of drafts)
+    if (d.size >= capBytes)
+      throw new Error(
+        `workload admissible: a ${d.size} B flow takes ${((8e9 * d.size) / rateBps).toFixed(0)} ns at ${rateBps / 1e9} Gbit/s, not less than the ${windowNs} ns window: no window can hold it`,
+      );
+  // a binary heap of [start, generation index], earliest start first, ties in generation order
+  const order = drafts.map((d, i) => ({ d, i, start: d.start }));
+  const before = (a: (typeof order)[0], b: (typeof order)[0]) =>
+    a.start < b.start || (a.start === b.start && a.i < b.i);
+  const heap = [...order].sort((a, b) => (before(a, b) ? -1 : 1));
+  const push = (x: (typeof order)[0]) => {
+    heap.push(x);
+    for (let k = heap.length - 1; k > 0; ) {
+      const up = (k - 1) >> 1;
+      if (!before(heap[k], heap[up])) break;
+      [heap[k], heap[up]] = [heap[up], heap[k]];
+      k = up;
+    }
+  };
+  const pop = () => {
+    const top = heap[0];
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let k = 0; ; ) {
+        const l = 2 * k + 1;
+        const r = l + 1;
+        let m = k;
+        if (l < heap.length && before(heap[l], heap[m])) m = l;
+        if (r < heap.length && before(heap[r], heap[m])) m = r;
+        if (m === k) break;
+        [heap[k], heap[m]] = [heap[m], heap[k]];
+        k = m;
+      }
+    }
+    return top;
+  };
+  // per host and direction: the placed flows' [start, bytes] still inside a window, oldest first
+  const recent = new Map<string, Array<[number, number]>>();
+  const window = (key: string, at: number): Array<[number, number]> => {
+    let w = recent.get(key);
+    if (w === undefined) recent.set(key, (w = []));
+    let drop = 0;
+    while (drop < w.length && w[drop][0] <= at - windowNs) drop++;
+    if (drop > 0) w.splice(0, drop);
+    return w;
+  };
+  /** the first time >= at the window of `key` has room for `bytes` more */
+  const fits = (w: Array<[number, number]>, at: number, bytes: number): number => {
+    let total = bytes;
+    for (const [, b] of w) total += b;
+    let t = at;
+    for (let k = 0; total >= capBytes; k++) {
+      total -= w[k][1];
+      t = w[k][0] + windowNs;
+    }
+    return t;
+  };
+  const out: Draft[] = [];
+  while (heap.length > 0) {
+    const x = pop();
+    const ws = window(`s${x.d.src}`, x.start);
+    const wr = window(`r${x.d.dst}`, x.start);
+    const t = Math.max(fits(ws, x.start, x.d.size), fits(wr, x.start, x.d.size));
+    if (t > x.start) {
+      push({ ...x, start: t });
+      continue;
+    }
+    ws.push([x.start, x.d.size]);
+    wr.push([x.start, x.d.size]);
+    out.push(x.start === x.d.start ? x.d : { ...x.d, start: x.start });
+  }
+  return out;
+}
+
 function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number): Draft[] {
   let drafts: Draft[];
   if (spec.pattern === 'list') {
@@ -333,6 +429,7 @@ function generateDrafts(spec: WorkloadSpec, hosts: number[], hostRateBps: number
         throw new Error(`unknown workload pattern '${(spec as { pattern: string }).pattern}'`);
     }
   }
+  if (spec.admissibleNs !== undefined) drafts = admissible(drafts, spec.admissibleNs, hostRateBps);
   return drafts.map((d) => ({
     src: d.src,
     dst: d.dst,

@@ -73,7 +73,7 @@ describe('Harmony', () => {
     // counts frames committed to the transmit pipeline until their transmission starts: 3 frames
     // ahead), rsvps sent, rejected in the network
     expect([s.flows.planned, h.maxQueueBytes, h.allocation.rsvpSent, h.allocation.rejectedInNetwork]).toEqual(
-      [31, 4500, 202, 60],
+      [31, 4500, 248, 79],
     );
     // independently: the sampled occupancy of every switch port (all classes) never passed the bound
     const rows = readFileSync(join(out, 'queues.csv'), 'utf8').trim().split('\n').slice(1);
@@ -110,7 +110,7 @@ describe('Harmony', () => {
     },
   );
 
-  it('drives K = 1 and K = 2 ports at 0.9 load within Theorem 3.1; best-effort fallbacks break the K = 1 bound and fill the K = 2 one', async () => {
+  it('drives K = 1 and K = 2 ports at 0.9 load within Theorem 3.1; best-effort fallbacks break both bounds by one frame per hop at most', async () => {
     // the testbed's 8 servers, retries on: every port busy, the K = 1 bound is 0 B (no data frame may
     // ever find another ahead of it)
     const drive = (K: number, onReject: string) =>
@@ -136,13 +136,13 @@ describe('Harmony', () => {
     };
     // Harmony alone: within the bound, at K = 1 with nothing ever ahead of a data frame
     expect(figures(k1)).toEqual([0, 0, 0, 0]);
-    expect(figures(k2)).toEqual([4500, 1500, 0, 0]);
+    expect(figures(k2)).toEqual([4500, 0, 0, 0]);
     // a rejected message sent best effort (class 0) beside them: a data frame waits out a best-effort
     // frame already on the wire (non-preemptive, §3.2), and the frame behind it on another VL catches
-    // up: at K = 1 the bound #H(K − 1)p, which leaves best effort out, is broken; at K = 2 the queue
-    // reaches its bound (three times what it reaches without); #H·K·p, one frame more per hop, holds
-    expect(figures(k1be)).toEqual([0, 3000, 366, 8]);
-    expect(figures(k2be)).toEqual([4500, 4500, 0, 3]);
+    // up: the bound #H(K − 1)p, which leaves best effort out, is broken at K = 1 and at K = 2 (where
+    // Harmony alone queues nothing); #H·K·p, one frame more per hop, holds
+    expect(figures(k1be)).toEqual([0, 3000, 723, 17]);
+    expect(figures(k2be)).toEqual([4500, 6000, 8, 13]);
     for (const r of [k1be, k2be])
       expect(r.s.harmony.maxQueueBytes).toBeLessThanOrEqual(3 * r.s.harmony.K * 1500);
   });
@@ -258,11 +258,12 @@ describe('Harmony', () => {
     expect(small.s.harmony.slowdownAll.messages).toBe(sm.submitted);
     expect(small.s.harmony.slowdownFallback.messages).toBe(sm.bestEffort);
     expect(small.s.flows.completed).toBe(small.s.flows.planned);
-    // a forward jump larger than the watchdogs' margins: h2's timers fire before the data was due
+    // a forward jump larger than the watchdogs' margins while h2 receives (h3's message since 0.69 ms):
+    // h2's timers fire before the data was due
     const big = await run('harmony-clock-big', 'examples/harmony.yaml', [
       ...SHORT,
       '--set',
-      'timeline=[{at: 0.6ms, action: clock-step, node: h2, step: 300us}]',
+      'timeline=[{at: 0.75ms, action: clock-step, node: h2, step: 300us}]',
     ]);
     const b = big.s.harmony;
     expect(b.inferred.silent + b.inferred.noAnswer + b.inferred.noComplete).toBeGreaterThan(0);

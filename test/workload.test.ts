@@ -374,4 +374,56 @@ describe('generateFlows', () => {
       generateFlows({ ...base, pattern: 'incast', incast: { fanIn: 2, target: 9 } }, hosts, RATE),
     ).toThrow(/target/);
   });
+
+  it('admissible traffic (Harmony §5): every sender and receiver under load 1 in every window, no flow lost', () => {
+    const hosts = hostRange(16);
+    const rate = 10e9;
+    const W = 252_000;
+    const spec: WorkloadSpec = {
+      pattern: 'all-to-all',
+      fixedSize: 128_000,
+      load: 0.9,
+      durationNs: 3_000_000,
+      seed: 11,
+    };
+    // the worst window of any host's sends or receives, as a load: bytes at the link rate over the window
+    const worst = (flows: Array<{ src: number; dst: number; size: number; start: number }>) => {
+      let max = 0;
+      for (const end of ['src', 'dst'] as const)
+        for (const h of hosts) {
+          const mine = flows.filter((f) => f[end] === h).sort((a, b) => a.start - b.start);
+          for (let i = 0; i < mine.length; i++) {
+            let bytes = 0;
+            for (let j = i; j >= 0 && mine[j].start > mine[i].start - W; j--) bytes += mine[j].size;
+            max = Math.max(max, (8e9 * bytes) / rate / W);
+          }
+        }
+      return max;
+    };
+    const plain = generateFlows(spec, hosts, rate);
+    const adm = generateFlows({ ...spec, admissibleNs: W }, hosts, rate);
+    // plain Poisson has the bursts the paper removes; the admissible trace has none
+    expect(worst(plain)).toBeGreaterThan(1);
+    expect(worst(adm)).toBeLessThan(1);
+    // the same flows (pairs and sizes, in generation order), none earlier than drawn, some not moved
+    const key = (f: { src: number; dst: number }) => `${f.src}>${f.dst}`;
+    expect(adm.map(key).sort()).toEqual(plain.map(key).sort());
+    const drawn = new Map<string, number[]>();
+    for (const f of plain) drawn.set(key(f), [...(drawn.get(key(f)) ?? []), f.start]);
+    let moved = 0;
+    for (const f of adm) {
+      const starts = drawn.get(key(f))!;
+      // each pair's flows keep their order: the i-th placed is the i-th drawn, at or after it
+      const s0 = starts.shift()!;
+      expect(f.start).toBeGreaterThanOrEqual(s0);
+      if (f.start > s0) moved++;
+    }
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(adm.length);
+    expect(generateFlows({ ...spec, admissibleNs: W }, hosts, rate)).toEqual(adm);
+    // a flow that alone takes the window can never fit
+    expect(() => generateFlows({ ...spec, admissibleNs: 100_000 }, hosts, rate)).toThrow(
+      /128000 B flow takes 102400 ns .* not less than the 100000 ns window/,
+    );
+  });
 });

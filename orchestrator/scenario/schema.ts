@@ -532,6 +532,10 @@ export const scenarioSchema = {
             ),
           },
         },
+        admissible: doc(
+          duration,
+          "admissible traffic (Harmony §5): in every window this long, the bytes each host sends and each host receives take less than the window at the host link rate; a flow that would break it starts later, at the first time it fits (no flow is dropped). A Poisson pattern's main flows only, not the background (ns: 252us; default: plain Poisson)",
+        ),
         fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),
         target: doc(nodeName, 'incast: the receiving host (default: a random host for each burst)'),
         background: {

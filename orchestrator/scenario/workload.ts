@@ -76,6 +76,7 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
       share: w.deadlines.share ?? 1,
     };
   }
+  if (w.admissible !== undefined) admissibleWindow(src, w, topo, spec);
   if (w.pattern === 'incast') {
     const hosts = countHosts(topo);
     const fanIn = w.fanIn ?? hosts - 1;
@@ -186,6 +187,32 @@ function onOff(
       `a mean gap of ${distMean(o.interarrival).toFixed(0)} ns between ${o.packet} B packets is above the host link rate of ${rate / 1e9} Gbit/s`,
     );
   spec.onOff = o;
+}
+
+/**
+ * `workload.admissible`: Harmony §5's window (node/workload.ts admissible()). Only a Poisson pattern
+ * has bursts to spread, and its largest flow must take less than the window at the host link rate.
+ */
+function admissibleWindow(
+  src: ScenarioSource,
+  w: { pattern: string; admissible: string | number; sizes?: string },
+  topo: Topology,
+  spec: WorkloadSpec,
+): void {
+  const at = ['workload', 'admissible'];
+  if (w.pattern === 'list' || w.pattern === 'on-off')
+    throw src.error(at, `a window on a Poisson pattern's arrivals: not on '${w.pattern}'`);
+  const windowNs = parseDurationNs(w.admissible);
+  if (!(windowNs > 0)) throw src.error(at, `must be > 0, got ${windowNs} ns`);
+  const rate = hostRateBps(topo);
+  const largest = spec.fixedSize ?? (spec.sizes ? SizeCdf.load(spec.sizes).sizes.at(-1)! : 0);
+  const takesNs = (8e9 * largest) / rate;
+  if (takesNs >= windowNs)
+    throw src.error(
+      at,
+      `the largest flow (${largest} B) takes ${(takesNs / 1000).toFixed(1)} us at ${rate / 1e9} Gbit/s, not less than the window (${(windowNs / 1000).toFixed(1)} us): no window could hold it; lengthen the window`,
+    );
+  spec.admissibleNs = windowNs;
 }
 
 /** The host link rate the workload is offered on, bit/s: the slowest host's (as the run plans it). */

@@ -21,6 +21,8 @@ export const Ctl = {
   CompleteBack: 5,
   /** receiver → sender: data it expected did not come, or came incomplete (§3.2 fast failure reaction) */
   Failure: 6,
+  /** receiver → sender: give back the extra grant it names (a new message waits for its slot) */
+  Revoke: 7,
 } as const;
 
 /** §3.2 priorities: data, rsvp, complete highest; request, reject, failure second; best effort third. */
@@ -44,6 +46,8 @@ export const RejectWhy = {
   Stale: 4,
   /** the sender gave the grant up after a failure of its message */
   Aborted: 5,
+  /** an extra grant of multi-slot allocation taken back for a new message (sender, switch or receiver) */
+  Revoked: 6,
 } as const;
 
 /** Why a failure was inferred (`x.w` of a Failure packet, and the host's record). */
@@ -71,6 +75,10 @@ export interface HarmonyControl {
   hops?: Hop[];
   /** reject / failure: why */
   w?: number;
+  /** a network reject: the switch that had no free virtual link */
+  n?: number;
+  /** request: ns left of the message's admission window (rejectAfter window): the receiver waits no longer */
+  r?: number;
   /** complete-back: every byte of the message arrived */
   done?: 1;
 }
@@ -112,6 +120,11 @@ export interface HarmonyHostConfig {
   jitterNs: number;
   /** a rejected or failed message, once its retries are spent: sent best effort, or reported and dropped */
   onReject: 'best-effort' | 'give-up';
-  /** asks of a rejected or failed message through Harmony beyond the first */
+  /**
+   * window: a message is rejected only when it has not started within δadmission of its arrival, and
+   * asks again after every reject inside that window (§3.1–§3.2, §5); retries: after `retries` asks
+   */
+  rejectAfter: 'window' | 'retries';
+  /** asks of a failed message (and with rejectAfter retries, of a rejected one) beyond the first */
   retries: number;
 }

@@ -63,13 +63,18 @@ export interface HarmonyHostSection {
   rejectedBySender: number;
   /** extra grants of multi-slot allocation */
   extraGrants: number;
+  /** extra grants this host took back for a new message: as sender (a base rsvp) and as receiver (a request) */
+  revoked: number;
   /**
    * [physical time, flow, FailureWhy, physical time the first missing arrival was due (-1: not a
    * data stream's silence)] of every failure this host inferred
    */
   failures: Array<[number, number, number, number]>;
-  /** sender side: [flow, Outcome, Harmony attempts, physical time of the outcome, switches on its path] */
-  outcomes: Array<[number, number, number, number, number]>;
+  /**
+   * sender side: [flow, Outcome, Harmony attempts, physical time of the outcome, switches on its path,
+   * RejectWhy of the reject that ended it (0: none), the switch that refused it (-1: none)]
+   */
+  outcomes: Array<[number, number, number, number, number, number, number]>;
   /** receiver side: the worst network queueing (ns) any data frame of a message met, [flow, ns] */
   queueing: Array<[number, number]>;
   /** sender side: [flow, physical time its first data frame left] (the wait for a reservation, Fig. 6c) */
@@ -89,6 +94,13 @@ class OutMsg implements SenderStats {
   /** waits for a send slot before asking again */
   waiting = false;
   answer: Timer | null = null;
+  /** rejectAfter window: node-clock time its admission window closes (-1: no window) */
+  deadline = -1;
+  /** its window closes while it waits for a send slot */
+  slotTimer: Timer | null = null;
+  /** the last reject's RejectWhy (0: none since its last failure) and the switch that sent it */
+  why = 0;
+  whySwitch = -1;
   /** switches on the path of its last grant (-1: none yet) */
   switches = -1;
   framesSent = 0;
@@ -131,6 +143,10 @@ class InMsg {
   sawComplete = false;
   /** the sender had nothing for an extra grant: give it no more */
   noExtra = false;
+  /** an extra grant of it was refused: none before this node-clock time */
+  extraAfter = 0;
+  /** ns left of its sender's admission window when its request was sent (-1: none) */
+  window = -1;
   maxQueueingNs = 0;
   readonly via: number[] = [];
   /** physical time a segment not seen before last arrived */
@@ -149,6 +165,8 @@ class InMsg {
 class RecvGrant {
   watchdog: Timer | null = null;
   closed = false;
+  /** asked back from its sender for a waiting request: the slot frees when the sender's reject comes */
+  revoking = false;
   /** physical time the next data frame was due (-1: before the first) */
   due = -1;
   constructor(
@@ -184,6 +202,8 @@ export class HarmonyTransport implements Transport {
   private sendUsed = 0;
   private recvUsed = 0;
   private nextKey = 1;
+  /** serve() again when a refused extra's pause ends */
+  private serveTimer: Timer | null = null;
   private readonly clock: NodeClock;
   /** ns per byte at one slot's rate */
   private readonly slotNsPerByte: number;
@@ -198,6 +218,7 @@ export class HarmonyTransport implements Transport {
     rejectedAtHost: 0,
     rejectedBySender: 0,
     extraGrants: 0,
+    revoked: 0,
     failures: [],
     outcomes: [],
     queueing: [],
@@ -226,17 +247,25 @@ export class HarmonyTransport implements Transport {
     const m = new OutMsg(flow);
     this.out.set(flow.id, m);
     this.s.submitted++;
+    if (this.cfg.rejectAfter === 'window') m.deadline = this.clock.now() + this.cfg.deltaAdmissionNs;
     this.ask(m);
   }
 
-  private ask(m: OutMsg): void {
+  /** still inside its admission window and not started: a reject is asked again, not final */
+  private inWindow(m: OutMsg): boolean {
+    return m.deadline >= 0 && m.framesSent === 0 && this.clock.now() < m.deadline;
+  }
+
+  /** a new request; after a failure every segment again, after a revoked last grant the rest */
+  private ask(m: OutMsg, fromStart = true): void {
     m.attempt++;
-    m.next = 0;
+    if (fromStart) m.next = 0;
     this.control(m.spec.dst, m.spec.id, HarmonyClass.Second, {
       h: Ctl.Request,
       g: 0,
       a: m.attempt,
       b: m.spec.size,
+      ...(this.inWindow(m) && { r: m.deadline - this.clock.now() }),
     });
     // an rsvp, a reject or (for a message already delivered) a complete comes within this
     const bound = this.cfg.deltaAdmissionNs + 3 * this.cfg.oneWayNs;
@@ -255,6 +284,12 @@ export class HarmonyTransport implements Transport {
     const m = this.out.get(f.f);
     const budget = typeof x.b === 'number' && x.b >= 0 ? x.b : Number.POSITIVE_INFINITY;
     const stale = m === undefined || m.ended || m.attempt !== x.a || m.next >= m.nSeg;
+    // a base rsvp (a new message's) takes a send slot back from an extra grant (§3.2: extras must not
+    // block later requests); the extra's message goes on on its base
+    if (!stale && this.sendUsed >= this.cfg.K && budget === Number.POSITIVE_INFINITY) {
+      const extra = this.revocableSend();
+      if (extra !== null) this.revokeSend(extra);
+    }
     if (stale || this.sendUsed >= this.cfg.K) {
       this.s.rejectedBySender++;
       this.alongPath(f.s, f.f, hops, {
@@ -268,6 +303,8 @@ export class HarmonyTransport implements Transport {
       if (!stale && m!.grants.size === 0) {
         this.clock.cancel(m!.answer);
         m!.answer = null;
+        m!.why = RejectWhy.SenderBusy;
+        m!.whySwitch = -1;
         this.rejected(m!);
       }
       return;
@@ -321,6 +358,42 @@ export class HarmonyTransport implements Transport {
     return false;
   }
 
+  /** an open extra grant whose message goes on without it (its base still sending), oldest first */
+  private revocableSend(): SendGrant | null {
+    for (const g of this.sendGrants.values())
+      if (!g.closed && !g.completed && g.budget !== Number.POSITIVE_INFINITY && this.hasOpenBase(g.msg))
+        return g;
+    return null;
+  }
+
+  /**
+   * Gives an extra grant back: it sends no more (its unsent bytes stay in the message's queue for the
+   * base), and a reject along its path frees its virtual links and the receiver's slot.
+   */
+  private revokeSend(g: SendGrant): void {
+    const m = g.msg;
+    m.grants.delete(g);
+    this.sendGrants.delete(g.key);
+    this.clock.cancel(g.back);
+    g.back = null;
+    this.alongPath(m.spec.dst, m.spec.id, g.hops, {
+      h: Ctl.Reject,
+      g: g.key,
+      a: m.attempt,
+      hops: g.hops,
+      w: RejectWhy.Revoked,
+    });
+    this.freeSendSlot(g);
+    this.s.revoked++;
+  }
+
+  /** the receiver asks an extra grant back (a request waits for its slot) */
+  private onRevoke(x: HarmonyControl): void {
+    const g = this.sendGrants.get(x.g);
+    if (g === undefined || g.closed || g.completed || g.budget === Number.POSITIVE_INFINITY) return;
+    if (this.hasOpenBase(g.msg)) this.revokeSend(g);
+  }
+
   /** the grant's last byte is out: complete along its path, free the slot, expect the complete back */
   private finish(g: SendGrant): void {
     g.completed = true;
@@ -344,6 +417,8 @@ export class HarmonyTransport implements Transport {
     while (this.sendUsed < this.cfg.K && this.waitingSlot.length > 0) {
       const m = this.waitingSlot.shift()!;
       m.waiting = false;
+      this.clock.cancel(m.slotTimer);
+      m.slotTimer = null;
       if (!m.ended) this.ask(m);
     }
   }
@@ -373,13 +448,48 @@ export class HarmonyTransport implements Transport {
   }
 
   private onSenderReject(f: Frame, x: HarmonyControl): void {
+    if (x.w === RejectWhy.Revoked) {
+      this.onSwitchRevoke(x);
+      return;
+    }
     const m = this.out.get(f.f);
     if (m === undefined || m.ended || m.attempt !== x.a) return;
     // an extra grant refused in the network: the message goes on on the ones it has
     if (m.grants.size > 0) return;
     this.clock.cancel(m.answer);
     m.answer = null;
+    m.why = x.w ?? 0;
+    m.whySwitch = typeof x.n === 'number' ? x.n : -1;
     this.rejected(m);
+  }
+
+  /**
+   * A switch gave an extra grant's virtual link to a new message: the grant sends no more, and a
+   * reject along its whole path frees what the switches between here and there still hold. Were it
+   * the message's last grant (its base refused after the extra came), the message asks again for the
+   * segments no grant has sent (nothing was lost: the receiver keeps what came).
+   */
+  private onSwitchRevoke(x: HarmonyControl): void {
+    const g = this.sendGrants.get(x.g);
+    if (g === undefined) return;
+    const m = g.msg;
+    if (g.closed) {
+      // already complete: its complete may reach the receiver after the switch's reject closed the
+      // grant there, and then none comes back; the message's verdict comes with its other grants'
+      this.clock.cancel(g.back);
+      g.back = null;
+      this.sendGrants.delete(g.key);
+      m.grants.delete(g);
+    } else this.revokeSend(g);
+    if (m.ended || m.grants.size > 0) return;
+    this.clock.cancel(m.answer);
+    if (m.next < m.nSeg) {
+      this.s.retried++;
+      this.ask(m, false);
+    } else {
+      // every byte sent: the receiver says done when the last one comes; silence is a failure
+      m.answer = this.clock.after(3 * this.cfg.oneWayNs, this.noAnswer, m, m.attempt);
+    }
   }
 
   private onFailure(f: Frame, x: HarmonyControl): void {
@@ -388,9 +498,20 @@ export class HarmonyTransport implements Transport {
     this.fail(m, x.w ?? FailureWhy.Silent);
   }
 
-  /** Harmony could not admit the message: ask again when a slot is free, or as the scenario says */
+  /**
+   * Harmony could not admit the message. rejectAfter window: inside its admission window it asks again
+   * at once (or when a send slot frees, §3.2 "retransmitting data using a new request"); the reject
+   * is final once the window has closed unstarted. Otherwise (and for a message that had started: a
+   * failure's re-ask) the retries count.
+   */
   private rejected(m: OutMsg): void {
-    if (this.retry(m)) return;
+    if (m.deadline >= 0 && m.framesSent === 0) {
+      if (this.clock.now() < m.deadline) {
+        this.s.retried++;
+        this.askWhenFree(m, true);
+        return;
+      }
+    } else if (this.retry(m)) return;
     this.s.rejected++;
     this.giveUp(m, Outcome.Rejected);
   }
@@ -415,6 +536,8 @@ export class HarmonyTransport implements Transport {
     m.grants.clear();
     this.clock.cancel(m.answer);
     m.answer = null;
+    m.why = 0;
+    m.whySwitch = -1;
     if (this.retry(m)) return;
     this.s.failed++;
     this.giveUp(m, Outcome.Failed);
@@ -424,13 +547,34 @@ export class HarmonyTransport implements Transport {
   private retry(m: OutMsg): boolean {
     if (m.attempt > this.cfg.retries) return false;
     this.s.retried++;
-    if (this.sendUsed < this.cfg.K) this.ask(m);
-    else if (!m.waiting) {
-      m.waiting = true;
-      this.waitingSlot.push(m);
-    }
+    this.askWhenFree(m, false);
     return true;
   }
+
+  /** asks now with a send slot free, else when one frees (inside its window: until the window closes) */
+  private askWhenFree(m: OutMsg, windowed: boolean): void {
+    if (this.sendUsed < this.cfg.K) {
+      this.ask(m);
+      return;
+    }
+    if (m.waiting) return;
+    m.waiting = true;
+    this.waitingSlot.push(m);
+    if (windowed) m.slotTimer = this.clock.after(m.deadline - this.clock.now(), this.slotWaitOver, m);
+  }
+
+  /** the window closed while the message waited for a send slot: rejected, the sender had none */
+  private readonly slotWaitOver = (_now: number, msg: unknown): void => {
+    const m = msg as OutMsg;
+    m.slotTimer = null;
+    if (!m.waiting || m.ended) return;
+    m.waiting = false;
+    this.waitingSlot.splice(this.waitingSlot.indexOf(m), 1);
+    m.why = RejectWhy.SenderBusy;
+    m.whySwitch = -1;
+    this.s.rejected++;
+    this.giveUp(m, Outcome.Rejected);
+  };
 
   /** a failure this host inferred: in its report, and as a `harmony-failure` event */
   private inferred(flow: number, why: number, due: number): void {
@@ -457,7 +601,16 @@ export class HarmonyTransport implements Transport {
   private end(m: OutMsg, outcome: number): void {
     m.ended = true;
     if (outcome === Outcome.Complete) this.s.completed++;
-    this.s.outcomes.push([m.spec.id, outcome, m.attempt, this.c.physNow(), m.switches]);
+    const rejected = outcome === Outcome.Rejected || outcome === Outcome.BestEffort;
+    this.s.outcomes.push([
+      m.spec.id,
+      outcome,
+      m.attempt,
+      this.c.physNow(),
+      m.switches,
+      rejected ? m.why : 0,
+      rejected ? m.whySwitch : -1,
+    ]);
   }
 
   // ---- receiver ----
@@ -476,15 +629,55 @@ export class HarmonyTransport implements Transport {
     m.attempt = x.a;
     m.sawComplete = false;
     m.noExtra = false;
+    m.extraAfter = 0;
+    m.window = typeof x.r === 'number' && x.r > 0 ? x.r : -1;
     if (this.recvUsed < this.cfg.K) {
       this.grant(m, -1);
       // slots left and nobody waiting: multi-slot gives the new message more
       this.serve();
       return;
     }
-    const timer = this.clock.after(this.cfg.deltaAdmissionNs, this.admissionTimeout, m);
+    // it waits δadmission, or what is left of its sender's window if less
+    const wait = m.window > 0 ? Math.min(m.window, this.cfg.deltaAdmissionNs) : this.cfg.deltaAdmissionNs;
+    const timer = this.clock.after(wait, this.admissionTimeout, m);
     this.pending.push({ msg: m, timer });
+    this.revokeForPending();
   }
+
+  /**
+   * Requests wait and extras hold slots: ask one extra back per waiting request (§3.2: extra slots must
+   * not block future requests). The slot frees when the sender's reject comes, after the extra's last
+   * byte: the downlink never carries more than K slots.
+   */
+  private revokeForPending(): void {
+    if (!this.cfg.multiSlot) return;
+    let revoking = 0;
+    let pick: RecvGrant | null = null;
+    for (const g of this.recvGrants.values()) {
+      if (g.revoking) revoking++;
+      else if (g.extra && !g.closed) pick ??= g;
+    }
+    if (pick === null || this.pending.length <= revoking) return;
+    pick.revoking = true;
+    this.s.revoked++;
+    this.control(pick.msg.src, pick.msg.id, HarmonyClass.Data, {
+      h: Ctl.Revoke,
+      g: pick.key,
+      a: pick.msg.attempt,
+    });
+    // its reject comes within a round trip; its data may stop before that: no silence is inferred
+    this.clock.cancel(pick.watchdog);
+    pick.watchdog = this.clock.after(3 * this.cfg.oneWayNs, this.revokeUnanswered, pick);
+  }
+
+  /** the sender never gave the extra back (its revoke lost, or the grant ended meanwhile): free the slot */
+  private readonly revokeUnanswered = (_now: number, grant: unknown): void => {
+    const g = grant as RecvGrant;
+    g.watchdog = null;
+    if (g.closed) return;
+    this.closeGrant(g);
+    this.serve();
+  };
 
   private readonly admissionTimeout = (_now: number, msg: unknown): void => {
     const i = this.pending.findIndex((p) => p.msg === msg);
@@ -541,10 +734,13 @@ export class HarmonyTransport implements Transport {
       if (m.count === m.nSeg && !m.delivered) {
         m.delivered = true;
         this.c.delivered(m.id, this.clock.now(), m.via);
+        // its grants were closed before its last bytes came (a revoked one's): the sender waits for this
+        if (m.grants.size === 0)
+          this.control(m.src, m.id, HarmonyClass.Data, { h: Ctl.CompleteBack, g: 0, a: m.attempt, done: 1 });
       }
     }
     const g = this.recvGrants.get(x.g);
-    if (g !== undefined && !g.closed) {
+    if (g !== undefined && !g.closed && !g.revoking) {
       this.clock.cancel(g.watchdog);
       // the next byte of a slot comes one pacing gap later, give or take the queueing bound
       // the next byte of a slot is due one pacing gap later, give or take the delay jitter bound
@@ -576,15 +772,20 @@ export class HarmonyTransport implements Transport {
   private onReceiverReject(x: HarmonyControl): void {
     const g = this.recvGrants.get(x.g);
     if (g === undefined || g.closed) return;
-    // an extra slot refused (the sender busy or done, no VL): no more extras for it, or they ping-pong
-    if (g.extra) g.msg.noExtra = true;
+    // an extra slot refused or taken back: none for this message for a round trip (or they ping-pong);
+    // refused for having nothing left to send: none again
+    if (g.extra) {
+      if (x.w === RejectWhy.Stale) g.msg.noExtra = true;
+      else g.msg.extraAfter = this.clock.now() + 2 * this.cfg.oneWayNs;
+    }
     this.closeGrant(g);
     const m = g.msg;
-    // the last grant of a message whose bytes were all sent closed: tell the sender how it went
+    // the last grant of a message whose bytes were all sent closed: tell the sender how it went (a
+    // revoked grant's last bytes may still be on the way behind its reject: they tell it when they come)
     if (m.grants.size === 0 && m.sawComplete && x.w !== RejectWhy.Aborted) {
       if (m.delivered)
         this.control(m.src, m.id, HarmonyClass.Data, { h: Ctl.CompleteBack, g: 0, a: m.attempt, done: 1 });
-      else this.incomplete(m);
+      else if (x.w !== RejectWhy.Revoked) this.incomplete(m);
     }
     this.serve();
   }
@@ -625,19 +826,35 @@ export class HarmonyTransport implements Transport {
       if (!this.cfg.multiSlot) return;
       let best: InMsg | null = null;
       let bestLeft = 0;
+      const now = this.clock.now();
+      let paused = Number.POSITIVE_INFINITY;
       for (const g of this.recvGrants.values()) {
         const m = g.msg;
         if (m.noExtra || m.delivered || m === best) continue;
+        if (m.extraAfter > now) {
+          paused = Math.min(paused, m.extraAfter);
+          continue;
+        }
         const left = (m.nSeg - m.count) * WireSize.Mss - (m.grants.size + 1) * this.cfg.bdpBytes;
         if (left > bestLeft) {
           best = m;
           bestLeft = left;
         }
       }
-      if (best === null) return;
+      if (best === null) {
+        // a message paused after a refused extra may take the slot when its pause ends
+        if (paused < Number.POSITIVE_INFINITY && this.serveTimer === null)
+          this.serveTimer = this.clock.after(paused - now, this.serveAgain);
+        return;
+      }
       this.grant(best, this.cfg.bdpBytes);
     }
   }
+
+  private readonly serveAgain = (): void => {
+    this.serveTimer = null;
+    this.serve();
+  };
 
   // ---- both ----
 
@@ -672,6 +889,9 @@ export class HarmonyTransport implements Transport {
         break;
       case Ctl.Failure:
         this.onFailure(frame, x);
+        break;
+      case Ctl.Revoke:
+        this.onRevoke(x);
         break;
       case Ctl.Reject:
         // a reject names its message: the receiving side frees a slot, the sending side hears the verdict
@@ -729,6 +949,8 @@ export class HarmonyTransport implements Transport {
     }
     for (const g of this.recvGrants.values()) this.clock.cancel(g.watchdog);
     for (const p of this.pending) this.clock.cancel(p.timer);
+    for (const m of this.out.values()) this.clock.cancel(m.slotTimer);
+    this.clock.cancel(this.serveTimer);
     this.bestEffort.stop();
   }
 }

@@ -41,6 +41,7 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
         oneWayNs: Math.ceil(b.oneWayNs),
         jitterNs: Math.ceil(b.delayBoundNs + (b.switchesOnPath + s.K) * mtuNs),
         onReject: s.onReject,
+        rejectAfter: s.rejectAfter,
         retries: s.retries,
       };
       return { kind: HARMONY_KIND, config };

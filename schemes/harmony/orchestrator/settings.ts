@@ -45,10 +45,16 @@ export const harmonyProperties = {
     description:
       'what becomes of a message rejected or failed on all its asks: best-effort (default) sends it with the baseline transport in the lowest class; give-up drops it, reported rejected or failed',
   },
+  rejectAfter: {
+    enum: ['window', 'retries'],
+    description:
+      "when a reject is final: window (default, the paper's §3.1-§3.2 and §5): a message not started within δadmission of its arrival is rejected, and inside that window every reject (no sender slot, no virtual link, receiver slots) is asked again at once with a new request; retries: after `retries` asks",
+  },
   retries: {
     type: 'integer',
     minimum: 0,
-    description: 'asks of a rejected or failed message beyond the first, before onReject (default 3)',
+    description:
+      'asks of a failed message (one whose data had started) beyond the first, and with rejectAfter: retries of a rejected one, before onReject (default 3)',
   },
 };
 
@@ -79,6 +85,7 @@ export interface HarmonySettings {
   multiSlot: boolean;
   controlShare: number;
   onReject: 'best-effort' | 'give-up';
+  rejectAfter: 'window' | 'retries';
   retries: number;
   bounds: HarmonyBounds;
   [setting: string]: unknown;
@@ -87,13 +94,15 @@ export interface HarmonySettings {
 /**
  * Defaults and why: K = 8 and multi-slot as the paper's evaluation; 2% of every host's bandwidth kept
  * from the slots so second-class control is never starved (§3.2 "reserves a small amount of
- * bandwidth"); a rejected or failed message asked again up to 3 times, then sent best effort.
+ * bandwidth"); a message asked again after every reject inside its admission window (the paper's rule),
+ * a failed one up to 3 times, then sent best effort.
  */
 export const HARMONY_DEFAULTS = {
   K: 8,
   multiSlot: true,
   controlShare: 0.02,
   onReject: 'best-effort',
+  rejectAfter: 'window',
   retries: 3,
 } as const;
 
@@ -120,6 +129,7 @@ export function resolveHarmony(src: ScenarioSource, topo: Topology): HarmonySett
     multiSlot: sc.multiSlot ?? HARMONY_DEFAULTS.multiSlot,
     controlShare: sc.controlShare ?? HARMONY_DEFAULTS.controlShare,
     onReject: sc.onReject ?? HARMONY_DEFAULTS.onReject,
+    rejectAfter: sc.rejectAfter ?? HARMONY_DEFAULTS.rejectAfter,
     retries: sc.retries ?? HARMONY_DEFAULTS.retries,
     bounds,
   };

@@ -20,7 +20,7 @@ import type { RunRecord } from '../../../orchestrator/schemes/types.js';
 import type { HarmonyHostSection } from '../host/transport.js';
 import { Outcome } from '../host/transport.js';
 import type { HarmonySwitchSection } from '../switch/module.js';
-import { FailureWhy } from '../wire.js';
+import { FailureWhy, RejectWhy } from '../wire.js';
 import type { HarmonySettings } from './settings.js';
 
 export interface HarmonyFaultSummary {
@@ -65,7 +65,10 @@ export interface HarmonySummary {
   controlLent: number;
   delayBoundNs: number;
   maxQueueingDelayNs: number;
-  /** the hosts' message counts, summed, and those still in progress when the run ended */
+  /**
+   * the hosts' message counts, summed (completed: with those delivered whole whose verdict was still on
+   * its way back when the run ended), and those still in progress when it ended
+   */
   messages: Pick<
     HarmonyHostSection,
     'submitted' | 'completed' | 'rejected' | 'failed' | 'retried' | 'bestEffort'
@@ -90,11 +93,18 @@ export interface HarmonySummary {
     rejectedAtHost: number;
     rejectedBySender: number;
     extraGrants: number;
+    /** extra grants taken back for a new message: by senders, receivers and switches */
+    revoked: number;
     /** VLs reclaimed by the switches' soft-state timeout */
     reclaimed: number;
     /** fraction of rsvps not rejected in the network (Theorem 3.2's measure) */
     notRejectedInNetwork: number;
   };
+  /**
+   * messages whose final ask was rejected (given up or sent best effort), by the reject that ended it:
+   * no free sender slot, no virtual link (and at which switch), the receiver's slots (δadmission)
+   */
+  rejects: { senderSlot: number; network: number; receiver: number; bySwitch: Record<string, number> };
   /** failures inferred by hosts, by why */
   inferred: { silent: number; incomplete: number; noAnswer: number; noComplete: number };
   /** longest a receiver took to infer a failure after the first data frame that did not come was due, ns */
@@ -122,10 +132,25 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
     for (const [id, t] of rep.received) finish.set(id, t);
   }
+  // a message delivered whole whose verdict was still on its way back to the sender when the run
+  // ended (runs end when every flow is delivered) is complete: the receiver's finish is its FCT
+  const verdictPending = new Set<number>();
+  for (const rep of r.reports)
+    if (isHost(rep.scheme) && rep.end !== 'halt')
+      for (const [id] of rep.scheme.open) if (finish.has(id)) verdictPending.add(id);
+  const outcomes = (h: HarmonyHostSection): HarmonyHostSection['outcomes'] => [
+    ...h.outcomes,
+    ...h.open
+      .filter(([id]) => verdictPending.has(id))
+      .map(
+        ([id, attempts]) =>
+          [id, Outcome.Complete, attempts, -1, -1, 0, -1] as HarmonyHostSection['outcomes'][0],
+      ),
+  ];
   const slowdowns: number[] = [];
   const fallbacks: number[] = [];
   for (const h of hosts)
-    for (const [id, outcome, , , switchesOnPath] of h.outcomes) {
+    for (const [id, outcome, , , switchesOnPath] of outcomes(h)) {
       const st = start.get(id);
       const fin = finish.get(id);
       if (st === undefined || fin === undefined) continue;
@@ -137,7 +162,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   const all = [...slowdowns, ...fallbacks];
   const throughHarmony = new Set<number>();
   for (const h of hosts)
-    for (const [id, outcome] of h.outcomes) if (outcome === Outcome.Complete) throughHarmony.add(id);
+    for (const [id, outcome] of outcomes(h)) if (outcome === Outcome.Complete) throughHarmony.add(id);
   const delays = messageDelays(
     r.reports,
     new Map(hosts.flatMap((h) => h.firstSent)),
@@ -152,14 +177,27 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   for (const rep of r.reports) {
     const h = rep.scheme;
     if (!isHost(h)) continue;
-    for (const [id, , , t] of h.outcomes) ends.set(id, t);
+    for (const [id, , , t] of outcomes(h)) ends.set(id, t >= 0 ? t : finish.get(id)!);
     // a sender killed mid-message reported what it had up to its death: those never end
     if (rep.end === 'halt') senderHalted += h.open.length;
-    else for (const [id] of h.open) open.add(id);
+    else for (const [id] of h.open) if (!verdictPending.has(id)) open.add(id);
   }
   const rsvpSent = sum(hosts, (h) => h.rsvpSent);
   const rejectedInNetwork = sum(switches, (x) => x.rejectedInNetwork);
   const why = (w: number) => failures.filter((f) => f[2] === w).length;
+  const names = new Map(r.scenario.topology.nodes.map((n) => [n.id, n.name]));
+  const rejects = { senderSlot: 0, network: 0, receiver: 0, bySwitch: {} as Record<string, number> };
+  for (const h of hosts)
+    for (const [, outcome, , , , w, sw] of h.outcomes) {
+      if (outcome !== Outcome.Rejected && outcome !== Outcome.BestEffort) continue;
+      if (w === RejectWhy.SenderBusy) rejects.senderSlot++;
+      else if (w === RejectWhy.Admission) rejects.receiver++;
+      else if (w === RejectWhy.Network) {
+        rejects.network++;
+        const name = names.get(sw) ?? String(sw);
+        rejects.bySwitch[name] = (rejects.bySwitch[name] ?? 0) + 1;
+      }
+    }
 
   const faults = r.faults
     .filter((f) => !['resume', 'start', 'connect', 'link-up'].includes(f.action))
@@ -199,7 +237,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     maxQueueingDelayNs: Math.max(0, ...hosts.flatMap((h) => h.queueing.map((q) => q[1]))),
     messages: {
       submitted: sum(hosts, (h) => h.submitted),
-      completed: sum(hosts, (h) => h.completed),
+      completed: sum(hosts, (h) => h.completed) + verdictPending.size,
       rejected: sum(hosts, (h) => h.rejected),
       failed: sum(hosts, (h) => h.failed),
       retried: sum(hosts, (h) => h.retried),
@@ -217,9 +255,11 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
       rejectedAtHost: sum(hosts, (h) => h.rejectedAtHost),
       rejectedBySender: sum(hosts, (h) => h.rejectedBySender),
       extraGrants: sum(hosts, (h) => h.extraGrants),
+      revoked: sum(hosts, (h) => h.revoked) + sum(switches, (x) => x.revoked),
       reclaimed: sum(switches, (x) => x.reclaimed),
       notRejectedInNetwork: rsvpSent === 0 ? 1 : 1 - rejectedInNetwork / rsvpSent,
     },
+    rejects,
     inferred: {
       silent: why(FailureWhy.Silent),
       incomplete: why(FailureWhy.Incomplete),
@@ -248,15 +288,24 @@ export function harmonyFailedFlows(r: RunRecord): Map<number, string> {
     if (!isHost(rep.scheme)) continue;
     const last = new Map<number, number>();
     for (const [, id, why] of rep.scheme.failures) last.set(id, why);
-    for (const [id, outcome, attempts] of rep.scheme.outcomes) {
+    for (const [id, outcome, attempts, , , w, sw] of rep.scheme.outcomes) {
       const asks = `${attempts} ask${attempts === 1 ? '' : 's'}`;
       if (outcome === Outcome.Rejected)
-        failed.set(id, `harmony rejected it (${asks}: no slot or virtual link)`);
+        failed.set(id, `harmony rejected it (${asks}; the last: ${rejectWhy(w, sw, r)})`);
       else if (outcome === Outcome.Failed)
         failed.set(id, `harmony failed it (${asks}, the last: ${WHY[last.get(id) ?? 0] ?? 'failure'})`);
     }
   }
   return failed;
+}
+
+/** why a message's last ask was refused, in words */
+function rejectWhy(w: number, sw: number, r: RunRecord): string {
+  if (w === RejectWhy.SenderBusy) return 'no free sender slot';
+  if (w === RejectWhy.Admission) return 'no receiver slot within δadmission';
+  if (w === RejectWhy.Network)
+    return `no free virtual link at ${r.scenario.topology.nodes.find((n) => n.id === sw)?.name ?? `switch ${sw}`}`;
+  return 'refused';
 }
 
 const WHY: Record<number, string> = {
@@ -281,9 +330,17 @@ export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
     ],
     [
       'harmony allocation',
-      `${a.rsvpSent} rsvps (${a.extraGrants} extra), ${a.rejectedInNetwork} rejected in network (${(100 * a.notRejectedInNetwork).toFixed(1)}% through), ${a.rejectedAtHost} at δadmission ${formatNs(h.deltaAdmissionNs)}, ${a.rejectedBySender} by senders, ${a.reclaimed} VLs reclaimed`,
+      `${a.rsvpSent} rsvps (${a.extraGrants} extra, ${a.revoked} taken back), ${a.rejectedInNetwork} rejected in network (${(100 * a.notRejectedInNetwork).toFixed(1)}% through), ${a.rejectedAtHost} at δadmission ${formatNs(h.deltaAdmissionNs)}, ${a.rejectedBySender} by senders, ${a.reclaimed} VLs reclaimed`,
     ],
   ];
+  const j = h.rejects;
+  if (j.senderSlot + j.network + j.receiver > 0)
+    rows.push([
+      'harmony rejects',
+      `final: ${j.senderSlot} no sender slot, ${j.network} no virtual link (${Object.entries(j.bySwitch)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}), ${j.receiver} no receiver slot within δadmission`,
+    ]);
   const i = h.inferred;
   if (i.silent + i.incomplete + i.noAnswer + i.noComplete > 0)
     rows.push([

@@ -38,6 +38,8 @@ interface Reservation {
   vl: number;
   /** switch clock when a frame of the grant last passed */
   seen: number;
+  /** an extra grant of multi-slot allocation: what a base rsvp may take back, and whose it is */
+  extra: { sender: number; receiver: number; flow: number; attempt: number; hops: Hop[] } | null;
 }
 
 /** `scheme` section of a switch report, read by schemes/harmony/orchestrator. */
@@ -46,6 +48,8 @@ export interface HarmonySwitchSection {
   rejectedInNetwork: number;
   /** reservations reclaimed by the soft-state timeout */
   reclaimed: number;
+  /** extra grants' virtual links given to a new message's rsvp (§3.2: extras do not block) */
+  revoked: number;
   freed: number;
   dataFrames: number;
   /** highest data-class bytes a Harmony data frame found waiting on its egress port */
@@ -83,6 +87,7 @@ export class HarmonyModule implements SwitchScheme {
     rsvpForwarded: 0,
     rejectedInNetwork: 0,
     reclaimed: 0,
+    revoked: 0,
     freed: 0,
     dataFrames: 0,
     maxQueueBytes: 0,
@@ -153,6 +158,9 @@ export class HarmonyModule implements SwitchScheme {
       this.reclaim(p, clock);
       total += this.free[p].length;
     }
+    // a new message's rsvp takes a virtual link back from an extra grant when none is free
+    const base = !(typeof x.b === 'number' && x.b >= 0);
+    if (total === 0 && base) total = this.revokeExtra(now, ports);
     if (total === 0) {
       this.s.rejectedInNetwork++;
       this.rejectBothWays(now, ingress, frame, x, hops);
@@ -169,8 +177,15 @@ export class HarmonyModule implements SwitchScheme {
     }
     const vl = this.free[port].shift()!;
     this.held[port].add(x.g);
-    this.reservations.set(x.g, { port, vl, seen: clock });
     hops.push([this.self, ingress, port, vl]);
+    this.reservations.set(x.g, {
+      port,
+      vl,
+      seen: clock,
+      extra: base
+        ? null
+        : { sender: frame.d, receiver: frame.s, flow: frame.f, attempt: x.a, hops: [...hops] },
+    });
     x.hops = hops;
     this.s.rsvpForwarded++;
     this.send(port, frame, now);
@@ -190,7 +205,7 @@ export class HarmonyModule implements SwitchScheme {
       p: HarmonyClass.Second,
       // after this switch: each earlier switch's data egress, nearest first
       r: hops.map((h) => h[1]).reverse(),
-      x: { h: Ctl.Reject, g: x.g, a: x.a, hops, w: RejectWhy.Network } satisfies HarmonyControl,
+      x: { h: Ctl.Reject, g: x.g, a: x.a, hops, w: RejectWhy.Network, n: this.self } satisfies HarmonyControl,
     });
     this.send(ingress, back, now);
     const ahead = makeFrame({
@@ -200,10 +215,57 @@ export class HarmonyModule implements SwitchScheme {
       f: rsvp.f,
       z: WireSize.Small,
       p: HarmonyClass.Second,
-      x: { h: Ctl.Reject, g: x.g, a: x.a, w: RejectWhy.Network } satisfies HarmonyControl,
+      x: { h: Ctl.Reject, g: x.g, a: x.a, w: RejectWhy.Network, n: this.self } satisfies HarmonyControl,
     });
     const e = this.routing.route(ahead, ingress);
     if (e >= 0) this.send(e, ahead, now);
+  }
+
+  /**
+   * Frees the virtual link of one extra grant on the rsvp's candidate ports (the first found, ports in
+   * routing order): a reject along its recorded path tells its receiver (freeing the VLs on the way)
+   * and one toward its sender stops it, in the highest class, so that the grant's data stops within
+   * about one round trip of the new message's first byte. Returns the free VLs now (0: no extra held).
+   */
+  private revokeExtra(now: number, ports: number[]): number {
+    for (const p of ports)
+      for (const g of this.held[p]) {
+        const r = this.reservations.get(g)!;
+        const e = r.extra;
+        if (e === null) continue;
+        this.drop(g, r);
+        this.s.revoked++;
+        const x = { h: Ctl.Reject, g, a: e.attempt, w: RejectWhy.Revoked } satisfies HarmonyControl;
+        const own = e.hops.at(-1)!;
+        const toReceiver = makeFrame({
+          t: FrameType.Control,
+          s: e.sender,
+          d: e.receiver,
+          f: e.flow,
+          z: WireSize.Small,
+          p: HarmonyClass.Data,
+          // after this switch: each earlier switch's data egress, nearest first
+          r: e.hops
+            .slice(0, -1)
+            .map((h) => h[1])
+            .reverse(),
+          x: { ...x, hops: e.hops },
+        });
+        this.send(own[1], toReceiver, now);
+        const toSender = makeFrame({
+          t: FrameType.Control,
+          s: e.receiver,
+          d: e.sender,
+          f: e.flow,
+          z: WireSize.Small,
+          p: HarmonyClass.Data,
+          x,
+        });
+        const out = this.routing.route(toSender, own[1]);
+        if (out >= 0) this.send(out, toSender, now);
+        return 1;
+      }
+    return 0;
   }
 
   private send(port: number, frame: Frame, now: number): void {
