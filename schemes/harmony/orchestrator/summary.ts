@@ -45,8 +45,10 @@ declare module '../../../orchestrator/results.js' {
   }
 }
 
-/** a slowdown's spread, as the paper's box plots show it */
+/** a slowdown's spread, as the paper's box plots show it (§5: min, mean, p99, p99.9, max) and p50 */
 export interface Spread {
+  min: number;
+  mean: number;
   p50: number;
   p99: number;
   p999: number;
@@ -274,6 +276,8 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
 function spread(xs: number[]): Spread {
   const sorted = [...xs].sort((x, y) => x - y);
   return {
+    min: sorted[0] ?? 0,
+    mean: sorted.length === 0 ? 0 : sum(sorted, (x) => x) / sorted.length,
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
     p999: quantile(sorted, 0.999),
