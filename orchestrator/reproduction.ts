@@ -27,6 +27,11 @@ export interface FigureSpec {
   source?: string;
   /** digits after the point in the tables */
   digits?: number;
+  /**
+   * a ratio of totals over the seeds (a paper's "in total"): ours is Σ `over` / Σ `under` (two other
+   * figures' per-seed values), the per-seed column each seed's own ratio, and no interval
+   */
+  pooled?: { over: string; under: string };
 }
 
 export interface ReproductionSpec {
@@ -48,6 +53,8 @@ export interface FigureResult extends FigureSpec {
   mean: number | null;
   /** 95% confidence interval of the mean; null with fewer than two values */
   ci95: [number, number] | null;
+  /** a pooled figure's ratio of totals (`mean` is then the mean of the per-seed ratios) */
+  total?: number | null;
 }
 
 export interface Reproduction {
@@ -122,7 +129,11 @@ export async function reproduce(
     const values = bySeed
       .map((v) => v[f.id])
       .filter((x): x is number => x !== undefined && Number.isFinite(x));
-    return { ...f, values, ...meanCi(values) };
+    const pooled = f.pooled;
+    if (pooled === undefined) return { ...f, values, ...meanCi(values) };
+    const sum = (id: string) => bySeed.reduce((a, v) => a + (v[id] ?? 0), 0);
+    const under = sum(pooled.under);
+    return { ...f, values, ...meanCi(values), total: under > 0 ? sum(pooled.over) / under : null };
   });
   const result: Reproduction = {
     experiment: spec.experiment,
@@ -195,6 +206,10 @@ export function fmt(x: number | null, digits = 2): string {
 /** a figure's mean ± the half-width of its 95% interval (the mean alone from one seed; '-' from none) */
 export function meanPm(f: FigureResult): string {
   const d = f.digits ?? 2;
+  if (f.total !== undefined)
+    return f.total === null
+      ? '-'
+      : `${fmt(f.total, d)} in total (per seed ${meanPm({ ...f, total: undefined })})`;
   if (f.mean === null) return '-';
   return f.ci95 === null ? fmt(f.mean, d) : `${fmt(f.mean, d)} ± ${fmt((f.ci95[1] - f.ci95[0]) / 2, d)}`;
 }
