@@ -111,7 +111,7 @@ describe('Harmony', () => {
   );
 
   it('drives K = 1 and K = 2 ports at 0.9 load within Theorem 3.1; best-effort fallbacks break both bounds by one frame per hop at most', async () => {
-    // the testbed's 8 servers, retries on: every port busy, the K = 1 bound is 0 B (no data frame may
+    // the testbed's 8 servers, the paper's reject rule: every port busy, the K = 1 bound is 0 B (no data frame may
     // ever find another ahead of it)
     const drive = (K: number, onReject: string) =>
       run(`harmony-drive-k${K}-${onReject}`, 'examples/harmony.yaml', [

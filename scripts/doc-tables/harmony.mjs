@@ -78,7 +78,7 @@ export default [
             `${thm(8)}. ${thm(1)}`,
           ],
           [
-            "the testbed's 8 servers at 0.9 load, retries on, rejected messages given up",
+            "the testbed's 8 servers at 0.9 load, the paper's reject rule, rejected messages given up",
             `K = 1: ${dr('k1')}. K = 2: ${dr('k2')}`,
           ],
           [
