@@ -341,9 +341,13 @@ export function harmonyRows(h: HarmonySummary): Array<[string, string]> {
   if (j.senderSlot + j.network + j.receiver > 0)
     rows.push([
       'harmony rejects',
-      `final: ${j.senderSlot} no sender slot, ${j.network} no virtual link (${Object.entries(j.bySwitch)
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}), ${j.receiver} no receiver slot within δadmission`,
+      `final: ${j.senderSlot} no sender slot, ${j.network} no virtual link${
+        j.network > 0
+          ? ` (${Object.entries(j.bySwitch)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')})`
+          : ''
+      }, ${j.receiver} no receiver slot within δadmission`,
     ]);
   const i = h.inferred;
   if (i.silent + i.incomplete + i.noAnswer + i.noComplete > 0)
