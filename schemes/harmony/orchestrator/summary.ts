@@ -140,15 +140,22 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   for (const rep of r.reports)
     if (isHost(rep.scheme) && rep.end !== 'halt')
       for (const [id] of rep.scheme.open) if (finish.has(id)) verdictPending.add(id);
-  const outcomes = (h: HarmonyHostSection): HarmonyHostSection['outcomes'] => [
-    ...h.outcomes,
-    ...h.open
-      .filter(([id]) => verdictPending.has(id))
-      .map(
-        ([id, attempts]) =>
-          [id, Outcome.Complete, attempts, -1, -1, 0, -1] as HarmonyHostSection['outcomes'][0],
-      ),
-  ];
+  // each host's outcomes, those delivered with their verdict pending as complete: built once, read thrice
+  const outcomesOf = new Map(
+    hosts.map((h) => [
+      h,
+      [
+        ...h.outcomes,
+        ...h.open
+          .filter(([id]) => verdictPending.has(id))
+          .map(
+            ([id, attempts]) =>
+              [id, Outcome.Complete, attempts, -1, -1, 0, -1] as HarmonyHostSection['outcomes'][0],
+          ),
+      ],
+    ]),
+  );
+  const outcomes = (h: HarmonyHostSection) => outcomesOf.get(h) ?? h.outcomes;
   const slowdowns: number[] = [];
   const fallbacks: number[] = [];
   for (const h of hosts)
