@@ -271,7 +271,8 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
     figures: FIG8_FIGURES,
     runSeed: async (seed, seedDir) => {
       const runs: RunResult[] = [];
-      for (const t of traces(file, set, variants, seed)) {
+      // the seed draws the workload as well as the failures: seeds differ in both
+      for (const t of traces(file, [...set, `seed=${seed}`], variants, seed)) {
         if (opts.signal?.aborted) return null;
         const dir = join(seedDir, t.v.name);
         mkdirSync(dir, { recursive: true });
