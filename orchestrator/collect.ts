@@ -554,8 +554,9 @@ export async function writeResults(
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
   const fl = [
-    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns',
+    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns,best_effort',
   ];
+  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
   for (const f of flows) {
     fl.push(
       [
@@ -575,13 +576,13 @@ export async function writeResults(
         f.framesReceived ?? '',
         f.outcome,
         f.deadline ?? '',
+        planned.get(f.id)?.bestEffort ? 1 : '',
       ]
         .map(csvCell)
         .join(','),
     );
   }
   writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
-  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
   writeFileSync(
     `${out}/outcomes.csv`,
     `${[

@@ -22,6 +22,7 @@ const EXPERIMENTS = [
   'top-ablation-40x40',
   'harmony-load',
   'harmony-fig6',
+  'harmony-fig7',
   'clock-jitter',
   'f10-fig8',
   'f10-fig8-onoff',

@@ -76,11 +76,15 @@ function movedShare(out: string, paperRun: string, plainRun: string): number {
   return placed.length === 0 ? 0 : placed.filter((k) => !drawn.has(k)).length / placed.length;
 }
 
+/** Harmony's δadmission (ns) in `file` with `set` applied: the window of §5's admissible workload */
+export function deltaAdmissionNs(file: string, set: readonly string[]): number {
+  return (resolveScenario(loadScenarioFile(file, [...set])).scheme as HarmonySettings).deltaAdmissionNs;
+}
+
 export async function runLoad(opts: ExperimentOptions): Promise<string> {
   const loads = opts.quick ? QUICK_LOADS : LOADS;
   const o = { ...opts, set: [...(opts.quick ? QUICK : FULL), ...(opts.set ?? [])] };
-  const settings = resolveScenario(loadScenarioFile(o.file, o.set)).scheme as HarmonySettings;
-  const delta = settings.deltaAdmissionNs;
+  const delta = deltaAdmissionNs(o.file, o.set);
   const MODES = modes(delta);
   const variants = MODES.flatMap((m) =>
     loads.map((load) => ({

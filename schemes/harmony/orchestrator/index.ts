@@ -102,6 +102,15 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
       module: new URL('../fig6.js', import.meta.url).href,
       run: 'runFig6',
     },
+    {
+      name: 'harmony-fig7',
+      description:
+        'Harmony §5.2 Fig. 7: 128 KB RPCs at 0.3–0.5 beside web-search best-effort flows at 0.3–0.1, against the baseline’s DCTCP carrying both (the paper’s HPCC and dcPIM are not in dcemu) on the same arrivals: RPC slowdown spread and best-effort mean/p99 slowdown, every flow counted',
+      scenario: 'examples/harmony.yaml',
+      seeds: 3,
+      module: new URL('../fig7.js', import.meta.url).href,
+      run: 'runFig7',
+    },
   ],
 
   summaryKey: 'harmony',
