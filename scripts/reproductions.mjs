@@ -21,6 +21,7 @@ const EXPERIMENTS = [
   'top-ablation-imc10',
   'top-ablation-40x40',
   'harmony-load',
+  'harmony-sizes',
   'harmony-fig6',
   'harmony-fig7',
   'clock-jitter',

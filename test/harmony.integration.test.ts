@@ -301,4 +301,17 @@ describe('dcemu experiment harmony-load', () => {
     expect([...spread].sort((a, b) => a - b)).toEqual(spread);
     expect(stdout).toContain('| load | 0.90 (§5.1, Fig. 5d) | 0.80 | 0.80 |');
   });
+
+  it('sustains less with smaller RPCs at one delay bound, as Fig. 5d (--quick)', async () => {
+    const { stdout, rep, fig } = await quickExperiment('harmony-sizes');
+    // the paper's two values beside ours: 0.65 at 8 KB, 0.9 at 128 KB (§5.1)
+    expect(rep.figures.slice(0, 2).map((f: { id: string; paper: number }) => [f.id, f.paper])).toEqual([
+      ['sustainable_8KB', 0.65],
+      ['sustainable_128KB', 0.9],
+    ]);
+    // 8 servers for 0.5 ms: one 8 KB message of 542 fails load 0.9; every 128 KB one passes
+    expect([fig('sustainable_8KB'), fig('sustainable_128KB')]).toEqual([0.5, 0.9]);
+    expect(stdout).toContain('| 8KB | 0.5 | 0.0% (0/276) | 0.2% (1/542) |');
+    expect(stdout).toContain('| 128KB | 0.9 | 0.0% (0/14) | 0.0% (0/31) |');
+  });
 });

@@ -94,6 +94,15 @@ export default defineScheme<HarmonySettings, HarmonySummary>({
       run: 'runLoad',
     },
     {
+      name: 'harmony-sizes',
+      description:
+        'Harmony §5.1 Fig. 5d: the maximum sustainable load by RPC size (8, 32 and 128 KB; the paper: 0.65 at 8 KB, 0.9 at 128 KB) at one delay bound, the paper’s rule and workload',
+      scenario: 'examples/harmony.yaml',
+      seeds: 3,
+      module: new URL('../experiments.js', import.meta.url).href,
+      run: 'runSizes',
+    },
+    {
       name: 'harmony-fig6',
       description:
         'Harmony §5.2 Fig. 6 against Fastpass extended to messages (footnote 3) on the same fabric, arrivals and seed: the maximum sustainable load per delay-bound point (K, δadmission), mean/p99 message latency, and the wait at the sender against switch queueing',
