@@ -40,7 +40,7 @@ const SIDES = [
 ] as const;
 
 /**
- * The example's fabric (16 hosts, 10 Gbit/s), 10 ms of arrivals (~1,000–1,500 RPCs, but only ~12–37
+ * The example's fabric (16 hosts, 10 Gbit/s), 10 ms of arrivals (430–770 RPCs, but only 12–38
  * web-search flows a run: their p99 is nearly their max), the paper's three points; the drain is long
  * enough for the largest web-search flow (30 MB) at a share of the line rate
  */
