@@ -220,7 +220,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
   });
 }
 
-/** Fig. 5d's sizes here: 0.5 KB is left out (~70k messages a run at 0.9), 512 KB too (it alone takes
+/** Fig. 5d's sizes here: 0.5 KB is left out (~100,000 messages a run at 0.9), 512 KB too (it alone takes
  * longer than δadmission on a 10 Gbit/s link, so no arrival of it is admissible) */
 const SIZES = ['8KB', '32KB', '128KB'];
 const SIZE_LOADS = [0.3, 0.5, 0.65, 0.8, 0.9];
