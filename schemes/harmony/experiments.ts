@@ -48,13 +48,27 @@ function modes(deltaNs: number) {
   ] as const;
 }
 
-const pct = (load: number) => Math.round(load * 100);
+export const pct = (load: number) => Math.round(load * 100);
+
+/** the share of a run's messages that failed its load: ended rejected or failed */
+function failingShare(s: Summary): number {
+  const m = s.harmony!.messages;
+  return m.submitted > 0 ? (m.rejected + m.failed) / m.submitted : 0;
+}
+
+/** the highest of `loads` up to which every load's share failing was 0 (0 when even the lowest's was not) */
+function sustainableLoad(loads: readonly number[], shares: readonly number[]): number {
+  let best = 0;
+  for (let i = 0; i < loads.length && shares[i] === 0; i++) best = loads[i];
+  return best;
+}
+
 const REASONS = [
   ['senderSlot', 'no free sender slot'],
   ['network', 'no free virtual link'],
   ['receiver', 'no receiver slot within δadmission'],
 ] as const;
-const SPREAD = [
+export const SPREAD = [
   ['min', 'min'],
   ['mean', 'mean'],
   ['p99', 'p99'],
@@ -95,17 +109,8 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
   const run = (runs: Summary[], mi: number, li: number) => runs[mi * loads.length + li].harmony!;
   // each run's share of messages that failed its load, by mode and load
   const failing = (runs: Summary[]) =>
-    MODES.map((_, mi) =>
-      loads.map((_, li) => {
-        const m = run(runs, mi, li).messages;
-        return m.submitted > 0 ? (m.rejected + m.failed) / m.submitted : 0;
-      }),
-    );
-  const sustainable = (shares: number[]) => {
-    let best = 0;
-    for (let i = 0; i < loads.length && shares[i] === 0; i++) best = loads[i];
-    return best;
-  };
+    MODES.map((_, mi) => loads.map((_, li) => failingShare(runs[mi * loads.length + li])));
+  const sustainable = (shares: number[]) => sustainableLoad(loads, shares);
   return reproduceVariants(o, {
     experiment: 'harmony-load',
     paperScale:
@@ -249,15 +254,12 @@ export async function runSizes(opts: ExperimentOptions): Promise<string> {
       set: { ...paper, 'workload.fixedSize': size, 'workload.load': load, 'workload.background': 'null' },
     })),
   );
-  const share = (runs: Summary[], si: number, li: number) => {
-    const m = runs[si * loads.length + li].harmony!.messages;
-    return m.submitted > 0 ? (m.rejected + m.failed) / m.submitted : 0;
-  };
-  const sustainable = (runs: Summary[], si: number) => {
-    let best = 0;
-    for (let li = 0; li < loads.length && share(runs, si, li) === 0; li++) best = loads[li];
-    return best;
-  };
+  const share = (runs: Summary[], si: number, li: number) => failingShare(runs[si * loads.length + li]);
+  const sustainable = (runs: Summary[], si: number) =>
+    sustainableLoad(
+      loads,
+      loads.map((_, li) => share(runs, si, li)),
+    );
   return reproduceVariants(o, {
     experiment: 'harmony-sizes',
     paperScale:

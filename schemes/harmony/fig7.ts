@@ -22,7 +22,7 @@ import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
 import { quantile } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { deltaAdmissionNs } from './experiments.js';
+import { deltaAdmissionNs, pct, SPREAD } from './experiments.js';
 
 interface Point {
   rpc: number;
@@ -61,7 +61,6 @@ const QUICK = {
   ] as Point[],
 };
 
-const pct = (x: number) => Math.round(x * 100);
 const pointKey = (p: Point) => `rpc${pct(p.rpc)}-be${pct(p.bestEffort)}`;
 
 /** the spread of slowdowns with every flow counted: `missing` flows not done sort last, as infinite */
@@ -118,14 +117,6 @@ export function classes(runDir: string): { rpc: CountedSpread; bestEffort: Count
     bestEffort: countedSpread(done.bestEffort, missing.bestEffort),
   };
 }
-
-const SPREAD = [
-  ['min', 'min'],
-  ['mean', 'mean'],
-  ['p99', 'p99'],
-  ['p999', 'p99.9'],
-  ['max', 'max'],
-] as const;
 
 export async function runFig7(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;
