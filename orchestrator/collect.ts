@@ -214,8 +214,9 @@ export function collect(
   flows.sort((a, b) => a.id - b.id);
   const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
   for (const f of flows) {
-    const d = planned.get(f.id)?.deadline;
-    if (d !== undefined) f.deadline = d;
+    const p = planned.get(f.id);
+    if (p?.deadline !== undefined) f.deadline = p.deadline;
+    if (p?.bestEffort) f.bestEffort = true;
   }
   const done = flows.filter((f) => f.finish >= 0);
   const fct = new Histogram();
@@ -556,7 +557,6 @@ export async function writeResults(
   const fl = [
     'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns,best_effort',
   ];
-  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
   for (const f of flows) {
     fl.push(
       [
@@ -576,13 +576,14 @@ export async function writeResults(
         f.framesReceived ?? '',
         f.outcome,
         f.deadline ?? '',
-        planned.get(f.id)?.bestEffort ? 1 : '',
+        f.bestEffort ? 1 : '',
       ]
         .map(csvCell)
         .join(','),
     );
   }
   writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
+  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
   writeFileSync(
     `${out}/outcomes.csv`,
     `${[

@@ -20,6 +20,8 @@ export interface FlowRow extends FlowRecord {
   slowdown: number;
   /** ns after its start by which it should have completed (`workload.deadlines`) */
   deadline?: number;
+  /** a `workload.background` flow (flows.csv `best_effort`) */
+  bestEffort?: true;
 }
 
 export interface FaultSummary {
