@@ -22,6 +22,7 @@ const EXPERIMENTS = [
   'top-ablation-40x40',
   'harmony-load',
   'harmony-sizes',
+  'harmony-fig5b',
   'harmony-fig6',
   'harmony-fig7',
   'clock-jitter',

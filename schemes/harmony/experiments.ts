@@ -16,13 +16,14 @@
  * the share of messages that failed it, the paper's rejects by the reason of their last ask, and the
  * slowdown spread of the messages it completed (§5: min, mean, p99, p99.9, max).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
 import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
 import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import { flowRows } from './flows.js';
 import type { HarmonySettings } from './orchestrator/settings.js';
 
 const LOADS = [0.2, 0.3, 0.4, 0.5, 0.7, 0.9];
@@ -78,21 +79,20 @@ export const SPREAD = [
 
 /** flows whose start the admissible workload moved: the paper's run against the plain one's draws */
 function movedShare(out: string, paperRun: string, plainRun: string): number {
-  const starts = (run: string) =>
-    readFileSync(join(out, run, 'flows.csv'), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((l) => l.split(','))
-      .map((c) => `${c[1]}>${c[2]}@${c[4]}`);
+  const starts = (run: string) => flowRows(join(out, run)).map((f) => `${f.src}>${f.dst}@${f.startNs}`);
   const drawn = new Set(starts(plainRun));
   const placed = starts(paperRun);
   return placed.length === 0 ? 0 : placed.filter((k) => !drawn.has(k)).length / placed.length;
 }
 
+/** Harmony's settings as `file` with `set` resolves them */
+export function harmonySettings(file: string, set: readonly string[]): HarmonySettings {
+  return resolveScenario(loadScenarioFile(file, [...set])).scheme as HarmonySettings;
+}
+
 /** Harmony's δadmission (ns) in `file` with `set` applied: the window of §5's admissible workload */
 export function deltaAdmissionNs(file: string, set: readonly string[]): number {
-  return (resolveScenario(loadScenarioFile(file, [...set])).scheme as HarmonySettings).deltaAdmissionNs;
+  return harmonySettings(file, set).deltaAdmissionNs;
 }
 
 export async function runLoad(opts: ExperimentOptions): Promise<string> {

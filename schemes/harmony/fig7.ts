@@ -16,13 +16,13 @@
  * shows their mean and tail latency), with the same rule; and whether the point was sustained (every
  * RPC and every best-effort flow done: the top row's question, at one load).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
-import { quantile } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import { deltaAdmissionNs, pct, SPREAD } from './experiments.js';
+import { classes } from './flows.js';
 
 interface Point {
   rpc: number;
@@ -62,61 +62,6 @@ const QUICK = {
 };
 
 const pointKey = (p: Point) => `rpc${pct(p.rpc)}-be${pct(p.bestEffort)}`;
-
-/** the spread of slowdowns with every flow counted: `missing` flows not done sort last, as infinite */
-export interface CountedSpread {
-  flows: number;
-  missing: number;
-  min: number | null;
-  mean: number | null;
-  p99: number | null;
-  p999: number | null;
-  max: number | null;
-}
-
-export function countedSpread(slowdowns: readonly number[], missing: number): CountedSpread {
-  const sorted = [...slowdowns, ...Array<number>(missing).fill(Number.POSITIVE_INFINITY)].sort(
-    (a, b) => a - b,
-  );
-  const finite = (x: number) => (Number.isFinite(x) ? x : null);
-  const n = sorted.length;
-  return {
-    flows: n,
-    missing,
-    min: n === 0 ? null : finite(sorted[0]),
-    mean: n === 0 || missing > 0 ? null : slowdowns.reduce((s, x) => s + x, 0) / n,
-    p99: n === 0 ? null : finite(quantile(sorted, 0.99)),
-    p999: n === 0 ? null : finite(quantile(sorted, 0.999)),
-    max: n === 0 ? null : finite(sorted[n - 1]),
-  };
-}
-
-/** One run's RPCs and best-effort flows, from its flows.csv (every planned flow has a row). */
-export function classes(runDir: string): { rpc: CountedSpread; bestEffort: CountedSpread } {
-  const [head, ...rows] = readFileSync(join(runDir, 'flows.csv'), 'utf8').trim().split('\n');
-  const col = new Map(head.split(',').map((c, i) => [c, i]));
-  const at = (r: string[], c: string) => {
-    const i = col.get(c);
-    if (i === undefined) throw new Error(`harmony-fig7: ${runDir}/flows.csv has no ${c} column`);
-    return r[i];
-  };
-  const done = { rpc: [] as number[], bestEffort: [] as number[] };
-  const missing = { rpc: 0, bestEffort: 0 };
-  for (const line of rows) {
-    const r = line.split(',');
-    const cls = at(r, 'best_effort') === '1' ? 'bestEffort' : 'rpc';
-    if (at(r, 'outcome') === 'completed') done[cls].push(Number(at(r, 'slowdown')));
-    else missing[cls]++;
-  }
-  // a planned flow without a row (a sender that never started it) would drop out of the spread unseen
-  const planned = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).flows.planned;
-  if (rows.length !== planned)
-    throw new Error(`harmony-fig7: ${runDir}/flows.csv has ${rows.length} flows of the ${planned} planned`);
-  return {
-    rpc: countedSpread(done.rpc, missing.rpc),
-    bestEffort: countedSpread(done.bestEffort, missing.bestEffort),
-  };
-}
 
 export async function runFig7(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;

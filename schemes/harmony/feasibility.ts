@@ -1,0 +1,294 @@
+/**
+ * Harmony's feasibility region (NSDI'24 §5.1, Fig. 5b; §5.2, Fig. 6a): each delay-bound point (K and
+ * δadmission for Harmony, δadmission for Fastpass) has its load swept on §5's admissible workload (no
+ * host above load 1 in any δadmission window, that point's δadmission), and gives
+ *
+ * - its maximum sustainable load: the highest load up to which every load swept had every message done
+ *   (one rejected by the paper's rule — not started within δadmission of its arrival —, failed, or not
+ *   delivered by the end of the drain fails its load; 0 when even the lowest load failed);
+ * - the worst-case delay observed there: the largest completion time (and slowdown) of the messages of
+ *   the run at that load, all of which were done.
+ *
+ * The Pareto front of a set of points is those no other point beats on both: a higher load sustained
+ * at no larger worst case, or a smaller worst case at no lower load.
+ *
+ * `harmony-fig5b` sweeps Harmony alone over K × δadmission at the testbed's scale; harmony-fig6
+ * (fig6.ts) puts Fastpass's points beside Harmony's.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Summary } from '../../orchestrator/collect.js';
+import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
+import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import { harmonySettings, pct } from './experiments.js';
+import { type CountedSpread, flowRows, spreadOf } from './flows.js';
+
+export interface GridPoint {
+  key: string;
+  label: string;
+  /** the `scheme:` the point runs */
+  scheme: string;
+  /** δadmission, ns: the reject rule's window and the admissible workload's */
+  deltaNs: number;
+  /** Harmony's Theorem 3.1 queueing-delay bound at the point's K, ns (null: not Harmony) */
+  boundNs: number | null;
+}
+
+const us = (ns: number) => ns / 1000;
+
+/**
+ * δadmission `multiple` × Harmony's Theorem 3.1 delay bound at K = 8 on the fabric of `file` with `set`
+ * (the paper's default is 5×, §5): the grid's δadmission values, the same at every K, as a window below
+ * one message's time on a link would leave no arrival admissible (§5's workload)
+ */
+export function deltaAt(file: string, set: readonly string[], multiple: number): number {
+  const { bounds } = harmonySettings(file, [...set, 'scheme={kind: harmony, K: 8}']);
+  return Math.round(multiple * bounds.delayBoundNs);
+}
+
+/** Harmony at K virtual links and δadmission `deltaNs` (its `multiple` × the K = 8 bound); the paper's reject rule, a rejected message given up */
+export function harmonyPoint(file: string, set: readonly string[], K: number, multiple: number): GridPoint {
+  const { bounds } = harmonySettings(file, [...set, `scheme={kind: harmony, K: ${K}}`]);
+  const deltaNs = deltaAt(file, set, multiple);
+  return {
+    key: `harmony-k${K}-${multiple}x`,
+    label: `Harmony K = ${K}, δadmission ${fmt(us(deltaNs), 1)} µs`,
+    scheme: `{kind: harmony, K: ${K}, deltaAdmission: ${deltaNs}, rejectAfter: window, onReject: give-up}`,
+    deltaNs,
+    boundNs: bounds.delayBoundNs,
+  };
+}
+
+/**
+ * Fastpass extended to messages as the paper's footnote 3 (each message's timeslots consecutive; one
+ * not allocated within δadmission is rejected), one arbiter; `more`: further settings
+ */
+export function fastpassPoint(deltaNs: number, key: string, label: string, more = ''): GridPoint {
+  return {
+    key: `fastpass-${key}`,
+    label: `Fastpass (messages), ${label}`,
+    scheme: `{kind: fastpass, messages: true, admission: ${deltaNs}, arbiters: 1${more}}`,
+    deltaNs,
+    boundNs: null,
+  };
+}
+
+/** one run per point and load, on §5's workload at the point's δadmission, no best-effort traffic */
+export function gridVariants(points: readonly GridPoint[], loads: readonly number[]) {
+  return points.flatMap((p) =>
+    loads.map((load) => ({
+      name: `${p.key}-${pct(load)}`,
+      set: {
+        scheme: p.scheme,
+        'workload.load': load,
+        'workload.background': 'null',
+        'workload.admissible': p.deltaNs,
+      },
+    })),
+  );
+}
+
+export interface PointRun {
+  load: number;
+  spread: CountedSpread;
+  /** the longest completion time of the messages done, ns */
+  worstFctNs: number;
+}
+
+export interface PointResult {
+  point: GridPoint;
+  runs: PointRun[];
+  /** the maximum sustainable load (0: below the lowest load swept) */
+  sustainable: number;
+  /** the run at the sustainable load (null: none sustained) */
+  at: PointRun | null;
+}
+
+/** one run of the grid, from its flows.csv (`runDir`) */
+export function pointRun(runDir: string, load: number): PointRun {
+  const rows = flowRows(runDir);
+  return {
+    load,
+    spread: spreadOf(rows),
+    worstFctNs: rows.reduce((m, r) => (r.completed ? Math.max(m, r.fctNs) : m), 0),
+  };
+}
+
+/** the grid's results in `seedDir` (each run in `<seedDir>/<point>-<load %>`, as gridVariants names it) */
+export function readGrid(
+  seedDir: string,
+  points: readonly GridPoint[],
+  loads: readonly number[],
+): PointResult[] {
+  return points.map((point) => {
+    const runs = loads.map((load) => pointRun(join(seedDir, `${point.key}-${pct(load)}`), load));
+    let at: PointRun | null = null;
+    for (const r of runs) {
+      if (r.spread.missing > 0) break;
+      at = r;
+    }
+    return { point, runs, sustainable: at?.load ?? 0, at };
+  });
+}
+
+/** the worst-case slowdown at the sustainable load (Infinity: none sustained) */
+const worst = (r: PointResult) => r.at?.spread.max ?? Number.POSITIVE_INFINITY;
+
+/** the keys of the points on the Pareto front of `results` (worst-case slowdown against sustainable load) */
+export function paretoFront(results: readonly PointResult[]): Set<string> {
+  const live = results.filter((r) => r.at !== null);
+  const beats = (a: PointResult, b: PointResult) =>
+    a.sustainable >= b.sustainable &&
+    worst(a) <= worst(b) &&
+    (a.sustainable > b.sustainable || worst(a) < worst(b));
+  return new Set(live.filter((b) => !live.some((a) => beats(a, b))).map((r) => r.point.key));
+}
+
+/**
+ * The highest load a set of points sustains within a worst-case slowdown `d`: the region's edge at `d`
+ * (0 when no point's worst case is within it)
+ */
+export function regionAt(results: readonly PointResult[], d: number): number {
+  return results.reduce((best, r) => (worst(r) <= d ? Math.max(best, r.sustainable) : best), 0);
+}
+
+/** a grid's table: each point's sustainable load, worst case there, front membership and share failing by load */
+export function gridTable(results: readonly PointResult[], loads: readonly number[]): string[] {
+  const front = paretoFront(results);
+  const rows = results.map((r) => {
+    const bound = r.point.boundNs === null ? '-' : fmt(us(r.point.boundNs), 1);
+    const cells = r.runs.map((x) => `${x.spread.missing}/${x.spread.flows}`);
+    const at = r.at;
+    return `| ${r.point.label} | ${bound} | ${at === null ? `< ${loads[0]}` : at.load} | ${at === null ? '-' : fmt(us(at.worstFctNs), 1)} | ${at === null ? '-' : fmt(at.spread.max, 2)} | ${front.has(r.point.key) ? 'yes' : ''} | ${cells.join(' | ')} |`;
+  });
+  return [
+    `| point | Theorem 3.1 bound (µs) | sustainable load | worst delay there (µs) | worst slowdown there | on the Pareto front | ${loads.map((l) => `not done at ${l}`).join(' | ')} |`,
+    `| --- | --- | --- | --- | --- | --- | ${loads.map(() => '---').join(' | ')} |`,
+    ...rows,
+  ];
+}
+
+/** the grid's figures: each point's sustainable load and worst case there */
+export function gridFigures(points: readonly GridPoint[]) {
+  return points.flatMap((p) => [
+    {
+      id: `sustainable_${p.key}`,
+      label: `maximum sustainable load, ${p.label} (0: below the lowest load swept)`,
+      unit: 'load',
+      paper: null,
+    },
+    {
+      id: `worst_us_${p.key}`,
+      label: `worst message delay at that load, ${p.label} (seeds that sustained a load)`,
+      unit: 'µs',
+      paper: null,
+      digits: 1,
+    },
+    {
+      id: `worst_slowdown_${p.key}`,
+      label: `worst message slowdown at that load, ${p.label} (seeds that sustained a load)`,
+      unit: '×',
+      paper: null,
+    },
+  ]);
+}
+
+export function gridValues(results: readonly PointResult[]): Record<string, number> {
+  const v: Record<string, number> = {};
+  for (const r of results) {
+    v[`sustainable_${r.point.key}`] = r.sustainable;
+    if (r.at !== null && r.at.spread.max !== null) {
+      v[`worst_us_${r.point.key}`] = us(r.at.worstFctNs);
+      v[`worst_slowdown_${r.point.key}`] = r.at.spread.max;
+    }
+  }
+  return v;
+}
+
+const LOADS = [0.3, 0.5, 0.7, 0.9];
+/**
+ * The testbed's scale (§5.1: 8 servers, two tiers, 10 Gbit/s): 2 racks of 4 under the example's 4
+ * spines, 3 ms of 128 KB RPCs; K from 2 to 16, δadmission 2.5, 5 and 10 × the K = 8 bound (126, 252
+ * and 504 µs; a 128 KB message takes 102.4 µs on a link)
+ */
+const FULL = {
+  set: ['topology.leaves=2', 'workload.duration=3ms', 'run.drain=3ms'],
+  Ks: [2, 4, 8, 16],
+  multiples: [2.5, 5, 10],
+  loads: LOADS,
+};
+/** `--quick` (npm test): 4 hosts in 2 racks, 1 ms of arrivals, K = 2 and 8 at δadmission 5× the K = 8 bound, two loads */
+const QUICK = {
+  set: [
+    'topology.leaves=2',
+    'topology.hostsPerLeaf=2',
+    'topology.spines=2',
+    'workload.duration=1ms',
+    'run.drain=1ms',
+  ],
+  Ks: [2, 8],
+  multiples: [5],
+  loads: [0.5, 0.9],
+};
+
+/** Fig. 5b: Harmony's feasibility region over K × δadmission and its Pareto front, at the testbed's scale */
+export async function runFig5b(opts: ExperimentOptions): Promise<string> {
+  const plan = opts.quick ? QUICK : FULL;
+  const { Ks, multiples, loads } = plan;
+  const o = { ...opts, set: [...plan.set, ...(opts.set ?? [])] };
+  const points = Ks.flatMap((K) => multiples.map((m) => harmonyPoint(o.file, o.set, K, m)));
+  const at = (K: number, m: number) => `harmony-k${K}-${m}x`;
+  const mid = multiples[Math.floor(multiples.length / 2)];
+  const K8 = Ks.includes(8) ? 8 : Ks[Ks.length - 1];
+  const values = (_runs: Summary[], seedDir: string): Record<string, number> => {
+    const results = readGrid(seedDir, points, loads);
+    const v = gridValues(results);
+    const load = (key: string) => v[`sustainable_${key}`];
+    // §5.1: a larger delay bound, through K or δadmission, sustains a higher load
+    v.gain_K = load(at(Ks[Ks.length - 1], mid)) - load(at(Ks[0], mid));
+    if (multiples.length > 1)
+      v.gain_delta = load(at(K8, multiples[multiples.length - 1])) - load(at(K8, multiples[0]));
+    v.front = paretoFront(results).size;
+    return v;
+  };
+  return reproduceVariants(o, {
+    experiment: 'harmony-fig5b',
+    paperScale:
+      '8 servers on a two-tier testbed at 10 Gbit/s, 128 KB RPCs, K and δadmission varied, the Pareto curve of observed worst-case delay and sustainable load (§5.1, Fig. 5b)',
+    figures: [
+      {
+        id: 'gain_K',
+        label: `sustainable load at K = ${Ks[Ks.length - 1]} over K = ${Ks[0]} (δadmission ${mid}× the K = 8 bound), difference`,
+        unit: 'load',
+        paper:
+          'above 0: "with a larger bound on target message delay (via increasing K and δadmission), Harmony sustains higher loads" (§5.1)',
+      },
+      ...(multiples.length > 1
+        ? [
+            {
+              id: 'gain_delta',
+              label: `sustainable load at δadmission ${multiples[multiples.length - 1]}× over ${multiples[0]}× the K = 8 bound (K = ${K8}), difference`,
+              unit: 'load',
+              paper:
+                'above 0, below the K gain: "δadmission has lower impact than K" (§5.2, sensitivity in [5])',
+            },
+          ]
+        : []),
+      { id: 'front', label: 'points on the Pareto front', unit: 'points', paper: null, digits: 0 },
+      ...gridFigures(points),
+    ],
+    variants: gridVariants(points, loads),
+    table: (so, _runs) => {
+      const table = [
+        `### Fig. 5b: Harmony's feasibility region over K × δadmission (${so.file})`,
+        '',
+        '"Not done": messages rejected (the paper’s rule), failed, or not delivered by the end of the drain, of those that arrived.',
+        '',
+        ...gridTable(readGrid(so.out, points, loads), loads),
+      ].join('\n');
+      writeFileSync(join(so.out, 'fig5b.md'), `${table}\n`);
+      return table;
+    },
+    values,
+  });
+}

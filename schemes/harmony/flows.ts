@@ -1,0 +1,103 @@
+/**
+ * A run's flows as Harmony's experiments read them, from its flows.csv (every planned flow has a row:
+ * docs/results.md), and the slowdown spread the paper reports (§5: min, mean, p99, p99.9, max) with
+ * every flow counted: one not done (rejected, failed, or not finished by the end of the drain) is an
+ * infinite slowdown, never left out.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { quantile } from '../../orchestrator/schemes/stats.js';
+
+export interface FlowRow {
+  src: string;
+  dst: string;
+  startNs: number;
+  /** completed: delivered whole by the end of the drain */
+  completed: boolean;
+  fctNs: number;
+  slowdown: number;
+  bestEffort: boolean;
+}
+
+/** Every flow of the run in `runDir`; throws when a planned flow has no row (it would drop out unseen). */
+export function flowRows(runDir: string): FlowRow[] {
+  const file = join(runDir, 'flows.csv');
+  const [head, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
+  const col = new Map(head.split(',').map((c, i) => [c, i]));
+  const index = (c: string) => {
+    const i = col.get(c);
+    if (i === undefined) throw new Error(`${file} has no ${c} column`);
+    return i;
+  };
+  const [src, dst, start, fct, slowdown, outcome, bestEffort] = [
+    'src',
+    'dst',
+    'start_ns',
+    'fct_ns',
+    'slowdown',
+    'outcome',
+    'best_effort',
+  ].map(index);
+  const rows = lines.map((line) => {
+    const r = line.split(',');
+    return {
+      src: r[src],
+      dst: r[dst],
+      startNs: Number(r[start]),
+      completed: r[outcome] === 'completed',
+      fctNs: Number(r[fct]),
+      slowdown: Number(r[slowdown]),
+      bestEffort: r[bestEffort] === '1',
+    };
+  });
+  const planned = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).flows.planned;
+  if (rows.length !== planned) throw new Error(`${file} has ${rows.length} flows of the ${planned} planned`);
+  return rows;
+}
+
+/** the spread of slowdowns with every flow counted: `missing` flows not done sort last, as infinite */
+export interface CountedSpread {
+  flows: number;
+  missing: number;
+  min: number | null;
+  mean: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+}
+
+/**
+ * The spread of the `slowdowns` of the flows done and `missing` more not done: a quantile that falls
+ * on one not done has no value, nor has the mean while any is missing.
+ */
+export function countedSpread(slowdowns: readonly number[], missing: number): CountedSpread {
+  const sorted = [...slowdowns, ...Array<number>(missing).fill(Number.POSITIVE_INFINITY)].sort(
+    (a, b) => a - b,
+  );
+  const finite = (x: number) => (Number.isFinite(x) ? x : null);
+  const n = sorted.length;
+  return {
+    flows: n,
+    missing,
+    min: n === 0 ? null : finite(sorted[0]),
+    mean: n === 0 || missing > 0 ? null : slowdowns.reduce((s, x) => s + x, 0) / n,
+    p99: n === 0 ? null : finite(quantile(sorted, 0.99)),
+    p999: n === 0 ? null : finite(quantile(sorted, 0.999)),
+    max: n === 0 ? null : finite(sorted[n - 1]),
+  };
+}
+
+/** the spread of `rows`, every one counted */
+export function spreadOf(rows: readonly FlowRow[]): CountedSpread {
+  const done = rows.filter((r) => r.completed).map((r) => r.slowdown);
+  return countedSpread(done, rows.length - done.length);
+}
+
+/** One run's RPCs (the flows not sent best effort) and best-effort flows, each counted whole. */
+export function classes(runDir: string): { rpc: CountedSpread; bestEffort: CountedSpread } {
+  const rows = flowRows(runDir);
+  return {
+    rpc: spreadOf(rows.filter((r) => !r.bestEffort)),
+    bestEffort: spreadOf(rows.filter((r) => r.bestEffort)),
+  };
+}
