@@ -145,16 +145,23 @@ export function paretoFront(results: readonly PointResult[]): Set<string> {
 }
 
 /**
- * The highest load a set of points sustains within a worst-case slowdown `d`: the region's edge at `d`
- * (0 when no point's worst case is within it)
+ * The region's edge at load `L`: the least worst-case slowdown at which one of `results` sustains `L`
+ * or more (Infinity when none does)
  */
-export function regionAt(results: readonly PointResult[], d: number): number {
-  return results.reduce((best, r) => (worst(r) <= d ? Math.max(best, r.sustainable) : best), 0);
+export function edgeAt(results: readonly PointResult[], L: number): number {
+  return results.reduce((best, r) => (r.sustainable >= L ? Math.min(best, worst(r)) : best), Infinity);
 }
 
-/** a grid's table: each point's sustainable load, worst case there, front membership and share failing by load */
-export function gridTable(results: readonly PointResult[], loads: readonly number[]): string[] {
-  const front = paretoFront(results);
+/**
+ * A grid's table: each point's sustainable load, worst case there, whether it is on the Pareto front
+ * of its group (the points of one scheme) and the messages not done at each load
+ */
+export function gridTable(
+  results: readonly PointResult[],
+  loads: readonly number[],
+  groups: ReadonlyArray<readonly GridPoint[]> = [results.map((r) => r.point)],
+): string[] {
+  const front = new Set(groups.flatMap((g) => [...paretoFront(results.filter((r) => g.includes(r.point)))]));
   const rows = results.map((r) => {
     const bound = r.point.boundNs === null ? '-' : fmt(us(r.point.boundNs), 1);
     const cells = r.runs.map((x) => `${x.spread.missing}/${x.spread.flows}`);
@@ -162,7 +169,7 @@ export function gridTable(results: readonly PointResult[], loads: readonly numbe
     return `| ${r.point.label} | ${bound} | ${at === null ? `< ${loads[0]}` : at.load} | ${at === null ? '-' : fmt(us(at.worstFctNs), 1)} | ${at === null ? '-' : fmt(at.spread.max, 2)} | ${front.has(r.point.key) ? 'yes' : ''} | ${cells.join(' | ')} |`;
   });
   return [
-    `| point | Theorem 3.1 bound (µs) | sustainable load | worst delay there (µs) | worst slowdown there | on the Pareto front | ${loads.map((l) => `not done at ${l}`).join(' | ')} |`,
+    `| point | Theorem 3.1 bound (µs) | sustainable load | worst delay there (µs) | worst slowdown there | on its scheme's Pareto front | ${loads.map((l) => `not done at ${l}`).join(' | ')} |`,
     `| --- | --- | --- | --- | --- | --- | ${loads.map(() => '---').join(' | ')} |`,
     ...rows,
   ];
