@@ -50,6 +50,10 @@ describe('dcemu experiment harmony-fig6', () => {
     // neither leaves a message undone at 0.9 on 4 hosts
     expect([q.fig('sustainable_harmony-k8-5x'), q.fig('sustainable_fastpass-5x')]).toEqual([0.9, 0.9]);
     expect([run('harmony', 0.9).spread.missing, run('fastpass', 0.9).spread.missing]).toEqual([0, 0]);
+    // reproduction.json carries the window of §5's workload and the rejects by reason (none here)
+    expect(q.fig('admissible_window_us')).toBe(25.2);
+    const rejects = ['senderSlot', 'network', 'receiver'].map((k) => q.fig(`harmony_rejects_${k}`));
+    expect([...rejects, q.fig('fastpass_rejects')]).toEqual([0, 0, 0, 0]);
     // the worst case there, exact (µs), and the regions' edges at 0.9: Harmony needs 1.32× the slowdown
     expect([q.fig('worst_us_harmony-k8-5x'), q.fig('worst_us_fastpass-5x')]).toEqual([52.799, 38.848]);
     expect(q.fig('region_load')).toBe(0.9);

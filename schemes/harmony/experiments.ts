@@ -64,7 +64,7 @@ function sustainableLoad(loads: readonly number[], shares: readonly number[]): n
   return best;
 }
 
-const REASONS = [
+export const REASONS = [
   ['senderSlot', 'no free sender slot'],
   ['network', 'no free virtual link'],
   ['receiver', 'no receiver slot within δadmission'],

@@ -30,7 +30,7 @@ import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
 import type { MessageDelays } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { pct, SPREAD } from './experiments.js';
+import { pct, REASONS, SPREAD } from './experiments.js';
 import {
   deltaAt,
   edgeAt,
@@ -156,6 +156,12 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
       v[`${side.key}_wait_us`] = us(d.hostWait.meanNs);
       v[`${side.key}_queueing_us`] = us(d.queueing.meanNs);
     });
+    // why messages were rejected at the highest load swept, at the default point (the paper's rule)
+    const top = loads[loads.length - 1];
+    const hTop = runs[names.indexOf(`${h.key}-${pct(top)}`)].harmony!;
+    for (const [key] of REASONS) v[`harmony_rejects_${key}`] = hTop.rejects[key];
+    v.fastpass_rejects = runs[names.indexOf(`${f.key}-${pct(top)}`)].fastpass!.messages!.rejected;
+    v.admissible_window_us = us(h.deltaNs);
     const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? a / b : null);
     const r = {
       mean_ratio: ratio(c[0].spread.mean, c[1].spread.mean),
@@ -169,6 +175,28 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
 
   const at = `at load ${common}`;
   const figures = [
+    {
+      id: 'admissible_window_us',
+      label:
+        'the default point’s δadmission (K = 8: 5× the Theorem 3.1 bound), the admissible workload’s window',
+      unit: 'µs',
+      paper: '5× the bound (§5)',
+      digits: 1,
+    },
+    ...REASONS.map(([key, name]) => ({
+      id: `harmony_rejects_${key}`,
+      label: `Harmony (default point) messages rejected at load ${loads[loads.length - 1]}, the last ask refused for ${name}`,
+      unit: 'messages',
+      paper: null,
+      digits: 1,
+    })),
+    {
+      id: 'fastpass_rejects',
+      label: `Fastpass (default point) messages rejected at load ${loads[loads.length - 1]}: not allocated within δadmission`,
+      unit: 'messages',
+      paper: null,
+      digits: 1,
+    },
     {
       id: 'region_load',
       label: 'Fig. 6a: the highest load both schemes sustain at some point of the grid',

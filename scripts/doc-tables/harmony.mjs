@@ -1,5 +1,6 @@
 // docs/harmony.md's figure tables: the runs test/harmony.integration.test.ts asserts, and the quick
-// figure 6 (`dcemu experiment harmony-fig6 --quick`, which test/harmony-fig6.integration.test.ts asserts).
+// figures 5b and 6 (`dcemu experiment harmony-fig5b --quick` and `harmony-fig6 --quick`, which
+// test/harmony-fig6.integration.test.ts asserts).
 import { allocationEfficiency as f, ROUNDS, roundsScenario } from '../../test/fixtures/harmony-rounds.mjs';
 import { int, ns, share, table } from './format.mjs';
 
@@ -20,6 +21,28 @@ const drive = (K, onReject) => [
 ];
 
 const B = (v) => `${int(v)} B`;
+
+/**
+ * An experiment's quick run as its tables: the first seed's, as the experiment prints them (the quick
+ * run has one seed), headings a level down, without the folder line
+ */
+function quickTables(name) {
+  return {
+    id: `${name}-quick`,
+    doc: 'docs/harmony.md',
+    runs: [{ key: 'q', args: ['experiment', name, '--quick'] }],
+    render: (r) => {
+      const lines = r.q.stdout.trimEnd().split('\n');
+      return lines
+        .slice(lines.indexOf('The first seed:') + 1)
+        .filter((l) => !l.startsWith('results in '))
+        .map((l) => (l.startsWith('### ') ? `#${l}` : l))
+        .join('\n')
+        .trim()
+        .split('\n');
+    },
+  };
+}
 
 export default [
   {
@@ -99,21 +122,6 @@ export default [
       );
     },
   },
-  {
-    id: 'harmony-fig6-quick',
-    doc: 'docs/harmony.md',
-    runs: [{ key: 'fig6', args: ['experiment', 'harmony-fig6', '--quick'] }],
-    render: (r) => {
-      // the first seed's tables as the experiment prints them (the quick run has one seed), headings a
-      // level down, without the folder line
-      const lines = r.fig6.stdout.trimEnd().split('\n');
-      return lines
-        .slice(lines.indexOf('The first seed:') + 1)
-        .filter((l) => !l.startsWith('results in '))
-        .map((l) => (l.startsWith('### ') ? `#${l}` : l))
-        .join('\n')
-        .trim()
-        .split('\n');
-    },
-  },
+  quickTables('harmony-fig5b'),
+  quickTables('harmony-fig6'),
 ];
