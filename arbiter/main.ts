@@ -1,4 +1,4 @@
-/** Arbiter process entry: wiring only (STYLE §6). The scheme's arbiter comes from its parts. */
+/** Arbiter process entry: wiring only (docs/conventions.md §6). The scheme's arbiter comes from its parts. */
 import { runNode } from '../core/node-runtime.js';
 import { schemePart } from '../scheme/parts.js';
 

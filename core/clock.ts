@@ -1,5 +1,5 @@
 /**
- * The node clock protocol code reads and schedules on (DESIGN §1). Protocol logic never reads
+ * The node clock protocol code reads and schedules on (docs/architecture.md: time). Protocol logic never reads
  * physical time: it sends through interfaces (NIC, liveness ports) that stamp frames with the physical
  * time of the event being handled, and its timers and `now` are node-clock time. This file holds the interface and the ideal clock (node time = physical time); the
  * oscillator + servo clocks of the clocks work implement the same interface.

@@ -1,5 +1,5 @@
 /**
- * A node's system clock (DESIGN §1): its oscillator plus the servo's corrections, like a Linux clock
+ * A node's system clock (docs/architecture.md: time): its oscillator plus the servo's corrections, like a Linux clock
  * disciplined through adjtimex (a frequency adjustment that replaces the previous one, and phase
  * steps). Since the last adjustment point the clock reads
  *   node(t) = N0 + (osc(t) - osc(t0)) * (1 + adjPpb * 1e-9)
@@ -145,7 +145,7 @@ export class EmulatedClock implements NodeClock {
     this.retime();
   }
 
-  /** The ground truth (DESIGN §1): node time minus physical time at `phys`. */
+  /** The ground truth (docs/architecture.md: time): node time minus physical time at `phys`. */
   trueErrorNs(phys: number): number {
     return this.read(phys) - phys;
   }

@@ -1,5 +1,5 @@
 /**
- * One emulated packet (DESIGN §2). The datagram carries only what protocols need; `size` is the
+ * One emulated packet (docs/architecture.md: frames, ports and links). The datagram carries only what protocols need; `size` is the
  * virtual wire size the link model charges time for. Field names are short because every frame is
  * encoded; the comments give the long names.
  */

@@ -1,5 +1,5 @@
 /**
- * Lateness in order (the jitter models, DESIGN §2): each item handed over at `now` is taken up a
+ * Lateness in order (the jitter models, docs/clocks.md): each item handed over at `now` is taken up a
  * drawn delay later, but never before the item handed over before it, as a late-running loop would
  * take up its queue. Draws below zero count as no delay.
  */

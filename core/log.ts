@@ -1,5 +1,5 @@
 /**
- * Logging: pino, one file per node (DESIGN §3). Hot paths never log per frame; they count.
+ * Logging: pino, one file per node (docs/architecture.md: processes). Hot paths never log per frame; they count.
  */
 import pino, { type Logger } from 'pino';
 

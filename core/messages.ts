@@ -126,7 +126,7 @@ export interface FlowGaps {
   packet: number;
 }
 
-/** The node's oscillator (DESIGN §1); absent: an ideal clock (node time = physical time). */
+/** The node's oscillator (docs/architecture.md: time); absent: an ideal clock (node time = physical time). */
 export interface ClockConfig {
   offsetNs: number;
   freqPpm: number;
@@ -195,7 +195,7 @@ export interface PtpConfig {
   servo: ServoConfig;
 }
 
-/** How the node processes agree on time (DESIGN §1b). */
+/** How the node processes agree on time (docs/architecture.md: conservative and dilated time). */
 export type SyncMode = 'conservative' | 'dilated';
 
 export interface NodeConfig {

@@ -153,7 +153,7 @@ async function startNode(
     return null;
   }
   const node = new NodeProcess(client, setup, end);
-  // A node never outlives its orchestrator (DESIGN §3): losing the control channel ends the process
+  // A node never outlives its orchestrator (docs/architecture.md: processes): losing the control channel ends the process
   client.on('close', () => {
     if (stagger > 0) setTimeout(() => node.exit(0), stagger);
     else node.exit(0);

@@ -1,5 +1,5 @@
 /**
- * The emulated oscillator under a node clock (DESIGN §1): what a node's crystal would count if nobody
+ * The emulated oscillator under a node clock (docs/architecture.md: time): what a node's crystal would count if nobody
  * disciplined it. Its frequency error y(t) = base + w(t) is a constant part (ppm, changeable by a
  * fault) plus a random walk w whose gaussian increments are drawn at every `stepNs` boundary of
  * physical time from a seeded Rng, so the same seed always gives the same trajectory, whatever the

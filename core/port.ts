@@ -1,5 +1,5 @@
 /**
- * The egress port model (DESIGN §2). A port owns one direction of a link: a byte buffer shared by its
+ * The egress port model (docs/architecture.md: frames, ports and links). A port owns one direction of a link: a byte buffer shared by its
  * queue discipline's classes, drop-tail admission with an ECN marking threshold (DCTCP-style marking
  * on the instantaneous queue at enqueue), serialization at the link rate and propagation delay.
  *

@@ -714,7 +714,7 @@ export class PtpPort {
 
   // ---- measurement ----
 
-  /** Ground truth, in physical time: the node clock against physical time (DESIGN §1). */
+  /** Ground truth, in physical time: the node clock against physical time (docs/architecture.md: time). */
   private readonly sample = (now: number): void => {
     const s = this.series;
     s.t.push(now);

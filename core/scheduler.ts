@@ -1,5 +1,5 @@
 /**
- * The per-process event scheduler in physical time (DESIGN §1b, §2). Events sit in a binary heap ordered
+ * The per-process event scheduler in physical time (docs/architecture.md: time, and conservative and dilated time). Events sit in a binary heap ordered
  * by (time, key): the key is a fixed tie rule, never the order datagrams happened to arrive in — lane 0
  * for the orchestrator's timeline (applied first), lane 1 for the node's own events in the order they
  * were created, then one lane per ingress port in the order the peer sent the frames. Two drivers:
@@ -30,7 +30,7 @@ interface Entry {
 }
 
 /**
- * How a node's computation costs fabric time (DESIGN §1b, docs/compute.md): `none`, handlers are
+ * How a node's computation costs fabric time (docs/compute.md): `none`, handlers are
  * instantaneous; `cost`, a scheme charges the modelled cost of its heavy operations
  * (`Scheduler.charge`); `measured`, each handler costs its own CPU time × `scale` (not reproducible).
  */
@@ -127,7 +127,7 @@ export class Scheduler {
   private seq = LOCAL_KEY;
   /** conservative mode: no wall clock in the loop; `now()` is the time of the event being handled */
   readonly conservative: boolean;
-  /** pause window [from, until): events due in it are handled at `until` (DESIGN §1b pause) */
+  /** pause window [from, until): events due in it are handled at `until` (docs/architecture.md: conservative and dilated time) */
   private freezeFrom = Number.POSITIVE_INFINITY;
   private freezeUntil = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;

@@ -1,5 +1,5 @@
 /**
- * Conservative synchronization of one node process (DESIGN §1b), the default time mode. No wall clock
+ * Conservative synchronization of one node process (docs/architecture.md: conservative and dilated time), the default time mode. No wall clock
  * is in the loop: the node handles an event at time t only when none of its inputs can still bring
  * anything earlier, and between such steps it runs as fast as the CPU allows.
  *

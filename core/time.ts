@@ -1,5 +1,5 @@
 /**
- * Physical time of the emulated world (DESIGN §1). Every process of a run reads the host's monotonic
+ * Physical time of the emulated world (docs/architecture.md: time). Every process of a run reads the host's monotonic
  * clock (CLOCK_MONOTONIC, shared by all processes and containers on one host) and subtracts the
  * run's shared epoch, then divides by the time dilation factor: `phys = (mono - epoch) / tdf`.
  * Units: virtual nanoseconds as plain numbers; the epoch travels as [seconds, nanoseconds] so that

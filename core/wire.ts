@@ -1,5 +1,5 @@
 /**
- * The wire fault filter (DESIGN §2, fault layer). It sits below an egress port, on one direction of a
+ * The wire fault filter (docs/architecture.md: the fault layer). It sits below an egress port, on one direction of a
  * link, and is invisible to protocol code: it can take the direction down, lose frames at random,
  * corrupt them (the receiver's frame check then discards them) and add delay. Only the orchestrator's
  * fault commands change it; protocols must detect the consequences themselves.

@@ -1,4 +1,4 @@
-/** Host process entry: wiring only (STYLE §6). A scheme may bring a transport, a qdisc, the NIC's discipline and detector. */
+/** Host process entry: wiring only (docs/conventions.md §6). A scheme may bring a transport, a qdisc, the NIC's discipline and detector. */
 import { runNode } from '../core/node-runtime.js';
 import { schemePart } from '../scheme/parts.js';
 import { Host } from './host.js';

@@ -1,5 +1,5 @@
 /**
- * dcemu as a library, for integration tests and scripts (testcontainers-style, STYLE §8): a `Fabric`
+ * dcemu as a library, for integration tests and scripts (testcontainers-style, docs/conventions.md §8): a `Fabric`
  * only records configuration; `start()` brings every node up and gives a `StartedFabric`, which runs
  * virtual time forward (`runFor`, `run`), takes faults while it runs (`inject`) and `stop()`s into a
  * `StoppedFabric` holding the results (also written to a results folder, as `dcemu run` does).

@@ -1,5 +1,5 @@
 /**
- * Collection: turns a finished fabric's reports into the results folder (DESIGN §4) — summary.json,
+ * Collection: turns a finished fabric's reports into the results folder (docs/results.md) — summary.json,
  * flows.csv, queues.csv, events.jsonl, the resolved scenario and topology, and the plots of plots/ —
  * and computes the summary the CLI prints. Every figure here is derived from what the node processes
  * measured.

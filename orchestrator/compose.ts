@@ -1,5 +1,5 @@
 /**
- * A compose file from a scenario (DESIGN §3): the same topology the runtimes instantiate, run by
+ * A compose file from a scenario (docs/containers.md): the same topology the runtimes instantiate, run by
  * `docker-compose` instead — one service per node plus one `orchestrator` service running
  * `dcemu run --runtime attached`, on one internal network whose addresses are fixed in the file
  * (orchestrator/runtime/addresses.ts). Format 2.4, the newest that docker-compose 1.29 reads with `ipv4_address`

@@ -1,5 +1,5 @@
 /**
- * Typed errors (STYLE §10). A user mistake is one line naming where it is, never a stack trace; the
+ * Typed errors (docs/conventions.md §10). A user mistake is one line naming where it is, never a stack trace; the
  * CLI prints `message` of these and exits non-zero.
  */
 

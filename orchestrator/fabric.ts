@@ -1,5 +1,5 @@
 /**
- * A fabric run, with its lifecycle in the types (STYLE §8): `Fabric.start()` launches every node,
+ * A fabric run, with its lifecycle in the types (docs/conventions.md §8): `Fabric.start()` launches every node,
  * waits for them to connect and bind, hands out peer addresses and returns a `StartedFabric`;
  * `StartedFabric.run()` starts traffic, fires the timeline and watches progress until the workload is
  * done or the drain deadline passes; `stop()` (idempotent, also `await using`) collects every node's
@@ -860,7 +860,7 @@ export class StartedFabric implements AsyncDisposable {
   }
 
   /**
-   * Conservative mode (DESIGN §1b): traffic starts at physical time 0; every timeline action reaches
+   * Conservative mode (docs/architecture.md: conservative and dilated time): traffic starts at physical time 0; every timeline action reaches
    * its nodes ahead with its time; then the orchestrator grants the nodes time in steps of `run.step`
    * up to `target`, and after each step, when every node has handled everything before it, checks
    * whether the workload is done (`untilDone`). The run therefore stops at a barrier, an exact

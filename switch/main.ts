@@ -1,4 +1,4 @@
-/** Switch process entry: wiring only (STYLE §6). The scheme's module, detector and disciplines come from its parts. */
+/** Switch process entry: wiring only (docs/conventions.md §6). The scheme's module, detector and disciplines come from its parts. */
 import { runNode } from '../core/node-runtime.js';
 import { schemePart } from '../scheme/parts.js';
 import { Switch } from './switch.js';

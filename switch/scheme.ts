@@ -1,5 +1,5 @@
 /**
- * What a scheme plugs into a switch (STYLE §2: an interface, chosen by a factory): its forwarding,
+ * What a scheme plugs into a switch (docs/conventions.md §2: an interface, chosen by a factory): its forwarding,
  * the control frames it speaks, what it wants to see of every forwarded frame, and its own report
  * section. The switch keeps the books (counters, queue series, path accounting) and knows no scheme.
  */

@@ -1,5 +1,5 @@
 /**
- * Tests for the emulated oscillator and the node system clock on top of it (DESIGN §1): exact readings
+ * Tests for the emulated oscillator and the node system clock on top of it (docs/architecture.md: time): exact readings
  * worked out by hand, the statistics of the random-walk wander, faults taking effect from their time
  * only, and node-clock timers that fire when the node clock (not physical time) reaches their target.
  */

@@ -1,5 +1,5 @@
 /**
- * The compute model (DESIGN §1b "Computation is time too") on a conservative scheduler and a real
+ * The compute model (docs/compute.md) on a conservative scheduler and a real
  * egress port: code that charges work keeps the node's core busy, its sends leave when the work ends,
  * the node's later code waits in the order it was due, and hardware (the port's serialization) goes on.
  */

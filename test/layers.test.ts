@@ -54,3 +54,27 @@ describe('the rooms and their doors', () => {
     ]);
   }, 60_000);
 });
+
+describe('the design inside the repo', () => {
+  it('no tracked file cites a document outside the repository', async () => {
+    const { execa } = await import('execa');
+    // git grep over the tracked files: DESIGN/STYLE sections or a path out of the checkout
+    const r = await execa(
+      'git',
+      [
+        'grep',
+        '-n',
+        '-I',
+        '-E',
+        String.raw`(DESIGN|STYLE) §|DESIGN\.md|STYLE\.md|\.\./shared/`,
+        '--',
+        '.',
+        ':!test/layers.test.ts',
+      ],
+      { cwd: ROOT, reject: false },
+    );
+    expect(r.stdout).toBe('');
+    // 1: nothing matched (2 would be an error of git grep itself)
+    expect(r.exitCode).toBe(1);
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * Topologies are plain data (STYLE §7): nodes, their ports and the links between them. Builders in
+ * Topologies are plain data (docs/conventions.md §7): nodes, their ports and the links between them. Builders in
  * this folder produce them; the same data feeds the process runtime, containers, compose files and
  * `dcemu topo`. Names are derivable: hosts `h0..`, switches `leaf0`, `spine1`, `edge3`, `agg2`,
  * `core0`, `sw0`; a port is `node:index`.

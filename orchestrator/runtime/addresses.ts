@@ -18,7 +18,7 @@ import { RuntimeError } from '../errors.js';
 
 /** the range compose subnets come from */
 export const COMPOSE_RANGE = '198.19.0.0/16';
-/** every container fabric must stay inside the benchmarking range (DESIGN §3) */
+/** every container fabric must stay inside the benchmarking range (RFC 2544's 198.18.0.0/15, docs/containers.md) */
 const ALLOWED_RANGE = '198.18.0.0/15';
 /** the control server's port on the orchestrator service: fixed, since nodes are told it in advance */
 export const CONTROL_PORT = 7400;

@@ -1,5 +1,5 @@
 /**
- * The docker runtime (DESIGN §3): one container per node from the locally built image
+ * The docker runtime (docs/containers.md): one container per node from the locally built image
  * (`orchestrator/runtime/image.ts`), all on one internal network of the run with fixed addresses,
  * through the Docker client testcontainers sets up. Node faults become `docker kill` / `pause` / `unpause`; container faults (`stop`,
  * `start`, `disconnect`, `connect`) act on the container and its network interface. Every container

@@ -1,5 +1,5 @@
 /**
- * The dcemu container image (DESIGN §3, docker runtime). No registry is reachable, so it is built
+ * The dcemu container image (docs/containers.md, the docker runtime). No registry is reachable, so it is built
  * `FROM scratch` offline: the Node binary the project runs on with its shared libraries and dynamic
  * loader at the paths `ldd` names, the built app (dist/, package.json), its production dependencies
  * (with the libraries their native addons name), data/ (workload CDFs) and examples/. The tag is a

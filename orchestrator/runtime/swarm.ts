@@ -1,5 +1,5 @@
 /**
- * The swarm runtime (DESIGN §3, docs/containers.md): every node a task of its own one-replica service
+ * The swarm runtime (docs/containers.md): every node a task of its own one-replica service
  * on a Docker Swarm, all on one attachable overlay network of the run inside 198.18.0.0/15, placed
  * over the swarm's machines a rack at a time (placement.ts). The orchestrator runs on a manager.
  *

@@ -1,6 +1,6 @@
 /**
  * Runtimes instantiate a planned fabric: one node per process (embedded default) or per container.
- * The lifecycle lives in the types (STYLE §8): `Runtime.start()` gives a `StartedRuntime`, whose
+ * The lifecycle lives in the types (docs/conventions.md §8): `Runtime.start()` gives a `StartedRuntime`, whose
  * idempotent `stop()` leaves nothing running and says so.
  */
 

@@ -123,7 +123,7 @@ export function resolveClocks(src: ScenarioSource, topo: Topology): ClockModel |
  * frames reach its NIC queue (the sending code running late), keeping their order. In conservative
  * mode `stamp` defaults to a fit of the software stamp delay a faithful dilated run measures
  * (examples/clocks.yaml, software stamps, tdf 4000: p50 0 ns, p99 426 ns; the fit gives 40 ns, 409 ns);
- * `send` defaults to none (ideal host send timing, DESIGN §2), so a study adds it explicitly. Dilated
+ * `send` defaults to none (ideal host send timing, docs/clocks.md), so a study adds it explicitly. Dilated
  * mode has both from the machine itself: the models default to none there, and add to it when given.
  */
 const STAMP_NOISE_FIT = 'lognormal(40ns, 1)';

@@ -13,7 +13,7 @@ export interface PortDefaults {
  * - tdf 2000: two real milliseconds per virtual microsecond. A 10 Gbit/s hop (1.2 µs serialization +
  *   1 µs propagation) then gives 4.4 ms of real lookahead, above the tail of timer and scheduling
  *   lateness of ~20 processes on a 2-core machine: the quickstart measured 0.05% causality misses at
- *   tdf 2000, 0.07% at 1500 and 0.3% at 1000 (DESIGN §2: pick defaults from measurements).
+ *   tdf 2000, 0.07% at 1500 and 0.3% at 1000 (defaults come from measurements: docs/conventions.md §11).
  * - 10 Gbit/s links with 1 µs propagation: the quickstart's fabric; the delay stands for cable plus
  *   switch pipeline latency.
  * - 400 KB per port with ECN at 30 KB: a shallow-buffer ToR; K follows DCTCP's K > C·RTT/7 with room

@@ -50,7 +50,7 @@ export interface Scenario {
   /** what computation costs, per role (null: nothing); switches are hardware */
   compute: { host: ComputeSettings | null; arbiter: ComputeSettings | null };
   workload: WorkloadSpec;
-  /** how the node processes agree on time (DESIGN §1b); `tdf` applies to dilated mode only */
+  /** how the node processes agree on time (docs/architecture.md: conservative and dilated time); `tdf` applies to dilated mode only */
   sync: SyncMode;
   run: {
     drainNs: number;

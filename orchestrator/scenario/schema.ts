@@ -1,5 +1,5 @@
 /**
- * The scenario file's JSON schema (DESIGN §4). Durations, rates and sizes are strings with units
+ * The scenario file's JSON schema (docs/scenarios.md). Durations, rates and sizes are strings with units
  * (`10us`, `10Gbps`, `150KB`) or plain numbers (ns, bit/s, bytes); `resolve.ts` turns them into
  * numbers. Every object is closed (`additionalProperties: false`) so a typo is an error, not a
  * silently ignored key.

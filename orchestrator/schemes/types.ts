@@ -1,5 +1,5 @@
 /**
- * The orchestrator's side of a scheme (STYLE §2): what its `scheme:` section accepts and resolves to,
+ * The orchestrator's side of a scheme (docs/conventions.md §2): what its `scheme:` section accepts and resolves to,
  * which arbiters it attaches to the topology, what each node's config carries for it, and the summary
  * section and report lines it makes from the run. The orchestrator's run loop, planner and collector
  * only go through this interface; a new scheme is a folder here plus a line in `index.ts`.

@@ -11,7 +11,7 @@ import type { F10Address, F10Shape } from '../../topology/f10-address.js';
 export const F10_KIND = 'f10';
 
 /**
- * The controllers' names (STYLE §9: arbiters are `arb0`, `arb1`, ...): the primary, and its backup
+ * The controllers' names (docs/conventions.md §9: arbiters are `arb0`, `arb1`, ...): the primary, and its backup
  * (F10 §8, `scheme.controller.backup`). Controller i owns the terms t with t mod 2 = i.
  */
 export const F10_CONTROLLERS = ['arb0', 'arb1'] as const;

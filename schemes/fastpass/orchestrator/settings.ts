@@ -157,7 +157,7 @@ export const FASTPASS_DEFAULTS = {
   watchdogNs: 100_000,
   takeoverNs: 1_000_000,
   aggregateNs: 4_000,
-  /** DESIGN §5: FCP retransmits after ~200 µs */
+  /** FCP's retransmission timeout, ours: FCP's counts are idempotent, which "permits aggressive timeouts" (§5.3) */
   fcpTimeoutNs: 200_000,
   /** a late allocation or a clock step past a timeslot by more than two timeslots is asked again */
   lateSlots: 2,
