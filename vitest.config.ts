@@ -42,6 +42,8 @@ export default defineConfig({
     // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
     // the CPU each took
     reporters: ['default', './test/slowest-reporter.ts'],
+    // the tests run dist/: a build older than a source file stops the run before any test
+    globalSetup: ['./test/fresh-build.ts'],
     // the CPU each file took; its temp folders removed after it passed; the tag its processes carry;
     // the end of its node pool
     setupFiles: [

@@ -37,7 +37,7 @@ describe('examples/quickstart.yaml, dilated', () => {
     expect(r.exitCode, r.stderr).toBe(0);
   }, 200_000);
 
-  it('dilated mode agrees statistically (the median flow and the mean FCT within 15%)', async () => {
+  it('dilated mode agrees statistically (the median flow and the mean FCT within 15%)', async (ctx) => {
     const out = tempOut('quickstart-dilated');
     // these flows start four times as often as the quickstart's: at tdf 2000 on 2 cores ~0.4% of the
     // events are causality misses (the quickstart's ~0.1%), and the FCTs still agree within 5% in sum
@@ -67,12 +67,14 @@ describe('examples/quickstart.yaml, dilated', () => {
     expect(spine0.haltedAt).toBeGreaterThanOrEqual(1_500_000);
     expect(spine0.haltedAt).toBeLessThan(2_000_000);
     expect(spine0.framesHandled).toBeGreaterThan(0);
-    // an unfaithful dilated run exits 1 and says so; its figures are not compared
+    // an unfaithful dilated run exits 1 and says so; its figures are not compared, and the test
+    // counts as skipped (not passed), with the reason
     if (!s.fidelity.ok) {
       expect(r.exitCode).toBe(1);
       expect(r.stderr).toContain('causality misses');
-      console.warn(`quickstart dilated: unfaithful on this machine (${s.fidelity.missRate}), not compared`);
-      return;
+      const why = `quickstart dilated: unfaithful on this machine (miss rate ${s.fidelity.missRate}), not compared`;
+      console.warn(why);
+      ctx.skip(why);
     }
     expect(r.exitCode, r.stderr).toBe(0);
     expect(s.flows.completed).toBe(108);

@@ -29,6 +29,10 @@ async function swarmState(): Promise<string> {
 
 /** a swarm that was there before the tests is the user's: it is used, never left */
 const swarmBefore = docker ? await swarmState() : 'inactive';
+if (!skip && swarmBefore === 'active')
+  console.warn(
+    "containers/swarm: this daemon was already in a swarm (the user's): it is used, not left; the swarm-leave test is skipped",
+  );
 
 describe.skipIf(skip)('dcemu run --runtime swarm', () => {
   beforeAll(async () => {
