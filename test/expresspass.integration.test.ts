@@ -207,5 +207,17 @@ describe('dcemu experiment top-ablation', () => {
     expect(fig('fct_top-ptp')).toBeCloseTo(-24.9, 1);
     expect(fig('slow_top-ptp')).toBeCloseTo(-55.5, 1);
     expect(fig('expired_valid_top-ptp')).toBe(0);
+    // §3.1's hypothetical switch (tokens dropped at the switch after 8 pacing times) gives what the
+    // senders' expiry gives, within a point; at ExpressPass's start rate TOP loses its slowdown gain
+    // (+125.5% against top: the start rate is most of it); §3.2's log classes change little
+    expect(fig('fct_top-switch-expiry')).toBeCloseTo(-28.1, 1);
+    expect(fig('slow_top-switch-expiry')).toBeCloseTo(-59.1, 1);
+    expect(fig('slow_top-expresspass-start')).toBeCloseTo(125.5, 1);
+    expect(fig('fct_top-log-classes')).toBeCloseTo(6.2, 1);
+    // Fig. 4 by size: TOP ahead in every interval with flows (none of 10-100 KB or above 10 MB here)
+    expect(fig('fct_top_10k')).toBeCloseTo(-62.5, 1);
+    expect(fig('fct_top_1m')).toBeCloseTo(-62.1, 1);
+    expect(fig('fct_top_10m')).toBeCloseTo(-16.2, 1);
+    expect(rep.figures.find((f: { id: string }) => f.id === 'fct_top_100k').values).toEqual([]);
   });
 });

@@ -11,17 +11,25 @@
  * 4. `top`: TOP with its token classes (6 by default) prioritized at every port.
  *
  * So 1→2 is the start rate, 2→3 TOP's receiver scheduling and feedback, 3→4 the in-network priority.
- * Then the headline again on the clocks hosts really have (issue: TOP's senders judge token age by
- * their own clocks): 5. `expresspass-ptp` and 6. `top-ptp`, both on drifting oscillators disciplined by
+ * Beside `top`, one change each: `top-switch-expiry`, §3.1's hypothetical switch (tokens dropped at
+ * the switch after 8 pacing times, R2), the system §3.3's figures are from, against ExpressPass;
+ * `top-expresspass-start`, TOP at ExpressPass's start rate (§3.1: "similar token feedback control as that in
+ * ExpressPass"); `top-log-classes`, §3.2's class boundaries ⌊K log_p x⌋ (a = 1, b = 0: the paper gives
+ * no a, b; p = maxFlowSize) instead of the workload's byte quantiles.
+ * Then the headline again on the clocks hosts really have (TOP's senders judge token age by their own
+ * clocks): `expresspass-ptp` and `top-ptp`, both on drifting oscillators disciplined by
  * PTP with hardware stamps and with the hosts' send lateness, TOP against ExpressPass on the same
- * clocks. Figures: the average FCT and average slowdown of each variant against its baseline, and
- * whether any data frame was lost to a full buffer.
+ * clocks. Figures: the average FCT and average slowdown of each variant against its baseline, the
+ * same per flow-size interval for TOP against ExpressPass (Fig. 4 shows them "partitioned into small
+ * intervals", whose bounds its text does not give: here decades of bytes), and whether any data frame
+ * was lost to a full buffer.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
+import { type FlowRow, flowRows } from '../../orchestrator/schemes/flows.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 
 /** servers' oscillators under PTP with NIC hardware stamps, and sends late by hrtimer and qdisc delays */
@@ -37,11 +45,19 @@ const VARIANTS: ReadonlyArray<{ name: string; set: Record<string, string>; base?
   { name: 'expresspass-fast-start', set: { scheme: '{kind: expresspass, alpha: 1}' }, base: 'expresspass' },
   { name: 'top-one-class', set: { scheme: '{kind: top, classes: 1}' }, base: 'expresspass' },
   { name: 'top', set: { scheme: '{kind: top}' }, base: 'expresspass' },
+  // §3.1's hypothetical switch, whose system §3.3's figures are: tokens dropped at the switch once
+  // queued 8 pacing times (R2), not judged by the senders' clocks (§4.3)
+  { name: 'top-switch-expiry', set: { scheme: '{kind: top, tokenExpiry: switch}' }, base: 'expresspass' },
+  // "TOP uses similar token feedback control as that in ExpressPass" (§3.1): its start rate too
+  { name: 'top-expresspass-start', set: { scheme: '{kind: top, alpha: 0.0625}' }, base: 'top' },
+  // §3.2's class boundaries ⌊K log_p x⌋ (a = 1, b = 0; the paper gives no a, b) instead of the
+  // workload's byte quantiles
+  { name: 'top-log-classes', set: { scheme: '{kind: top, priorities: log}' }, base: 'top' },
   { name: 'expresspass-ptp', set: { scheme: '{kind: expresspass}', ...REAL_CLOCKS } },
   { name: 'top-ptp', set: { scheme: '{kind: top}', ...REAL_CLOCKS }, base: 'expresspass-ptp' },
 ];
 /** TOP's headline comparisons: the paper's value goes beside both */
-const HEADLINE = new Set(['top', 'top-ptp']);
+const HEADLINE = new Set(['top', 'top-switch-expiry', 'top-ptp']);
 
 /**
  * `--quick`: 2 ms of IMC'10 flows at 0.6 load from 4 hosts to 4 (1.2 of the 20 Gbit/s link between the
@@ -65,6 +81,35 @@ const RELATIVE = [
 
 const pct = (x: number, base: number) => (base > 0 ? ((x - base) / base) * 100 : Number.NaN);
 
+/** flow-size intervals (bytes, upper bound inclusive): decades, Fig. 4's own bounds not being in its text */
+const INTERVALS: ReadonlyArray<readonly [string, string, number]> = [
+  ['10k', '≤ 10 KB', 10e3],
+  ['100k', '10–100 KB', 100e3],
+  ['1m', '100 KB–1 MB', 1e6],
+  ['10m', '1–10 MB', 10e6],
+  ['more', '> 10 MB', Number.POSITIVE_INFINITY],
+];
+
+interface IntervalMeans {
+  flows: number;
+  /** mean FCT (ns) and slowdown of the interval's flows (every one completed: the experiment asserts it) */
+  fctNs: number;
+  slowdown: number;
+}
+
+/** one run's flows by size interval */
+function byInterval(rows: readonly FlowRow[]): IntervalMeans[] {
+  return INTERVALS.map((_, i) => {
+    const lo = i === 0 ? 0 : INTERVALS[i - 1][2];
+    const xs = rows.filter((r) => r.size > lo && r.size <= INTERVALS[i][2] && r.completed);
+    const mean = (f: (r: FlowRow) => number) =>
+      xs.length ? xs.reduce((a, r) => a + f(r), 0) / xs.length : 0;
+    return { flows: xs.length, fctNs: mean((r) => r.fctNs), slowdown: mean((r) => r.slowdown) };
+  });
+}
+
+const intervalsOf = (seedDir: string) => VARIANTS.map((v) => byInterval(flowRows(join(seedDir, v.name))));
+
 export async function runAblation(opts: ExperimentOptions): Promise<string> {
   const figures = [
     ...RELATIVE.flatMap((f) =>
@@ -74,6 +119,18 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
         unit: '%',
         paper: HEADLINE.has(v.name) ? f.paper : null,
         ...(HEADLINE.has(v.name) && { source: f.source }),
+        digits: 1,
+      })),
+    ),
+    ...INTERVALS.flatMap(([key, label]) =>
+      RELATIVE.map((f) => ({
+        id: `${f.key}_top_${key}`,
+        label: `${f.what} of flows ${label}, top against expresspass (seeds with such flows)`,
+        unit: '%',
+        paper:
+          f.key === 'fct'
+            ? 'below 0 for most flows, "slightly larger" for large flows in the last interval (§3.3, Fig. 4a/4b)'
+            : 'below 0 for most flows (§3.3, Fig. 4)',
         digits: 1,
       })),
     ),
@@ -107,7 +164,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
     figures,
     variants: VARIANTS,
     table: ablationTable,
-    values: (runs) => {
+    values: (runs, out) => {
       const x = runs.map((s) => s.expresspass!);
       const of = (name: string) => x[VARIANTS.findIndex((v) => v.name === name)];
       const v: Record<string, number> = {
@@ -123,6 +180,13 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
         v[`fct_${variant.name}`] = pct(x[i].fct.avgNs, base.fct.avgNs);
         v[`slow_${variant.name}`] = pct(x[i].slowdown.avg, base.slowdown.avg);
       });
+      const iv = intervalsOf(out);
+      const [xp, top] = ['expresspass', 'top'].map((n) => iv[VARIANTS.findIndex((x) => x.name === n)]);
+      INTERVALS.forEach(([key], j) => {
+        if (xp[j].flows === 0) return;
+        v[`fct_top_${key}`] = pct(top[j].fctNs, xp[j].fctNs);
+        v[`slow_top_${key}`] = pct(top[j].slowdown, xp[j].slowdown);
+      });
       return v;
     },
   });
@@ -130,6 +194,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
 
 function ablationTable(opts: ExperimentOptions, runs: Summary[]): string {
   const x = runs.map((s) => s.expresspass!);
+  const iv = intervalsOf(opts.out);
   const us = (ns: number) => `${(ns / 1000).toFixed(1)} µs`;
   const lines = [
     `# TOP ablation: ${opts.file}`,
@@ -144,13 +209,27 @@ function ablationTable(opts: ExperimentOptions, runs: Summary[]): string {
     ),
     '',
     `The credit bound on queues (every variant): ${(x[0].queueBoundBytes / 1000).toFixed(1)} KB.`,
+    '',
+    'By flow size (Fig. 4: average FCT / average slowdown of the flows in each interval; - : none):',
+    '',
+    `| variant | ${INTERVALS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${INTERVALS.map(() => '---').join(' | ')} |`,
+    ...VARIANTS.map(
+      (v, i) =>
+        `| ${v.name} | ${iv[i].map((m) => (m.flows === 0 ? '-' : `${us(m.fctNs)} / ${m.slowdown.toFixed(2)} (${m.flows})`)).join(' | ')} |`,
+    ),
   ];
   const table = lines.join('\n');
   writeFileSync(join(opts.out, 'top-ablation.md'), `${table}\n`);
   writeFileSync(
     join(opts.out, 'top-ablation.json'),
     `${JSON.stringify(
-      VARIANTS.map((v, i) => ({ variant: v.name, fct: x[i].fct, slowdown: x[i].slowdown })),
+      VARIANTS.map((v, i) => ({
+        variant: v.name,
+        fct: x[i].fct,
+        slowdown: x[i].slowdown,
+        bySize: INTERVALS.map(([key, label], j) => ({ key, label, ...iv[i][j] })),
+      })),
       null,
       2,
     )}\n`,

@@ -22,8 +22,8 @@ import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
 import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
 import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
+import { flowRows } from '../../orchestrator/schemes/flows.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { flowRows } from './flows.js';
 import type { HarmonySettings } from './orchestrator/settings.js';
 
 const LOADS = [0.2, 0.3, 0.4, 0.5, 0.7, 0.9];

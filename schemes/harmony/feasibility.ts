@@ -19,9 +19,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
+import { type CountedSpread, flowRows, spreadOf } from '../../orchestrator/schemes/flows.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import { harmonySettings, pct } from './experiments.js';
-import { type CountedSpread, flowRows, spreadOf } from './flows.js';
 
 export interface GridPoint {
   key: string;

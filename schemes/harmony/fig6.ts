@@ -28,6 +28,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
+import type { CountedSpread } from '../../orchestrator/schemes/flows.js';
 import type { MessageDelays } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import { pct, REASONS, SPREAD } from './experiments.js';
@@ -45,7 +46,6 @@ import {
   pointRun,
   readGrid,
 } from './feasibility.js';
-import type { CountedSpread } from './flows.js';
 
 /** the paper's links (§5): 100 Gbit/s, 200 ns propagation + 450 ns switching a hop, as 540 ns a link */
 const LINKS = ['links.host={rate: 100Gbps, delay: 540ns}', 'links.fabric={rate: 100Gbps, delay: 540ns}'];

@@ -20,9 +20,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Summary } from '../../orchestrator/collect.js';
 import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
+import { type CountedSpread, flowRows, spreadOf } from '../../orchestrator/schemes/flows.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import { deltaAdmissionNs, pct, SPREAD } from './experiments.js';
-import { classes } from './flows.js';
 
 interface Point {
   rpc: number;
@@ -62,6 +62,15 @@ const QUICK = {
 };
 
 const pointKey = (p: Point) => `rpc${pct(p.rpc)}-be${pct(p.bestEffort)}`;
+
+/** One run's RPCs (the flows not sent best effort) and best-effort flows, each counted whole. */
+export function classes(runDir: string): { rpc: CountedSpread; bestEffort: CountedSpread } {
+  const rows = flowRows(runDir);
+  return {
+    rpc: spreadOf(rows.filter((r) => !r.bestEffort)),
+    bestEffort: spreadOf(rows.filter((r) => r.bestEffort)),
+  };
+}
 
 export async function runFig7(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;

@@ -1,16 +1,18 @@
 /**
- * A run's flows as Harmony's experiments read them, from its flows.csv (every planned flow has a row:
- * docs/results.md), and the slowdown spread the paper reports (§5: min, mean, p99, p99.9, max) with
- * every flow counted: one not done (rejected, failed, or not finished by the end of the drain) is an
- * infinite slowdown, never left out.
+ * A run's flows as the experiments read them, from its flows.csv (every planned flow has a row:
+ * docs/results.md), and a slowdown spread (min, mean, p99, p99.9, max, as Harmony's §5 reports it)
+ * with every flow counted: one not done (rejected, failed, or not finished by the end of the drain) is
+ * an infinite slowdown, never left out.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { quantile } from '../../orchestrator/schemes/stats.js';
+import { quantile } from './stats.js';
 
 export interface FlowRow {
   src: string;
   dst: string;
+  /** bytes */
+  size: number;
   startNs: number;
   /** completed: delivered whole by the end of the drain */
   completed: boolean;
@@ -29,9 +31,10 @@ export function flowRows(runDir: string): FlowRow[] {
     if (i === undefined) throw new Error(`${file} has no ${c} column`);
     return i;
   };
-  const [src, dst, start, fct, slowdown, outcome, bestEffort] = [
+  const [src, dst, size, start, fct, slowdown, outcome, bestEffort] = [
     'src',
     'dst',
+    'size',
     'start_ns',
     'fct_ns',
     'slowdown',
@@ -43,6 +46,7 @@ export function flowRows(runDir: string): FlowRow[] {
     return {
       src: r[src],
       dst: r[dst],
+      size: Number(r[size]),
       startNs: Number(r[start]),
       completed: r[outcome] === 'completed',
       fctNs: Number(r[fct]),
@@ -91,13 +95,4 @@ export function countedSpread(slowdowns: readonly number[], missing: number): Co
 export function spreadOf(rows: readonly FlowRow[]): CountedSpread {
   const done = rows.filter((r) => r.completed).map((r) => r.slowdown);
   return countedSpread(done, rows.length - done.length);
-}
-
-/** One run's RPCs (the flows not sent best effort) and best-effort flows, each counted whole. */
-export function classes(runDir: string): { rpc: CountedSpread; bestEffort: CountedSpread } {
-  const rows = flowRows(runDir);
-  return {
-    rpc: spreadOf(rows.filter((r) => !r.bestEffort)),
-    bestEffort: spreadOf(rows.filter((r) => r.bestEffort)),
-  };
 }
