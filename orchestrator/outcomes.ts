@@ -177,9 +177,9 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
   for (const spec of input.planned) {
     const row = rows.get(spec.id);
     if (spec.start > endNs) {
-      // planned past where the run stopped, yet started: a node ahead of the slowest (an interrupted
-      // run inside a long grant) ran it
       if (row)
+        // planned past where the run stopped, yet started: a node ahead of the slowest (an
+        // interrupted run inside a long grant) ran it
         out.set(
           spec.id,
           row.finish >= 0
@@ -189,6 +189,14 @@ export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
                 reason: `started at ${formatNs(row.start)} on a node past where the run stopped (${formatNs(endNs)})`,
               },
         );
+      else if (!input.stoppedEarly)
+        // past the end of a run that was not interrupted (the admissible workload may move a start
+        // past the drain's end at a load near 1): never started, unfinished like a flow the end
+        // caught. An interrupted run leaves the plan's future out of its results.
+        out.set(spec.id, {
+          outcome: 'running',
+          reason: `planned at ${formatNs(spec.start)}, past where the run stopped (${formatNs(endNs)}): never started`,
+        });
       continue;
     }
     if (row && row.finish >= 0) {

@@ -295,6 +295,24 @@ describe('flow outcomes', () => {
     expect(out.get(5)).toEqual({ outcome: 'failed', reason: 'sender kill h3 at 100 ns' });
   });
 
+  it('gives a flow planned past the end of the run an outcome: never started, unfinished', () => {
+    const out = flowOutcomes({
+      topology: topo,
+      planned: [flow(1, 0, 2), flow(2, 1, 3, 5_000_000)],
+      flows: [row(1, 500)],
+      faults: [],
+      endNs: 4_000_000,
+      stoppedEarly: false,
+      reliable: true,
+      congested: new Set<string>(),
+    });
+    expect(out.size).toBe(2);
+    expect(out.get(2)).toEqual({
+      outcome: 'running',
+      reason: 'planned at 5.00 ms, past where the run stopped (4.00 ms): never started',
+    });
+  });
+
   it('explains lost frames of a transport that does not repair by the fault in force, or congestion', () => {
     const input = {
       topology: topo,

@@ -1,7 +1,7 @@
 /**
- * A run's flows as the experiments read them, from its flows.csv (every planned flow has a row:
- * docs/results.md), and a slowdown spread (min, mean, p99, p99.9, max, as Harmony's §5 reports it)
- * with every flow counted: one not done (rejected, failed, or not finished by the end of the drain) is
+ * A run's flows as the experiments read them, from its flows.csv and outcomes.csv (docs/results.md),
+ * and a slowdown spread (min, mean, p99, p99.9, max, as Harmony's §5 reports it) with every flow
+ * counted: one not done (rejected, failed, never started, or not finished by the end of the drain) is
  * an infinite slowdown, never left out.
  */
 import { readFileSync } from 'node:fs';
@@ -21,7 +21,11 @@ export interface FlowRow {
   bestEffort: boolean;
 }
 
-/** Every flow of the run in `runDir`; throws when a planned flow has no row (it would drop out unseen). */
+/**
+ * Every planned flow of the run in `runDir`: flows.csv's (the flows a sender started), then those
+ * outcomes.csv lists that never started (a dead sender, a start past the end of the run), as not
+ * completed with no size or times (NaN) and not best effort. Throws when a planned flow is in neither.
+ */
 export function flowRows(runDir: string): FlowRow[] {
   const file = join(runDir, 'flows.csv');
   const [head, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
@@ -31,7 +35,8 @@ export function flowRows(runDir: string): FlowRow[] {
     if (i === undefined) throw new Error(`${file} has no ${c} column`);
     return i;
   };
-  const [src, dst, size, start, fct, slowdown, outcome, bestEffort] = [
+  const [id, src, dst, size, start, fct, slowdown, outcome, bestEffort] = [
+    'id',
     'src',
     'dst',
     'size',
@@ -41,8 +46,10 @@ export function flowRows(runDir: string): FlowRow[] {
     'outcome',
     'best_effort',
   ].map(index);
-  const rows = lines.map((line) => {
+  const started = new Set<string>();
+  const rows: FlowRow[] = lines.map((line) => {
     const r = line.split(',');
+    started.add(r[id]);
     return {
       src: r[src],
       dst: r[dst],
@@ -54,8 +61,26 @@ export function flowRows(runDir: string): FlowRow[] {
       bestEffort: r[bestEffort] === '1',
     };
   });
+  // outcomes.csv: id,src,dst,outcome,reason (the reason last, quoted when it holds a comma)
+  for (const line of readFileSync(join(runDir, 'outcomes.csv'), 'utf8').trim().split('\n').slice(1)) {
+    const [oid, osrc, odst] = line.split(',');
+    if (started.has(oid)) continue;
+    rows.push({
+      src: osrc,
+      dst: odst,
+      size: Number.NaN,
+      startNs: Number.NaN,
+      completed: false,
+      fctNs: Number.NaN,
+      slowdown: Number.NaN,
+      bestEffort: false,
+    });
+  }
   const planned = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).flows.planned;
-  if (rows.length !== planned) throw new Error(`${file} has ${rows.length} flows of the ${planned} planned`);
+  if (rows.length !== planned)
+    throw new Error(
+      `${runDir}: flows.csv and outcomes.csv hold ${rows.length} flows of the ${planned} planned`,
+    );
   return rows;
 }
 
