@@ -66,7 +66,7 @@ export default defineConfig({
           // two files at a time: exact (conservative) fabrics give the same figures however slowly
           // they run, and one file's start-ups, teardowns and daemon waits leave a core idle. Three or
           // four at a time were no faster (the suite is CPU-bound) and slowed the Docker file 1.5-2x
-          // (README, Development)
+          // (docs/testing.md)
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },

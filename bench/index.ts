@@ -22,7 +22,7 @@
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  *
  * `--out <dir>` also writes them to `<dir>/bench.json` (name, value, note), with the machine they were
- * measured on: what `npm run doc-tables -- --only readme-bench` turns into README's table.
+ * measured on: what `npm run doc-tables -- --only development-bench` turns into docs/development.md's table.
  */
 
 import dgram from 'node:dgram';

@@ -1,12 +1,127 @@
 // README's sample of what `npm start` prints: the quickstart's summary, as the command line prints it;
-// and its table of `npm run bench` figures, from a full bench on this machine.
+// its table of each scheme's headline beside the paper's, read from docs/reproductions.md (itself
+// generated from the reproductions' runs); and docs/development.md's table of `npm run bench` figures,
+// from a full bench on this machine.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { int } from './format.mjs';
+
+const REPRODUCTIONS = join(import.meta.dirname, '../../docs/reproductions.md');
+
+/**
+ * README's headlines: per scheme, the figures of its reproduction that carry the paper's value, by the
+ * experiment and the start of the figure's label in docs/reproductions.md (`as`: a shorter label)
+ */
+const HEADLINES = [
+  {
+    scheme: 'Fastpass',
+    doc: 'fastpass',
+    experiment: 'fastpass-a',
+    figure: 'bottleneck queue p50, Fastpass',
+    as: 'ToR queue p50 (experiment A)',
+  },
+  {
+    scheme: 'Fastpass',
+    doc: 'fastpass',
+    experiment: 'fastpass-a',
+    figure: 'ping round trip p50, Fastpass',
+    as: 'ping RTT p50 under load (experiment B)',
+  },
+  {
+    scheme: 'Flowtune',
+    doc: 'flowtune',
+    experiment: 'flowtune-convergence',
+    figure: 'slowest convergence to 1/N',
+    as: 'convergence to 1/N, slowest',
+  },
+  {
+    scheme: 'Flowtune',
+    doc: 'flowtune',
+    experiment: 'flowtune-websearch',
+    figure: 'normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune',
+    as: '1-packet p99 normalized FCT, DCTCP / Flowtune (load 0.6)',
+  },
+  {
+    scheme: 'F10',
+    doc: 'f10',
+    experiment: 'f10-fig8',
+    figure: "PortLand's congestion loss over F10's",
+    as: 'congestion loss the failures add, PortLand / F10, in total',
+  },
+  {
+    scheme: 'TOP',
+    doc: 'expresspass',
+    experiment: 'top-ablation',
+    figure: 'average FCT, top against expresspass',
+    as: 'average FCT against ExpressPass',
+  },
+  {
+    scheme: 'TOP',
+    doc: 'expresspass',
+    experiment: 'top-ablation',
+    figure: 'average slowdown, top against expresspass',
+    as: 'average slowdown against ExpressPass',
+  },
+  {
+    scheme: 'Harmony',
+    doc: 'harmony',
+    experiment: 'harmony-load',
+    figure: "maximum sustainable load, the paper's rule",
+    as: 'maximum sustainable load, 128 KB RPCs',
+  },
+  {
+    scheme: 'Harmony',
+    doc: 'harmony',
+    experiment: 'harmony-fig6',
+    figure: 'Fig. 6b: p99 slowdown, Harmony / Fastpass',
+    as: 'p99 slowdown, Harmony / Fastpass (Fig. 6b)',
+  },
+  {
+    scheme: 'baseline',
+    doc: 'ns3',
+    experiment: 'ns3-crosscheck',
+    figure: 'star: per-flow FCT dcemu / ns-3, median',
+    as: 'per-flow FCT against ns-3, median (star)',
+  },
+];
+
+/** one experiment's section of docs/reproductions.md: its seed count and its figure rows by label */
+function section(text, experiment) {
+  const start = text.indexOf(`<!-- reproduction: ${experiment} -->`);
+  if (start < 0) throw new Error(`docs/reproductions.md has no section ${experiment}`);
+  const end = text.indexOf('<!-- reproduction:', start + 1);
+  const body = text.slice(start, end < 0 ? undefined : end);
+  const seeds = body.match(/; (\d+) seeds? \(/)?.[1] ?? '?';
+  return { seeds, rows: body.split('\n').filter((l) => l.startsWith('| ')) };
+}
+
+function headlines() {
+  const text = readFileSync(REPRODUCTIONS, 'utf8');
+  return [
+    '| scheme | figure | unit | the paper | ours | seeds | more |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...HEADLINES.map((h) => {
+      const { seeds, rows } = section(text, h.experiment);
+      const row = rows.find((r) => r.startsWith(`| ${h.figure}`));
+      if (!row) throw new Error(`docs/reproductions.md ${h.experiment}: no figure '${h.figure}'`);
+      const [, unit, paper, ours] = row.slice(2, -2).split(' | ');
+      return `| ${h.scheme} | ${h.as} | ${unit} | ${paper} | ${ours} | ${seeds} | [${h.doc}.md](docs/${h.doc}.md), \`dcemu experiment ${h.experiment}\` |`;
+    }),
+  ];
+}
 
 /** a bench figure as the bench prints it: whole numbers grouped, others to 4 significant digits */
 const figure = (v) =>
   Number.isInteger(v) ? int(v) : Math.abs(v) >= 100 ? int(Math.round(v)) : String(Number(v.toPrecision(4)));
 
 export default [
+  {
+    id: 'readme-headlines',
+    doc: 'README.md',
+    from: 'docs/reproductions.md (generated from the reproductions’ runs: mean ± the 95% interval over the seeds)',
+    runs: [],
+    render: headlines,
+  },
   {
     id: 'readme-quickstart',
     doc: 'README.md',
@@ -22,8 +137,8 @@ export default [
     ],
   },
   {
-    id: 'readme-bench',
-    doc: 'README.md',
+    id: 'development-bench',
+    doc: 'docs/development.md',
     measured:
       'wall-clock and CPU measurements: they move with the machine, its load and its wakeups, machines differing 2-3x',
     runs: [{ key: 'bench', script: 'dist/bench/index.js' }],
