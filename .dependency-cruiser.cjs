@@ -4,7 +4,7 @@
  *
  *   core  <-  topology  <-  roles (switch, node, arbiter)  <-  schemes/<s>/{switch,host,arbiter}
  *   core, topology  <-  orchestrator  <-  schemes/<s>/orchestrator  (a scheme's driver)
- *   orchestrator: scenario, plan, runtime, fabric, collect  <-  api  <-  studies (chaos, sweep,
+ *   orchestrator: scenario, plan, runtime, engine, collect  <-  api  <-  studies (chaos, sweep,
  *   compose, schemes/<s>/experiments)  <-  commands  <-  cli
  *
  * A scheme is one folder, schemes/<s>/: index.ts (its definition, `defineScheme`), parts.ts (what
@@ -32,7 +32,7 @@ const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
 const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts|clock-jitter[.]ts)|schemes/[^/]+/experiments[.]ts)';
 const COMMANDS = '^orchestrator/(cli|commands)[.]ts$';
 const BELOW_API =
-  '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|fabric|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/orchestrator/)';
+  '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|engine|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/orchestrator/)';
 
 module.exports = {
   forbidden: [

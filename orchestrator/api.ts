@@ -18,8 +18,8 @@ import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
 import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './collect.js';
+import { Engine, type Progress, type StartedEngine } from './engine.js';
 import { RuntimeError, ScenarioError } from './errors.js';
-import { type Progress, Fabric as RunFabric, type StartedFabric as RunStartedFabric } from './fabric.js';
 import type { FiredFault } from './fired.js';
 import { createRuntime } from './runtime/index.js';
 import { NodePool } from './runtime/pool.js';
@@ -126,7 +126,7 @@ export class Fabric {
     const out = this.out ?? mkdtempSync(join(tmpdir(), `dcemu-${scenario.name}-`));
     mkdirSync(out, { recursive: true });
     const runtime = await createRuntime(this.runtimeKind, { log: this.log });
-    const started = await new RunFabric(scenario, { runtime, out }).start();
+    const started = await new Engine(scenario, { runtime, out }).start();
     return new StartedFabric(started, this.source, out, runtime.kind);
   }
 }
@@ -137,7 +137,7 @@ export class StartedFabric implements AsyncDisposable {
 
   /** @internal built by `Fabric.start()` */
   constructor(
-    private readonly fabric: RunStartedFabric,
+    private readonly fabric: StartedEngine,
     private readonly source: ScenarioSource,
     /** the results folder */
     readonly out: string,

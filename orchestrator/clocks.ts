@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { Histogram } from '../core/histogram.js';
 import type { NodeEvent } from '../core/messages.js';
-import type { FabricResult } from './fabric.js';
+import type { FabricResult } from './engine.js';
 
 export interface ClockNodeSummary {
   node: string;

@@ -10,7 +10,7 @@ import type { FlowRecord, NodeReport } from '../core/messages.js';
 import { segmentCount } from '../node/transport/types.js';
 import type { Topology } from '../topology/types.js';
 import { summarizeClocks, writeClockFiles } from './clocks.js';
-import type { FabricResult } from './fabric.js';
+import type { FabricResult } from './engine.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes } from './outcomes.js';
 import { writeRunPlots } from './plots/index.js';

@@ -12,8 +12,8 @@ import { checkInvariants } from './chaos/invariants.js';
 import { resolveChaos, resolveInvariants } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
 import { composeFile } from './compose.js';
+import { Engine, memoryProblem, newRunId, type StartedEngine, startRefusal } from './engine.js';
 import { isUserError, RuntimeError } from './errors.js';
-import { Fabric, memoryProblem, newRunId, type StartedFabric, startRefusal } from './fabric.js';
 import { onInterrupt } from './interrupts.js';
 import { progressLine, summaryTable } from './report.js';
 import { refuseNodeFaults } from './runtime/attached.js';
@@ -111,7 +111,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   // from here on a signal stops what started and collects it (before, nothing had started)
   const abort = new AbortController();
   let interrupted = 0;
-  let fabric: StartedFabric | null = null;
+  let fabric: StartedEngine | null = null;
   // set once the run reached its end: a signal after that (compose stops the orchestrator when the
   // first node container exits) only hurries a teardown that is already on its way
   let ranToEnd = false;
@@ -158,7 +158,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   // here), a swarm's as its agents start them: give them longer than processes, and a second a node
   const startTimeoutMs = runtime.remoteNodes ? 120_000 + 1_000 * scenario.topology.nodes.length : undefined;
   // a signal during start-up ends the wait for the nodes: what had started is stopped and collected
-  fabric = await new Fabric(scenario, { runtime, out, runId, startTimeoutMs, force: opts.force }).start(
+  fabric = await new Engine(scenario, { runtime, out, runId, startTimeoutMs, force: opts.force }).start(
     abort.signal,
   );
   if (abort.signal.aborted) fabric.interrupt(String(abort.signal.reason));

@@ -18,7 +18,7 @@ export interface FiredFault {
 /**
  * Timeline actions that take a node out, each with the action that brings it back (none: a kill).
  * `crash` is no timeline action: it is how the fault list records a node process that ended unplanned
- * (orchestrator/fabric.ts), which the run then treats as killed.
+ * (orchestrator/engine.ts), which the run then treats as killed.
  */
 export const OUTAGE_ENDS: Readonly<Record<string, string | null>> = {
   kill: null,

@@ -3,7 +3,7 @@
  */
 import { formatNs } from '../core/time.js';
 import type { Summary } from './collect.js';
-import type { Progress } from './fabric.js';
+import type { Progress } from './engine.js';
 import { REPAIRS } from './fired.js';
 import { schemeDefinition } from './schemes/index.js';
 

@@ -1,7 +1,7 @@
 /**
  * What a timeline action does, as plain functions of the action: the oscillator fault or wire state
  * it sets, the egress ports it changes, the record it leaves in the fault list, and the check that
- * every container `start` follows a `stop`. The fabric (fabric.ts) fires them at their times.
+ * every container `start` follows a `stop`. The engine (engine.ts) fires them at their times.
  */
 import type { FaultCommand, PortConfig } from '../core/messages.js';
 import type { WireState } from '../core/wire.js';

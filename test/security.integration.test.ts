@@ -16,7 +16,7 @@ import { datagramTag, nodeKey, proof } from '../core/auth.js';
 import { Codec } from '../core/codec.js';
 import { FrameType, makeFrame } from '../core/frame.js';
 import { collect, writeResults } from '../orchestrator/collect.js';
-import { Fabric } from '../orchestrator/fabric.js';
+import { Engine } from '../orchestrator/engine.js';
 import { ProcessRuntime } from '../orchestrator/runtime/process.js';
 import type { NodeLaunch, StartedRuntime } from '../orchestrator/runtime/types.js';
 import { loadScenarioFile } from '../orchestrator/scenario/load.js';
@@ -145,7 +145,7 @@ async function run(
     loadScenarioFile(join(ROOT, 'test/fixtures/small.yaml'), ['run.plots=false']),
   );
   const out = tempOut(`security-${name}`);
-  const started = await new Fabric(scenario, { runtime, out }).start();
+  const started = await new Engine(scenario, { runtime, out }).start();
   const sent = await during(started.runId);
   await started.run();
   const result = await started.stop();

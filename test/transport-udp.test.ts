@@ -21,7 +21,7 @@ import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../node/transp
 import type { Nic, TransportComponents } from '../node/transport/types.js';
 import { NIC_BACKLOG_BYTES, UdpTransport } from '../node/transport/udp.js';
 import { collect, writeResults } from '../orchestrator/collect.js';
-import type { FabricResult } from '../orchestrator/fabric.js';
+import type { FabricResult } from '../orchestrator/engine.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

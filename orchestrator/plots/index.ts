@@ -4,7 +4,7 @@
  * caller to show; a plot never fails a run.
  */
 import { join } from 'node:path';
-import type { FabricResult } from '../fabric.js';
+import type { FabricResult } from '../engine.js';
 import type { FlowRow, Summary } from '../results.js';
 import { type PlotOutcome, writePlots } from './render.js';
 import { type NodeSeries, runPlots } from './run.js';

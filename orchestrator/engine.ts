@@ -1,7 +1,7 @@
 /**
- * A fabric run, with its lifecycle in the types (docs/conventions.md §8): `Fabric.start()` launches every node,
- * waits for them to connect and bind, hands out peer addresses and returns a `StartedFabric`;
- * `StartedFabric.run()` starts traffic, fires the timeline and watches progress until the workload is
+ * A fabric run, with its lifecycle in the types (docs/conventions.md §8): `Engine.start()` launches every node,
+ * waits for them to connect and bind, hands out peer addresses and returns a `StartedEngine`;
+ * `StartedEngine.run()` starts traffic, fires the timeline and watches progress until the workload is
  * done or the drain deadline passes; `stop()` (idempotent, also `await using`) collects every node's
  * report and tears the runtime down, leaving no process behind.
  */
@@ -39,7 +39,7 @@ const KILL_REPORT_MS = 250;
 export { concerns, type FiredFault, REPAIRS } from './fired.js';
 export { type Progress, type StallView, stallDiagnosis } from './progress.js';
 
-export interface FabricOptions {
+export interface EngineOptions {
   runtime: Runtime;
   /** results folder; logs go to <out>/logs */
   out: string;
@@ -66,7 +66,7 @@ export function memoryProblem(scenario: Scenario): string | null {
 
 /**
  * Why the scenario cannot start on this runtime (one line naming the file, and the timeline line where
- * there is one), or null: checked before anything starts or is written, by `Fabric.start` and by the
+ * there is one), or null: checked before anything starts or is written, by `Engine.start` and by the
  * command line before it announces the run.
  */
 export function startRefusal(scenario: Scenario, runtime: Runtime, force = false): string | null {
@@ -100,17 +100,17 @@ function byTimeNode(x: NodeEvent, y: NodeEvent): number {
   return x.t - y.t || (x.node < y.node ? -1 : x.node > y.node ? 1 : 0);
 }
 
-export class Fabric {
+export class Engine {
   constructor(
     readonly scenario: Scenario,
-    private readonly opts: FabricOptions,
+    private readonly opts: EngineOptions,
   ) {}
 
   /**
    * Starts every node and waits until all are ready. An abort of `signal` ends the wait early: the
    * started fabric then holds what had started, for `stop()` to collect (no traffic ran).
    */
-  async start(signal?: AbortSignal): Promise<StartedFabric> {
+  async start(signal?: AbortSignal): Promise<StartedEngine> {
     const runtime = this.opts.runtime;
     const refused = startRefusal(this.scenario, runtime, this.opts.force);
     if (refused) throw new RuntimeError(refused);
@@ -153,7 +153,7 @@ export class Fabric {
       await site.release();
       throw err;
     }
-    const started: StartedFabric = new StartedFabric(
+    const started: StartedEngine = new StartedEngine(
       this.scenario,
       plan,
       new PhysClock(epoch, this.scenario.tdf),
@@ -273,7 +273,7 @@ export interface FabricResult {
   capture?: CaptureFileSummary[];
 }
 
-export class StartedFabric implements AsyncDisposable {
+export class StartedEngine implements AsyncDisposable {
   private runtime: StartedRuntime | null = null;
   private readonly nodes = new Map<string, NodeState>();
   readonly events: NodeEvent[] = [];
