@@ -367,8 +367,20 @@ function installPfabric(out: string): string {
   return join(to, 'index.js');
 }
 
-/** runs per load: Flowtune, DCTCP, pFabric */
+/** runs per load: Flowtune, DCTCP, pFabric; then (full runs) the ablations of `ABLATIONS` */
 const SIDES = 3;
+
+/**
+ * The ablations at every load, one change each against the sides above: both sides starting flowlets
+ * with 2 frames instead of 10 (ns2's TCP starts with 1 or 2), and DCTCP with its hosts' NIC queues
+ * marking ECN as its switches do (by default a NIC marks nothing, as a host's does; a sender whose own
+ * link is the bottleneck then queues there unmarked)
+ */
+const ABLATIONS = [
+  { key: 'flowtune-iw2', set: { 'scheme.kind': 'flowtune', 'transport.initCwnd': '2' } },
+  { key: 'dctcp-iw2', set: { 'scheme.kind': 'ecmp', 'transport.initCwnd': '2' } },
+  { key: 'dctcp-nic-ecn', set: { 'scheme.kind': 'ecmp', 'ports.hostEcnThreshold': '30KB' } },
+] as const;
 
 /** the loads of the paper's figure 8 */
 const LOADS = [0.2, 0.4, 0.6, 0.8] as const;
@@ -386,6 +398,9 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
   const PFABRIC = pfabric(installPfabric(opts.out));
   const loads = opts.quick ? [0.2, 0.8] : LOADS;
   const length = opts.quick ? 4 : 1;
+  // the ablations in full runs only (npm test's quick run keeps its three sides)
+  const ablations = opts.quick ? [] : ABLATIONS;
+  const perLoad = SIDES + ablations.length;
   const variants = loads.flatMap((load) => {
     const at = {
       'workload.load': String(load),
@@ -397,6 +412,7 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
       { name: `flowtune-${load}`, set: { ...at, 'scheme.kind': 'flowtune' } },
       { name: `dctcp-${load}`, set: { ...at, 'scheme.kind': 'ecmp' } },
       { name: `pfabric-${load}`, set: { ...at, ...PFABRIC } },
+      ...ablations.map((a) => ({ name: `${a.key}-${load}`, set: { ...at, ...a.set } })),
     ];
   });
   const bucket = (s: Summary, b: string) => s.flows.bySize[b];
@@ -446,6 +462,26 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
         paper: null,
         digits: 2,
       },
+      ...(ablations.length > 0
+        ? (['1', '2-10'] as const).flatMap((range) => [
+            {
+              id: `norm_dc_${range}_iw2_${load}`,
+              label: `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
+              unit: '×',
+              paper: paperRatio('dctcp', range),
+              ...(paperRatio('dctcp', range) !== null && { source: '§6.5, over the loads' }),
+              digits: 2,
+            },
+            {
+              id: `norm_dc_${range}_nicecn_${load}`,
+              label: `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
+              unit: '×',
+              paper: paperRatio('dctcp', range),
+              ...(paperRatio('dctcp', range) !== null && { source: '§6.5, over the loads' }),
+              digits: 2,
+            },
+          ])
+        : []),
       {
         id: `queue_ratio_${load}`,
         label: `p99 queue, DCTCP / Flowtune, load ${load}`,
@@ -456,11 +492,11 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
       },
     ]),
     variants,
-    table: (o, runs) => loadsTable(o, loads, runs),
+    table: (o, runs) => loadsTable(o, loads, runs, perLoad),
     values: (runs, out) => {
       const v: Record<string, number> = {};
       loads.forEach((load, i) => {
-        const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
+        const [ft, dc, pf] = runs.slice(perLoad * i, perLoad * i + SIDES);
         const [rf, rd, rp] = ['flowtune', 'dctcp', 'pfabric'].map((side) => rangesOf(out, `${side}-${load}`));
         for (const [range] of PAPER_RANGES)
           for (const [side, key] of [
@@ -482,13 +518,27 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
           if (x !== undefined) v[id] = x;
         }
         if (ft.queues.p99Bytes > 0) v[`queue_ratio_${load}`] = dc.queues.p99Bytes / ft.queues.p99Bytes;
+        if (ablations.length > 0) {
+          const [fi, di, dn] = ablations.map((a) => rangesOf(out, `${a.key}-${load}`));
+          for (const range of ['1', '2-10']) {
+            const iw2 = normRatio(di, fi, range);
+            if (iw2 !== undefined) v[`norm_dc_${range}_iw2_${load}`] = iw2;
+            const nic = normRatio(dn, rf, range);
+            if (nic !== undefined) v[`norm_dc_${range}_nicecn_${load}`] = nic;
+          }
+        }
       });
       return v;
     },
   });
 }
 
-function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Summary[]): string {
+function loadsTable(
+  opts: ExperimentOptions,
+  loads: readonly number[],
+  runs: Summary[],
+  perLoad: number,
+): string {
   const lines = [
     `# Flowtune vs DCTCP across loads (§6.5, figure 8): ${opts.file}`,
     '',
@@ -502,7 +552,7 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
   const over = (a: number | undefined, b: number | undefined) =>
     a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(1)}×` : '-';
   loads.forEach((load, i) => {
-    const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
+    const [ft, dc, pf] = runs.slice(perLoad * i, perLoad * i + SIDES);
     for (const b of Object.keys(dc.flows.bySize)) {
       const [f, d, p] = [ft, dc, pf].map((s) => s.flows.bySize[b]);
       lines.push(
@@ -534,7 +584,7 @@ function loadsTable(opts: ExperimentOptions, loads: readonly number[], runs: Sum
     ranges,
     bySize: Object.fromEntries(
       loads.map((l, i) => {
-        const [ft, dc, pf] = runs.slice(SIDES * i, SIDES * (i + 1));
+        const [ft, dc, pf] = runs.slice(perLoad * i, perLoad * i + SIDES);
         return [l, { flowtune: ft.flows.bySize, dctcp: dc.flows.bySize, pfabric: pf.flows.bySize }];
       }),
     ),
