@@ -80,6 +80,30 @@ describe('CreditLimited', () => {
   });
 });
 
+describe("TOP's hypothetical switch (§3.1 R2: tokens dropped after waiting too long)", () => {
+  it('keeps its promise when every head expired at the time it promised and a token comes before it', () => {
+    // one credit class, 1,000 ns of sojourn at most; the burst of one credit spent at 0
+    const d = new CreditLimited(RATE, SHARE, 8, CREDIT_BYTES, XpClass.Credit, XpClass.Credit, 1000);
+    const at = (q: number, a: number) => ({ ...credit(q), a });
+    d.enqueue(at(0, 0));
+    expect(d.dequeue(0)?.q).toBe(0);
+    // the next credit arrives at 100: the bucket pays for it at 1,584, when it has waited past 1,000
+    d.enqueue(at(1, 100));
+    expect(d.dequeue(100)).toBeNull();
+    expect(d.nextEligible(100)).toBe(1584);
+    // at 1,584 it is dropped, and nothing is left to send
+    expect(d.dequeue(1584)).toBeNull();
+    expect([d.length, d.expired]).toEqual([0, 1]);
+    // a credit arriving at 1,200, before that look: due when the bucket holds a credit again (1,584),
+    // and sent then; it was not before (the look at 1,584 had moved the books there)
+    d.enqueue(at(2, 1200));
+    expect(d.dequeue(1200)).toBeNull();
+    const due = d.nextEligible(1200);
+    expect(due).toBe(1584);
+    expect(d.dequeue(due)?.q).toBe(2);
+  });
+});
+
 describe('TOP ports with unscheduled packets (§4.4)', () => {
   it('hold one unscheduled packet: the next is refused while scheduled data queues on', () => {
     const d = new CreditLimited(RATE, SHARE, 8, CREDIT_BYTES, TopUnscheduled.lo, TopClasses.hi, 0, 0);

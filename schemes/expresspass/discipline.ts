@@ -76,11 +76,13 @@ export class CreditLimited extends StrictPriority {
     return super.enqueue(frame);
   }
 
-  private refill(t: number): void {
-    if (t > this.at) {
-      this.tokens = Math.min(this.bucket, this.tokens + (t - this.at) * this.bytesPerNs);
-      this.at = t;
-    }
+  /**
+   * The bucket's level at `t`, without changing it: the books move only when a credit is sent, so a
+   * look at a later time that sends nothing (every head expired by then) leaves no level in the
+   * future for a frame that arrives before it
+   */
+  private level(t: number): number {
+    return t > this.at ? Math.min(this.bucket, this.tokens + (t - this.at) * this.bytesPerNs) : this.tokens;
   }
 
   /** the highest credit class with a live head at `start`, dropping heads that waited too long */
@@ -98,7 +100,6 @@ export class CreditLimited extends StrictPriority {
   }
 
   override dequeue(start: number): Frame | null {
-    this.refill(start);
     const credit = this.headClass(start);
     for (let p = this.queues.length - 1; p >= 0; p--) {
       const q = this.queues[p];
@@ -107,8 +108,11 @@ export class CreditLimited extends StrictPriority {
         // the group goes as one: its highest head, when the bucket pays for it; else a lower class
         if (p !== credit) continue;
         const head = q.peek()!;
-        if (this.tokens < head.z) continue;
-        this.tokens -= head.z;
+        const level = this.level(start);
+        // (a millionth of a byte of slack: the float sums behind a promised start may fall that short)
+        if (level + 1e-6 < head.z) continue;
+        this.tokens = Math.max(0, level - head.z);
+        this.at = Math.max(this.at, start);
         this.sent++;
       }
       this.length--;
@@ -126,8 +130,8 @@ export class CreditLimited extends StrictPriority {
   override nextEligible(start: number): number {
     const p = this.headClass(start);
     if (p < 0) return start;
-    this.refill(start);
     // whole ns, rounded up: the bucket then holds the credit for sure
-    return start + Math.ceil(Math.max(0, this.queues[p].peek()!.z - this.tokens) / this.bytesPerNs);
+    const from = Math.max(start, this.at);
+    return from + Math.ceil(Math.max(0, this.queues[p].peek()!.z - this.level(from)) / this.bytesPerNs);
   }
 }
