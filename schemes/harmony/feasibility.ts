@@ -4,8 +4,9 @@
  * host above load 1 in any δadmission window, that point's δadmission), and gives
  *
  * - its maximum sustainable load: the highest load up to which every load swept had every message done
- *   (one rejected by the paper's rule — not started within δadmission of its arrival —, failed, or not
- *   delivered by the end of the drain fails its load; 0 when even the lowest load failed);
+ *   (one rejected by the paper's rule — not started within δadmission of its arrival —, failed, never
+ *   started, or not delivered by the end of the drain fails its load; 0 when even the lowest load
+ *   failed);
  * - the worst-case delay observed there: the largest completion time (and slowdown) of the messages of
  *   the run at that load, all of which were done.
  *
