@@ -42,15 +42,23 @@ const us = (ns: number) => ns / 1000;
  * (the paper's default is 5×, §5): the grid's δadmission values, the same at every K, as a window below
  * one message's time on a link would leave no arrival admissible (§5's workload)
  */
-export function deltaAt(file: string, set: readonly string[], multiple: number): number {
+function deltaAt(file: string, set: readonly string[], multiple: number): number {
   const { bounds } = harmonySettings(file, [...set, 'scheme={kind: harmony, K: 8}']);
   return Math.round(multiple * bounds.delayBoundNs);
 }
 
-/** Harmony at K virtual links and δadmission `deltaNs` (its `multiple` × the K = 8 bound); the paper's reject rule, a rejected message given up */
-export function harmonyPoint(file: string, set: readonly string[], K: number, multiple: number): GridPoint {
+/**
+ * Harmony at K virtual links and δadmission `deltaNs` (`multiple` × the K = 8 bound: deltaAt); the
+ * paper's reject rule, a rejected message given up
+ */
+function harmonyPoint(
+  file: string,
+  set: readonly string[],
+  K: number,
+  multiple: number,
+  deltaNs: number,
+): GridPoint {
   const { bounds } = harmonySettings(file, [...set, `scheme={kind: harmony, K: ${K}}`]);
-  const deltaNs = deltaAt(file, set, multiple);
   return {
     key: `harmony-k${K}-${multiple}x`,
     label: `Harmony K = ${K}, δadmission ${fmt(us(deltaNs), 1)} µs`,
@@ -58,6 +66,17 @@ export function harmonyPoint(file: string, set: readonly string[], K: number, mu
     deltaNs,
     boundNs: bounds.delayBoundNs,
   };
+}
+
+/** Harmony's points over `Ks` × `multiples`, each δadmission resolved once */
+export function harmonyGrid(
+  file: string,
+  set: readonly string[],
+  Ks: readonly number[],
+  multiples: readonly number[],
+): GridPoint[] {
+  const deltas = multiples.map((m) => deltaAt(file, set, m));
+  return Ks.flatMap((K) => multiples.map((m, i) => harmonyPoint(file, set, K, m, deltas[i])));
 }
 
 /**
@@ -130,6 +149,25 @@ export function readGrid(
     }
     return { point, runs, sustainable: at?.load ?? 0, at };
   });
+}
+
+/**
+ * readGrid once per seed folder: an experiment's table and its values read the same runs (a seed's
+ * grid is a few dozen flows.csv files)
+ */
+export function gridReader(
+  points: readonly GridPoint[],
+  loads: readonly number[],
+): (seedDir: string) => PointResult[] {
+  const read = new Map<string, PointResult[]>();
+  return (seedDir) => {
+    let results = read.get(seedDir);
+    if (results === undefined) {
+      results = readGrid(seedDir, points, loads);
+      read.set(seedDir, results);
+    }
+    return results;
+  };
 }
 
 /** the worst-case slowdown at the sustainable load (Infinity: none sustained) */
@@ -245,12 +283,13 @@ export async function runFig5b(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;
   const { Ks, multiples, loads } = plan;
   const o = { ...opts, set: [...plan.set, ...(opts.set ?? [])] };
-  const points = Ks.flatMap((K) => multiples.map((m) => harmonyPoint(o.file, o.set, K, m)));
+  const points = harmonyGrid(o.file, o.set, Ks, multiples);
+  const grid = gridReader(points, loads);
   const at = (K: number, m: number) => `harmony-k${K}-${m}x`;
   const mid = multiples[Math.floor(multiples.length / 2)];
   const K8 = Ks.includes(8) ? 8 : Ks[Ks.length - 1];
   const values = (_runs: Summary[], seedDir: string): Record<string, number> => {
-    const results = readGrid(seedDir, points, loads);
+    const results = grid(seedDir);
     const v = gridValues(results);
     const load = (key: string) => v[`sustainable_${key}`];
     // §5.1: a larger delay bound, through K or δadmission, sustains a higher load
@@ -293,7 +332,7 @@ export async function runFig5b(opts: ExperimentOptions): Promise<string> {
         '',
         '"Not done": messages rejected (the paper’s rule), failed, or not delivered by the end of the drain, of those that arrived.',
         '',
-        ...gridTable(readGrid(so.out, points, loads), loads),
+        ...gridTable(grid(so.out), loads),
       ].join('\n');
       writeFileSync(join(so.out, 'fig5b.md'), `${table}\n`);
       return table;

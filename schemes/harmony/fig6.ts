@@ -33,18 +33,18 @@ import type { MessageDelays } from '../../orchestrator/schemes/stats.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
 import { pct, REASONS, SPREAD } from './experiments.js';
 import {
-  deltaAt,
   edgeAt,
   fastpassPoint,
   type GridPoint,
   gridFigures,
+  gridReader,
   gridTable,
   gridValues,
   gridVariants,
-  harmonyPoint,
+  harmonyGrid,
   type PointResult,
+  type PointRun,
   pointRun,
-  readGrid,
 } from './feasibility.js';
 
 /** the paper's links (§5): 100 Gbit/s, 200 ns propagation + 450 ns switching a hop, as 540 ns a link */
@@ -104,10 +104,10 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;
   const { Ks, multiples, loads, common } = plan;
   const o = { ...opts, set: [...plan.set, ...(opts.set ?? [])] };
-  const harmony = Ks.flatMap((K) => multiples.map((m) => harmonyPoint(o.file, o.set, K, m)));
-  // Fastpass at the δadmission values of Harmony at K = 8
+  const harmony = harmonyGrid(o.file, o.set, Ks, multiples);
+  // Fastpass at the same δadmission values (Harmony's at K = 8: every K has them)
   const fastpass = multiples.map((m) => {
-    const d = deltaAt(o.file, o.set, m);
+    const d = harmony.find((p) => p.key === `harmony-k${Ks[0]}-${m}x`)!.deltaNs;
     return fastpassPoint(d, `${m}x`, `δadmission ${fmt(us(d), 1)} µs`, `, horizon: ${HORIZON}`);
   });
   const points: GridPoint[] = [...harmony, ...fastpass];
@@ -123,8 +123,13 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
   const names = variants.map((v) => v.name);
   const runOf = (runs: Summary[], p: GridPoint) => runs[names.indexOf(`${p.key}-${pct(common)}`)];
   const sides = [h, f, f65];
-  const spreads = (seedDir: string) =>
-    sides.map((p) => pointRun(join(seedDir, `${p.key}-${pct(common)}`), common));
+  const grid = gridReader(points, loads);
+  /** 6b's sides at the common load: the default points' runs from the grid, the ablation's own */
+  const spreads = (seedDir: string): PointRun[] => {
+    const results = grid(seedDir);
+    const fromGrid = (p: GridPoint) => results.find((r) => r.point === p)!.runs[loads.indexOf(common)];
+    return [fromGrid(h), fromGrid(f), pointRun(join(seedDir, `${f65.key}-${pct(common)}`), common)];
+  };
 
   /**
    * The regions' edges: at each load, the least worst-case slowdown at which each scheme sustains it;
@@ -142,7 +147,7 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
   };
 
   const values = (runs: Summary[], seedDir: string): Record<string, number> => {
-    const results = readGrid(seedDir, points, loads);
+    const results = grid(seedDir);
     const v = gridValues(results);
     const { both } = edges(results);
     v.region_load = both?.L ?? 0;
@@ -286,7 +291,8 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
     figures,
     variants,
     table: (so, runs) => {
-      const results = readGrid(so.out, points, loads);
+      const results = grid(so.out);
+      const { rows: edgeRows } = edges(results);
       const c = spreads(so.out);
       const cell = (x: number | null) => (x === null ? '∞' : fmt(x, 2));
       const lat = sides.map((p, i) => {
@@ -308,8 +314,8 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
         `| --- | ${loads.map(() => '---').join(' | ')} |`,
         ...(['harmony', 'fastpass'] as const).map(
           (k) =>
-            `| ${k === 'harmony' ? 'Harmony' : 'Fastpass'} | ${edges(results)
-              .rows.map((r) => (Number.isFinite(r[k]) ? fmt(r[k], 2) : '-'))
+            `| ${k === 'harmony' ? 'Harmony' : 'Fastpass'} | ${edgeRows
+              .map((r) => (Number.isFinite(r[k]) ? fmt(r[k], 2) : '-'))
               .join(' | ')} |`,
         ),
         '',
