@@ -416,18 +416,27 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
     ];
   });
   const bucket = (s: Summary, b: string) => s.flows.bySize[b];
+  /** a normalized ratio's figure, beside the paper's value for its range against `against` */
+  const normFigure = (id: string, label: string, against: 'dctcp' | 'pfabric', range: string) => {
+    const paper = paperRatio(against, range);
+    return {
+      id,
+      label,
+      unit: '×',
+      paper,
+      ...(paper !== null && { source: '§6.5, over the loads' }),
+      digits: 2,
+    };
+  };
   const versus = (against: 'dctcp' | 'pfabric', load: number) =>
-    PAPER_RANGES.map(([range]) => {
-      const paper = paperRatio(against, range);
-      return {
-        id: `norm_${against === 'dctcp' ? 'dc' : 'pf'}_${range}_${load}`,
-        label: `normalized p99 FCT of ${range}-packet flowlets, ${against === 'dctcp' ? 'DCTCP' : 'pFabric'} / Flowtune, load ${load}`,
-        unit: '×',
-        paper,
-        ...(paper !== null && { source: '§6.5, over the loads' }),
-        digits: 2,
-      };
-    });
+    PAPER_RANGES.map(([range]) =>
+      normFigure(
+        `norm_${against === 'dctcp' ? 'dc' : 'pf'}_${range}_${load}`,
+        `normalized p99 FCT of ${range}-packet flowlets, ${against === 'dctcp' ? 'DCTCP' : 'pFabric'} / Flowtune, load ${load}`,
+        against,
+        range,
+      ),
+    );
   return reproduceVariants(opts, {
     experiment: 'flowtune-loads',
     paperScale: '9 racks of 16 servers at 10 Gbit/s (ns2), loads 0.2–0.8',
@@ -464,22 +473,18 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
       },
       ...(ablations.length > 0
         ? (['1', '2-10'] as const).flatMap((range) => [
-            {
-              id: `norm_dc_${range}_iw2_${load}`,
-              label: `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
-              unit: '×',
-              paper: paperRatio('dctcp', range),
-              ...(paperRatio('dctcp', range) !== null && { source: '§6.5, over the loads' }),
-              digits: 2,
-            },
-            {
-              id: `norm_dc_${range}_nicecn_${load}`,
-              label: `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
-              unit: '×',
-              paper: paperRatio('dctcp', range),
-              ...(paperRatio('dctcp', range) !== null && { source: '§6.5, over the loads' }),
-              digits: 2,
-            },
+            normFigure(
+              `norm_dc_${range}_iw2_${load}`,
+              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
+              'dctcp',
+              range,
+            ),
+            normFigure(
+              `norm_dc_${range}_nicecn_${load}`,
+              `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
+              'dctcp',
+              range,
+            ),
           ])
         : []),
       {
