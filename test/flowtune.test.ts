@@ -268,6 +268,7 @@ function allocatorRig(over: Partial<FlowtuneAllocatorConfig> = {}) {
     gamma: 0.4,
     iterationNs: 10_000,
     threshold: 0.01,
+    headroom: 0.01,
     normalize: 'f-norm',
     heartbeatNs: 30_000,
     leaseNs: 100_000,

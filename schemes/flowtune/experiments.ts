@@ -370,16 +370,27 @@ function installPfabric(out: string): string {
 /** runs per load: Flowtune, DCTCP, pFabric; then (full runs) the ablations of `ABLATIONS` */
 const SIDES = 3;
 
+/** the ACKs' share of a link carrying a full flow the other way: a 64-byte ACK per 1,500-byte frame */
+const ACK_SHARE = 64 / 1500;
+
 /**
  * The ablations at every load, one change each against the sides above: both sides starting flowlets
- * with 2 frames instead of 10 (ns2's TCP starts with 1 or 2), and DCTCP with its hosts' NIC queues
+ * with 2 frames instead of 10 (ns2's TCP starts with 1 or 2); DCTCP with its hosts' NIC queues
  * marking ECN as its switches do (by default a NIC marks nothing, as a host's does; a sender whose own
- * link is the bottleneck then queues there unmarked)
+ * link is the bottleneck then queues there unmarked); Flowtune's allocator leaving the ACKs their room
+ * (the 1% headroom plus the ACKs of a full reverse flow on every link: reserved as an upper bound, not
+ * counted flow by flow); Flowtune with §6.4's larger update threshold, 0.05 (capacities less 5% too,
+ * as the paper couples them)
  */
 const ABLATIONS = [
   { key: 'flowtune-iw2', set: { 'scheme.kind': 'flowtune', 'transport.initCwnd': '2' } },
   { key: 'dctcp-iw2', set: { 'scheme.kind': 'ecmp', 'transport.initCwnd': '2' } },
   { key: 'dctcp-nic-ecn', set: { 'scheme.kind': 'ecmp', 'ports.hostEcnThreshold': '30KB' } },
+  {
+    key: 'flowtune-acks',
+    set: { 'scheme.kind': 'flowtune', 'scheme.headroom': (0.01 + ACK_SHARE).toFixed(4) },
+  },
+  { key: 'flowtune-threshold', set: { 'scheme.kind': 'flowtune', 'scheme.threshold': '0.05' } },
 ] as const;
 
 /** the loads of the paper's figure 8 */
@@ -485,7 +496,37 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
               'dctcp',
               range,
             ),
+            normFigure(
+              `norm_dc_${range}_acks_${load}`,
+              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune leaving ACKs their room (headroom ${(0.01 + ACK_SHARE).toFixed(3)}), load ${load} (ablation)`,
+              'dctcp',
+              range,
+            ),
+            normFigure(
+              `norm_dc_${range}_thr_${load}`,
+              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune at update threshold 0.05, load ${load} (ablation)`,
+              'dctcp',
+              range,
+            ),
           ])
+        : []),
+      ...(ablations.length > 0
+        ? [
+            {
+              id: `slow_1_acks_${load}`,
+              label: `normalized FCT p99 of 1-packet flowlets, Flowtune leaving ACKs their room, load ${load} (ablation)`,
+              unit: '×',
+              paper: null,
+              digits: 2,
+            },
+            {
+              id: `slow_1_thr_${load}`,
+              label: `the same, Flowtune at update threshold 0.05, load ${load} (ablation)`,
+              unit: '×',
+              paper: null,
+              digits: 2,
+            },
+          ]
         : []),
       {
         id: `queue_ratio_${load}`,
@@ -524,12 +565,26 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
         }
         if (ft.queues.p99Bytes > 0) v[`queue_ratio_${load}`] = dc.queues.p99Bytes / ft.queues.p99Bytes;
         if (ablations.length > 0) {
-          const [fi, di, dn] = ablations.map((a) => rangesOf(out, `${a.key}-${load}`));
+          const [fi, di, dn, fa, ft5] = ablations.map((a) => rangesOf(out, `${a.key}-${load}`));
           for (const range of ['1', '2-10']) {
-            const iw2 = normRatio(di, fi, range);
-            if (iw2 !== undefined) v[`norm_dc_${range}_iw2_${load}`] = iw2;
-            const nic = normRatio(dn, rf, range);
-            if (nic !== undefined) v[`norm_dc_${range}_nicecn_${load}`] = nic;
+            for (const [id, dctcp, flowtune] of [
+              ['iw2', di, fi],
+              ['nicecn', dn, rf],
+              ['acks', rd, fa],
+              ['thr', rd, ft5],
+            ] as const) {
+              const x = normRatio(dctcp, flowtune, range);
+              if (x !== undefined) v[`norm_dc_${range}_${id}_${load}`] = x;
+            }
+          }
+          // the two Flowtune ablations' own runs: the 4th and 5th after the sides
+          const [sa, st] = [3, 4].map((j) => runs[perLoad * i + SIDES + j]);
+          for (const [side, id] of [
+            [sa, `slow_1_acks_${load}`],
+            [st, `slow_1_thr_${load}`],
+          ] as const) {
+            const x = bucket(side, '1')?.p99Slowdown;
+            if (x !== undefined) v[id] = x;
           }
         }
       });

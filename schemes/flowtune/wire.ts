@@ -50,6 +50,8 @@ export interface FlowtuneAllocatorConfig extends FlowtuneTiming {
   gamma: number;
   iterationNs: number;
   threshold: number;
+  /** the share of every link's capacity left unallocated */
+  headroom: number;
   normalize: Normalize;
   fabric: FlowtuneFabric;
   /** the allocator tells a host with flowlets it has heard nothing for this long that it is alive */

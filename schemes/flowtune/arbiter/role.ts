@@ -100,8 +100,9 @@ export class FlowtuneAllocator implements Role {
   constructor(private readonly ctx: NodeContext) {
     this.cfg = ctx.config.scheme?.config as FlowtuneAllocatorConfig;
     this.links = new FabricLinks(this.cfg.fabric);
-    // capacities in Gbit/s, less the update threshold (§6.4: "the allocator would allocate 99%")
-    const cap = this.links.capacityBps.map((c) => (c * (1 - this.cfg.threshold)) / 1e9);
+    // capacities in Gbit/s, less the headroom: by default the update threshold (§6.4: "the allocator
+    // would allocate 99%")
+    const cap = this.links.capacityBps.map((c) => (c * (1 - this.cfg.headroom)) / 1e9);
     this.ned = new Ned(cap, this.cfg.gamma);
     this.hosts = this.cfg.fabric.hosts.map(() => new HostState(this.cfg.minRtoNs));
     this.liveSpines = allSpines(this.cfg.fabric.spines);

@@ -68,6 +68,7 @@ export default defineScheme<FlowtuneSettings, FlowtuneSummary>({
         gamma: s.gamma,
         iterationNs: s.iterationNs,
         threshold: s.threshold,
+        headroom: s.headroom,
         normalize: s.normalize,
         heartbeatNs: s.heartbeatNs,
         fabric,

@@ -34,7 +34,14 @@ export const flowtuneProperties = {
     minimum: 0,
     maximum: 0.5,
     description:
-      'a host is told a rate when it moved by more than this share since it was last told, and links are allocated 1 - this of their capacity (default 0.01)',
+      'a host is told a rate when it moved by more than this share since it was last told, and links are allocated 1 - this of their capacity unless headroom says otherwise (default 0.01)',
+  },
+  headroom: {
+    type: 'number',
+    minimum: 0,
+    maximum: 0.5,
+    description:
+      "the share of every link's capacity the allocator leaves unallocated (default: threshold, as §6.4 has it); e.g. 0.053 also leaves the ACKs of a full reverse flow (64 B per 1,500 B frame) their room",
   },
   normalize: {
     enum: ['f-norm', 'u-norm', 'none'],
@@ -83,6 +90,8 @@ export interface FlowtuneSettings {
   gamma: number;
   iterationNs: number;
   threshold: number;
+  /** the share of every link the allocator leaves unallocated */
+  headroom: number;
   normalize: Normalize;
   utility: 'proportional';
   leaseNs: number;
@@ -143,6 +152,7 @@ export function resolveFlowtune(src: ScenarioSource, topo: Topology): FlowtuneSe
     gamma: sc.gamma ?? FLOWTUNE_DEFAULTS.gamma,
     iterationNs: dur('iteration', FLOWTUNE_DEFAULTS.iterationNs),
     threshold: sc.threshold ?? FLOWTUNE_DEFAULTS.threshold,
+    headroom: sc.headroom ?? sc.threshold ?? FLOWTUNE_DEFAULTS.threshold,
     normalize: sc.normalize ?? FLOWTUNE_DEFAULTS.normalize,
     utility: sc.utility ?? FLOWTUNE_DEFAULTS.utility,
     leaseNs: lease,

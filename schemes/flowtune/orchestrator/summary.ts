@@ -59,6 +59,7 @@ export interface FlowtuneSummary {
   gamma: number;
   iterationNs: number;
   threshold: number;
+  headroom: number;
   normalize: string;
   leaseNs: number;
   /**
@@ -190,6 +191,7 @@ export function summarizeFlowtune(
     gamma: s.gamma,
     iterationNs: s.iterationNs,
     threshold: s.threshold,
+    headroom: s.headroom,
     normalize: s.normalize,
     leaseNs: s.leaseNs,
     allocatorReported: alloc !== undefined,
@@ -363,7 +365,7 @@ function convergenceOf(
   events.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
   const links = new FabricLinks(fabric);
   // the optimum is solved without NED (optimum.ts), so that NED's rates are not measured by NED
-  const problem = new ProportionalFair(Array.from(links.capacityBps, (c) => (c * (1 - s.threshold)) / 1e9));
+  const problem = new ProportionalFair(Array.from(links.capacityBps, (c) => (c * (1 - s.headroom)) / 1e9));
   // each flow's series is in time order (one host applies its rates): the first entry after `t`
   const firstAfter = (a: ReadonlyArray<[number, number]>, t: number): number => {
     let lo = 0;
