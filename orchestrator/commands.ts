@@ -613,12 +613,23 @@ program
     "the experiment's smaller variant with one seed: direction and order of magnitude, not the paper's scale",
   )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
+  .option(
+    '--variants <names>',
+    'only these variants, comma-separated (and those they are measured against), where the experiment lists its variants',
+  )
   .option(...SET_OPTION)
   .action(
     async (
       name: string | undefined,
       file: string | undefined,
-      opts: { seeds?: number; seed?: number; out?: string; set?: string[]; quick?: boolean },
+      opts: {
+        seeds?: number;
+        seed?: number;
+        out?: string;
+        set?: string[];
+        quick?: boolean;
+        variants?: string;
+      },
     ) => {
       const { experiments } = await import('./schemes/index.js');
       const all = new Map([...experiments(), ...STUDIES.map((x) => [x.name, x] as const)]);
@@ -634,6 +645,16 @@ program
       if (e.scenario === '' && file !== undefined)
         throw new RuntimeError(`experiment ${e.name}: runs every scheme's own scenario; it takes none`);
       const scenario = file ?? e.scenario;
+      const variants = opts.variants?.split(',').map((v) => v.trim());
+      if (variants !== undefined) {
+        if (e.variants === undefined)
+          throw new RuntimeError(`experiment ${e.name}: runs all of its variants; it takes no --variants`);
+        const unknown = variants.filter((v) => !e.variants!.includes(v));
+        if (unknown.length > 0 || variants.length === 0)
+          throw new RuntimeError(
+            `experiment ${e.name}: --variants: no variant '${unknown[0] ?? ''}'; there are ${e.variants.join(', ')}`,
+          );
+      }
       const seeds = opts.seeds ?? (opts.quick ? 1 : e.seeds);
       if (!Number.isInteger(seeds))
         throw new RuntimeError(`experiment: --seeds must be a whole number, got ${seeds}`);
@@ -650,6 +671,7 @@ program
         seed: opts.seed ?? sc?.seed ?? 1,
         set: opts.set,
         quick: opts.quick === true,
+        ...(variants && { variants }),
         signal: abort.signal,
         say: (line) => process.stderr.write(`dcemu: ${line}\n`),
       }).finally(() => pool.close());

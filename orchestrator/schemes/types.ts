@@ -49,6 +49,11 @@ export interface ExperimentOptions {
   set?: string[];
   /** `--quick`: the experiment's smaller variant, one seed (npm test runs it) */
   quick?: boolean;
+  /**
+   * `--variants`: only these of the experiment's variants (and those they are measured against), for
+   * an experiment that lists its variants in `SchemeExperiment.variants`
+   */
+  variants?: string[];
   signal?: AbortSignal;
   /** a progress line */
   say(line: string): void;
@@ -71,6 +76,8 @@ export interface SchemeExperiment {
   module: string;
   /** the name of that export: `(opts: ExperimentOptions) => Promise<string>` */
   run: string;
+  /** the variants `--variants` may choose from (absent: the experiment runs all of its own, always) */
+  variants?: readonly string[];
 }
 
 /**

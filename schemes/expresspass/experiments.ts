@@ -26,36 +26,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
 import type { Summary } from '../../orchestrator/collect.js';
 import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
 import { type FlowRow, flowRows } from '../../orchestrator/schemes/flows.js';
 import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import { type AblationVariant, chosenVariants } from './variants.js';
 
-/** servers' oscillators under PTP with NIC hardware stamps, and sends late by hrtimer and qdisc delays */
-const REAL_CLOCKS = {
-  clocks: OSCILLATORS,
-  ptp: '{timestamping: hardware}',
-  jitter: SEND_JITTER,
-};
-
-/** each variant, and the one it is measured against (the same trace, clocks and buffers) */
-const VARIANTS: ReadonlyArray<{ name: string; set: Record<string, string>; base?: string }> = [
-  { name: 'expresspass', set: { scheme: '{kind: expresspass}' } },
-  { name: 'expresspass-fast-start', set: { scheme: '{kind: expresspass, alpha: 1}' }, base: 'expresspass' },
-  { name: 'top-one-class', set: { scheme: '{kind: top, classes: 1}' }, base: 'expresspass' },
-  { name: 'top', set: { scheme: '{kind: top}' }, base: 'expresspass' },
-  // §3.1's hypothetical switch, whose system §3.3's figures are: tokens dropped at the switch once
-  // queued 8 pacing times (R2), not judged by the senders' clocks (§4.3)
-  { name: 'top-switch-expiry', set: { scheme: '{kind: top, tokenExpiry: switch}' }, base: 'expresspass' },
-  // "TOP uses similar token feedback control as that in ExpressPass" (§3.1): its start rate too
-  { name: 'top-expresspass-start', set: { scheme: '{kind: top, alpha: 0.0625}' }, base: 'top' },
-  // §3.2's class boundaries ⌊K log_p x⌋ (a = 1, b = 0; the paper gives no a, b) instead of the
-  // workload's byte quantiles
-  { name: 'top-log-classes', set: { scheme: '{kind: top, priorities: log}' }, base: 'top' },
-  { name: 'expresspass-ptp', set: { scheme: '{kind: expresspass}', ...REAL_CLOCKS } },
-  { name: 'top-ptp', set: { scheme: '{kind: top}', ...REAL_CLOCKS }, base: 'expresspass-ptp' },
-];
 /** TOP's headline comparisons: the paper's value goes beside both */
 const HEADLINE = new Set(['top', 'top-switch-expiry', 'top-ptp']);
 
@@ -108,9 +84,12 @@ function byInterval(rows: readonly FlowRow[]): IntervalMeans[] {
   });
 }
 
-const intervalsOf = (seedDir: string) => VARIANTS.map((v) => byInterval(flowRows(join(seedDir, v.name))));
+const intervalsOf = (seedDir: string, variants: readonly AblationVariant[]) =>
+  variants.map((v) => byInterval(flowRows(join(seedDir, v.name))));
 
 export async function runAblation(opts: ExperimentOptions): Promise<string> {
+  const VARIANTS = chosenVariants(opts.variants);
+  const has = (name: string) => VARIANTS.some((v) => v.name === name);
   const figures = [
     ...RELATIVE.flatMap((f) =>
       VARIANTS.filter((v) => v.base !== undefined).map((v) => ({
@@ -122,7 +101,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       })),
     ),
-    ...INTERVALS.flatMap(([key, label]) =>
+    ...(has('top') ? INTERVALS : []).flatMap(([key, label]) =>
       RELATIVE.map((f) => ({
         id: `${f.key}_top_${key}`,
         label: `${f.what} of flows ${label}, top against expresspass (seeds with such flows)`,
@@ -134,13 +113,17 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       })),
     ),
-    {
-      id: 'expired_valid_top-ptp',
-      label: 'valid tokens dropped as expired, top-ptp',
-      unit: 'tokens',
-      paper: null,
-      digits: 0,
-    },
+    ...(has('top-ptp')
+      ? [
+          {
+            id: 'expired_valid_top-ptp',
+            label: 'valid tokens dropped as expired, top-ptp',
+            unit: 'tokens',
+            paper: null,
+            digits: 0,
+          },
+        ]
+      : []),
     { id: 'flows', label: 'flows in the trace', unit: 'flows', paper: null, digits: 0 },
     {
       id: 'unfinished',
@@ -163,7 +146,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       'NS-3 (§3.2): a 4:1 dumbbell of 40 + 40 servers on 10 Gbps links, 10,000 flows of web search, data mining or IMC10 sizes',
     figures,
     variants: VARIANTS,
-    table: ablationTable,
+    table: (o, runs) => ablationTable(o, runs, VARIANTS),
     values: (runs, out) => {
       const x = runs.map((s) => s.expresspass!);
       const of = (name: string) => x[VARIANTS.findIndex((v) => v.name === name)];
@@ -172,15 +155,16 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
         // every variant must finish every flow: averages over different sets of flows compare nothing
         unfinished: runs.reduce((a, s) => a + s.flows.planned - s.flows.completed, 0),
         data_lost: x.reduce((a, s) => a + s.data.droppedCongestion, 0),
-        'expired_valid_top-ptp': of('top-ptp').tokens?.expiredValid ?? 0,
       };
+      if (has('top-ptp')) v['expired_valid_top-ptp'] = of('top-ptp').tokens?.expiredValid ?? 0;
       VARIANTS.forEach((variant, i) => {
         if (variant.base === undefined) return;
         const base = of(variant.base);
         v[`fct_${variant.name}`] = pct(x[i].fct.avgNs, base.fct.avgNs);
         v[`slow_${variant.name}`] = pct(x[i].slowdown.avg, base.slowdown.avg);
       });
-      const iv = intervalsOf(out);
+      if (!has('top')) return v;
+      const iv = intervalsOf(out, VARIANTS);
       const [xp, top] = ['expresspass', 'top'].map((n) => iv[VARIANTS.findIndex((x) => x.name === n)]);
       INTERVALS.forEach(([key], j) => {
         if (xp[j].flows === 0) return;
@@ -192,9 +176,13 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
   });
 }
 
-function ablationTable(opts: ExperimentOptions, runs: Summary[]): string {
+function ablationTable(
+  opts: ExperimentOptions,
+  runs: Summary[],
+  VARIANTS: readonly AblationVariant[],
+): string {
   const x = runs.map((s) => s.expresspass!);
-  const iv = intervalsOf(opts.out);
+  const iv = intervalsOf(opts.out, VARIANTS);
   const us = (ns: number) => `${(ns / 1000).toFixed(1)} µs`;
   const lines = [
     `# TOP ablation: ${opts.file}`,

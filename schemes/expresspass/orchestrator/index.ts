@@ -18,6 +18,7 @@ import { alongHostPaths, pathFigures } from '../../../orchestrator/topology/diam
 import type { Topology, TopoNode } from '../../../topology/types.js';
 import type { XpHostSection } from '../host/transport.js';
 import type { XpSwitchSection } from '../switch/module.js';
+import { VARIANTS } from '../variants.js';
 import {
   CREDIT_BYTES,
   EXPRESSPASS_KIND,
@@ -546,6 +547,7 @@ export default defineScheme<XpSettings, XpSummary>({
       seeds: 5,
       module: new URL('../experiments.js', import.meta.url).href,
       run: 'runAblation',
+      variants: VARIANTS.map((v) => v.name),
     },
   ],
 
