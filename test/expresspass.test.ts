@@ -14,6 +14,7 @@ import { SizeCdf } from '../node/cdf.js';
 import type { Transport } from '../node/transport/types.js';
 import { CreditLimited } from '../schemes/expresspass/discipline.js';
 import { ExpressPassTransport } from '../schemes/expresspass/host/transport.js';
+import { chosenVariants, VARIANTS } from '../schemes/expresspass/variants.js';
 import {
   CREDIT_BYTES,
   TopClasses,
@@ -313,5 +314,24 @@ describe('TOP receiver (§4.4)', () => {
     const segments = sent.filter((f) => f.t === FrameType.Data).map((f) => f.q);
     expect(segments).toEqual([0, 1, 2, 3, 4, 2, 5, 6]);
     expect(sent.filter((f) => f.t === FrameType.Data).every((f) => f.p === XpClass.Data)).toBe(true);
+  });
+});
+
+describe('top-ablation --variants', () => {
+  it('runs the chosen variants with those they are measured against, in the ablation’s order', () => {
+    const names = (xs: readonly { name: string }[]) => xs.map((v) => v.name);
+    expect(chosenVariants(undefined)).toBe(VARIANTS);
+    expect(names(chosenVariants(['top-switch-expiry', 'top']))).toEqual([
+      'expresspass',
+      'top',
+      'top-switch-expiry',
+    ]);
+    // a base's base comes too: top-expresspass-start against top, top against expresspass
+    expect(names(chosenVariants(['top-expresspass-start']))).toEqual([
+      'expresspass',
+      'top',
+      'top-expresspass-start',
+    ]);
+    expect(names(chosenVariants(['top-ptp']))).toEqual(['expresspass-ptp', 'top-ptp']);
   });
 });

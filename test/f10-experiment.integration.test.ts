@@ -116,5 +116,12 @@ describe('dcemu experiment', () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain("no experiment 'fig9'");
     expect(bad.stderr).toContain('f10-fig8');
+    // --variants only where an experiment lists its variants, and only names it lists
+    const fixed = await dcemu(['experiment', 'f10-fig8', '--variants', 'f10']);
+    expect(fixed.exitCode).toBe(2);
+    expect(fixed.stderr).toContain('experiment f10-fig8: runs all of its variants; it takes no --variants');
+    const unknown = await dcemu(['experiment', 'top-ablation', '--variants', 'top,tpo']);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("--variants: no variant 'tpo'; there are expresspass, ");
   });
 });
