@@ -643,5 +643,8 @@ export async function writeResults(
   const logged = appendRunLog(out, summary, r.reports);
   const problems = logged === null ? [] : [logged];
   if (!r.scenario.run.plots) return problems;
-  return [...problems, ...(await writeRunPlots(out, r, summary, flows)).problems];
+  problems.push(...(await writeRunPlots(out, r, summary, flows)).problems);
+  // the page shows the plots: it follows them (loaded here only: its layout library is not small)
+  const { writeRunPage } = await import('./page/run-page.js');
+  return [...problems, ...(await writeRunPage(out)).problems];
 }

@@ -422,6 +422,23 @@ swarm
   });
 
 program
+  .command('report')
+  .description(
+    "write a run's results page again from its folder (report.html: topology, timeline, queues, flows, clocks)",
+  )
+  .argument('<results>', "a run's results folder")
+  .action(async (dir: string) => {
+    const { writeRunPage } = await import('./page/run-page.js');
+    const { file, problems } = await writeRunPage(resolve(dir));
+    for (const p of problems) process.stderr.write(`dcemu: ${p}\n`);
+    if (file === null) {
+      process.exitCode = 2;
+      return;
+    }
+    process.stdout.write(`${file}\n`);
+  });
+
+program
   .command('topo')
   .description('print the topology of a scenario without running it')
   .argument('<scenario>', 'scenario YAML file')

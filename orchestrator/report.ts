@@ -30,7 +30,15 @@ function kb(bytes: number): string {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} KB`;
 }
 
+/** The summary printed after a run, as aligned lines. */
 export function summaryTable(s: Summary, out: string): string {
+  const rows = summaryRows(s, out);
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');
+}
+
+/** The summary's rows, what and how much: the terminal's table and the results page's overview. */
+export function summaryRows(s: Summary, out: string): Array<[string, string]> {
   const rows: Array<[string, string]> = [
     [
       'scenario',
@@ -168,6 +176,5 @@ export function summaryTable(s: Summary, out: string): string {
     `${s.processes.started} started${reused}, ${s.processes.leftRunning} left running`,
   ]);
   rows.push(['results', out]);
-  const w = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');
+  return rows;
 }

@@ -11,6 +11,7 @@ import { type NodeSeries, runPlots } from './run.js';
 import { type SweepPlotAxis, type SweepPlotRow, sweepPlots } from './sweep.js';
 
 export type { Plot, PlotOutcome } from './render.js';
+export { svgOf } from './render.js';
 
 /** The run's plots into `<out>/plots/`. */
 export function writeRunPlots(

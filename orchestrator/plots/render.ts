@@ -85,6 +85,11 @@ async function load(): Promise<Renderer> {
   };
 }
 
+/** One spec drawn as SVG text (for pages that inline their charts); throws where Vega cannot draw it. */
+export async function svgOf(spec: TopLevelSpec): Promise<string> {
+  return (await renderer()).svg(spec);
+}
+
 /** What `writePlots` left: the plots drawn, and one line per plot that could not be. */
 export interface PlotOutcome {
   written: string[];

@@ -651,7 +651,11 @@ export const scenarioSchema = {
           "the node processes' log level (logs/<node>.log)",
           DEFAULTS.run.logLevel,
         ),
-        plots: doc({ type: 'boolean' }, 'draw the per-run plots (plots/*.svg, *.png)', DEFAULTS.run.plots),
+        plots: doc(
+          { type: 'boolean' },
+          'draw the per-run plots (plots/*.svg, *.png) and the results page (report.html)',
+          DEFAULTS.run.plots,
+        ),
         capture: {
           type: 'array',
           items: captureRef,
