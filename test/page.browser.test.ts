@@ -1,0 +1,131 @@
+/**
+ * report.html in a real browser: Debian's Chromium (what .ci/run installs), driven by playwright-core
+ * pointed at it. The quickstart's fabric (short) and an F10 failover run each write their page; it
+ * opens from file:// with no console error and no request for anything but itself, every chart has
+ * marks, the overview is the summary's own rows (summary.json read back through the same function the
+ * terminal prints with), the elements the faults hit are marked, and the timeline lists every event.
+ * Outside CI a machine without Chromium skips this file, saying so; in CI it runs.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { summaryRows } from '../orchestrator/report.js';
+import { dcemu, QUICKSTART_SHORT, readJson, tempOut } from './helpers.js';
+
+const CHROMIUM = process.env.DCEMU_CHROMIUM ?? '/usr/bin/chromium';
+const HAVE = existsSync(CHROMIUM);
+if (!HAVE && process.env.CI)
+  throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium, which these tests need`);
+if (!HAVE)
+  console.warn(`test/page.browser.test.ts: skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+interface Opened {
+  errors: string[];
+  requests: string[];
+  text: Record<string, string[][]>;
+  marks: number[];
+  hit: string[];
+  hitLinks: number;
+}
+
+/** opens a page from disk and reads what a user would look at */
+async function open(browser: Browser, file: string): Promise<Opened> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (r) => requests.push(r.url()));
+  const url = pathToFileURL(file).href;
+  await page.goto(url, { waitUntil: 'load' });
+  const rows = async (sel: string) => {
+    const trs = await page.locator(`${sel} tbody tr`).all();
+    return Promise.all(trs.map((tr) => tr.locator('td').allTextContents()));
+  };
+  const charts = await page.locator('.chart svg').all();
+  const read = {
+    text: { overview: await rows('#overview table'), events: await rows('#timeline table') },
+    // each chart's marks: Vega draws them in groups of class mark-*; the topology its nodes and links
+    marks: await Promise.all(
+      charts.map((svg) =>
+        svg.locator('[class^="mark-"] path, [class^="mark-"] line, g.node, line.link').count(),
+      ),
+    ),
+    hit: await Promise.all(
+      (await page.locator('svg.topology g.node.hit').all()).map(
+        async (g) => (await g.getAttribute('data-node')) ?? '',
+      ),
+    ),
+    hitLinks: await page.locator('svg.topology line.link.hit').count(),
+  };
+  await page.close();
+  return { errors, requests: requests.filter((r) => r !== url), ...read };
+}
+
+describe.skipIf(!HAVE)('report.html in Chromium', () => {
+  let browser: Browser;
+  const qs = tempOut('page-quickstart');
+  const f10 = tempOut('page-f10');
+
+  beforeAll(async () => {
+    const [a, b] = await Promise.all([
+      dcemu(
+        [
+          'run',
+          'examples/quickstart.yaml',
+          '--out',
+          qs,
+          '-q',
+          ...QUICKSTART_SHORT,
+          '--set',
+          'run.plots=true',
+        ],
+        { plots: true },
+      ),
+      dcemu(['run', 'test/fixtures/f10-failover-short.yaml', '--out', f10, '-q'], { plots: true }),
+    ]);
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect(b.exitCode, b.stderr).toBe(0);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 200_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const check = async (dir: string) => {
+    const s = readJson(join(dir, 'summary.json'));
+    const p = await open(browser, join(dir, 'report.html'));
+    expect(p.errors).toEqual([]);
+    expect(p.requests).toEqual([]);
+    // the topology, the timeline, the heatmap and the run's own plots: every one has marks
+    expect(p.marks.length).toBeGreaterThanOrEqual(5);
+    for (const m of p.marks) expect(m).toBeGreaterThan(0);
+    // the overview is the summary's rows, as the terminal prints them
+    expect(p.text.overview).toEqual(summaryRows(s, dir).map(([k, v]) => [k, v]));
+    // every event of the run is on the timeline, in order
+    const events = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(p.text.events.map((r) => r[1])).toEqual(events.map((e: { kind: string }) => e.kind));
+    return { s, p };
+  };
+
+  it('shows the quickstart: its summary, its fabric with the killed spine, its events, queues and CDFs', async () => {
+    const { p } = await check(qs);
+    expect(p.hit).toEqual(['spine0']);
+    expect(p.hitLinks).toBe(0);
+  });
+
+  it('shows an F10 failover: the killed switch and the failed link marked on the fabric', async () => {
+    const { s, p } = await check(f10);
+    expect(s.faults.map((f: { action: string }) => f.action)).toEqual(['kill', 'link-down']);
+    expect(p.hit).toEqual(['agg2']);
+    expect(p.hitLinks).toBe(1);
+  });
+});
