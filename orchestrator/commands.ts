@@ -15,7 +15,9 @@ import { composeFile } from './compose.js';
 import { Engine, memoryProblem, newRunId, type StartedEngine, startRefusal } from './engine.js';
 import { isUserError, RuntimeError } from './errors.js';
 import { onInterrupt } from './interrupts.js';
+import { chaosSuites, experimentSuites, runSuites, writeJunit } from './junit.js';
 import { progressLine, summaryTable } from './report.js';
+import type { Reproduction } from './reproduction.js';
 import { refuseNodeFaults } from './runtime/attached.js';
 import { lendFolder } from './runtime/hardening.js';
 import { ensureImage } from './runtime/image.js';
@@ -60,6 +62,8 @@ interface RunOptions {
   tdf?: number;
   sync?: string;
   allowUnfaithful?: boolean;
+  /** JUnit XML of the run's invariants and flows */
+  junit?: string;
   out?: string;
   quiet?: boolean;
   /** wall seconds between progress lines when stderr is not a terminal */
@@ -197,6 +201,8 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     if (result.crashes.length > 0) failed ??= `${result.crashes.length} node(s) crashed`;
     for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
+    // the run's own failure (a stall, a crash), before broken invariants add theirs
+    const runError = failed;
     if (invariants && ranToEnd) {
       const broken = checkInvariants(
         { summary, outcomes, faults: result.faults, error: failed, survivors: 0 },
@@ -206,6 +212,33 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       for (const v of broken) say(`dcemu: error: invariant ${v.invariant} broken: ${v.detail}`);
       if (broken.length > 0)
         failed ??= `${new Set(broken.map((v) => v.invariant)).size} of the scenario's invariants broken (invariants.json)`;
+    }
+    if (opts.junit) {
+      // every run's invariants (the scenario's own asserts too), and a case per planned flow
+      const checked = invariants ?? { lossless: false, asserts: [] };
+      const broken = checkInvariants(
+        {
+          summary,
+          outcomes,
+          faults: result.faults,
+          error: runError ?? (ranToEnd ? null : 'interrupted'),
+          survivors: 0,
+        },
+        checked,
+      );
+      const names = scenario.topology.nodes;
+      writeJunit(
+        resolve(opts.junit),
+        runSuites(
+          scenario.name,
+          summary,
+          broken,
+          checked.asserts.map((a) => a.text),
+          flows,
+          outcomes,
+          (id) => names[id]?.name ?? String(id),
+        ),
+      );
     }
     if (failed) say(`dcemu: error: ${failed}`);
     if (!summary.fidelity.ok) {
@@ -263,6 +296,7 @@ program
     positive,
   )
   .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
+  .option('--junit <file>', "write JUnit XML: the run's invariants and every planned flow as test cases")
   .option(...SET_OPTION)
   .option(
     '--runtime <kind>',
@@ -545,6 +579,10 @@ program
   )
   .option(...SET_OPTION)
   .option('--runtime <kind>', 'process (default) or docker')
+  .option(
+    '--junit <file>',
+    'write JUnit XML: a case per run, failing with the invariants it broke and its reproducer',
+  )
   .action(
     async (
       file: string,
@@ -556,6 +594,7 @@ program
         minimize: number;
         set?: string[];
         runtime?: string;
+        junit?: string;
       },
     ) => {
       if (opts.runtime !== undefined && opts.runtime !== 'process' && opts.runtime !== 'docker')
@@ -580,6 +619,7 @@ program
         minimize: Math.max(0, opts.minimize),
         log: (line) => process.stderr.write(`dcemu: ${line}\n`),
       });
+      if (opts.junit) writeJunit(resolve(opts.junit), chaosSuites(report));
       process.stdout.write(`${readFileSync(join(out, 'chaos.md'), 'utf8')}\nresults in ${out}\n`);
       process.exitCode = abort.signal.aborted ? 130 : report.failingSeeds.length > 0 ? 1 : 0;
     },
@@ -631,6 +671,10 @@ program
   )
   .option('--out <dir>', 'results folder (default results/<name>-<time>)')
   .option(
+    '--junit <file>',
+    'write JUnit XML: a case per figure, ours beside the paper, failing where it leaves a bound the experiment states',
+  )
+  .option(
     '--variants <names>',
     'only these variants, comma-separated (and those they are measured against), where the experiment lists its variants',
   )
@@ -646,6 +690,7 @@ program
         set?: string[];
         quick?: boolean;
         variants?: string;
+        junit?: string;
       },
     ) => {
       const { experiments } = await import('./schemes/index.js');
@@ -694,6 +739,16 @@ program
       }).finally(() => pool.close());
       process.stdout.write(`${table}\nresults in ${out}\n`);
       process.exitCode = abort.signal.aborted ? 130 : 0;
+      if (opts.junit && !abort.signal.aborted) {
+        const rep = join(out, 'reproduction.json');
+        if (!existsSync(rep))
+          throw new RuntimeError(
+            `experiment ${e.name}: writes no reproduction.json, so no JUnit figures for --junit`,
+          );
+        const suites = experimentSuites(JSON.parse(readFileSync(rep, 'utf8')) as Reproduction);
+        writeJunit(resolve(opts.junit), suites);
+        if (suites.some((x) => x.cases.some((c) => c.failure))) process.exitCode = 1;
+      }
     },
   );
 

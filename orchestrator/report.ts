@@ -2,9 +2,9 @@
  * Human-readable output: the live progress line and the summary table printed after a run.
  */
 import { formatNs } from '../core/time.js';
-import type { Summary } from './collect.js';
 import type { Progress } from './engine.js';
 import { REPAIRS } from './fired.js';
+import type { Summary } from './results.js';
 import { schemeDefinition } from './schemes/index.js';
 
 /**

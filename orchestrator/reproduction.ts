@@ -32,6 +32,8 @@ export interface FigureSpec {
    * figures' per-seed values), the per-seed column each seed's own ratio, and no interval
    */
   pooled?: { over: string; under: string };
+  /** a bound every seed's value must keep: `--junit` fails the figure's case where one does not */
+  bound?: { min?: number; max?: number };
 }
 
 export interface ReproductionSpec {

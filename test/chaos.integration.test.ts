@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, dcemu, ownNodePids, ROOT, readJson, tempOut, waitForStderr } from './helpers.js';
+import { CLI, dcemu, ownNodePids, ROOT, readJson, readJunit, tempOut, waitForStderr } from './helpers.js';
 
 // a fabric link down or lossy breaks the planted assertion (no frame may be lost to the fault layer)
 const SCENARIO = `# the planted failure: the fault layer may drop nothing
@@ -44,7 +44,20 @@ describe('dcemu chaos', () => {
     const file = join(dir, 'chaos-it.yaml');
     writeFileSync(file, SCENARIO);
     const out = join(dir, 'out');
-    const r = await dcemu(['chaos', file, '--runs', '2', '--seed', '1', '--out', out, '--minimize', '4']);
+    const r = await dcemu([
+      'chaos',
+      file,
+      '--runs',
+      '2',
+      '--seed',
+      '1',
+      '--out',
+      out,
+      '--minimize',
+      '4',
+      '--junit',
+      join(dir, 'chaos.xml'),
+    ]);
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
     const report = readJson(join(out, 'chaos.json'));
     expect(report.runs).toHaveLength(2);
@@ -75,7 +88,15 @@ describe('dcemu chaos', () => {
     expect(repro).toMatch(/^invariants:\n {2}assert: \[ 'drops\.fault == 0' \]$/m);
     expect(repro).not.toContain('the planted failure');
     // `dcemu run` on it checks the invariants again: it fails, naming what broke, while it breaks
-    const rerun = await dcemu(['run', bad.repro.file, '--out', join(dir, 'repro'), '-q']);
+    const rerun = await dcemu([
+      'run',
+      bad.repro.file,
+      '--out',
+      join(dir, 'repro'),
+      '-q',
+      '--junit',
+      join(dir, 'repro.xml'),
+    ]);
     expect(rerun.exitCode).toBe(1);
     expect(rerun.stderr).toMatch(
       /dcemu: error: invariant assert broken: 'drops\.fault == 0': drops\.fault is \d+/,
@@ -84,6 +105,29 @@ describe('dcemu chaos', () => {
     expect(
       readJson(join(dir, 'repro/invariants.json')).map((v: { invariant: string }) => v.invariant),
     ).toEqual(['assert']);
+
+    // JUnit, read by a JUnit parser: a case per chaos run, failing with what it broke and its reproducer
+    const chaosXml = await readJunit(join(dir, 'chaos.xml'));
+    expect(chaosXml).toMatchObject({ tests: 2, failures: 2 });
+    const runCases = chaosXml.testsuite[0].testcase!;
+    expect(runCases.map((c) => c.name)).toEqual(
+      report.runs.map((x: { seed: number; faults: number }) => `seed ${x.seed} (${x.faults} faults)`),
+    );
+    expect(runCases[report.runs.indexOf(bad)].failure![0].message).toBe(
+      `invariants broken: assert; reproducer ${bad.repro.file}`,
+    );
+    expect(runCases[report.runs.indexOf(bad)].failure![0].inner).toContain(
+      `reproduce: dcemu run ${bad.repro.file}`,
+    );
+    // the reproducer's run: its invariants (the assert fails, the rest hold) and every flow a case
+    const runXml = await readJunit(join(dir, 'repro.xml'));
+    const [inv, fl] = runXml.testsuite;
+    const failed = (cs: typeof inv.testcase) => (cs ?? []).filter((c) => c.failure).map((c) => c.name);
+    expect(failed(inv.testcase)).toEqual(['assert drops.fault == 0']);
+    expect(inv.testcase!.map((c) => c.name)).toContain('flows-accounted');
+    const rs = readJson(join(dir, 'repro/summary.json'));
+    expect(fl.tests).toBe(rs.flows.planned);
+    expect(fl.failures).toBe(rs.flows.planned - rs.flows.completed);
 
     // the scenario a run executed gives the same run again, frame for frame
     const ran = join(out, `seed-${failing[0]}`);

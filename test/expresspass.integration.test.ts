@@ -6,8 +6,9 @@
  * TOP's prioritized tokens keep that promise; its sender-side expiry judges token age by node clocks,
  * so a clock jump drops valid tokens; its hypothetical switch drops old tokens itself.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { quickExperiment, runScenario } from './helpers.js';
+import { quickExperiment, readJunit, runScenario, tempOut } from './helpers.js';
 
 async function run(name: string, extra: string[] = []) {
   return (await runScenario(name, 'test/fixtures/expresspass.yaml', extra)).s;
@@ -187,7 +188,8 @@ describe('TOP', () => {
 
 describe('dcemu experiment top-ablation', () => {
   it('separates the start rate, the receivers and the in-network priority in TOP’s gain over ExpressPass, and measures it again on PTP clocks (--quick)', async () => {
-    const { stdout, rep, fig } = await quickExperiment('top-ablation');
+    const junit = join(tempOut('top-ablation-junit'), 'top.xml');
+    const { stdout, rep, fig } = await quickExperiment('top-ablation', ['--junit', junit]);
     expect(rep.seeds).toEqual([5]);
     // 4 hosts a side (the quick run): 28 flows, each completed in every variant
     expect(fig('flows')).toBe(28);
@@ -219,5 +221,11 @@ describe('dcemu experiment top-ablation', () => {
     expect(fig('fct_top_1m')).toBeCloseTo(-62.1, 1);
     expect(fig('fct_top_10m')).toBeCloseTo(-16.2, 1);
     expect(rep.figures.find((f: { id: string }) => f.id === 'fct_top_100k').values).toEqual([]);
+    // JUnit: a case per figure, ours beside the paper's; the bounds (every flow finished, no data
+    // lost) held, so none fails
+    const x = await readJunit(junit);
+    expect(x).toMatchObject({ tests: rep.figures.length, failures: 0 });
+    const fctCase = x.testsuite[0].testcase!.find((c) => c.name === 'average FCT, top against expresspass');
+    expect(fctCase!['system-out']![0]).toBe('ours -28.7 % (per seed -28.7); the paper -44.2 (§3.3)');
   });
 });

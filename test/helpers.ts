@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
+import { parse as parseJunit, type TestSuite, type TestSuites } from 'junit2json';
 import { expect } from 'vitest';
 import { NodePool } from '../orchestrator/runtime/pool.js';
 
@@ -134,13 +135,20 @@ export async function closeFilePool(): Promise<void> {
  * `dcemu experiment <name> --quick` into a fresh results folder (a non-zero exit fails the test): the
  * folder, what it printed, its reproduction.json, and `fig`: a figure's mean by id.
  */
-export async function quickExperiment(name: string) {
+export async function quickExperiment(name: string, extra: string[] = []) {
   const out = tempOut(name);
-  const r = await dcemu(['experiment', name, '--quick', '--out', out]);
+  const r = await dcemu(['experiment', name, '--quick', '--out', out, ...extra]);
   expect(r.exitCode, r.stderr).toBe(0);
   const rep = readJson(join(out, 'reproduction.json'));
   const fig = (id: string): number => rep.figures.find((f: { id: string }) => f.id === id).mean;
   return { out, stdout: r.stdout, rep, fig };
+}
+
+/** A JUnit XML file as a JUnit parser (junit2json) reads it: its suites (the file must hold a <testsuites>). */
+export async function readJunit(file: string): Promise<TestSuites & { testsuite: TestSuite[] }> {
+  const x = await parseJunit(readFileSync(file, 'utf8'));
+  if (!x || !('testsuite' in x) || !Array.isArray(x.testsuite)) throw new Error(`${file}: no <testsuites>`);
+  return x as TestSuites & { testsuite: TestSuite[] };
 }
 
 /** Pids of node processes whose command line names `marker` (a run id or results folder). */

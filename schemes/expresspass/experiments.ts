@@ -131,6 +131,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       unit: 'flows',
       paper: 0,
       digits: 0,
+      bound: { max: 0 },
     },
     {
       id: 'data_lost',
@@ -138,6 +139,7 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       unit: 'frames',
       paper: 0,
       digits: 0,
+      bound: { max: 0 },
     },
   ];
   return reproduceVariants(withQuick(opts, QUICK), {
