@@ -255,6 +255,12 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/** index.html of a folder of runs (loaded when asked for) */
+async function writeIndex(dir: string, title?: string): Promise<string | null> {
+  const { writeIndexPage } = await import('./page/index-page.js');
+  return writeIndexPage(dir, title);
+}
+
 /** `--set key.path=value`, repeatable: the same scenario with one field changed (studies, sweeps) */
 const SET_OPTION = [
   '--set <key=value>',
@@ -462,14 +468,20 @@ program
   )
   .argument('<results>', "a run's results folder")
   .action(async (dir: string) => {
-    const { writeRunPage } = await import('./page/run-page.js');
-    const { file, problems } = await writeRunPage(resolve(dir));
-    for (const p of problems) process.stderr.write(`dcemu: ${p}\n`);
-    if (file === null) {
-      process.exitCode = 2;
+    const at = resolve(dir);
+    if (!existsSync(at)) throw new RuntimeError(`report: no folder ${at}`);
+    if (!existsSync(join(at, 'summary.json'))) {
+      // a sweep's, a chaos campaign's or an experiment's folder: its index of runs
+      const index = await writeIndex(at);
+      if (index === null)
+        throw new RuntimeError(`report: ${at} holds no run (no summary.json in it or below it) and no table`);
+      process.stdout.write(`${index}\n`);
       return;
     }
-    process.stdout.write(`${file}\n`);
+    const { writeRunPage } = await import('./page/run-page.js');
+    const { file, problems } = await writeRunPage(at);
+    for (const p of problems) process.stderr.write(`dcemu: ${p}\n`);
+    if (file !== null) process.stdout.write(`${file}\n`);
   });
 
 program
@@ -554,8 +566,9 @@ program
         parallel: opts.parallel,
         log: (line) => process.stderr.write(`dcemu: ${line}\n`),
       });
+      await writeIndex(out);
       process.stdout.write(
-        `${readFileSync(join(out, 'sweep.md'), 'utf8')}\n${rows.length} runs; tables in ${out}/sweep.csv and sweep.md\n`,
+        `${readFileSync(join(out, 'sweep.md'), 'utf8')}\n${rows.length} runs; tables in ${out}/sweep.csv and sweep.md, the runs in ${out}/index.html\n`,
       );
       if (abort.signal.aborted) process.exitCode = 130;
     },
@@ -620,6 +633,7 @@ program
         log: (line) => process.stderr.write(`dcemu: ${line}\n`),
       });
       if (opts.junit) writeJunit(resolve(opts.junit), chaosSuites(report));
+      await writeIndex(out);
       process.stdout.write(`${readFileSync(join(out, 'chaos.md'), 'utf8')}\nresults in ${out}\n`);
       process.exitCode = abort.signal.aborted ? 130 : report.failingSeeds.length > 0 ? 1 : 0;
     },
@@ -737,6 +751,7 @@ program
         signal: abort.signal,
         say: (line) => process.stderr.write(`dcemu: ${line}\n`),
       }).finally(() => pool.close());
+      if (!abort.signal.aborted) await writeIndex(out, e.name);
       process.stdout.write(`${table}\nresults in ${out}\n`);
       process.exitCode = abort.signal.aborted ? 130 : 0;
       if (opts.junit && !abort.signal.aborted) {

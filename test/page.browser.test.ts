@@ -68,8 +68,9 @@ async function open(browser: Browser, file: string): Promise<Opened> {
 
 describe.skipIf(!HAVE)('report.html in Chromium', () => {
   let browser: Browser;
-  const qs = tempOut('page-quickstart');
-  const f10 = tempOut('page-f10');
+  const parent = tempOut('page');
+  const qs = join(parent, 'quickstart');
+  const f10 = join(parent, 'f10');
 
   beforeAll(async () => {
     const [a, b] = await Promise.all([
@@ -120,6 +121,31 @@ describe.skipIf(!HAVE)('report.html in Chromium', () => {
     const { p } = await check(qs);
     expect(p.hit).toEqual(['spine0']);
     expect(p.hitLinks).toBe(0);
+  });
+
+  it('indexes a folder of runs: each run with its figures, linked to its page', async () => {
+    const r = await dcemu(['report', parent]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(join(parent, 'index.html'));
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    page.on('request', (q) => requests.push(q.url()));
+    await page.goto(pathToFileURL(join(parent, 'index.html')).href);
+    const links = await page
+      .locator('#runs table a')
+      .evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['f10/report.html', 'quickstart/report.html']);
+    const completed = await page.locator('#runs table tbody tr td:nth-child(3)').allTextContents();
+    const done = (d: string) => {
+      const s = readJson(join(d, 'summary.json'));
+      return `${s.flows.completed}/${s.flows.planned}`;
+    };
+    expect(completed).toEqual([done(f10), done(qs)]);
+    // a link opens the run's page
+    await page.locator('#runs table a').first().click();
+    expect(page.url()).toBe(pathToFileURL(join(f10, 'report.html')).href);
+    expect(requests.filter((u) => !u.endsWith('.html'))).toEqual([]);
+    await page.close();
   });
 
   it('shows an F10 failover: the killed switch and the failed link marked on the fabric', async () => {
