@@ -27,6 +27,7 @@ import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { scenarioSchemaDocument } from './scenario/schema.js';
+import { resolveInjected } from './scenario/timeline.js';
 import type { ExperimentOptions, SchemeExperiment } from './schemes/types.js';
 import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
@@ -64,6 +65,10 @@ interface RunOptions {
   allowUnfaithful?: boolean;
   /** JUnit XML of the run's invariants and flows */
   junit?: string;
+  /** the live view, its port, and where it holds the fabric first */
+  ui?: boolean;
+  uiPort?: number;
+  pauseAt?: string;
   out?: string;
   quiet?: boolean;
   /** wall seconds between progress lines when stderr is not a terminal */
@@ -130,6 +135,12 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   });
   const source = loadScenario(file, opts);
   const scenario = resolveScenario(source, { tdf: opts.tdf, sync: syncOption(opts) });
+  if (opts.pauseAt !== undefined && !opts.ui)
+    throw new RuntimeError(
+      'run: --pause-at holds the fabric for the live view: add --ui (nothing else could resume it)',
+    );
+  if (opts.pauseAt !== undefined && scenario.sync !== 'conservative')
+    throw new RuntimeError('run: --pause-at needs conservative time (dilated time runs on the wall clock)');
   // the scenario's own invariants (a chaos reproducer's): checked after the run, parsed before it
   const invariants =
     source.data.invariants === undefined
@@ -166,6 +177,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     abort.signal,
   );
   if (abort.signal.aborted) fabric.interrupt(String(abort.signal.reason));
+  const live = opts.ui ? await openLiveView(fabric, source, opts, say) : null;
   let lastPrint = 0;
   let failed: string | null = null;
   try {
@@ -192,6 +204,7 @@ async function run(file: string, opts: RunOptions): Promise<number> {
       ranToEnd = !abort.signal.aborted;
     }
   } finally {
+    await live?.close();
     const result = await fabric.stop();
     const { summary, flows, outcomes } = collect(result, runtime.kind);
     for (const c of result.crashes)
@@ -255,6 +268,33 @@ async function run(file: string, opts: RunOptions): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/** `--ui`: the live view of a started fabric, its address said; `--pause-at` holds it there first */
+async function openLiveView(
+  fabric: StartedEngine,
+  source: ReturnType<typeof loadScenario>,
+  opts: RunOptions,
+  say: (line: string) => void,
+) {
+  const { startLiveView, parseTime } = await import('./page/live.js');
+  if (opts.pauseAt !== undefined) fabric.hold(parseTime(opts.pauseAt));
+  const view = await startLiveView(
+    {
+      scenario: fabric.scenario.name,
+      sync: fabric.scenario.sync,
+      progress: () => fabric.progress(),
+      events: fabric.events,
+      hold: (t) => fabric.hold(t),
+      held: () => fabric.held(),
+      inject: (entries) =>
+        fabric.inject(resolveInjected(source, fabric.scenario.topology, entries, fabric.now())),
+    },
+    opts.uiPort ?? 0,
+    (line) => say(`dcemu: ${line}`),
+  );
+  say(`dcemu: live view: ${view.url} (127.0.0.1 only; the run goes on when the page closes)`);
+  return view;
+}
+
 /** index.html of a folder of runs (loaded when asked for) */
 async function writeIndex(dir: string, title?: string): Promise<string | null> {
   const { writeIndexPage } = await import('./page/index-page.js');
@@ -303,6 +343,15 @@ program
   )
   .option('--no-plots', 'draw no plots (plots/ is left out; same as --set run.plots=false)')
   .option('--junit <file>', "write JUnit XML: the run's invariants and every planned flow as test cases")
+  .option(
+    '--ui',
+    'serve a live view on 127.0.0.1 (its address is printed): progress and events; pause, resume and step virtual time (conservative mode); inject faults',
+  )
+  .option('--ui-port <port>', 'the live view on this port (default: any free one)', integer)
+  .option(
+    '--pause-at <time>',
+    'with --ui: hold the fabric at this virtual time (e.g. 1ms) until the view resumes it',
+  )
   .option(...SET_OPTION)
   .option(
     '--runtime <kind>',

@@ -286,6 +286,12 @@ export class StartedEngine implements AsyncDisposable {
   private granted = 0;
   /** conservative mode: called when a node reports reaching a grant, halting or pausing */
   private onBarrier: (() => void) | null = null;
+  /**
+   * conservative mode: hold the fabric at the first barrier at or after this virtual time (ns since
+   * traffic start; a live view's pause or step), and the barrier it is held at
+   */
+  private holdAt: number | null = null;
+  private heldAt: number | null = null;
   /** why the run failed (lost datagrams, a stalled fabric), if it did */
   failure: string | null = null;
 
@@ -790,6 +796,30 @@ export class StartedEngine implements AsyncDisposable {
     await this.advance(this.now() + ns, false, onProgress, signal);
   }
 
+  /**
+   * Conservative mode: hold the fabric at the first barrier at or after `atNs` (virtual ns since
+   * traffic start; barriers lie on the grid of `run.step`), or nowhere (null). A held fabric's nodes
+   * wait for their next grant; holding never changes what they compute, only when. Moving the hold
+   * past the barrier the fabric is held at lets it go on (a step); `resume` is `hold(null)`.
+   */
+  hold(atNs: number | null): void {
+    if (this.scenario.sync !== 'conservative')
+      throw new RuntimeError(
+        'hold: only a conservative run can be held (dilated time runs on the wall clock)',
+      );
+    if (atNs !== null && !(atNs >= 0)) throw new RuntimeError(`hold: expected a time >= 0 ns, got ${atNs}`);
+    this.holdAt = atNs;
+    if (this.heldAt !== null && (atNs === null || atNs > this.heldAt)) {
+      this.heldAt = null;
+      this.onBarrier?.();
+    }
+  }
+
+  /** Where a live view's hold keeps the fabric: the barrier it waits at, or null while it runs. */
+  held(): number | null {
+    return this.heldAt;
+  }
+
   /** Virtual time the fabric has reached, ns since traffic start (0 before it starts). */
   now(): number {
     return this.begun ? Math.max(0, this.relNow()) : 0;
@@ -900,7 +930,11 @@ export class StartedEngine implements AsyncDisposable {
         // then; still one at every step before a timeline action (a pause stops its process only when
         // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
         // the same one.
-        const cap = Math.min(doneFrom, (pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY) + base);
+        const cap = Math.min(
+          doneFrom,
+          (pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY) + base,
+          (this.holdAt ?? Number.POSITIVE_INFINITY) + base,
+        );
         until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
       }
       return Math.min(until, end, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
@@ -938,6 +972,12 @@ export class StartedEngine implements AsyncDisposable {
         const p = this.progress();
         const done = untilDone && grant >= doneFrom && p.flowsDone >= total;
         if (done || grant >= end || signal?.aborted) return finish();
+        // a live view's hold: no grant until it resumes or steps (resume() calls this again)
+        if (this.holdAt !== null && this.barrier - base >= this.holdAt) {
+          this.heldAt = this.barrier - base;
+          return;
+        }
+        this.heldAt = null;
         const restart = nextRestart();
         if (restart !== undefined && restart.restarts[0] <= this.barrier) {
           // the fabric waits here until the node is back (rejoinConservative calls this again)
@@ -955,6 +995,8 @@ export class StartedEngine implements AsyncDisposable {
           lastProgressNs = progress.virtualNs;
           lastProgressWall = performance.now();
         }
+        // held by a live view: waiting is what it was asked for
+        if (this.heldAt !== null) lastProgressWall = performance.now();
         const stalledMs = performance.now() - lastProgressWall;
         if (stalledMs > STALL_MS) {
           this.fail(

@@ -9,10 +9,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { execa } from 'execa';
 import { type Browser, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { summaryRows } from '../orchestrator/report.js';
-import { dcemu, QUICKSTART_SHORT, readJson, tempOut } from './helpers.js';
+import { CLI, dcemu, QUICKSTART_SHORT, ROOT, readJson, tempOut } from './helpers.js';
 
 const CHROMIUM = process.env.DCEMU_CHROMIUM ?? '/usr/bin/chromium';
 const HAVE = existsSync(CHROMIUM);
@@ -146,6 +147,97 @@ describe.skipIf(!HAVE)('report.html in Chromium', () => {
     expect(page.url()).toBe(pathToFileURL(join(f10, 'report.html')).href);
     expect(requests.filter((u) => !u.endsWith('.html'))).toEqual([]);
     await page.close();
+  });
+
+  it('live view: pauses a run at a virtual time, steps it, injects a link failure, and the run gives the bytes of one with that fault in its timeline', async () => {
+    const live = join(parent, 'live');
+    const ref = join(parent, 'ref');
+    const short = QUICKSTART_SHORT.filter((a) => !a.startsWith('timeline.') && a !== '--set').flatMap((a) => [
+      '--set',
+      a,
+    ]);
+    const run = execa(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        'examples/quickstart.yaml',
+        '--out',
+        live,
+        '-q',
+        '--no-plots',
+        ...short,
+        '--set',
+        'timeline=[{at: 1500us, action: kill, node: spine0}]',
+        '--ui',
+        '--pause-at',
+        '1ms',
+      ],
+      {
+        cwd: ROOT,
+        reject: false,
+        timeout: 180_000,
+        env: { FORCE_COLOR: '0' },
+      },
+    );
+    // a failed check must not leave the held run behind: Ctrl-C stops it and its nodes
+    onTestFinished(async () => {
+      if (run.exitCode === null) run.kill('SIGINT');
+      await run;
+    });
+    let err = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      run.stderr!.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /live view: (http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]+\/)/.exec(err);
+        if (m) resolve(m[1]);
+      });
+      run.once('exit', () => reject(new Error(`the run ended before its live view: ${err}`)));
+    });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(url);
+    const heldAt = (ns: number) => page.waitForSelector(`#status[data-held="${ns}"]`, { timeout: 60_000 });
+    await heldAt(1_000_000);
+    await page.fill('#to', '1.2ms');
+    await page.click('#step');
+    await heldAt(1_200_000);
+    await page.selectOption('#action', 'link-down');
+    await page.fill('#a', 'leaf0');
+    await page.fill('#b', 'spine1');
+    await page.click('#inject');
+    // a step past it: the failure fires and the page's timeline shows it
+    await page.fill('#to', '1.3ms');
+    await page.click('#step');
+    await heldAt(1_300_000);
+    await page.waitForSelector('#events tr:has-text("link-down")', { timeout: 10_000 });
+    expect(await page.textContent('#error')).toBe('');
+    await page.click('#resume');
+    const done = await run;
+    expect(done.exitCode, err).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+    // the same run with the failure in its timeline from the start, never paused
+    const r = await dcemu([
+      'run',
+      'examples/quickstart.yaml',
+      '--out',
+      ref,
+      '-q',
+      ...short,
+      '--set',
+      'timeline=[{at: 1200us, action: link-down, link: [leaf0, spine1]}, {at: 1500us, action: kill, node: spine0}]',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const f of ['flows.csv', 'queues.csv', 'events.jsonl', 'outcomes.csv'])
+      expect(readFileSync(join(live, f), 'utf8'), f).toBe(readFileSync(join(ref, f), 'utf8'));
+    // and the live run's scenario.json holds the injected entry: the run replays from its files
+    const timeline = readJson(join(live, 'scenario.json')).timeline;
+    expect(timeline.map((e: { action: string; at: number }) => [e.action, e.at])).toEqual([
+      ['kill', 1_500_000],
+      ['link-down', 1_200_000],
+    ]);
   });
 
   it('shows an F10 failover: the killed switch and the failed link marked on the fabric', async () => {
