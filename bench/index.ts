@@ -6,7 +6,7 @@
  *   window of frames in flight, so nothing overflows) through a bare node:dgram relay process and
  *   through a real dcemu switch process, side by side in one run; loss is counted for both;
  * - quickstart_*, sync_speedup_vs_dilated, frame_hops_per_cpu_s, determinism: the quickstart in both
- *   time modes (skip with --no-quickstart);
+ *   time modes (skip with --no-quickstart); report_html_share: its results page written again, over its wall;
  * - startup_24_nodes_s, startup_unbundled_vs_bundled: start-up of a 24-node fabric with the nodes'
  *   bundles, and without them;
  * - pool_sweep_cpu_ratio, pool_sweep_wall_ratio: four short quickstart runs as one sweep (its node
@@ -392,6 +392,12 @@ async function benchFattree12(): Promise<void> {
 async function benchFattree8(): Promise<void> {
   const r = await runScenario('bench/fixtures/fattree8.yaml', []);
   const s = r.summary;
+  const page = await timedCli(['report', r.out]);
+  figure(
+    'fattree8_report_html_share',
+    page.wallS / r.wallS,
+    `dcemu report on the k=8 FatTree's folder (208 processes' queues, its 80 switches laid out) wall / the run's wall (${page.wallS.toFixed(1)} / ${r.wallS.toFixed(0)} s)`,
+  );
   const rss = memoryMb(r.out);
   const pss = memoryMb(r.out, 'pssKb');
   figure(
@@ -420,6 +426,14 @@ async function benchQuickstart(): Promise<void> {
   figure('quickstart_conservative_wall_s', a.wallS, 'quickstart wall time, conservative mode');
   figure('quickstart_dilated_wall_s', d.wallS, `quickstart wall time, dilated mode at tdf ${d.summary.tdf}`);
   figure('sync_speedup_vs_dilated', d.wallS / a.wallS, 'dilated wall / conservative wall (goal >= 5)');
+  // the results page, written again from the run's folder by its own command (a run writes it after
+  // its plots): its share of the run's wall time
+  const page = await timedCli(['report', a.out]);
+  figure(
+    'report_html_share',
+    page.wallS / a.wallS,
+    `dcemu report (report.html: ELK's layout, Vega's charts) wall / the quickstart's wall (${page.wallS.toFixed(2)} / ${a.wallS.toFixed(1)} s)`,
+  );
   figure(
     'frame_hops_per_cpu_s',
     frames / a.cpuS,

@@ -10,8 +10,12 @@ export function esc(s: string): string {
 
 /** a table of rows of cells (already escaped HTML), with its header */
 export function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>, cls = ''): string {
+  // a table of name/value rows has no header
+  const thead = head.every((h) => h === '')
+    ? ''
+    : `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead>`;
   return [
-    `<table${cls ? ` class="${cls}"` : ''}><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>`,
+    `<table${cls ? ` class="${cls}"` : ''}>${thead}<tbody>`,
     ...rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`),
     '</tbody></table>',
   ].join('\n');

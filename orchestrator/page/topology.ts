@@ -132,7 +132,9 @@ function drawable(topo: Topology): { nodes: DrawNode[]; links: DrawLink[] } {
 /** The fabric as an SVG element, laid out by ELK, with `marks` on the elements faults hit. */
 export async function topologySvg(topo: Topology, marks: Marks): Promise<string> {
   const { nodes, links } = drawable(topo);
-  const tierOf = new Map(nodes.map((n) => [n.id, n.tier]));
+  // an arbiter above the switches it talks to, not among the hosts
+  const top = Math.max(...nodes.map((n) => n.tier)) + 1;
+  const tierOf = new Map(nodes.map((n) => [n.id, n.role === 'arbiter' ? top : n.tier]));
   const graph: ElkNode = {
     id: 'fabric',
     layoutOptions: {
