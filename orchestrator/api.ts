@@ -134,6 +134,7 @@ export class Fabric {
 /** A fabric whose nodes are up. */
 export class StartedFabric implements AsyncDisposable {
   private stopped: Promise<StoppedFabric> | null = null;
+  private readonly views: Array<{ close(): Promise<void> }> = [];
 
   /** @internal built by `Fabric.start()` */
   constructor(
@@ -192,9 +193,36 @@ export class StartedFabric implements AsyncDisposable {
     this.fabric.inject(events);
   }
 
+  /**
+   * The live view of `dcemu run --ui` on this fabric: a page on 127.0.0.1 (`url`) that shows its
+   * progress and events while `run`/`runFor` go, pauses, resumes and steps it (conservative mode) and
+   * injects faults. `close()` it when done; `stop()` closes it too.
+   */
+  async liveView(port = 0): Promise<{ url: string; close(): Promise<void> }> {
+    const { startLiveView } = await import('./page/live.js');
+    const view = await startLiveView(
+      {
+        scenario: this.fabric.scenario.name,
+        sync: this.fabric.scenario.sync,
+        progress: () => this.fabric.progress(),
+        events: this.fabric.events,
+        hold: (t) => this.fabric.hold(t),
+        held: () => this.fabric.held(),
+        inject: (entries) =>
+          this.fabric.inject(
+            resolveInjected(this.source, this.fabric.scenario.topology, entries, this.fabric.now()),
+          ),
+      },
+      port,
+    );
+    this.views.push(view);
+    return view;
+  }
+
   /** Stops every node, collects their reports and writes the results folder. Idempotent. */
   stop(): Promise<StoppedFabric> {
     this.stopped ??= (async () => {
+      for (const v of this.views.splice(0)) await v.close();
       const result = await this.fabric.stop();
       const { summary, flows, outcomes } = collect(result, this.runtime);
       // a plot that could not be drawn is said, not thrown: the results are written

@@ -88,6 +88,20 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
     await expect(fabric.runFor('-5us')).rejects.toThrow(/^runFor\(\): duration: not a duration: '-5us'/);
     await expect(fabric.runFor(-5)).rejects.toThrow(/^runFor\(\): duration: must be a duration >= 0, got -5/);
     expect(() => Fabric.fromYaml(`${STAR}workload: 3\n`, { name: 'bad.yaml' })).toThrow(ScenarioError);
+    // the live view's controls refuse a bad entry the same way, as an answer, not a crash
+    const view = await fabric.liveView();
+    expect(view.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{24}\/$/);
+    const state = await (await fetch(`${view.url}state`)).json();
+    expect(state).toMatchObject({ virtualNs: 20_000, held: null, sync: 'conservative' });
+    const bad = await fetch(`${view.url}inject`, {
+      method: 'POST',
+      body: JSON.stringify({ entry: { action: 'kill', node: 'h9' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/entry 0\.node: no node named 'h9'/);
+    // without the token, nothing
+    expect((await fetch(view.url.replace(/\/[0-9a-f]+\/$/, '/state'))).status).toBe(404);
+    await view.close();
   });
 
   it('withNodePool runs the second fabric in the first one’s processes, with the same flows, and ends them', async () => {
