@@ -61,7 +61,7 @@ export interface Role {
   /** `departed` wants every frame (a scheme's queue accounting), not only PTP ones */
   readonly watchesDepartures?: boolean;
   portUp(port: number, now: number): void;
-  progress(): { flowsDone: number; flowsStarted: number };
+  progress(): { flowsDone: number; flowsStarted: number; queues?: number[] };
   report(): Pick<
     NodeReport,
     'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames' | 'delivered' | 'bySource'

@@ -134,6 +134,13 @@ export class EgressPort {
     return t + MIN_FRAME * this.nsPerByte + this.params.propNs;
   }
 
+  /** `occupancy(now)` read without settling the committed frames' books: for a snapshot between events. */
+  peekOccupancy(now: number): number {
+    let pend = 0;
+    for (let i = 0; i < this.pendStart.length; i++) if (this.pendStart[i] > now) pend += this.pendSize[i];
+    return this.queuedBytes + pend;
+  }
+
   /** Bytes in the buffer at `now`: waiting frames plus committed ones that have not started. */
   occupancy(now: number): number {
     while (this.pendStart.length > 0 && this.pendStart[0] <= now) {

@@ -208,6 +208,7 @@ export class StartedFabric implements AsyncDisposable {
         events: this.fabric.events,
         hold: (t) => this.fabric.hold(t),
         held: () => this.fabric.held(),
+        queues: () => this.fabric.queuesNow(),
         inject: (entries) =>
           this.fabric.inject(
             resolveInjected(this.source, this.fabric.scenario.topology, entries, this.fabric.now()),

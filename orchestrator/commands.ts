@@ -285,6 +285,7 @@ async function openLiveView(
       events: fabric.events,
       hold: (t) => fabric.hold(t),
       held: () => fabric.held(),
+      queues: () => fabric.queuesNow(),
       inject: (entries) =>
         fabric.inject(resolveInjected(source, fabric.scenario.topology, entries, fabric.now())),
     },

@@ -815,6 +815,19 @@ export class StartedEngine implements AsyncDisposable {
     }
   }
 
+  /** The switches' egress queues at their last snapshot (every ~500 ms of wall time), largest first. */
+  queuesNow(max = 10): Array<{ port: string; bytes: number }> {
+    const out: Array<{ port: string; bytes: number }> = [];
+    for (const n of this.nodes.values()) {
+      const q = n.stats?.queues;
+      if (!q || n.killed || n.exited) continue;
+      q.forEach((bytes, i) => {
+        if (bytes > 0) out.push({ port: `${n.config.name}:${i}→${n.config.ports[i]?.peer ?? '?'}`, bytes });
+      });
+    }
+    return out.sort((a, b) => b.bytes - a.bytes || (a.port < b.port ? -1 : 1)).slice(0, max);
+  }
+
   /** Where a live view's hold keeps the fabric: the barrier it waits at, or null while it runs. */
   held(): number | null {
     return this.heldAt;

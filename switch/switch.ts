@@ -187,8 +187,10 @@ export class Switch implements Role {
     this.updates?.portChanged(now, port, true);
   }
 
-  progress(): { flowsDone: number; flowsStarted: number } {
-    return { flowsDone: 0, flowsStarted: 0 };
+  progress(): { flowsDone: number; flowsStarted: number; queues: number[] } {
+    // a snapshot for the live view: it reads the queues, it changes nothing
+    const now = this.ctx.sched.now();
+    return { flowsDone: 0, flowsStarted: 0, queues: this.ctx.ports.map((p) => p.peekOccupancy(now)) };
   }
 
   report() {

@@ -92,7 +92,7 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
     const view = await fabric.liveView();
     expect(view.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{24}\/$/);
     const state = await (await fetch(`${view.url}state`)).json();
-    expect(state).toMatchObject({ virtualNs: 20_000, held: null, sync: 'conservative' });
+    expect(state).toMatchObject({ virtualNs: 20_000, held: null, sync: 'conservative', queues: [] });
     const bad = await fetch(`${view.url}inject`, {
       method: 'POST',
       body: JSON.stringify({ entry: { action: 'kill', node: 'h9' } }),

@@ -212,6 +212,11 @@ describe.skipIf(!HAVE)('report.html in Chromium', () => {
     await page.click('#step');
     await heldAt(1_300_000);
     await page.waitForSelector('#events tr:has-text("link-down")', { timeout: 10_000 });
+    // the switches' queues as their last snapshot had them: port names, or the line that none queued
+    const queued = await page.locator('#queues tr td:first-child').allTextContents();
+    expect(queued.length).toBeGreaterThan(0);
+    for (const q of queued)
+      expect(q).toMatch(/^(leaf|spine)\d+:\d+→(h|leaf|spine)\d+$|^no queue holds a byte$/);
     expect(await page.textContent('#error')).toBe('');
     await page.click('#resume');
     const done = await run;

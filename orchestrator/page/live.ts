@@ -30,6 +30,8 @@ export interface LiveTarget {
   hold(atNs: number | null): void;
   /** the barrier it is held at, or null while it runs */
   held(): number | null;
+  /** the busiest switch egress queues now */
+  queues(): Array<{ port: string; bytes: number }>;
   /** timeline entries injected now (`at` absent) or at a later time; throws a user error on a bad one */
   inject(entries: Array<Record<string, unknown>>): void;
 }
@@ -106,6 +108,7 @@ export async function startLiveView(
           held,
           sync: target.sync,
           rateNsPerS: Math.max(0, rate),
+          queues: target.queues(),
           events: target.events.slice(-EVENTS_SHOWN),
           eventCount: target.events.length,
         });
@@ -196,6 +199,8 @@ ${
 <button id="inject">Inject</button>
 </fieldset>
 <p id="error"></p>
+<h2>Queues now</h2>
+<table><thead><tr><th>egress port</th><th>bytes</th></tr></thead><tbody id="queues"></tbody></table>
 <h2>Events</h2>
 <table><thead><tr><th>time</th><th>event</th><th>node</th><th>details</th></tr></thead><tbody id="events"></tbody></table>
 <script>
@@ -214,6 +219,9 @@ async function poll() {
     $('status').className = s.held !== null ? 'held' : '';
     $('status').textContent = 'virtual ' + fmt(s.virtualNs) + ' of ' + fmt(s.endNs) + ' · ' + (s.rateNsPerS / 1000).toFixed(0) + ' µs/s · flows ' + s.flowsDone + '/' + s.flowsTotal + ' done · faults ' + s.faultsFired + '/' + s.faultsTotal + held;
     $('status').dataset.held = s.held === null ? '' : String(s.held);
+    const qb = $('queues'); qb.textContent = '';
+    for (const q of s.queues) { const tr = document.createElement('tr'); tr.append(cell(q.port), cell(String(q.bytes))); qb.append(tr); }
+    if (s.queues.length === 0) { const tr = document.createElement('tr'); tr.append(cell('no queue holds a byte'), cell('')); qb.append(tr); }
     const tb = $('events'); tb.textContent = '';
     for (const e of s.events) {
       const tr = document.createElement('tr');
