@@ -199,23 +199,8 @@ export class StartedFabric implements AsyncDisposable {
    * injects faults. `close()` it when done; `stop()` closes it too.
    */
   async liveView(port = 0): Promise<{ url: string; close(): Promise<void> }> {
-    const { startLiveView } = await import('./page/live.js');
-    const view = await startLiveView(
-      {
-        scenario: this.fabric.scenario.name,
-        sync: this.fabric.scenario.sync,
-        progress: () => this.fabric.progress(),
-        events: this.fabric.events,
-        hold: (t) => this.fabric.hold(t),
-        held: () => this.fabric.held(),
-        queues: () => this.fabric.queuesNow(),
-        inject: (entries) =>
-          this.fabric.inject(
-            resolveInjected(this.source, this.fabric.scenario.topology, entries, this.fabric.now()),
-          ),
-      },
-      port,
-    );
+    const { liveTargetOf, startLiveView } = await import('./page/live.js');
+    const view = await startLiveView(liveTargetOf(this.fabric, this.source), port);
     this.views.push(view);
     return view;
   }

@@ -27,7 +27,6 @@ import type { Runtime } from './runtime/types.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveScenario } from './scenario/resolve.js';
 import { scenarioSchemaDocument } from './scenario/schema.js';
-import { resolveInjected } from './scenario/timeline.js';
 import type { ExperimentOptions, SchemeExperiment } from './schemes/types.js';
 import { parseAxis, runSweep } from './sweep.js';
 import { toDot, toJson, validateTopology } from './topology/index.js';
@@ -275,22 +274,10 @@ async function openLiveView(
   opts: RunOptions,
   say: (line: string) => void,
 ) {
-  const { startLiveView, parseTime } = await import('./page/live.js');
+  const { liveTargetOf, startLiveView, parseTime } = await import('./page/live.js');
   if (opts.pauseAt !== undefined) fabric.hold(parseTime(opts.pauseAt));
-  const view = await startLiveView(
-    {
-      scenario: fabric.scenario.name,
-      sync: fabric.scenario.sync,
-      progress: () => fabric.progress(),
-      events: fabric.events,
-      hold: (t) => fabric.hold(t),
-      held: () => fabric.held(),
-      queues: () => fabric.queuesNow(),
-      inject: (entries) =>
-        fabric.inject(resolveInjected(source, fabric.scenario.topology, entries, fabric.now())),
-    },
-    opts.uiPort ?? 0,
-    (line) => say(`dcemu: ${line}`),
+  const view = await startLiveView(liveTargetOf(fabric, source), opts.uiPort ?? 0, (line) =>
+    say(`dcemu: ${line}`),
   );
   say(`dcemu: live view: ${view.url} (127.0.0.1 only; the run goes on when the page closes)`);
   return view;

@@ -15,7 +15,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatNs } from '../../core/time.js';
+import type { StartedEngine } from '../engine.js';
 import type { Progress } from '../progress.js';
+import type { ScenarioSource } from '../scenario/source.js';
+import { resolveInjected } from '../scenario/timeline.js';
 import { esc } from './html.js';
 
 /** What the live view drives: the running engine, seen through what it offers a view. */
@@ -34,6 +37,21 @@ export interface LiveTarget {
   queues(): Array<{ port: string; bytes: number }>;
   /** timeline entries injected now (`at` absent) or at a later time; throws a user error on a bad one */
   inject(entries: Array<Record<string, unknown>>): void;
+}
+
+/** A started fabric as its live view drives it (the command's `--ui` and the library's `liveView`). */
+export function liveTargetOf(fabric: StartedEngine, source: ScenarioSource): LiveTarget {
+  return {
+    scenario: fabric.scenario.name,
+    sync: fabric.scenario.sync,
+    progress: () => fabric.progress(),
+    events: fabric.events,
+    hold: (t) => fabric.hold(t),
+    held: () => fabric.held(),
+    queues: () => fabric.queuesNow(),
+    inject: (entries) =>
+      fabric.inject(resolveInjected(source, fabric.scenario.topology, entries, fabric.now())),
+  };
 }
 
 export interface LiveView {
