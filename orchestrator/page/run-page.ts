@@ -119,6 +119,8 @@ function details(e: RunEvent): string {
 async function timeline(events: RunEvent[], s: Summary): Promise<string> {
   if (events.length === 0) return '<p class="muted">No events recorded.</p>';
   const span = Math.max(s.virtualNs, ...events.map((e) => e.t), 1);
+  // PTP's warm-up happens before traffic starts: its events have negative times
+  const from = Math.min(0, ...events.map((e) => e.t));
   const { div, label } = unit(span);
   const spec = {
     ...frame(
@@ -132,8 +134,8 @@ async function timeline(events: RunEvent[], s: Summary): Promise<string> {
       x: {
         field: 't',
         type: 'quantitative',
-        title: `virtual time (${label})`,
-        scale: { domain: [0, span / div] },
+        title: `virtual time (${label}, from the start of traffic)`,
+        scale: { domain: [from / div, span / div] },
       },
       y: { field: 'kind', type: 'nominal', title: null },
       color: { field: 'kind', type: 'nominal', legend: null },
