@@ -376,7 +376,7 @@ export interface ProgressStats {
   now: number;
   flowsDone: number;
   flowsStarted: number;
-  /** a switch: each egress port's queue, bytes, when the snapshot was taken (the live view shows them) */
+  /** a switch, in a snapshot's stats (not a barrier's): each egress port's queue, bytes (the live view shows them) */
   queues?: number[];
   /** `events`: every event the node's scheduler handled so far (a node spinning in its own timers shows it) */
   fidelity: { late99: number; misses: number; frames: number; events: number };

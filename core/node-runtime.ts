@@ -61,7 +61,9 @@ export interface Role {
   /** `departed` wants every frame (a scheme's queue accounting), not only PTP ones */
   readonly watchesDepartures?: boolean;
   portUp(port: number, now: number): void;
-  progress(): { flowsDone: number; flowsStarted: number; queues?: number[] };
+  progress(): { flowsDone: number; flowsStarted: number };
+  /** a switch: each egress port's queue now, bytes (for the live view's snapshots only) */
+  queues?(): number[];
   report(): Pick<
     NodeReport,
     'flows' | 'received' | 'queues' | 'queueHist' | 'clock' | 'scheme' | 'rxFrames' | 'delivered' | 'bySource'
@@ -405,7 +407,8 @@ class NodeProcess {
           break;
         case 'snapshot':
           this.capture?.flush();
-          this.client.send({ type: 'stats', stats: this.progress() });
+          // the live view's queues ride the snapshots only, not every barrier's `reached`
+          this.client.send({ type: 'stats', stats: { ...this.progress(), queues: this.role?.queues?.() } });
           break;
         case 'stop':
           await this.stop('stop');

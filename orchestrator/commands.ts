@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { SyncMode } from '../core/messages.js';
-import { formatNs } from '../core/time.js';
+import { formatNs, parseDurationNs } from '../core/time.js';
 import { checkInvariants } from './chaos/invariants.js';
 import { resolveChaos, resolveInvariants } from './chaos/model.js';
 import { collect, writeResults } from './collect.js';
@@ -52,6 +52,18 @@ function integer(v: string): number {
   return n;
 }
 
+/** a duration option (`1ms`, `200us`, ns if a number), in ns */
+function duration(v: string): number {
+  let ns: number;
+  try {
+    ns = Math.round(parseDurationNs(v));
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  if (!(ns >= 0)) throw new InvalidArgumentError(`expected a duration >= 0, got '${v}'`);
+  return ns;
+}
+
 function positive(v: string): number {
   const n = Number(v);
   if (!(n > 0)) throw new InvalidArgumentError(`expected a positive number, got '${v}'`);
@@ -67,7 +79,8 @@ interface RunOptions {
   /** the live view, its port, and where it holds the fabric first */
   ui?: boolean;
   uiPort?: number;
-  pauseAt?: string;
+  /** ns */
+  pauseAt?: number;
   out?: string;
   quiet?: boolean;
   /** wall seconds between progress lines when stderr is not a terminal */
@@ -214,12 +227,24 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     // the run's own failure (a stall, a crash), before broken invariants add theirs
-    const runError = failed;
+    // the invariants, checked once: the scenario's own after a run that reached its end, and every
+    // run's (with the scenario's asserts) for --junit; the run's own failure (a stall, a crash) is
+    // theirs, before broken invariants add to it
+    const checked = invariants ?? { lossless: false, asserts: [] };
+    const broken =
+      (invariants && ranToEnd) || opts.junit
+        ? checkInvariants(
+            {
+              summary,
+              outcomes,
+              faults: result.faults,
+              error: failed ?? (ranToEnd ? null : 'interrupted'),
+              survivors: 0,
+            },
+            checked,
+          )
+        : [];
     if (invariants && ranToEnd) {
-      const broken = checkInvariants(
-        { summary, outcomes, faults: result.faults, error: failed, survivors: 0 },
-        invariants,
-      );
       writeFileSync(join(out, 'invariants.json'), `${JSON.stringify(broken, null, 2)}\n`);
       for (const v of broken) say(`dcemu: error: invariant ${v.invariant} broken: ${v.detail}`);
       if (broken.length > 0)
@@ -227,17 +252,6 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     }
     if (opts.junit) {
       // every run's invariants (the scenario's own asserts too), and a case per planned flow
-      const checked = invariants ?? { lossless: false, asserts: [] };
-      const broken = checkInvariants(
-        {
-          summary,
-          outcomes,
-          faults: result.faults,
-          error: runError ?? (ranToEnd ? null : 'interrupted'),
-          survivors: 0,
-        },
-        checked,
-      );
       const names = scenario.topology.nodes;
       writeJunit(
         resolve(opts.junit),
@@ -274,8 +288,8 @@ async function openLiveView(
   opts: RunOptions,
   say: (line: string) => void,
 ) {
-  const { liveTargetOf, startLiveView, parseTime } = await import('./page/live.js');
-  if (opts.pauseAt !== undefined) fabric.hold(parseTime(opts.pauseAt));
+  const { liveTargetOf, startLiveView } = await import('./page/live.js');
+  if (opts.pauseAt !== undefined) fabric.hold(opts.pauseAt);
   const view = await startLiveView(liveTargetOf(fabric, source), opts.uiPort ?? 0, (line) =>
     say(`dcemu: ${line}`),
   );
@@ -339,6 +353,7 @@ program
   .option(
     '--pause-at <time>',
     'with --ui: hold the fabric at this virtual time (e.g. 1ms) until the view resumes it',
+    duration,
   )
   .option(...SET_OPTION)
   .option(

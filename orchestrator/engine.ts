@@ -240,6 +240,8 @@ interface NodeState {
   /** dilated mode: called when the node's report at a `kill` comes */
   onKillReport: (() => void) | null;
   stats: ProgressStats | null;
+  /** a switch's egress queues at its last snapshot (`reached` carries none) */
+  queues: number[] | null;
   /** wall ms its stats last came */
   statsWall: number;
   /** conservative mode: events it had handled when the fabric last moved (a barrier) */
@@ -335,6 +337,7 @@ export class StartedEngine implements AsyncDisposable {
         earlier: [],
         onKillReport: null,
         stats: null,
+        queues: null,
         statsWall: 0,
         eventsAtBarrier: 0,
         crashed: null,
@@ -456,6 +459,7 @@ export class StartedEngine implements AsyncDisposable {
               break;
             case 'stats':
               n.stats = m.stats;
+              n.queues = m.stats.queues ?? null;
               n.statsWall = performance.now();
               break;
             case 'report':
@@ -569,6 +573,7 @@ export class StartedEngine implements AsyncDisposable {
     n.killed = false;
     n.exited = false;
     n.stats = null;
+    n.queues = null;
     if (this.scenario.sync === 'conservative') {
       // its peers start new link sessions with it first (their old ones died with the old process);
       // it speaks once all have (rejoinConservative)
@@ -819,7 +824,7 @@ export class StartedEngine implements AsyncDisposable {
   queuesNow(max = 10): Array<{ port: string; bytes: number }> {
     const out: Array<{ port: string; bytes: number }> = [];
     for (const n of this.nodes.values()) {
-      const q = n.stats?.queues;
+      const q = n.queues;
       if (!q || n.killed || n.exited) continue;
       q.forEach((bytes, i) => {
         if (bytes > 0) out.push({ port: `${n.config.name}:${i}→${n.config.ports[i]?.peer ?? '?'}`, bytes });

@@ -187,10 +187,14 @@ export class Switch implements Role {
     this.updates?.portChanged(now, port, true);
   }
 
-  progress(): { flowsDone: number; flowsStarted: number; queues: number[] } {
-    // a snapshot for the live view: it reads the queues, it changes nothing
+  progress(): { flowsDone: number; flowsStarted: number } {
+    return { flowsDone: 0, flowsStarted: 0 };
+  }
+
+  /** a snapshot for the live view: it reads the queues, it changes nothing */
+  queues(): number[] {
     const now = this.ctx.sched.now();
-    return { flowsDone: 0, flowsStarted: 0, queues: this.ctx.ports.map((p) => p.peekOccupancy(now)) };
+    return this.ctx.ports.map((p) => p.peekOccupancy(now));
   }
 
   report() {

@@ -7,8 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { formatNs } from '../../core/time.js';
-import type { Reproduction } from '../reproduction.js';
-import { meanPm } from '../reproduction.js';
+import { type Reproduction, reproductionTable } from '../reproduction.js';
 import type { Summary } from '../results.js';
 import { esc, page, table } from './html.js';
 import { RUN_PAGE } from './run-page.js';
@@ -62,21 +61,6 @@ export function markdownTables(md: string): string {
   return out.join('\n');
 }
 
-function reproductionSection(r: Reproduction): string {
-  const rows = r.figures.map((f) => {
-    const d = f.digits ?? 2;
-    const paper = f.paper === null ? '-' : typeof f.paper === 'number' ? f.paper.toFixed(d) : f.paper;
-    return [
-      esc(f.label),
-      esc(f.unit),
-      esc(`${paper}${f.source ? ` (${f.source})` : ''}`),
-      esc(meanPm(f)),
-      esc(f.values.map((v) => v.toFixed(d)).join(', ')),
-    ];
-  });
-  return `<p>${esc(`Ours: ${r.scale}; seeds ${r.seeds.join(', ')}, mean ± the 95% interval's half-width. The paper: ${r.paperScale}. ${r.wallS} s on ${r.machine.cores} × ${r.machine.cpu}.`)}</p>${table(['figure', 'unit', 'paper', 'ours', 'per seed'], rows)}`;
-}
-
 /** Writes `<dir>/index.html`; null when the folder holds no run and no table. */
 export function writeIndexPage(dir: string, title = basename(dir)): string | null {
   const sections: Array<{ id: string; title: string; html: string }> = [];
@@ -86,7 +70,8 @@ export function writeIndexPage(dir: string, title = basename(dir)): string | nul
     sections.push({
       id: 'reproduction',
       title: `Reproduction: ${r.experiment}`,
-      html: reproductionSection(r),
+      // the table reproduction.md holds, as the page's
+      html: markdownTables(reproductionTable(r)),
     });
   }
   for (const [file, id, heading] of [

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { formatNs } from '../../core/time.js';
+import { formatNs, parseDurationNs } from '../../core/time.js';
 import type { StartedEngine } from '../engine.js';
 import type { Progress } from '../progress.js';
 import type { ScenarioSource } from '../scenario/source.js';
@@ -79,14 +79,11 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
   return v as Record<string, unknown>;
 }
 
-/** a duration from the page: ns as a number, or "1.5ms", "200us", "300ns" */
+/** a time from the page: ns as a number, or a duration ("1.5ms", "200us") */
 export function parseTime(v: unknown): number {
-  if (typeof v === 'number' && v >= 0) return v;
-  const m = typeof v === 'string' ? /^\s*([0-9.]+)\s*(ns|us|µs|ms|s)?\s*$/.exec(v) : null;
-  if (!m || !Number.isFinite(Number(m[1])))
-    throw new Error(`expected a time such as 1.5ms, got ${JSON.stringify(v)}`);
-  const scale = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 }[m[2] ?? 'ns'] ?? 1;
-  return Math.round(Number(m[1]) * scale);
+  if (typeof v !== 'number' && typeof v !== 'string')
+    throw new RangeError(`expected a time such as 1.5ms, got ${JSON.stringify(v)}`);
+  return Math.round(parseDurationNs(v));
 }
 
 /** Serves the live view of `target` on 127.0.0.1 (`port` 0: any free one). */

@@ -16,6 +16,7 @@ import { formatNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
 import { svgOf } from '../plots/index.js';
 import { frame } from '../plots/style.js';
+import { timeUnit } from '../plots/thin.js';
 import { summaryRows } from '../report.js';
 import type { Summary } from '../results.js';
 import { esc, page, table } from './html.js';
@@ -121,7 +122,7 @@ async function timeline(events: RunEvent[], s: Summary): Promise<string> {
   const span = Math.max(s.virtualNs, ...events.map((e) => e.t), 1);
   // PTP's warm-up happens before traffic starts: its events have negative times
   const from = Math.min(0, ...events.map((e) => e.t));
-  const { div, label } = unit(span);
+  const { div, label } = timeUnit(span);
   const spec = {
     ...frame(
       `Events over the run (${events.length})`,
@@ -156,15 +157,6 @@ async function timeline(events: RunEvent[], s: Summary): Promise<string> {
   return `<div class="chart">${await svgOf(spec)}</div>${table(['time', 'event', 'node', 'details'], rows, 'events')}${more}`;
 }
 
-/** time unit for a span of ns: ms above 2 ms, µs above 2 µs */
-function unit(spanNs: number): { div: number; label: string } {
-  return spanNs >= 2e6
-    ? { div: 1e6, label: 'ms' }
-    : spanNs >= 2e3
-      ? { div: 1e3, label: 'µs' }
-      : { div: 1, label: 'ns' };
-}
-
 async function queues(dir: string, s: Summary): Promise<string> {
   const file = join(dir, 'queues.csv');
   if (!existsSync(file)) return '<p class="muted">No queues.csv in this folder.</p>';
@@ -196,7 +188,7 @@ async function queues(dir: string, s: Summary): Promise<string> {
   const ports = [...peak.entries()]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, HEATMAP_PORTS);
-  const { div, label } = unit(span);
+  const { div, label } = timeUnit(span);
   const w = span / HEATMAP_BINS / div;
   const values = ports.flatMap(([key]) =>
     Array.from(bins.get(key)!, (v, i) => ({
