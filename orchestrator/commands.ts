@@ -70,6 +70,18 @@ function positive(v: string): number {
   return n;
 }
 
+/** a comma-separated list of IPv4 subnets (a.b.c.d/n) */
+function subnets(v: string): string[] {
+  const list = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const x of list)
+    if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(x))
+      throw new InvalidArgumentError(`expected subnets such as 198.19.254.0/24, got '${x}'`);
+  return list;
+}
+
 interface RunOptions {
   tdf?: number;
   sync?: string;
@@ -90,6 +102,8 @@ interface RunOptions {
   subnet?: string;
   secretFile?: string;
   image?: string;
+  /** swarm: node -> machine hostname, its rack with it */
+  place?: Record<string, string>;
   scenarioEnv?: string;
   force?: boolean;
   /** false with --no-plots */
@@ -112,7 +126,22 @@ function runtimeFor(opts: RunOptions): Promise<Runtime> {
     subnet: opts.subnet,
     secretFile: opts.secretFile,
     image: opts.image,
+    place: opts.place,
   });
+}
+
+/** `node=machine,node=machine` (--place) */
+function placements(v: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of v.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0 || eq === item.length - 1)
+      throw new InvalidArgumentError(`expected node=machine (a swarm machine's hostname), got '${item}'`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
 }
 
 function syncOption(opts: { sync?: string; tdf?: number }): SyncMode | undefined {
@@ -367,7 +396,12 @@ program
   )
   .option(
     '--image <ref>',
-    "docker and swarm runtimes: the image to run (default: this build's, built when missing); a swarm of several machines needs it on each (docs/containers.md)",
+    "docker and swarm runtimes: the image to run (default: this build's, built when missing; carried to the swarm's other machines whose daemons dcemu knows, docs/containers.md)",
+  )
+  .option(
+    '--place <node=machine,...>',
+    'swarm runtime: put these nodes (each with its rack) on these swarm machines (hostnames); the rest are placed by rack and load',
+    placements,
   )
   .option(
     '--scenario-env <var>',
@@ -468,7 +502,12 @@ program
     const { formatHolds, holds } = await import('./holds.js');
     const file = join(dir, 'nodes.json');
     if (!existsSync(file)) throw new RuntimeError(`${file}: no such file (is ${dir} a results folder?)`);
-    process.stdout.write(formatHolds(holds(JSON.parse(readFileSync(file, 'utf8'))), opts.top));
+    const summary = join(dir, 'summary.json');
+    const machines = existsSync(summary)
+      ? (JSON.parse(readFileSync(summary, 'utf8')) as { processes?: { machines?: Record<string, string> } })
+          .processes?.machines
+      : undefined;
+    process.stdout.write(formatHolds(holds(JSON.parse(readFileSync(file, 'utf8')), machines), opts.top));
   });
 
 const swarm = program
@@ -483,12 +522,22 @@ swarm
     '--advertise-addr <ip>',
     "this machine's address on the network the machines share (default 127.0.0.1: a one-machine swarm)",
   )
-  .action(async (opts: { advertiseAddr?: string }) => {
-    const { swarmInit } = await import('./runtime/swarm-setup.js');
+  .option(
+    '--avoid <subnets>',
+    "subnets the swarm's networks must not take, comma-separated (the network the machines share, say)",
+    subnets,
+  )
+  .action(async (opts: { advertiseAddr?: string; avoid?: string[] }) => {
+    const { swarmInit, swarmSubnets } = await import('./runtime/swarm-setup.js');
+    const { docker } = await import('./runtime/docker-client.js');
     const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
-    const token = await swarmInit({ advertiseAddr: opts.advertiseAddr, say });
-    if (token && opts.advertiseAddr)
-      process.stdout.write(`dcemu swarm join ${opts.advertiseAddr} --token ${token}\n`);
+    const token = await swarmInit({ advertiseAddr: opts.advertiseAddr, avoid: opts.avoid, say });
+    if (token && opts.advertiseAddr) {
+      // a joining machine's bridge keeps clear of this one's and of the swarm's own network
+      const { gwbridge, pool } = await swarmSubnets(await docker());
+      const avoid = [...(opts.avoid ?? []), gwbridge, pool].filter(Boolean).join(',');
+      process.stdout.write(`dcemu swarm join ${opts.advertiseAddr} --token ${token} --avoid ${avoid}\n`);
+    }
   });
 swarm
   .command('join')
@@ -496,7 +545,12 @@ swarm
   .argument('<manager>', "the manager's address (host or host:port)")
   .requiredOption('--token <token>', "the worker token 'dcemu swarm init' printed")
   .option('--advertise-addr <ip>', "this machine's address on the network the machines share")
-  .action(async (manager: string, opts: { token: string; advertiseAddr?: string }) => {
+  .option(
+    '--avoid <subnets>',
+    "subnets this machine's docker_gwbridge must not take: the swarm's and other machines' ('dcemu swarm init' prints them)",
+    subnets,
+  )
+  .action(async (manager: string, opts: { token: string; advertiseAddr?: string; avoid?: string[] }) => {
     const { swarmJoin } = await import('./runtime/swarm-setup.js');
     await swarmJoin({ manager, ...opts, say: (s) => process.stderr.write(`dcemu: ${s}\n`) });
   });
@@ -511,6 +565,37 @@ swarm
       process.stderr.write(`dcemu: error: ${keptMessage(kept)}\n`);
       process.exitCode = 1;
     }
+  });
+const lab = swarm
+  .command('lab')
+  .description(
+    'a swarm of several machines on this one: extra Docker daemons in network namespaces (root; docs/containers.md)',
+  );
+lab
+  .command('up')
+  .description(
+    'start N lab machines, make this machine their swarm manager, join them and carry the image to them',
+  )
+  .option('--nodes <n>', 'lab machines besides this one', positive, 1)
+  .action(async (opts: { nodes: number }) => {
+    const { labUp } = await import('./runtime/swarm-lab.js');
+    const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
+    // Ctrl-C: up stops at its next step and removes what it made
+    const abort = new AbortController();
+    const off = onInterrupt((signal) => {
+      if (!abort.signal.aborted)
+        say(`interrupted (${signal}): the lab stops at its next step and is removed`);
+      abort.abort();
+    });
+    const state = await labUp({ nodes: opts.nodes, say, signal: abort.signal }).finally(off);
+    for (const m of state.machines) process.stdout.write(`${m.name}=unix://${m.socket}\n`);
+  });
+lab
+  .command('down')
+  .description("remove the lab: its machines leave, their daemons and namespaces go, and the swarm 'up' made")
+  .action(async () => {
+    const { labDown } = await import('./runtime/swarm-lab.js');
+    await labDown((s) => process.stderr.write(`dcemu: ${s}\n`));
   });
 
 program

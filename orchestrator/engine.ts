@@ -19,7 +19,7 @@ import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import { type Progress, stallDiagnosis } from './progress.js';
 import { releasedOnCrash } from './runtime/crash-removal.js';
-import { racks } from './runtime/placement.js';
+import { pods, racks } from './runtime/placement.js';
 import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
 import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from './scenario/resolve.js';
 import { CONTAINER_ACTIONS } from './scenario/schema.js';
@@ -126,6 +126,7 @@ export class Engine {
         this.scenario.topology.nodes.map((n) => n.name),
         runId,
         racks(this.scenario.topology),
+        pods(this.scenario.topology),
       ),
     );
     // the run's secret (core/auth.ts): only its nodes get keys derived from it; an attached runtime's

@@ -11,6 +11,8 @@
  *   chain. Every node on a chain waits, in turn, on the one at its end, which was busy or held by
  *   several inputs at once: the place to look. On a machine with fewer cores than nodes, "held"
  *   includes waiting for a core.
+ * - a run over several machines (summary.json names each node's): the cross-machine links a node
+ *   waited on, the cost of crossing machines (docs/containers.md).
  */
 
 export interface NodeCounters {
@@ -32,6 +34,12 @@ export interface NodeHolds {
 
 export interface HoldReport {
   nodes: NodeHolds[];
+  /**
+   * a run over several machines (summary.json's processes.machines): the links between nodes on
+   * different machines that a node waited on, most waited first (the node, the peer that held it, the
+   * two machines and the wall time)
+   */
+  crossMachine?: Array<{ node: string; peer: string; machines: [string, string]; us: number }>;
   /** peers by the wall time others spent held by them, most first */
   waitedOn: Array<{ name: string; us: number }>;
   /** the longest chains, longest first (each from a node to the one that holds it all) */
@@ -40,8 +48,9 @@ export interface HoldReport {
 
 const PREFIX = 'syncHeldUs:';
 
-export function holds(entries: NodeCounters[]): HoldReport {
+export function holds(entries: NodeCounters[], machines?: Record<string, string>): HoldReport {
   const nodes: NodeHolds[] = [];
+  const cross: NonNullable<HoldReport['crossMachine']> = [];
   const waitedOn = new Map<string, number>();
   for (const e of entries) {
     let held = 0;
@@ -56,6 +65,10 @@ export function holds(entries: NodeCounters[]): HoldReport {
         topUs = v;
       }
       if (by !== 'grant') waitedOn.set(by, (waitedOn.get(by) ?? 0) + v);
+      const here = machines?.[e.name];
+      const there = machines?.[by];
+      if (here && there && here !== there && v > 0)
+        cross.push({ node: e.name, peer: by, machines: [here, there], us: v });
     }
     nodes.push({
       name: e.name,
@@ -89,6 +102,7 @@ export function holds(entries: NodeCounters[]): HoldReport {
     nodes,
     waitedOn: [...waitedOn.entries()].map(([name, us]) => ({ name, us })).sort((a, b) => b.us - a.us),
     chains: kept,
+    ...(machines && { crossMachine: cross.sort((a, b) => b.us - a.us || (a.node < b.node ? -1 : 1)) }),
   };
 }
 
@@ -127,5 +141,16 @@ export function formatHolds(r: HoldReport, top = 8): string {
   lines.push('longest chains (each node held mostly by the next; the last one busy or held by several)');
   if (r.chains.length === 0) lines.push('  none: no node was held mostly by one busy neighbour');
   for (const c of r.chains.slice(0, top)) lines.push(`  ${c.join(' > ')}`);
+  if (r.crossMachine) {
+    const total = r.crossMachine.reduce((a, c) => a + c.us, 0);
+    lines.push(
+      `cross-machine links waited on (${r.crossMachine.length} node-peer pairs, ${ms(total)} in all; node held by peer, their machines)`,
+    );
+    if (r.crossMachine.length === 0) lines.push('  none: no node waited on a peer on another machine');
+    for (const c of r.crossMachine.slice(0, top))
+      lines.push(
+        `  ${`${c.node} < ${c.peer}`.padEnd(20)} ${ms(c.us).padStart(10)}  ${c.machines[0]} < ${c.machines[1]}`,
+      );
+  }
   return `${lines.join('\n')}\n`;
 }

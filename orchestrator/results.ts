@@ -172,6 +172,8 @@ export interface Summary extends Partial<SchemeSections> {
     reused?: number;
     /** what the runtime could not remove (a network the Docker daemon keeps), and how to clear it */
     kept?: string[];
+    /** a runtime over several machines (swarm): the machine (hostname) each node ran on */
+    machines?: Record<string, string>;
     missingReports: Array<{ node: string; reason: string }>;
   };
   /**

@@ -43,4 +43,26 @@ describe('holds', () => {
     expect(text).toMatch(/ {2}h +2 +10 steps +10\.0 µs\/step {2}grant 41% of held/);
     expect(formatHolds(holds([{ name: 'h0', counters: {} }]))).toMatch(/^no synchronization counters/);
   });
+
+  it('names the cross-machine links waited on when the results say where each node ran', () => {
+    const machines = { h0: 'a', leaf0: 'a', spine0: 'b', h1: 'b' };
+    const r = holds(
+      [
+        node('h0', 100, { leaf0: 900, grant: 50 }),
+        node('leaf0', 200, { spine0: 700, h0: 100, grant: 0 }),
+        node('spine0', 900, { leaf0: 300, grant: 0 }),
+        node('h1', 100, { leaf0: 200, grant: 700 }),
+      ],
+      machines,
+    );
+    expect(r.crossMachine).toEqual([
+      { node: 'leaf0', peer: 'spine0', machines: ['a', 'b'], us: 700 },
+      { node: 'spine0', peer: 'leaf0', machines: ['b', 'a'], us: 300 },
+      { node: 'h1', peer: 'leaf0', machines: ['b', 'a'], us: 200 },
+    ]);
+    expect(formatHolds(r)).toContain('cross-machine links waited on (3 node-peer pairs, 1.2 ms in all');
+    expect(formatHolds(r)).toMatch(/ {2}leaf0 < spine0 +0\.7 ms {2}a < b/);
+    // one machine: no such list
+    expect(report.crossMachine).toBeUndefined();
+  });
 });

@@ -165,6 +165,13 @@ async function usedRanges(d: Docker): Promise<Array<[number, number]>> {
   return ranges;
 }
 
+/** whether two IPv4 CIDRs share an address */
+export function overlaps(a: string, b: string): boolean {
+  const x = cidrRange(a);
+  const y = cidrRange(b);
+  return !!x && !!y && x[0] < y[1] && y[0] < x[1];
+}
+
 function cidrRange(cidr: string): [number, number] | null {
   const m = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(cidr);
   if (!m) return null; // IPv6

@@ -54,7 +54,8 @@ export const HARDENED_HOST = {
  */
 export function lendFolder(dir: string): { giveBack(): void } {
   if (!asRoot()) return { giveBack: () => {} };
-  chownSync(dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
+  // the whole tree: a results folder used again holds the last run's node logs, which the nodes append to
+  chownTree(dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
   return {
     giveBack: () => {
       try {

@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   secretFile?: string;
   /** docker, swarm: the image to run (default: the current build's, built when missing) */
   image?: string;
+  /** swarm: node -> machine hostname (its group with it); the rest by placement.ts */
+  place?: Record<string, string>;
 }
 
 export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -32,7 +34,7 @@ export async function createRuntime(kind: string, opts: RuntimeOptions = {}): Pr
     }
     case 'swarm': {
       const { SwarmRuntime } = await import('./swarm.js');
-      return new SwarmRuntime({ log: opts.log, image: opts.image });
+      return new SwarmRuntime({ log: opts.log, image: opts.image, place: opts.place });
     }
     case 'attached':
       if (!opts.subnet)

@@ -24,6 +24,52 @@ export function racks(topology: Topology): string[][] {
   return [...rackOf.values(), ...topology.nodes.filter((n) => !placed.has(n.name)).map((n) => [n.name])];
 }
 
+/**
+ * Pods: what stays connected when the top tier's switches are taken out (a FatTree's pods, each with
+ * its edge and aggregation switches and hosts; a leaf-spine's racks), in topology order; the top tier's
+ * switches alone. Kept on one machine, a pod's links never cross between machines: only the links to
+ * the top tier can.
+ */
+export function pods(topology: Topology): string[][] {
+  const top = Math.max(...topology.nodes.map((n) => n.tier));
+  const byName = new Map(topology.nodes.map((n) => [n.name, n]));
+  const seen = new Set<string>();
+  const groups: string[][] = [];
+  for (const n of topology.nodes) {
+    if (n.tier === top || seen.has(n.name)) continue;
+    const group: string[] = [];
+    const stack = [n.name];
+    seen.add(n.name);
+    while (stack.length > 0) {
+      const at = stack.pop()!;
+      group.push(at);
+      for (const p of byName.get(at)!.ports) {
+        const peer = byName.get(p.peer);
+        if (peer && peer.tier !== top && !seen.has(peer.name)) {
+          seen.add(peer.name);
+          stack.push(peer.name);
+        }
+      }
+    }
+    const order = new Map(topology.nodes.map((x, i) => [x.name, i]));
+    groups.push(group.sort((a, b) => order.get(a)! - order.get(b)!));
+  }
+  return [...groups, ...topology.nodes.filter((n) => n.tier === top).map((n) => [n.name])];
+}
+
+/**
+ * The groups to place over `machines` machines: pods when there are at least as many pods (of more
+ * than one node) as machines, so each machine gets whole pods; racks otherwise.
+ */
+export function placementGroups(
+  rackGroups: string[][],
+  podGroups: string[][] | undefined,
+  machines: number,
+): string[][] {
+  if (!podGroups) return rackGroups;
+  return podGroups.filter((g) => g.length > 1).length >= machines ? podGroups : rackGroups;
+}
+
 /** A machine that can run nodes, with its share of them (CPUs, say). */
 export interface Machine {
   id: string;
@@ -31,21 +77,36 @@ export interface Machine {
 }
 
 /**
- * Assigns each group to a machine: largest group first, to the machine whose load (nodes / weight)
+ * Assigns each group to a machine: groups holding a pinned node first, to its machine (the first pin
+ * of the group wins); then the rest, largest group first, to the machine whose load (nodes / weight)
  * after taking it is least; ties go to the earlier machine. Returns node name -> machine id.
  */
-export function place(groups: string[][], machines: Machine[]): Map<string, string> {
+export function place(
+  groups: string[][],
+  machines: Machine[],
+  pins: ReadonlyMap<string, string> = new Map(),
+): Map<string, string> {
   if (machines.length === 0) throw new Error('no machine to place nodes on');
   const load = machines.map(() => 0);
   const at = new Map<string, string>();
-  const order = groups.map((g, i) => ({ g, i })).sort((a, b) => b.g.length - a.g.length || a.i - b.i);
-  for (const { g } of order) {
+  const put = (g: string[], m: number): void => {
+    load[m] += g.length;
+    for (const name of g) at.set(name, machines[m].id);
+  };
+  const free: Array<{ g: string[]; i: number }> = [];
+  groups.forEach((g, i) => {
+    const pin = g.map((n) => pins.get(n)).find((m) => m !== undefined);
+    const m = pin === undefined ? -1 : machines.findIndex((x) => x.id === pin);
+    if (m >= 0) put(g, m);
+    else free.push({ g, i });
+  });
+  free.sort((a, b) => b.g.length - a.g.length || a.i - b.i);
+  for (const { g } of free) {
     let best = 0;
     for (let m = 1; m < machines.length; m++)
       if ((load[m] + g.length) / machines[m].weight < (load[best] + g.length) / machines[best].weight)
         best = m;
-    load[best] += g.length;
-    for (const name of g) at.set(name, machines[best].id);
+    put(g, best);
   }
   return at;
 }

@@ -9,7 +9,7 @@
 import { RuntimeError } from '../errors.js';
 import { inAllowedRange } from './addresses.js';
 import { type Docker, docker } from './docker-client.js';
-import { freeTopSubnet } from './docker-network.js';
+import { freeTopSubnet, overlaps } from './docker-network.js';
 import { GWBRIDGE, gwbridge, removeSwarmRuns } from './swarm.js';
 
 /** the label on a `docker_gwbridge` that dcemu created (and so removes on `leave`) */
@@ -24,17 +24,25 @@ async function swarmState(d: Docker): Promise<SwarmInfo['Swarm']> {
   return ((await d.info()) as SwarmInfo).Swarm;
 }
 
-/** This machine's `docker_gwbridge`, created inside the range when missing; its subnet. */
-async function ensureGwbridge(d: Docker, say: (s: string) => void): Promise<string> {
+/**
+ * This machine's `docker_gwbridge`, created inside the range when missing, on a /24 that none of
+ * `avoid` (the swarm's other networks) overlaps; its subnet.
+ */
+async function ensureGwbridge(d: Docker, say: (s: string) => void, avoid: string[] = []): Promise<string> {
   const existing = await gwbridge(d);
   if (existing) {
     if (!inAllowedRange(existing.subnet))
       throw new RuntimeError(
         `${GWBRIDGE} exists on ${existing.subnet}, outside 198.18.0.0/15: leave any swarm, remove it ('docker network rm ${GWBRIDGE}', no container may use it) and run this again`,
       );
+    const clash = avoid.find((a) => overlaps(a, existing.subnet));
+    if (clash)
+      throw new RuntimeError(
+        `${GWBRIDGE} exists on ${existing.subnet}, which the swarm uses already (${clash}): leave any swarm, remove it ('docker network rm ${GWBRIDGE}', no container may use it) and run this again`,
+      );
     return existing.subnet;
   }
-  const subnet = await freeTopSubnet(d);
+  const subnet = await freeTopSubnet(d, avoid);
   await d.createNetwork({
     Name: GWBRIDGE,
     Driver: 'bridge',
@@ -54,8 +62,16 @@ async function ensureGwbridge(d: Docker, say: (s: string) => void): Promise<stri
  * Makes this machine a swarm manager. `advertiseAddr` is its address on the network the machines
  * share; alone, 127.0.0.1 (no other machine can join then). Returns the worker join token.
  */
-export async function swarmInit(opts: { advertiseAddr?: string; say: (s: string) => void }): Promise<string> {
-  const d = await docker();
+export async function swarmInit(opts: {
+  advertiseAddr?: string;
+  /** subnets no network of the swarm may take (the machines' shared network, say) */
+  avoid?: string[];
+  say: (s: string) => void;
+  /** the daemon to act on; default this machine's */
+  client?: Docker;
+}): Promise<string> {
+  const d = opts.client ?? (await docker());
+  const avoid = opts.avoid ?? [];
   const state = await swarmState(d);
   if (state?.LocalNodeState === 'active') {
     await ensureGwbridge(d, opts.say);
@@ -64,8 +80,8 @@ export async function swarmInit(opts: { advertiseAddr?: string; say: (s: string)
     );
     return state.ControlAvailable ? (await d.swarmInspect()).JoinTokens.Worker : '';
   }
-  const gw = await ensureGwbridge(d, opts.say);
-  const pool = await freeTopSubnet(d, [gw]);
+  const gw = await ensureGwbridge(d, opts.say, avoid);
+  const pool = await freeTopSubnet(d, [...avoid, gw]);
   const addr = opts.advertiseAddr ?? '127.0.0.1';
   await d.swarmInit({
     ListenAddr: `${addr}:${SWARM_PORT}`,
@@ -79,17 +95,24 @@ export async function swarmInit(opts: { advertiseAddr?: string; say: (s: string)
   return (await d.swarmInspect()).JoinTokens.Worker;
 }
 
-/** Joins this machine to a swarm as a worker (its `docker_gwbridge` first). */
+/**
+ * Joins this machine to a swarm as a worker: its `docker_gwbridge` first, on a subnet none of `avoid`
+ * overlaps (the swarm's pool and the other machines' bridges, which `dcemu swarm init` prints in the
+ * join command); then checks that the swarm's own network (`ingress`, from the pool) is clear of it.
+ */
 export async function swarmJoin(opts: {
   manager: string;
   token: string;
   advertiseAddr?: string;
+  avoid?: string[];
   say: (s: string) => void;
+  /** the daemon to act on; default this machine's */
+  client?: Docker;
 }): Promise<void> {
-  const d = await docker();
+  const d = opts.client ?? (await docker());
   if ((await swarmState(d))?.LocalNodeState === 'active')
     throw new RuntimeError("this machine is in a swarm already: 'dcemu swarm leave' first");
-  await ensureGwbridge(d, opts.say);
+  const gw = await ensureGwbridge(d, opts.say, opts.avoid);
   const manager = opts.manager.includes(':') ? opts.manager : `${opts.manager}:${SWARM_PORT}`;
   await d.swarmJoin({
     RemoteAddrs: [manager],
@@ -98,6 +121,27 @@ export async function swarmJoin(opts: {
     ...(opts.advertiseAddr && { AdvertiseAddr: opts.advertiseAddr }),
   });
   opts.say(`joined the swarm of ${manager} as a worker`);
+  const { pool } = await swarmSubnets(d);
+  if (pool && overlaps(pool, gw))
+    opts.say(
+      `warning: ${GWBRIDGE} (${gw}) overlaps the swarm's own network (${pool}): pass the subnets 'dcemu swarm init' printed to --avoid (docs/containers.md)`,
+    );
+}
+
+/**
+ * This machine's `docker_gwbridge` subnet and the swarm's own network's (`ingress`, carved from the
+ * swarm's address pool; every machine of a swarm sees it).
+ */
+export async function swarmSubnets(d: Docker): Promise<{ gwbridge?: string; pool?: string }> {
+  const gw = await gwbridge(d);
+  const ingress = (await d
+    .getNetwork('ingress')
+    .inspect()
+    .catch(() => null)) as { IPAM?: { Config?: Array<{ Subnet?: string }> } } | null;
+  return {
+    ...(gw && { gwbridge: gw.subnet }),
+    ...(ingress?.IPAM?.Config?.[0]?.Subnet && { pool: ingress.IPAM.Config[0].Subnet }),
+  };
 }
 
 /**
@@ -106,8 +150,8 @@ export async function swarmJoin(opts: {
  * the `docker_gwbridge` dcemu created (or says why it stays: a daemon bug). Returns what the daemon
  * keeps of the swarm's runs.
  */
-export async function swarmLeave(say: (s: string) => void): Promise<string[]> {
-  const d = await docker();
+export async function swarmLeave(say: (s: string) => void, client?: Docker): Promise<string[]> {
+  const d = client ?? (await docker());
   const state = await swarmState(d);
   let kept: string[] = [];
   if (state?.LocalNodeState === 'active') {

@@ -40,6 +40,7 @@ import {
   mapBounded,
   NODE_LABEL,
   RUN_LABEL,
+  removeLabelled,
   removeRun,
   runContainers,
   signalName,
@@ -48,8 +49,10 @@ import {
 import { createFabricNetwork, type FabricNetwork } from './docker-network.js';
 import { containerIds, lendFolder } from './hardening.js';
 import { APP_DIR, ensureImage, imageEntry } from './image.js';
+import { carryImage } from './image-carry.js';
 import { InOrder } from './in-order.js';
-import { place } from './placement.js';
+import { place, placementGroups } from './placement.js';
+import { labDaemons } from './swarm-lab-state.js';
 import type {
   ContainerFaults,
   ExitInfo,
@@ -71,13 +74,20 @@ const POLL_MS = 200;
 /** a task that is not running after this long fails the start, naming what the swarm says */
 const TASK_START_MS = 120_000;
 const STOP_TIMEOUT_S = 1;
+/** new tasks for a node whose task could not start, before the start fails */
+const START_RETRIES = 2;
 
 export interface SwarmRuntimeOptions {
   /** image to run; default: `ensureImage()` here (other machines need it too: docs/containers.md) */
   image?: string;
   log?: (s: string) => void;
-  /** swarm machine hostname -> Docker endpoint URL, for faults on its tasks; default DCEMU_SWARM_DAEMONS */
+  /**
+   * swarm machine hostname -> Docker endpoint URL, for the image and for faults on its tasks; default
+   * DCEMU_SWARM_DAEMONS and the lab's daemons (swarm-lab.ts)
+   */
   daemons?: Record<string, string>;
+  /** node -> machine hostname: the node's group goes there; the rest by placement.ts */
+  place?: Record<string, string>;
 }
 
 /** A swarm task as the API lists it (the fields dcemu reads). */
@@ -109,6 +119,7 @@ export class SwarmRuntime implements Runtime {
   private placement = new Map<string, string>();
   private image: string | null = null;
   private secret: SwarmSecret | null = null;
+  private daemons: Daemons | null = null;
 
   constructor(private readonly opts: SwarmRuntimeOptions = {}) {}
 
@@ -116,6 +127,7 @@ export class SwarmRuntime implements Runtime {
     nodes: string[],
     runId: string,
     racks: string[][] = nodes.map((n) => [n]),
+    pods?: string[][],
   ): Promise<RuntimeSite> {
     const d = await docker();
     const info = (await d.info()) as {
@@ -128,9 +140,15 @@ export class SwarmRuntime implements Runtime {
     const gateway = await gwbridgeGateway(d);
     this.machines = await swarmMachines(d, info.Swarm.NodeID ?? '');
     this.placement = place(
-      racks,
+      placementGroups(racks, pods, this.machines.length),
       this.machines.map((m) => ({ id: m.id, weight: m.cpus })),
+      pinned(this.opts.place ?? {}, this.machines, nodes),
     );
+    const daemons = new Daemons(d, this.machines, {
+      ...labDaemons(),
+      ...(this.opts.daemons ?? parseDaemons(process.env.DCEMU_SWARM_DAEMONS)),
+    });
+    this.daemons = daemons;
     const net = await createFabricNetwork(d, runId, nodes, { overlay: true }).catch(async (err) => {
       await removeRun(runId).catch(() => {});
       throw err;
@@ -153,6 +171,7 @@ export class SwarmRuntime implements Runtime {
       const controlPort = await freePort(gateway);
       const image = this.opts.image ?? (await ensureImage({ log: this.opts.log }));
       this.image = image;
+      await this.carryImage(d, daemons, image);
       const relay = await startRelay(
         d,
         runId,
@@ -186,6 +205,29 @@ export class SwarmRuntime implements Runtime {
     }
   }
 
+  /**
+   * The image on every machine that runs nodes: carried from here to a daemon dcemu knows when it
+   * lacks it (image-carry.ts); a machine whose daemon is not named is left to have it (said).
+   */
+  private async carryImage(d: Docker, daemons: Daemons, image: string): Promise<void> {
+    const used = new Set(this.placement.values());
+    for (const m of this.machines) {
+      if (m.local || !used.has(m.id)) continue;
+      const far = daemons.known(m.id);
+      if (!far) {
+        this.opts.log?.(
+          `image on ${m.hostname} not checked: dcemu knows no daemon for it (DCEMU_SWARM_DAEMONS); it must hold ${image}`,
+        );
+        continue;
+      }
+      const c = await carryImage(d, far, image, m.hostname);
+      if (c.carried)
+        this.opts.log?.(
+          `image ${image} carried to ${m.hostname} (${(c.bytes / 2 ** 20).toFixed(0)} MiB in ${(c.ms / 1000).toFixed(1)} s)`,
+        );
+    }
+  }
+
   async start(launches: NodeLaunch[], signal?: AbortSignal): Promise<StartedRuntime> {
     const net = this.network;
     const image = this.image;
@@ -198,14 +240,22 @@ export class SwarmRuntime implements Runtime {
         `dilated mode runs on one clock, and this swarm spreads the fabric over ${used.size} machines: use --sync conservative (exact at any distance), or a swarm of one machine`,
       );
     const d = await docker();
-    const daemons = new Daemons(
-      d,
-      this.machines,
-      this.opts.daemons ?? parseDaemons(process.env.DCEMU_SWARM_DAEMONS),
-    );
+    const daemons = this.daemons!;
     // the log folder is the node tasks' user's to write while the run lasts (runtime/hardening.ts)
     const lent = launches[0] ? lendFolder(resolve(launches[0].logDir)) : { giveBack: () => {} };
-    const started = new StartedServices(d, daemons, net, launches, () => lent.giveBack());
+    const hostnames = new Map(this.machines.map((m) => [m.id, m.hostname]));
+    const machineOf = Object.fromEntries(
+      launches.map((l) => [l.name, hostnames.get(this.placement.get(l.name) ?? '') ?? '?']),
+    );
+    const started = new StartedServices(
+      d,
+      daemons,
+      net,
+      launches,
+      machineOf,
+      () => lent.giveBack(),
+      this.opts.log,
+    );
     const t0 = Date.now();
     try {
       // an interrupt ends the start-up where it is: no more services, no more waiting for their tasks
@@ -319,6 +369,25 @@ async function gwbridgeGateway(d: Docker): Promise<string> {
       `${GWBRIDGE} uses ${gw.subnet}, outside 198.18.0.0/15 where dcemu keeps its traffic: leave the swarm, remove ${GWBRIDGE} and set the swarm up with 'dcemu swarm init' (docs/containers.md)`,
     );
   return gw.gateway;
+}
+
+/**
+ * `--place` as node -> machine id, checked: every node and machine named exists (the machine ready
+ * and active in the swarm).
+ */
+function pinned(place: Record<string, string>, machines: Machine[], nodes: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [node, host] of Object.entries(place)) {
+    if (!nodes.includes(node))
+      throw new RuntimeError(`--place ${node}=${host}: the fabric has no node ${node}`);
+    const m = machines.find((x) => x.hostname === host);
+    if (!m)
+      throw new RuntimeError(
+        `--place ${node}=${host}: no ready swarm machine is named ${host} (${machines.map((x) => x.hostname).join(', ')})`,
+      );
+    out.set(node, m.id);
+  }
+  return out;
 }
 
 async function swarmMachines(d: Docker, self: string): Promise<Machine[]> {
@@ -511,14 +580,29 @@ class Daemons {
   }
 
   of(machine: string, node: string): Docker {
+    const client = this.known(machine);
+    if (client) return client;
+    const m = this.machines.find((x) => x.id === machine);
+    throw new RuntimeError(
+      `node ${node} runs on swarm machine ${m?.hostname ?? machine}: a fault on it needs that machine's Docker daemon; name it in DCEMU_SWARM_DAEMONS (${m?.hostname ?? machine}=tcp://<address>:2375 or ssh://<user>@<address>)`,
+    );
+  }
+
+  /** the daemons dcemu knows of the machines (by hostname) other than this one */
+  farClients(hostnames: Set<string>): Docker[] {
+    return this.machines
+      .filter((m) => !m.local && hostnames.has(m.hostname))
+      .map((m) => this.known(m.id))
+      .filter((c): c is Docker => c !== null);
+  }
+
+  /** the machine's daemon, if dcemu knows one (this machine's, a URL named for it, the lab's) */
+  known(machine: string): Docker | null {
     const c = this.clients.get(machine);
     if (c) return c;
     const m = this.machines.find((x) => x.id === machine);
     const url = m && this.urls[m.hostname];
-    if (!m || !url)
-      throw new RuntimeError(
-        `node ${node} runs on swarm machine ${m?.hostname ?? machine}: a fault on it needs that machine's Docker daemon; name it in DCEMU_SWARM_DAEMONS (${m?.hostname ?? machine}=tcp://<address>:2375 or ssh://<user>@<address>)`,
-      );
+    if (!m || !url) return null;
     const client = new Dockerode(daemonOptions(url)) as unknown as Docker;
     this.clients.set(machine, client);
     return client;
@@ -534,6 +618,9 @@ interface Node {
   ops: InOrder;
   /** an exit of its current task was reported */
   exitSeen: boolean;
+  /** new tasks made for it because one could not start (startFailure), and the last task replaced */
+  retries: number;
+  replaced?: string;
 }
 
 class StartedServices implements StartedRuntime {
@@ -551,8 +638,11 @@ class StartedServices implements StartedRuntime {
     private readonly daemons: Daemons,
     private readonly net: FabricNetwork,
     private readonly launches: NodeLaunch[],
+    /** node -> the hostname of the machine its service is pinned to */
+    private readonly machineOf: Record<string, string>,
     /** after teardown: the log folder given back */
     private readonly cleanup: () => void = () => {},
+    private readonly log?: (s: string) => void,
   ) {
     this.containers = {
       stopNode: async (name) => {
@@ -581,7 +671,15 @@ class StartedServices implements StartedRuntime {
 
   created(name: string, service: string): void {
     const launch = this.launches.find((l) => l.name === name)!;
-    this.nodes.set(name, { launch, service, task: null, paused: false, ops: new InOrder(), exitSeen: false });
+    this.nodes.set(name, {
+      launch,
+      service,
+      task: null,
+      paused: false,
+      ops: new InOrder(),
+      exitSeen: false,
+      retries: 0,
+    });
   }
 
   /** the nodes whose services were created (an interrupt may end the start-up before all were) */
@@ -603,7 +701,18 @@ class StartedServices implements StartedRuntime {
         for (const n of this.nodes.values()) {
           const t = n.task;
           if (t?.Status.State === 'running') continue;
-          if (t && ENDED.has(t.Status.State)) throw new RuntimeError(taskFailure(n.launch.name, t));
+          if (t && ENDED.has(t.Status.State) && t.ID !== n.replaced) {
+            if (!startFailure(t) || n.retries >= START_RETRIES)
+              throw new RuntimeError(taskFailure(n.launch.name, t));
+            // the daemon could not start its container (seen: "unable to remount dir as readonly ...
+            // device or resource busy" on the task's secrets, moby/moby#48783): a new task, said
+            n.retries++;
+            n.replaced = t.ID;
+            this.log?.(
+              `node ${n.launch.name}: its swarm task could not start (${t.Status.Err}); a new task (${n.retries} of ${START_RETRIES})`,
+            );
+            await this.newTask(n);
+          }
           waiting.push(`${n.launch.name} (${t?.Status.State ?? 'no task yet'})`);
         }
         return waiting.length === 0 ? true : undefined;
@@ -754,17 +863,8 @@ class StartedServices implements StartedRuntime {
    */
   private async restart(name: string): Promise<void> {
     const n = this.node(name);
-    const svc = this.d.getService(n.service);
-    const spec = (await svc.inspect()) as {
-      Version: { Index: number };
-      Spec: { TaskTemplate: { ForceUpdate?: number } & Record<string, unknown> } & Record<string, unknown>;
-    };
     const old = n.task?.ID;
-    await svc.update({
-      version: spec.Version.Index,
-      ...spec.Spec,
-      TaskTemplate: { ...spec.Spec.TaskTemplate, ForceUpdate: (spec.Spec.TaskTemplate.ForceUpdate ?? 0) + 1 },
-    });
+    await this.newTask(n);
     await pollUntil(
       async () => {
         await this.poll();
@@ -775,6 +875,20 @@ class StartedServices implements StartedRuntime {
       },
       () => `node ${name}: its new task did not start within 2 minutes`,
     );
+  }
+
+  /** Updates the node's service with a new force-update count, which makes it a new task. */
+  private async newTask(n: Node): Promise<void> {
+    const svc = this.d.getService(n.service);
+    const spec = (await svc.inspect()) as {
+      Version: { Index: number };
+      Spec: { TaskTemplate: { ForceUpdate?: number } & Record<string, unknown> } & Record<string, unknown>;
+    };
+    await svc.update({
+      version: spec.Version.Index,
+      ...spec.Spec,
+      TaskTemplate: { ...spec.Spec.TaskTemplate, ForceUpdate: (spec.Spec.TaskTemplate.ForceUpdate ?? 0) + 1 },
+    });
   }
 
   stop(): Promise<StoppedRuntime> {
@@ -800,14 +914,40 @@ class StartedServices implements StartedRuntime {
     await Promise.all(this.saving);
     const runId = this.launches[0]?.runId;
     const kept = runId === undefined ? [] : await removeSwarmRun(runId);
-    const leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    // the other machines' agents remove their tasks' containers a few seconds later: dcemu does it now,
+    // where it knows the daemon, so that nothing of the run is left on any machine when it ends
+    const far = runId === undefined ? [] : this.daemons.farClients(new Set(Object.values(this.machineOf)));
+    for (const f of far) kept.push(...(await removeLabelled(runId!, f)).kept);
+    let leftRunning = runId === undefined ? 0 : await runContainers(runId);
+    for (const f of far)
+      leftRunning += (
+        await f.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runId}`] } }).catch(() => [])
+      ).length;
     this.cleanup();
     return {
       started: this.nodes.size,
       leftRunning,
       ...(kept.length > 0 && { kept: [keptMessage(kept)] }),
+      machines: Object.fromEntries(
+        this.launches
+          .filter((l) => this.nodes.has(l.name))
+          .map((l) => [l.name, this.machineOf[l.name] ?? '?']),
+      ),
     };
   }
+}
+
+/**
+ * A task that ended before its node ran: the daemon could not make or start its container (not a
+ * node that exited, not an image a machine lacks, not a task the swarm could not place).
+ */
+export function startFailure(t: Pick<Task, 'Status'>): boolean {
+  const err = t.Status.Err ?? '';
+  return (
+    (t.Status.State === 'failed' || t.Status.State === 'rejected') &&
+    /start|mount|create/i.test(err) &&
+    !/non-zero exit|no such image|not found|pull access|no suitable node/i.test(err)
+  );
 }
 
 function taskFailure(name: string, t: Task): string {

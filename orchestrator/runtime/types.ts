@@ -125,6 +125,8 @@ export interface StoppedRuntime {
    * each, and how to clear it; absent when nothing was left
    */
   kept?: string[];
+  /** a runtime that spans machines: the machine (hostname) each node ran on */
+  machines?: Record<string, string>;
 }
 
 export interface Runtime {
@@ -144,9 +146,10 @@ export interface Runtime {
   readonly remoteNodes?: boolean;
   /**
    * sets up what the run's nodes share (addresses, a container network) before any starts; `racks`
-   * are the groups of nodes a runtime that spans machines keeps on one machine (placement.ts)
+   * and `pods` are the groups of nodes a runtime that spans machines keeps on one machine
+   * (placement.ts)
    */
-  prepare(nodes: string[], runId: string, racks?: string[][]): Promise<RuntimeSite>;
+  prepare(nodes: string[], runId: string, racks?: string[][], pods?: string[][]): Promise<RuntimeSite>;
   /**
    * starts the nodes; an abort of `signal` (an interrupt) ends the start-up where it is: what started
    * is returned, for the fabric to stop and collect
