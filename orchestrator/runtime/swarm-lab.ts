@@ -36,7 +36,20 @@ import { swarmInit, swarmJoin, swarmLeave, swarmSubnets } from './swarm-setup.js
 const DATA_DIR = '/var/lib/dcemu-lab';
 const PREFIX = 'dcemu-lab';
 const BRIDGE = `${PREFIX}0`;
-const RULE_COMMENT = PREFIX;
+/** the firewall rule that lets what stays on the lab bridge pass (FORWARD's policy is Docker's DROP) */
+const FORWARD_RULE = [
+  'FORWARD',
+  '-i',
+  BRIDGE,
+  '-o',
+  BRIDGE,
+  '-m',
+  'comment',
+  '--comment',
+  PREFIX,
+  '-j',
+  'ACCEPT',
+];
 const DAEMON_START_MS = 60_000;
 const DAEMON_STOP_MS = 20_000;
 const MAX_NODES = 8;
@@ -151,24 +164,7 @@ export async function labUp(opts: {
     await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge'], 'make the lab bridge');
     await run('ip', ['addr', 'add', `${state.address}/24`, 'dev', BRIDGE], 'address the lab bridge');
     await run('ip', ['link', 'set', BRIDGE, 'up'], 'bring the lab bridge up');
-    await run(
-      'iptables',
-      [
-        '-I',
-        'FORWARD',
-        '-i',
-        BRIDGE,
-        '-o',
-        BRIDGE,
-        '-m',
-        'comment',
-        '--comment',
-        RULE_COMMENT,
-        '-j',
-        'ACCEPT',
-      ],
-      'let traffic across the lab bridge pass',
-    );
+    await run('iptables', ['-I', ...FORWARD_RULE], 'let traffic across the lab bridge pass');
     for (const m of state.machines) {
       check();
       await run('ip', ['netns', 'add', m.name], `make the namespace of ${m.name}`);
@@ -338,20 +334,7 @@ export async function labDown(say: (s: string) => void): Promise<string[]> {
     if (await quiet('ip', ['netns', 'del', ns])) removed.push(`${ns} (namespace, daemon, data)`);
   }
   if (await quiet('ip', ['link', 'del', BRIDGE])) removed.push(`bridge ${BRIDGE}`);
-  const rule = [
-    'FORWARD',
-    '-i',
-    BRIDGE,
-    '-o',
-    BRIDGE,
-    '-m',
-    'comment',
-    '--comment',
-    RULE_COMMENT,
-    '-j',
-    'ACCEPT',
-  ];
-  while (await quiet('iptables', ['-D', ...rule])) removed.push('firewall rule');
+  while (await quiet('iptables', ['-D', ...FORWARD_RULE])) removed.push('firewall rule');
   if (existsSync(DATA_DIR) && readdirSync(DATA_DIR).length === 0) rmSync(DATA_DIR, { recursive: true });
   rmSync(LAB_DIR, { recursive: true, force: true });
   say(`lab down: removed ${removed.length > 0 ? removed.join(', ') : 'its record'}`);
