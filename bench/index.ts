@@ -18,6 +18,10 @@
  * - swarm_identical, swarm_wall_s, swarm_vs_process_wall: the quickstart on a one-machine Docker Swarm
  *   (`dcemu swarm init` when none runs, left after) against processes (skip with --no-swarm; n/a
  *   without a Docker daemon);
+ * - swarm2_identical, swarm2_vs_process_wall, swarm2_vs_swarm1_wall, swarm2_rtt_*, swarm2_model_extra_s,
+ *   swarm2_measured_extra_s: a k=4 FatTree split by pods over the two machines of a swarm lab, the cost
+ *   of crossing machines beside its model (bench/swarm2.ts; skip with --no-swarm2; n/a without root or
+ *   a lab);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  *
@@ -26,8 +30,8 @@
  */
 
 import dgram from 'node:dgram';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { keyEnv, newSecret, nodeKey } from '../core/auth.js';
@@ -41,8 +45,10 @@ import { quantile } from '../orchestrator/schemes/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
+import { type Figures, report, runScenario, timedCli } from './run.js';
+import { benchSwarm2 } from './swarm2.js';
 
-const figures: Array<[string, number, string]> = [];
+const figures: Figures = [];
 const figure = (name: string, value: number, note: string) => figures.push([name, value, note]);
 
 function benchCodec(ms = 1500): number {
@@ -221,31 +227,6 @@ async function benchSwitch(ms: number, window = 32): Promise<LoadResult> {
     sink.close();
     feeder.close();
   }
-}
-
-/** One scenario run; returns its summary, the wall time and the CPU seconds of all its processes. */
-async function runScenario(file: string, extra: string[]) {
-  const out = mkdtempSync(join(tmpdir(), 'dcemu-bench-'));
-  const { wallS, cpuS } = await timedCli(['run', file, '--out', out, '-q', ...extra]);
-  return { out, wallS, cpuS, summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) };
-}
-
-/** A dcemu command: its wall time and the CPU seconds of all its processes. */
-async function timedCli(args: string[]): Promise<{ wallS: number; cpuS: number }> {
-  const t0 = performance.now();
-  // `time -f` would need GNU time: the orchestrator's children are its own, so their CPU shows in
-  // the resource usage of the orchestrator's process tree, read here from /proc after the run
-  const quoted = args.map((a) => JSON.stringify(a)).join(' ');
-  const r = await execa(
-    'bash',
-    ['-c', `${JSON.stringify(process.execPath)} dist/orchestrator/cli.js ${quoted} >/dev/null; times`],
-    { cwd: packageRoot(), stderr: 'inherit', reject: false },
-  );
-  const wallS = (performance.now() - t0) / 1000;
-  // bash `times`: second line is the children's user and system time, e.g. "0m35.2s 0m10.9s"
-  const child = r.stdout.trim().split('\n').pop() ?? '';
-  const secs = [...child.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  return { wallS, cpuS: secs.reduce((x, y) => x + y, 0) };
 }
 
 /** the suite's short quickstart: 14 nodes, 3 ms of traffic (test/helpers.ts QUICKSTART_SHORT) */
@@ -605,30 +586,6 @@ if (!skipQuickstart) await benchQuickstart();
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 if (!process.argv.includes('--no-fattree12')) await benchFattree12();
 if (!process.argv.includes('--no-swarm')) await benchSwarm();
+if (!process.argv.includes('--no-swarm2')) await benchSwarm2(figure);
 
-const w = Math.max(...figures.map(([n]) => n.length));
-process.stdout.write('\ndcemu bench\n');
-for (const [name, value, note] of figures) {
-  const v = Number.isInteger(value) ? String(value) : value >= 100 ? value.toFixed(0) : value.toPrecision(4);
-  process.stdout.write(`  ${name.padEnd(w)}  ${v.padStart(12)}  ${note}\n`);
-}
-process.stdout.write('\n');
-const outAt = process.argv.indexOf('--out');
-if (outAt > 0 && process.argv[outAt + 1]) {
-  const dir = process.argv[outAt + 1];
-  mkdirSync(dir, { recursive: true });
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-  };
-  writeFileSync(
-    join(dir, 'bench.json'),
-    `${JSON.stringify({ machine, figures: figures.map(([name, value, note]) => ({ name, value, note })) }, null, 2)}\n`,
-  );
-}
-for (const [name, value] of figures)
-  process.stdout.write(
-    `${name} ${Number.isInteger(value) ? value : value >= 100 ? Math.round(value) : value.toPrecision(6)}\n`,
-  );
+report(figures);

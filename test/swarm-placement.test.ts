@@ -75,6 +75,17 @@ describe('swarm placement', () => {
     // two pods and two cores on each machine: only aggregation-core links cross
     for (const g of p.slice(0, 4)) expect(new Set(g.map((n) => at.get(n))).size).toBe(1);
     expect([...at.values()].filter((m) => m === 'a')).toHaveLength(18);
+    // links between the two machines: 8 of 48 with pods placed, 16 with racks (docs/containers.md)
+    const crossing = (where: Map<string, string>) =>
+      t.nodes.flatMap((n) =>
+        n.ports.filter((q) => n.name < q.peer && where.get(n.name) !== where.get(q.peer)),
+      ).length;
+    const two = [
+      { id: 'a', weight: 1 },
+      { id: 'b', weight: 1 },
+    ];
+    expect(t.nodes.reduce((k, n) => k + n.ports.length, 0) / 2).toBe(48);
+    expect([crossing(place(p, two)), crossing(place(racks(t), two))]).toEqual([8, 16]);
     // a leaf-spine's pods are its racks
     const ls = leafSpine({ leaves: 2, spines: 2, hostsPerLeaf: 3, host: L, fabric: L });
     const sorted = (gs: string[][]) => gs.map((g) => [...g].sort());

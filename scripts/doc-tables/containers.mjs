@@ -1,7 +1,7 @@
 // docs/containers.md's figures: the quickstart on the docker runtime and on processes (conservative
 // mode: the fabric's figures are the same on both, the rows say whether they are; the walls are this
 // machine's), and how long the daemon takes over each container fault.
-import { int, kb, ns, table } from './format.mjs';
+import { benchTable, int, kb, ns, table } from './format.mjs';
 
 const QUICKSTART = ['run', 'examples/quickstart.yaml', '--no-plots', '-q'];
 
@@ -98,5 +98,13 @@ export default [
       });
       return table(['action', 'at (fabric time)', 'the daemon call took (wall)'], rows);
     },
+  },
+  {
+    id: 'containers-swarm2',
+    doc: 'docs/containers.md',
+    measured:
+      'a swarm lab of two machines on this one (`sudo` for `dcemu swarm lab up`): the bytes are exact, the walls and round trips wall-clock measurements',
+    runs: [{ key: 'bench', script: 'dist/bench/swarm2.js' }],
+    render: (r) => benchTable(r.bench.json('bench.json').figures),
   },
 ];

@@ -41,3 +41,20 @@ export function mean(rows, column) {
   for (const r of rows) sum += Number(r[column]);
   return sum / rows.length;
 }
+
+/** a bench figure as the bench prints it: whole numbers grouped, others to 4 significant digits */
+export const benchValue = (v) =>
+  Number.isInteger(v) ? int(v) : Math.abs(v) >= 100 ? int(Math.round(v)) : String(Number(v.toPrecision(4)));
+
+/** bench.json's figures (`npm run bench -- --out`) as a table: name, value, what it measures */
+export function benchTable(figures) {
+  return [
+    '| figure | value | what it measures (and the goal) |',
+    '| --- | --- | --- |',
+    ...figures.map(
+      (f) =>
+        // a results folder the bench left in the temp folder is no place to send a reader
+        `| \`${f.name}\` | ${benchValue(f.value)} | ${f.note.replaceAll('|', '\\|').replace(/\/tmp\/dcemu-bench-\w+/g, 'its results folder')} |`,
+    ),
+  ];
+}

@@ -4,7 +4,7 @@
 // from a full bench on this machine.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { int } from './format.mjs';
+import { benchTable } from './format.mjs';
 
 const REPRODUCTIONS = join(import.meta.dirname, '../../docs/reproductions.md');
 
@@ -110,10 +110,6 @@ function headlines() {
   ];
 }
 
-/** a bench figure as the bench prints it: whole numbers grouped, others to 4 significant digits */
-const figure = (v) =>
-  Number.isInteger(v) ? int(v) : Math.abs(v) >= 100 ? int(Math.round(v)) : String(Number(v.toPrecision(4)));
-
 export default [
   {
     id: 'readme-headlines',
@@ -143,16 +139,7 @@ export default [
       'wall-clock and CPU measurements: they move with the machine, its load and its wakeups, machines differing 2-3x',
     runs: [{ key: 'bench', script: 'dist/bench/index.js' }],
     render: (r) => {
-      const { figures } = r.bench.json('bench.json');
-      return [
-        '| figure | value | what it measures (and the goal) |',
-        '| --- | --- | --- |',
-        ...figures.map(
-          (f) =>
-            // a results folder the bench left in the temp folder is no place to send a reader
-            `| \`${f.name}\` | ${figure(f.value)} | ${f.note.replaceAll('|', '\\|').replace(/\/tmp\/dcemu-bench-\w+/g, 'its results folder')} |`,
-        ),
-      ];
+      return benchTable(r.bench.json('bench.json').figures);
     },
   },
 ];

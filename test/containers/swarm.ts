@@ -44,6 +44,18 @@ if (!skip && swarmBefore !== 'active' && !lab)
   );
 const FAR = 'dcemu-lab1';
 const FAR_DOCKER = ['-H', 'unix:///run/dcemu-lab/dcemu-lab1.sock'];
+/** the subnets of a daemon's networks (`docker` plus `args`: `-H <far daemon>`), one a network */
+async function subnets(args: string[], networks: string[]): Promise<string[]> {
+  const r = await execa('docker', [
+    ...args,
+    'network',
+    'inspect',
+    ...networks,
+    '--format',
+    '{{range .IPAM.Config}}{{.Subnet}}{{end}}',
+  ]);
+  return r.stdout.trim().split('\n');
+}
 /** the spines (the faults' nodes) on the far machine, the racks by load */
 const PLACE = lab ? ['--place', `spine0=${FAR},spine1=${FAR}`] : [];
 
@@ -58,47 +70,22 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
       expect(up.stderr).toMatch(new RegExp(`${FAR}: image dcemu:\\w+ carried \\(\\d+ MiB`));
       // the lab bridge, both machines' docker_gwbridge and the swarm's own network: inside
       // 198.18.0.0/15, no two on one subnet
-      const subnets = [
+      const taken = [
         /lab bridge dcemu-lab0: (\S+);/.exec(up.stderr)?.[1],
-        ...(
-          await execa('docker', [
-            'network',
-            'inspect',
-            'docker_gwbridge',
-            'ingress',
-            '--format',
-            '{{range .IPAM.Config}}{{.Subnet}}{{end}}',
-          ])
-        ).stdout.split('\n'),
-        (
-          await execa('docker', [
-            ...FAR_DOCKER,
-            'network',
-            'inspect',
-            'docker_gwbridge',
-            '--format',
-            '{{range .IPAM.Config}}{{.Subnet}}{{end}}',
-          ])
-        ).stdout,
+        ...(await subnets([], ['docker_gwbridge', 'ingress'])),
+        ...(await subnets(FAR_DOCKER, ['docker_gwbridge'])),
       ].map((x) => x?.trim());
-      expect(subnets).toHaveLength(4);
-      for (const subnet of subnets) expect(subnet).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
-      expect(new Set(subnets).size, subnets.join(' ')).toBe(4);
+      expect(taken).toHaveLength(4);
+      for (const subnet of taken) expect(subnet).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
+      expect(new Set(taken).size, taken.join(' ')).toBe(4);
       const nodes = await execa('docker', ['node', 'ls', '--format', '{{.Hostname}} {{.Status}}']);
       expect(nodes.stdout).toContain(`${FAR} Ready`);
     } else if (swarmBefore !== 'active') {
       const init = await dcemu(['swarm', 'init']);
       expect(init.exitCode, init.stderr).toBe(0);
       // the swarm's own networks stay inside 198.18.0.0/15
-      const nets = await execa('docker', [
-        'network',
-        'inspect',
-        'docker_gwbridge',
-        'ingress',
-        '--format',
-        '{{range .IPAM.Config}}{{.Subnet}}{{end}}',
-      ]);
-      for (const subnet of nets.stdout.trim().split('\n')) expect(subnet).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
+      for (const subnet of await subnets([], ['docker_gwbridge', 'ingress']))
+        expect(subnet).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
     }
   }, 300_000);
 
