@@ -8,9 +8,12 @@
  *   compose, schemes/<s>/experiments)  <-  commands  <-  cli
  *
  * A scheme is one folder, schemes/<s>/: index.ts (its definition, `defineScheme`), parts.ts (what
- * node processes load, `defineSchemeParts`), its parts' folders and the files they share. A node
- * process loads its scheme's parts by module (scheme/parts.ts), the command line a scheme's
- * experiments: neither is imported by the layers below.
+ * node processes load, `defineSchemeParts`), its parts' folders (switch/, host/, arbiter/), the
+ * definition's (orchestrator/), its studies (experiments.ts or experiments/) and the files its parts
+ * share. A node process loads its scheme's parts by module (scheme/parts.ts), the command line a
+ * scheme's experiments: neither is imported by the layers below. A scheme imports dcemu through the
+ * SDK alone, as an outside one does: its node-side code scheme/node.ts, its definition
+ * scheme/index.ts, its studies scheme/study.ts too.
  */
 const ROLES = '^(switch|node|arbiter)/';
 /** each role's runtime folder, and its folder inside a scheme */
@@ -29,10 +32,13 @@ const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
       .join('|'),
   },
 }));
-const STUDIES = '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts|clock-jitter[.]ts)|schemes/[^/]+/experiments[.]ts)';
+const STUDIES =
+  '^(orchestrator/(chaos/|sweep[.]ts|compose[.]ts|experiments[.]ts|clock-jitter[.]ts)|scheme/study[.]ts$|schemes/[^/]+/experiments([.]ts$|/))';
 const COMMANDS = '^orchestrator/(cli|commands)[.]ts$';
 const BELOW_API =
-  '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|engine|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/orchestrator/)';
+  '^(orchestrator/(scenario/|topology/|runtime/|schemes/|plots/|plan|engine|collect|clocks|capture|pcapng|report|outcomes|fired|errors|interrupts)|schemes/[^/]+/(orchestrator/|index[.]ts$))';
+/** a scheme's node-side code: its parts' folders, parts.ts and the files they share */
+const SCHEME_NODE_SIDE = '^schemes/[^/]+/((switch|host|arbiter)/|(?!index[.]ts$|experiments[.]ts$)[^/]+[.]ts$)';
 
 module.exports = {
   forbidden: [
@@ -74,10 +80,26 @@ module.exports = {
       to: { path: '^schemes/' },
     },
     {
-      name: 'node-process-parts-stay-out-of-the-orchestrator',
-      comment: "what node processes load (a scheme's parts, the SDK's loader) imports nothing of the orchestrator",
+      name: 'schemes-use-the-sdk-alone',
+      comment:
+        "a built-in scheme imports dcemu only through the SDK (scheme/node.ts, scheme/index.ts, scheme/study.ts), as an outside one does",
       severity: 'error',
-      from: { path: '^schemes/[^/]+/parts[.]ts$|^scheme/parts[.]ts$' },
+      from: { path: '^schemes/' },
+      to: { path: '^(core|topology|switch|node|arbiter|orchestrator|bench)/|^scheme/parts[.]ts$' },
+    },
+    {
+      name: 'scheme-parts-use-the-node-sdk',
+      comment:
+        "what node processes run of a scheme (its parts and the files they share) imports the SDK's node side, scheme/node.ts: the rest would carry the orchestrator into every node's bundle",
+      severity: 'error',
+      from: { path: SCHEME_NODE_SIDE },
+      to: { path: '^scheme/(index|study)[.]ts$' },
+    },
+    {
+      name: 'node-process-parts-stay-out-of-the-orchestrator',
+      comment: "what node processes load (a scheme's parts, the SDK's node side and loader) imports nothing of the orchestrator",
+      severity: 'error',
+      from: { path: '^schemes/[^/]+/parts[.]ts$|^scheme/(parts|node)[.]ts$' },
       to: { path: '^orchestrator/|^schemes/[^/]+/orchestrator/' },
     },
     {

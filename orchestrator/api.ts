@@ -29,7 +29,7 @@ import type { TIMELINE_ACTIONS } from './scenario/schema.js';
 import type { ScenarioSource } from './scenario/source.js';
 
 // the built-in schemes' summary sections (each declares its key in SchemeSections)
-export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/orchestrator/index.js';
+export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/orchestrator/summary.js';
 export type { F10Summary } from '../schemes/f10/orchestrator/summary.js';
 export type { FastpassSummary } from '../schemes/fastpass/orchestrator/summary.js';
 export type { FlowtuneSummary } from '../schemes/flowtune/orchestrator/summary.js';

@@ -6,6 +6,7 @@ import type { FlowRecord } from '../core/messages.js';
 import type { CaptureFileSummary } from './capture.js';
 import type { ClockSummary } from './clocks.js';
 import type { Outcome } from './outcomes.js';
+import type { SchemeSections } from './schemes/sections.js';
 import type { BusiestQueue } from './schemes/stats.js';
 
 export interface FlowRow extends FlowRecord {
@@ -39,14 +40,7 @@ export interface FaultSummary {
   flowsRecovered?: number;
 }
 
-/**
- * The scheme sections a summary can hold, by key: each scheme declares its own (declaration merging,
- * in its orchestrator/summary.ts), so `summary.fastpass` is typed without this file naming it. A
- * scheme of your own declares its section the same way:
- * `declare module 'dcemu' { interface SchemeSections { pfabric: PfabricSummary } }`.
- */
-// biome-ignore lint/suspicious/noEmptyInterface: filled by each scheme's declaration
-export interface SchemeSections {}
+export type { SchemeSections };
 
 export interface Summary extends Partial<SchemeSections> {
   runId: string;

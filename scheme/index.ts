@@ -6,29 +6,47 @@
  *   sweepFigures, experiments })`, named by a scenario as `scheme: { kind, module }`;
  * - its node-process parts, loaded by every node process whose config carries the scheme:
  *   `export default defineSchemeParts({ switch, host, arbiter })`, named by the definition's `parts`.
- * Everything a scheme needs from dcemu comes from here; the built-in schemes use the same objects.
+ * Everything a scheme needs from dcemu comes from here, from its node side (./node.ts, all of it
+ * re-exported here) and, for reproductions of a paper's figures, from ./study.ts. The built-in schemes
+ * use these modules and nothing else of dcemu (.dependency-cruiser.cjs checks it).
  */
 
-export type { Discipline } from '../core/discipline.js';
-export { FrameFifo, StrictPriority } from '../core/discipline.js';
-export type { Frame } from '../core/frame.js';
-export { Ecn, FrameType, makeFrame, PRIORITIES, Priority, WireSize } from '../core/frame.js';
-export type { LinkDetector } from '../core/liveness.js';
-export type { NodeConfig, NodeReport, PortConfig, SchemeNodeConfig } from '../core/messages.js';
-export type { NodeContext, Role } from '../core/node-runtime.js';
-export { Rng } from '../core/random.js';
-export type { Scheduler, Timer } from '../core/scheduler.js';
-export { formatNs, parseBytes, parseDurationNs, parseRateBps } from '../core/time.js';
-export type {
-  Nic,
-  SenderStats,
-  Transport,
-  TransportComponents,
-  WindowControl,
-} from '../node/transport/types.js';
-export { segmentBytes, segmentCount } from '../node/transport/types.js';
+// the clock presets of docs/clocks.md (free-running oscillators, send jitter), for variants of a scheme
+export { OSCILLATORS, SEND_JITTER } from '../orchestrator/clock-presets.js';
+// the faults a run fired, to tell a failed flow from an unexplained one
+export { concerns, type FiredFault, OUTAGES } from '../orchestrator/fired.js';
 export type { ScenarioSource } from '../orchestrator/scenario/source.js';
-export { busiestQueue, idealFct, mean, quantile, sum } from '../orchestrator/schemes/stats.js';
+// schema fragments for a scheme's settings: a duration ("2us"), a rate ("10Gbps"), a size ("64KB")
+export { bytes, duration, rate } from '../orchestrator/scenario/units.js';
+export {
+  type CountedSpread,
+  countedSpread,
+  type FlowRow,
+  flowRows,
+  spreadOf,
+} from '../orchestrator/schemes/flows.js';
+// a run's reports by their node's role, and the scheme sections in them
+export { reportsOf, sectionsOf } from '../orchestrator/schemes/reports.js';
+/**
+ * A scheme's section of summary.json, declared by the scheme:
+ * `declare module 'dcemu/scheme' { interface SchemeSections { mine: MySummary } }`.
+ */
+export type { SchemeSections } from '../orchestrator/schemes/sections.js';
+// statistics over a run's reports and flows
+export {
+  type BusiestQueue,
+  busiestQueue,
+  changePct,
+  type DelaySpread,
+  idealFct,
+  type MessageDelays,
+  mean,
+  messageDelays,
+  nearestRank,
+  percent,
+  quantile,
+  sum,
+} from '../orchestrator/schemes/stats.js';
 // the definition (orchestrator side)
 export type {
   ExperimentOptions,
@@ -39,10 +57,15 @@ export type {
   SummaryTotals,
 } from '../orchestrator/schemes/types.js';
 export { defineScheme } from '../orchestrator/schemes/types.js';
-export type { ArbiterSpec } from '../orchestrator/topology/arbiter.js';
-export type { Routing } from '../switch/routing.js';
-export type { SwitchScheme } from '../switch/scheme.js';
-export type { LinkParams, TopoLink, Topology, TopoNode } from '../topology/types.js';
-// the parts (node processes)
-export type { ArbiterPart, HostPart, SchemeParts, SwitchPart } from './parts.js';
-export { defineSchemeParts } from './parts.js';
+// the topology as the orchestrator sees it: arbiters, paths, ports
+export { type ArbiterSpec, dataPlane } from '../orchestrator/topology/arbiter.js';
+export { portToward } from '../orchestrator/topology/build.js';
+export {
+  alongHostPaths,
+  baseRttNs,
+  type PathFigures,
+  pathFigures,
+} from '../orchestrator/topology/diameter.js';
+export * from './node.js';
+// and their values read with the scenario's errors
+export { positive, setting, type Unit } from './settings.js';

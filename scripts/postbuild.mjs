@@ -1,6 +1,7 @@
 // After tsc: makes the CLI entry executable (npm links `bin` to it), and bundles what node processes
 // load into dist/bundle/: each role's entry (node.js, switch.js, arbiter.js), every built-in scheme's
-// parts (schemes/<s>/parts.js) and the scheme SDK (scheme.js), split into shared chunks so that a
+// parts (schemes/<s>/parts.js) and the scheme SDK's node side (scheme.js, from scheme/node.ts: in a node
+// process `dcemu/scheme` and `dcemu/scheme/node` are that, since parts use nothing else), split into shared chunks so that a
 // role and the scheme parts it loads at run time share one copy of every module. Node processes run
 // with `--conditions=dcemu-bundle`, under which `dcemu/scheme` and `dcemu/schemes/<s>/parts` resolve
 // into this folder (package.json `exports`), also from a scheme in a package of its own. A node
@@ -17,7 +18,7 @@ const input = {
   node: 'dist/node/main.js',
   switch: 'dist/switch/main.js',
   arbiter: 'dist/arbiter/main.js',
-  scheme: 'dist/scheme/index.js',
+  scheme: 'dist/scheme/node.js',
 };
 for (const s of readdirSync('dist/schemes')) {
   if (existsSync(`dist/schemes/${s}/parts.js`)) input[`schemes/${s}/parts`] = `dist/schemes/${s}/parts.js`;

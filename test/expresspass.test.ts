@@ -14,7 +14,7 @@ import { SizeCdf } from '../node/cdf.js';
 import type { Transport } from '../node/transport/types.js';
 import { CreditLimited } from '../schemes/expresspass/discipline.js';
 import { ExpressPassTransport } from '../schemes/expresspass/host/transport.js';
-import { chosenVariants, VARIANTS } from '../schemes/expresspass/variants.js';
+import { chosenVariants, VARIANTS } from '../schemes/expresspass/orchestrator/variants.js';
 import {
   CREDIT_BYTES,
   TopClasses,

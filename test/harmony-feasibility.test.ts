@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { countedSpread } from '../orchestrator/schemes/flows.js';
-import { edgeAt, type PointResult, paretoFront } from '../schemes/harmony/feasibility.js';
+import { edgeAt, type PointResult, paretoFront } from '../schemes/harmony/experiments/feasibility.js';
 
 /** a point that sustains `load` with worst slowdown `worst` (null: no load sustained) */
 function point(key: string, load: number, worst: number | null): PointResult {

@@ -43,13 +43,17 @@ describe('the rooms and their doors', () => {
     expect(await violations(ROOT, rooms)).toEqual([]);
   }, 60_000);
 
-  it('catches a circle, a core that imports up, a scheme reaching into another, a role naming a scheme and one importing another role', async () => {
+  it('catches a circle, a core that imports up, a scheme reaching into another or past the SDK, a role naming a scheme and one importing another role', async () => {
     const planted = join(ROOT, 'test/fixtures/layers');
-    expect(await violations(planted, ['core', 'node', 'orchestrator', 'schemes', 'switch'])).toEqual([
+    expect(
+      await violations(planted, ['core', 'node', 'orchestrator', 'scheme', 'schemes', 'switch']),
+    ).toEqual([
       'core-imports-nothing-of-ours: core/clock.ts -> orchestrator/plan.ts',
       'no-circular: core/clock.ts -> orchestrator/plan.ts',
       'roles-learn-no-scheme: switch/switch.ts -> schemes/a/wire.ts',
+      'scheme-parts-use-the-node-sdk: schemes/a/host/transport.ts -> scheme/index.ts',
       'schemes-never-import-each-other: schemes/a/wire.ts -> schemes/b/wire.ts',
+      'schemes-use-the-sdk-alone: schemes/a/host/transport.ts -> core/clock.ts',
       'switch-imports-no-other-role: switch/switch.ts -> node/host.ts',
     ]);
   }, 60_000);

@@ -12,6 +12,26 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/**
+ * the q-quantile of ascending `sorted` by nearest rank (the value at rank ceil(q·n), counted from 1):
+ * the smallest value with at least a q share of the values at or below it; null when empty. For even
+ * n and q = 0.5 it is the lower of the two middle values, where `quantile` gives the upper.
+ */
+export function nearestRank(sorted: ArrayLike<number>, q: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** `x` against `base` as a change in percent (−30 is 30% less); NaN without a positive base */
+export function changePct(x: number, base: number): number {
+  return base > 0 ? ((x - base) / base) * 100 : Number.NaN;
+}
+
+/** a share (0.1234) as text in percent ("12.34%" at 2 digits); "-" for none */
+export function percent(share: number | null, digits = 2): string {
+  return share === null ? '-' : `${(share * 100).toFixed(digits)}%`;
+}
+
 /** the mean of `xs`; 0 when empty */
 export function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;

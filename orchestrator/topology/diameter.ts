@@ -3,6 +3,7 @@
  * two hosts, in links, and the slowest and longest links.
  */
 
+import { WireSize } from '../../core/frame.js';
 import type { TopoLink, Topology, TopoNode } from '../../topology/types.js';
 import { dataPlane } from './arbiter.js';
 
@@ -29,6 +30,24 @@ export function pathFigures(topo: Topology): PathFigures {
     hostRateBps: Math.min(...hostLinks.map((l) => l.rateBps)),
     maxPropNs: Math.max(...data.links.map((l) => l.propNs)),
   };
+}
+
+/**
+ * The longest unloaded round trip between two hosts, along fewest-links paths: per link, its
+ * propagation and one `frameBytes` frame's serialization, each way.
+ */
+export function baseRttNs(topo: Topology, frameBytes: number = WireSize.Mtu): number {
+  const data = dataPlane(topo);
+  let worst = 0;
+  for (const h of data.nodes)
+    if (h.role === 'host')
+      for (const ns of alongHostPaths(
+        data,
+        h,
+        (acc, l) => acc + l.propNs + (frameBytes * 8e9) / l.rateBps,
+      ).values())
+        if (ns > worst) worst = ns;
+  return 2 * worst;
 }
 
 /** Links on the longest shortest path between two hosts (BFS from every host; hosts never forward). */

@@ -10,8 +10,7 @@
  * when it comes up, so no token is older than that when it leaves. With `unscheduledClass` (TOP's
  * optional unscheduled packets, §4.4) that class holds one packet: another arriving is dropped.
  */
-import { StrictPriority } from '../../core/discipline.js';
-import type { Frame } from '../../core/frame.js';
+import { type Frame, StrictPriority } from '../../scheme/node.js';
 import { CREDIT_BYTES, XpClass, type XpSwitchConfig } from './wire.js';
 
 /** The credit-limited discipline of one port of `rateBps` under config `c` (switch ports and NICs alike). */

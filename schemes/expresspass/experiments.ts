@@ -1,36 +1,7 @@
-/**
- * `dcemu experiment top-ablation` (TOP, TPDS'20 §3.3 and §5): where TOP's gain over ExpressPass comes
- * from. Each seed runs the same trace, clocks and buffers four times, changing one thing at a time:
- *
- * 1. `expresspass`: ExpressPass as its paper has it, every credit stream starting at 1/16 of the
- *    maximum rate (α = 1/16);
- * 2. `expresspass-fast-start`: the same at TOP's start rate, the full credit rate (α = 1);
- * 3. `top-one-class`: TOP's receivers (each token slot to the flow with the fewest packets left, the
- *    feedback control's fixed target loss, token expiry) with every token in one class: no priority in
- *    the network;
- * 4. `top`: TOP with its token classes (6 by default) prioritized at every port.
- *
- * So 1→2 is the start rate, 2→3 TOP's receiver scheduling and feedback, 3→4 the in-network priority.
- * Beside `top`, one change each: `top-switch-expiry`, §3.1's hypothetical switch (tokens dropped at
- * the switch after 8 pacing times, R2), the system §3.3's figures are from, against ExpressPass;
- * `top-expresspass-start`, TOP at ExpressPass's start rate (§3.1: "similar token feedback control as that in
- * ExpressPass"); `top-log-classes`, §3.2's class boundaries ⌊K log_p x⌋ (a = 1, b = 0: the paper gives
- * no a, b; p = maxFlowSize) instead of the workload's byte quantiles.
- * Then the headline again on the clocks hosts really have (TOP's senders judge token age by their own
- * clocks): `expresspass-ptp` and `top-ptp`, both on drifting oscillators disciplined by
- * PTP with hardware stamps and with the hosts' send lateness, TOP against ExpressPass on the same
- * clocks. Figures: the average FCT and average slowdown of each variant against its baseline, the
- * same per flow-size interval for TOP against ExpressPass (Fig. 4 shows them "partitioned into small
- * intervals", whose bounds its text does not give: here decades of bytes), and whether any data frame
- * was lost to a full buffer.
- */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Summary } from '../../orchestrator/collect.js';
-import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
-import { type FlowRow, flowRows } from '../../orchestrator/schemes/flows.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { type AblationVariant, chosenVariants } from './variants.js';
+import { changePct, type ExperimentOptions, type FlowRow, flowRows } from '../../scheme/index.js';
+import { reproduceVariants, type Summary, withQuick, writeTable } from '../../scheme/study.js';
+import { type AblationVariant, chosenVariants } from './orchestrator/variants.js';
 
 /** TOP's headline comparisons: the paper's value goes beside both */
 const HEADLINE = new Set(['top', 'top-switch-expiry', 'top-ptp']);
@@ -54,8 +25,6 @@ const RELATIVE = [
   { key: 'fct', what: 'average FCT', paper: -44.24, source: '§3.3' },
   { key: 'slow', what: 'average slowdown', paper: -81.4, source: '§3.3' },
 ] as const;
-
-const pct = (x: number, base: number) => (base > 0 ? ((x - base) / base) * 100 : Number.NaN);
 
 /** flow-size intervals (bytes, upper bound inclusive): decades, Fig. 4's own bounds not being in its text */
 const INTERVALS: ReadonlyArray<readonly [string, string, number]> = [
@@ -162,16 +131,16 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       VARIANTS.forEach((variant, i) => {
         if (variant.base === undefined) return;
         const base = of(variant.base);
-        v[`fct_${variant.name}`] = pct(x[i].fct.avgNs, base.fct.avgNs);
-        v[`slow_${variant.name}`] = pct(x[i].slowdown.avg, base.slowdown.avg);
+        v[`fct_${variant.name}`] = changePct(x[i].fct.avgNs, base.fct.avgNs);
+        v[`slow_${variant.name}`] = changePct(x[i].slowdown.avg, base.slowdown.avg);
       });
       if (!has('top')) return v;
       const iv = intervalsOf(out, VARIANTS);
       const [xp, top] = ['expresspass', 'top'].map((n) => iv[VARIANTS.findIndex((x) => x.name === n)]);
       INTERVALS.forEach(([key], j) => {
         if (xp[j].flows === 0) return;
-        v[`fct_top_${key}`] = pct(top[j].fctNs, xp[j].fctNs);
-        v[`slow_top_${key}`] = pct(top[j].slowdown, xp[j].slowdown);
+        v[`fct_top_${key}`] = changePct(top[j].fctNs, xp[j].fctNs);
+        v[`slow_top_${key}`] = changePct(top[j].slowdown, xp[j].slowdown);
       });
       return v;
     },
@@ -210,19 +179,16 @@ function ablationTable(
     ),
   ];
   const table = lines.join('\n');
-  writeFileSync(join(opts.out, 'top-ablation.md'), `${table}\n`);
-  writeFileSync(
-    join(opts.out, 'top-ablation.json'),
-    `${JSON.stringify(
-      VARIANTS.map((v, i) => ({
-        variant: v.name,
-        fct: x[i].fct,
-        slowdown: x[i].slowdown,
-        bySize: INTERVALS.map(([key, label], j) => ({ key, label, ...iv[i][j] })),
-      })),
-      null,
-      2,
-    )}\n`,
+  writeTable(
+    opts.out,
+    'top-ablation',
+    table,
+    VARIANTS.map((v, i) => ({
+      variant: v.name,
+      fct: x[i].fct,
+      slowdown: x[i].slowdown,
+      bySize: INTERVALS.map(([key, label], j) => ({ key, label, ...iv[i][j] })),
+    })),
   );
   return table;
 }

@@ -5,8 +5,7 @@
  * link would be most of the fabric's frames.
  */
 
-import type { Frame } from '../../core/frame.js';
-import type { DetectorFactory, LinkDetector, LivenessEvents } from '../../core/liveness.js';
+import type { DetectorFactory, Frame, LinkDetector, LivenessEvents } from '../../scheme/node.js';
 import { f10ControlDetectorOf, f10DetectorOf } from './config.js';
 import { F10Detector } from './detector.js';
 

@@ -24,10 +24,15 @@
  * hold-down starts at `holdWindows`, doubles (up to `maxHoldWindows`) when a link goes down within
  * STABLE_WINDOWS of coming up, and returns to `holdWindows` once the link has stayed up that long.
  */
-import type { NodeClock } from '../../core/clock.js';
-import { type Frame, FrameType } from '../../core/frame.js';
-import { keepaliveFrame, type LivenessEvents, type LivenessPort } from '../../core/liveness.js';
-import type { Timer } from '../../core/scheduler.js';
+import {
+  type Frame,
+  FrameType,
+  keepaliveFrame,
+  type LivenessEvents,
+  type LivenessPort,
+  type NodeClock,
+  type Timer,
+} from '../../scheme/node.js';
 import type { F10DetectorConfig } from './config.js';
 
 /** The sender's view of the link, carried in a keepalive's `q`. */

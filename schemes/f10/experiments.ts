@@ -18,19 +18,24 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { formatNs } from '../../core/time.js';
-import { prepareChaos, timelineScenario } from '../../orchestrator/chaos/index.js';
-import { type DrawnEntry, drawFaults } from '../../orchestrator/chaos/model.js';
-import { RuntimeError } from '../../orchestrator/errors.js';
-import { runForSummary } from '../../orchestrator/experiments.js';
-import { writePlots } from '../../orchestrator/plots/render.js';
-import { frame } from '../../orchestrator/plots/style.js';
-import { cdf } from '../../orchestrator/plots/thin.js';
-import { reproduce, scaleOf, withQuick } from '../../orchestrator/reproduction.js';
-import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
-import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import type { Topology } from '../../topology/types.js';
+import { type ExperimentOptions, formatNs, percent, type Topology } from '../../scheme/index.js';
+import {
+  cdf,
+  type DrawnEntry,
+  drawFaults,
+  frame,
+  loadScenarioFile,
+  prepareChaos,
+  RuntimeError,
+  reproduce,
+  resolveScenario,
+  runForSummary,
+  scaleOf,
+  timelineScenario,
+  withQuick,
+  writePlots,
+  writeTable,
+} from '../../scheme/study.js';
 import { type F10Summary, intervalRates, rateStats } from './orchestrator/summary.js';
 
 interface Variant {
@@ -136,8 +141,6 @@ function traces(file: string, set: string[], variants: Variant[], seed: number) 
     entries: x.v.clean ? [] : drawn.map((e) => translate(e, first.topo, x.topo)),
   }));
 }
-
-const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(3)}%`);
 
 /** the share (%) of `rates` that are 0, or null without intervals */
 const zeroShare = (rates: readonly number[]): number | null =>
@@ -354,7 +357,6 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
       lost: r.f10.lost,
     })),
   };
-  writeFileSync(join(out, 'fig8.json'), `${JSON.stringify(report, null, 2)}\n`);
   const interval = report.intervalNs === null ? '-' : formatNs(report.intervalNs);
   const times = (x: number | null) =>
     x === null ? '-' : Number.isFinite(x) ? `${x.toFixed(1)}×` : 'F10 lost nothing';
@@ -368,7 +370,7 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...byVariant.map(
       (v) =>
-        `| ${v.variant} | ${v.runs} | ${v.intervals} | ${v.intervals > 0 ? ((100 * v.zero) / v.intervals).toFixed(0) : '-'}% | ${pct(v.p50)} | ${pct(v.p75)} | ${pct(v.p90)} | ${pct(v.p99)} | ${pct(v.mean)} | ${v.drops} / ${v.offered} |`,
+        `| ${v.variant} | ${v.runs} | ${v.intervals} | ${v.intervals > 0 ? ((100 * v.zero) / v.intervals).toFixed(0) : '-'}% | ${percent(v.p50, 3)} | ${percent(v.p75, 3)} | ${percent(v.p90, 3)} | ${percent(v.p99, 3)} | ${percent(v.mean, 3)} | ${v.drops} / ${v.offered} |`,
     ),
     '',
     `PortLand's congestion loss over F10's, pooled: the drops the failures added (with them minus the failure-free control) ${times(report.portlandOverF10.excess)} (the paper: "In total, PortLand has 7.6× the congestion loss of F10", §7.4); with the control's loss left in, overall ${times(report.portlandOverF10.total)}, mean per interval ${times(report.portlandOverF10.mean)}.`,
@@ -377,11 +379,11 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
     `| --- | --- | ${variants.map(() => '---').join(' | ')} |`,
     ...report.seeds.map((seed) => {
       const rs = variants.map((v) => results.find((r) => r.seed === seed && r.variant === v.name));
-      return `| ${seed} | ${rs[0]?.faults ?? '-'} | ${rs.map((r) => (r ? `${pct(r.f10.congestionLoss.mean)} / ${pct(r.f10.congestionLoss.p50)}` : '-')).join(' | ')} |`;
+      return `| ${seed} | ${rs[0]?.faults ?? '-'} | ${rs.map((r) => (r ? `${percent(r.f10.congestionLoss.mean, 3)} / ${percent(r.f10.congestionLoss.p50, 3)}` : '-')).join(' | ')} |`;
     }),
   ];
   const md = `${lines.join('\n')}\n`;
-  writeFileSync(join(out, 'fig8.md'), md);
+  writeTable(out, 'fig8', md, report);
   const values = byVariant.flatMap((v) =>
     cdf(v.rates.map((r) => r * 100)).map((pt) => ({ variant: v.variant, loss: pt.x, p: pt.p })),
   );
@@ -485,8 +487,7 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
       return `| ${v.name} | ${sum('failure')} | ${sum('congestion')} |`;
     }),
   ].join('\n');
-  writeFileSync(join(out, 'fig6.md'), `${md}\n`);
-  writeFileSync(join(out, 'fig6.json'), `${JSON.stringify({ scenario: file, rows }, null, 2)}\n`);
+  writeTable(out, 'fig6', md, { scenario: file, rows });
   const plotted = await writePlots(out, [
     {
       name: 'fig6-losses-over-time',

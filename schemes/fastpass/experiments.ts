@@ -9,13 +9,23 @@
  * - `fastpass-c` (experiment C): senders joining then leaving; the median standard deviation of the
  *   senders' throughputs per interval, by how many were active (summary.fairness).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OSCILLATORS, SEND_JITTER } from '../../orchestrator/clock-presets.js';
-import type { BusiestQueue, Fairness, Summary } from '../../orchestrator/collect.js';
-import { type FigureSpec, reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
-import { quantile } from '../../orchestrator/schemes/stats.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import {
+  type BusiestQueue,
+  type ExperimentOptions,
+  OSCILLATORS,
+  quantile,
+  SEND_JITTER,
+} from '../../scheme/index.js';
+import {
+  type Fairness,
+  type FigureSpec,
+  reproduceVariants,
+  type Summary,
+  withQuick,
+  writeTable,
+} from '../../scheme/study.js';
 
 interface Side {
   name: string;
@@ -276,8 +286,7 @@ function tableA(
     `Queue p50 ${kb(base.queue?.p50Bytes)} → ${kb(fp.queue?.p50Bytes)} with Fastpass on the deployment's clocks (the paper: 4,351 KB → 18 KB); throughput ${(((fp.gbps - base.gbps) / (base.gbps || 1)) * 100).toFixed(1)}% against the baseline (the paper: −1.6%); ping p50 ${ms(quantile(pings[1].rtts, 0.5))} → ${ms(quantile(pings[0].rtts, 0.5))} (the paper: 3.56 → 0.23 ms).`,
   ];
   const table = lines.join('\n');
-  writeFileSync(join(opts.out, 'fastpass-a.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-a.json'), `${JSON.stringify(all, null, 2)}\n`);
+  writeTable(opts.out, 'fastpass-a', table, all);
   return table;
 }
 
@@ -426,8 +435,7 @@ function tableC(opts: ExperimentOptions, all: Side[]): string {
     `Throughput ${fp.gbps} vs ${base.gbps} Gbit/s. The paper's intervals are 1 s, its phases 30 s.`,
   ];
   const table = lines.join('\n');
-  writeFileSync(join(opts.out, 'fastpass-c.md'), `${table}\n`);
-  writeFileSync(join(opts.out, 'fastpass-c.json'), `${JSON.stringify(all, null, 2)}\n`);
+  writeTable(opts.out, 'fastpass-c', table, all);
   return table;
 }
 
@@ -488,7 +496,7 @@ export async function runClocks(opts: ExperimentOptions): Promise<string> {
           return `| ${CLOCK_VARIANTS[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${late(s)} | ${c ? `${c.errP99Ns} ns / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
         }),
       ].join('\n');
-      writeFileSync(join(o.out, 'fastpass-clocks.md'), `${t}\n`);
+      writeTable(o.out, 'fastpass-clocks', t);
       return t;
     },
     values: (runs) => {

@@ -16,17 +16,13 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatNs } from '../../core/time.js';
-import { segmentCount } from '../../node/transport/types.js';
-import type { Summary } from '../../orchestrator/collect.js';
-import { reproduceVariants, withQuick } from '../../orchestrator/reproduction.js';
-import { quantile } from '../../orchestrator/schemes/stats.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
+import { type ExperimentOptions, formatNs, quantile, segmentCount } from '../../scheme/index.js';
+import { reproduceVariants, type Summary, withQuick, writeTable } from '../../scheme/study.js';
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
 
 function write(opts: ExperimentOptions, name: string, table: string, data: unknown): string {
-  writeFileSync(join(opts.out, `${name}.md`), `${table}\n`);
+  writeTable(opts.out, name, table);
   writeFileSync(join(opts.out, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
   return table;
 }

@@ -13,37 +13,7 @@
  *   probeAfter: 5             # consecutive timeouts before probe mode
  * Ports should be shallow, as in the paper (about 2x BDP): `ports: { buffer: 36KB }`.
  */
-import { defineScheme, formatNs, parseDurationNs, WireSize } from 'dcemu/scheme';
-
-/**
- * The fabric's longest unloaded round trip between two hosts: per hop, propagation and one full
- * frame's serialization, each way (the paper's fabric: 14.6 µs).
- */
-function roundTripNs(topo) {
-  const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const byName = new Map(topo.nodes.map((n) => [n.name, n]));
-  let worst = 0;
-  for (const h of hosts) {
-    // one-way delay to every node, along the first path with the fewest hops
-    const delay = new Map([[h.name, 0]]);
-    let frontier = [h];
-    while (frontier.length > 0) {
-      const next = [];
-      for (const n of frontier) {
-        for (const p of n.ports) {
-          const link = topo.links[p.link];
-          const peer = byName.get(p.peer);
-          if (!peer || link === undefined || delay.has(peer.name)) continue;
-          delay.set(peer.name, delay.get(n.name) + link.propNs + (WireSize.Mtu * 8e9) / link.rateBps);
-          if (peer.role === 'switch') next.push(peer);
-        }
-      }
-      frontier = next;
-    }
-    for (const o of hosts) worst = Math.max(worst, delay.get(o.name) ?? 0);
-  }
-  return 2 * worst;
-}
+import { baseRttNs, defineScheme, formatNs, parseDurationNs, WireSize } from 'dcemu/scheme';
 
 export default defineScheme({
   kinds: ['pfabric'],
@@ -67,7 +37,8 @@ export default defineScheme({
 
   resolve(src, topo, kind) {
     const s = src.data.scheme ?? {};
-    const rttNs = roundTripNs(topo);
+    // the longest unloaded round trip between two hosts (the paper's fabric: 14.6 µs)
+    const rttNs = baseRttNs(topo);
     let rtoNs = 3 * rttNs;
     if (s.rto !== undefined) {
       try {

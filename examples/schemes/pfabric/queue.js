@@ -10,7 +10,7 @@
  * frames) go first, in arrival order: they are small, and the paper's hosts send ACKs at the highest
  * priority.
  */
-import { FrameType } from 'dcemu/scheme';
+import { FrameType } from 'dcemu/scheme/node';
 
 /**
  * the priority number a frame carries (its flow's remaining size, bytes, in `x: [remaining, size]`;

@@ -11,7 +11,7 @@
  * - After `probeAfter` consecutive timeouts the flow enters probe mode: every rto it sends only a
  *   minimum-size probe (a one-byte payload), and on the probe's ack it leaves probe mode in slow start.
  */
-import { FrameType, makeFrame, Priority, segmentBytes, segmentCount, WireSize } from 'dcemu/scheme';
+import { FrameType, makeFrame, Priority, segmentBytes, segmentCount, WireSize } from 'dcemu/scheme/node';
 
 /** a probe: a data packet with a one-byte payload, sequence -1 */
 const PROBE = -1;

@@ -15,19 +15,21 @@
  * (halved on loss, +0.05 per loss-free period up to `wMax`). Credits no data answered for `timeoutNs`
  * stop (the sender is gone); a request asks again.
  */
-import type { NodeClock } from '../../../core/clock.js';
-import { type Frame, FrameType, makeFrame } from '../../../core/frame.js';
-import type { FlowSpec } from '../../../core/messages.js';
-import { Rng } from '../../../core/random.js';
-import type { Timer } from '../../../core/scheduler.js';
 import {
+  type FlowSpec,
+  type Frame,
+  FrameType,
+  makeFrame,
+  type NodeClock,
   partialPathsOver,
+  Rng,
   type SenderStats,
   segmentBytes,
   segmentCount,
+  type Timer,
   type Transport,
   type TransportComponents,
-} from '../../../node/transport/types.js';
+} from '../../../scheme/node.js';
 import {
   CREDIT_BYTES,
   TopClasses,

@@ -9,10 +9,15 @@
  * restarts a stream that went silent: a spine that lost its way to a leaf (the baseline routing has no
  * withdrawal) black-holes one epoch's path, not the flow.
  */
-import { type Frame, FrameType } from '../../../core/frame.js';
-import type { NodeContext } from '../../../core/node-runtime.js';
-import { EcmpUpDown, flowHash, type Routing } from '../../../switch/routing.js';
-import type { SwitchScheme } from '../../../switch/scheme.js';
+import {
+  EcmpUpDown,
+  type Frame,
+  FrameType,
+  flowHash,
+  type NodeContext,
+  type Routing,
+  type SwitchScheme,
+} from '../../../scheme/node.js';
 import { CreditLimited } from '../discipline.js';
 import type { XpSwitchConfig } from '../wire.js';
 

@@ -10,11 +10,18 @@
  * the one whose term the switches obey commands, and a standby takes over as takeover.ts decides.
  */
 
-import type { Frame } from '../../../core/frame.js';
-import { FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
-import type { NodeContext, Role } from '../../../core/node-runtime.js';
-import type { Timer } from '../../../core/scheduler.js';
-import type { Topology, TopoNode } from '../../../topology/types.js';
+import {
+  type Frame,
+  FrameType,
+  makeFrame,
+  type NodeContext,
+  Priority,
+  type Role,
+  type Timer,
+  type Topology,
+  type TopoNode,
+  WireSize,
+} from '../../../scheme/node.js';
 import type { F10DetectorConfig } from '../config.js';
 import { type F10Command, isF10Report } from '../control.js';
 import { F10Controller } from './controller.js';

@@ -6,10 +6,14 @@
  * `controller.backup` a second one (`arb1`, F10 §8's primary/backup).
  */
 
-import { parseDurationNs, parseRateBps } from '../../../core/time.js';
-import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
-import { duration, rate } from '../../../orchestrator/scenario/units.js';
-import type { LinkParams, Topology } from '../../../topology/types.js';
+import {
+  duration,
+  type LinkParams,
+  positive,
+  rate,
+  type ScenarioSource,
+  type Topology,
+} from '../../../scheme/index.js';
 import type { F10ControllerTiming } from '../arbiter/role.js';
 import type { F10CongestionConfig, F10DetectorConfig } from '../config.js';
 
@@ -218,7 +222,7 @@ export function resolveF10(
   if (kind !== 'f10' && kind !== 'portland') throw new Error(`resolveF10: kind ${kind}`);
   if (!topo.f10)
     throw src.error(['scheme', 'kind'], `scheme ${s.kind} needs an F10 tree: use topology kind f10`);
-  const dur = (path: string[], v: string | number): number => positive(src, path, v, parseDurationNs);
+  const dur = (path: string[], v: string | number): number => positive(src, path, v, 'duration');
   const c = { ...SCHEME_DEFAULTS.controller, ...(s.controller ?? {}) };
   const detector = resolveDetector(src, ['detector'], { ...SCHEME_DEFAULTS.detector, ...(s.detector ?? {}) });
   const controlDetector = resolveDetector(src, ['controller', 'detector'], {
@@ -242,7 +246,7 @@ export function resolveF10(
     rateBps:
       link.rate === undefined
         ? links.fabric.rateBps
-        : positive(src, ['controller', 'link', 'rate'], link.rate, parseRateBps),
+        : positive(src, ['controller', 'link', 'rate'], link.rate, 'rate'),
     propNs: link.delay === undefined ? links.fabric.propNs : dur(['controller', 'link', 'delay'], link.delay),
   };
   return {
@@ -276,10 +280,10 @@ function resolveDetector(
   },
 ): F10DetectorConfig {
   const detector: F10DetectorConfig = {
-    windowNs: positive(src, [...path, 'window'], d.window, parseDurationNs),
+    windowNs: positive(src, [...path, 'window'], d.window, 'duration'),
     keepUp: d.keepUp,
     bringUp: d.bringUp,
-    keepaliveNs: positive(src, [...path, 'keepalive'], d.keepalive, parseDurationNs),
+    keepaliveNs: positive(src, [...path, 'keepalive'], d.keepalive, 'duration'),
     holdWindows: d.hold,
     maxHoldWindows: d.maxHold,
   };
@@ -291,20 +295,4 @@ function resolveDetector(
       `an idle link sends one keepalive per ${detector.keepaliveNs} ns: it cannot deliver keepUp=${detector.keepUp} per ${detector.windowNs} ns window; send them more often`,
     );
   return detector;
-}
-
-/** `v` parsed with its unit, > 0, or an error naming `scheme.<path>` with its line. */
-function positive(
-  src: ScenarioSource,
-  path: string[],
-  v: string | number,
-  parse: (v: string | number) => number,
-): number {
-  try {
-    const n = parse(v);
-    if (!(n > 0)) throw new Error('must be > 0');
-    return n;
-  } catch (err) {
-    throw src.error(['scheme', ...path], (err as Error).message);
-  }
 }

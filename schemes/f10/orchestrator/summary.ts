@@ -12,10 +12,15 @@
  * after detection too (`lost.noRoute`). `lost.total`: end to end, data frames sent minus received
  * minus congestion drops (UDP flows).
  */
-import { Histogram } from '../../../core/histogram.js';
-import type { NodeEvent } from '../../../core/messages.js';
-import { concerns, type FiredFault } from '../../../orchestrator/fired.js';
-import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
+import {
+  concerns,
+  type FiredFault,
+  Histogram,
+  type NodeEvent,
+  nearestRank,
+  type RunRecord,
+  type SummaryTotals,
+} from '../../../scheme/index.js';
 import { F10_CONTROLLERS } from '../config.js';
 import type { F10SwitchSection } from '../switch/module.js';
 import type { F10Settings } from './settings.js';
@@ -38,7 +43,7 @@ export interface F10FailureSummary {
   lostAfterDetection: number;
 }
 
-declare module '../../../orchestrator/results.js' {
+declare module '../../../scheme/index.js' {
   /** `summary.f10` */
   interface SchemeSections {
     f10: F10Summary;
@@ -307,12 +312,6 @@ export function intervalRates(drops: readonly number[], offered: readonly number
   return out;
 }
 
-/** the value at quantile q of sorted `v` (nearest rank), or null when empty */
-export function quantile(sorted: readonly number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
 /**
  * What figure 8 reads of a set of per-interval loss rates: how many, how many lost nothing, quantiles
  * and the mean (null when there are none)
@@ -322,11 +321,11 @@ export function rateStats(rates: readonly number[]) {
   return {
     intervals: sorted.length,
     zero: sorted.filter((r) => r === 0).length,
-    p50: quantile(sorted, 0.5),
-    p75: quantile(sorted, 0.75),
-    p90: quantile(sorted, 0.9),
-    p99: quantile(sorted, 0.99),
-    max: quantile(sorted, 1),
+    p50: nearestRank(sorted, 0.5),
+    p75: nearestRank(sorted, 0.75),
+    p90: nearestRank(sorted, 0.9),
+    p99: nearestRank(sorted, 0.99),
+    max: nearestRank(sorted, 1),
     mean: sorted.length > 0 ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null,
   };
 }

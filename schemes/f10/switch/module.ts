@@ -19,14 +19,20 @@
  * host: a receiver's own link, which no routing relieves), and for the loss rate the data frames hosts
  * handed to their ToR.
  */
-import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
-import type { HistogramSnapshot } from '../../../core/histogram.js';
-import { Histogram } from '../../../core/histogram.js';
-import type { NodeContext } from '../../../core/node-runtime.js';
-import type { Timer } from '../../../core/scheduler.js';
-import type { Routing } from '../../../switch/routing.js';
-import type { SwitchScheme } from '../../../switch/scheme.js';
-import type { F10Address } from '../../../topology/f10-address.js';
+import {
+  type F10Address,
+  type Frame,
+  FrameType,
+  Histogram,
+  type HistogramSnapshot,
+  makeFrame,
+  type NodeContext,
+  Priority,
+  type Routing,
+  type SwitchScheme,
+  type Timer,
+  WireSize,
+} from '../../../scheme/node.js';
 import type { F10Config } from '../config.js';
 import { type F10Command, type F10Report, isF10Command } from '../control.js';
 import { F10Router, inflationOf } from './router.js';

@@ -13,18 +13,18 @@
  * group (t, j) is the set of parents of root j of type-t subtrees at `fgChildLevel` (F10 §5.1). The tag
  * stays on the frame to the end so the last switch can measure the path inflation.
  */
-import type { Frame } from '../../../core/frame.js';
-import type { PortDir } from '../../../core/messages.js';
-import { flowHash } from '../../../switch/routing.js';
 import {
   bitsPerLevel,
   type F10Address,
+  type Frame,
+  flowHash,
   inFailureGroup,
+  type PortDir,
   parentIndices,
   prefix,
   type SubtreeType,
   samePrefix,
-} from '../../../topology/f10-address.js';
+} from '../../../scheme/node.js';
 import type { F10Config } from '../config.js';
 
 export const TAG = 0xf1;

@@ -12,10 +12,16 @@
  *
  * Timers run on the arbiter's node clock; timeslot s starts at node time s · slotNs on every clock.
  */
-import { type Frame, FrameType, makeFrame, Priority } from '../../../core/frame.js';
-import type { NodeContext, Role } from '../../../core/node-runtime.js';
-import { Rng } from '../../../core/random.js';
-import type { Timer } from '../../../core/scheduler.js';
+import {
+  type Frame,
+  FrameType,
+  makeFrame,
+  type NodeContext,
+  Priority,
+  Rng,
+  type Role,
+  type Timer,
+} from '../../../scheme/node.js';
 import {
   type FastpassArbiterConfig,
   Fcp,

@@ -8,11 +8,18 @@
  * keeps the worst network queueing its packets met (`qd`, stamped by the switches: switch/stamp.ts).
  * There is no retransmission: no packet is lost in a fabric the arbiter keeps free of queues.
  */
-import type { NodeClock } from '../../../core/clock.js';
-import { type Frame, FrameType, makeFrame, Priority } from '../../../core/frame.js';
-import type { FlowSpec } from '../../../core/messages.js';
-import type { Timer } from '../../../core/scheduler.js';
-import { type Nic, segmentBytes, segmentCount } from '../../../node/transport/types.js';
+import {
+  type FlowSpec,
+  type Frame,
+  FrameType,
+  makeFrame,
+  type Nic,
+  type NodeClock,
+  Priority,
+  segmentBytes,
+  segmentCount,
+  type Timer,
+} from '../../../scheme/node.js';
 import type { MessageAsk, MessageData } from '../wire.js';
 
 /** The host's message section, read by schemes/fastpass/orchestrator. */

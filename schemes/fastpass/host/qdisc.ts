@@ -17,11 +17,18 @@
  * isolation service with its next request (§5.2).
  */
 
-import type { NodeClock } from '../../../core/clock.js';
-import { type Frame, FrameType, makeFrame, Priority, WireSize } from '../../../core/frame.js';
-import { Histogram, type HistogramSnapshot } from '../../../core/histogram.js';
-import type { Timer } from '../../../core/scheduler.js';
-import type { Nic } from '../../../node/transport/types.js';
+import {
+  type Frame,
+  FrameType,
+  Histogram,
+  type HistogramSnapshot,
+  makeFrame,
+  type Nic,
+  type NodeClock,
+  Priority,
+  type Timer,
+  WireSize,
+} from '../../../scheme/node.js';
 import {
   type FastpassHostConfig,
   Fcp,

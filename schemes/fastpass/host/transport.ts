@@ -6,8 +6,13 @@
  * transport carries nothing.
  */
 
-import { type Frame, FrameType } from '../../../core/frame.js';
-import type { SenderStats, Transport, TransportComponents } from '../../../node/transport/types.js';
+import {
+  type Frame,
+  FrameType,
+  type SenderStats,
+  type Transport,
+  type TransportComponents,
+} from '../../../scheme/node.js';
 import type { FastpassHostConfig } from '../wire.js';
 import { isMessageData } from '../wire.js';
 import { MessageHost } from './messages.js';

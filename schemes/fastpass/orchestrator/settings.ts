@@ -6,12 +6,18 @@
  * ("Our current implementation uses only one secondary"), demands gathered over a few µs (§2).
  */
 
-import { WireSize } from '../../../core/frame.js';
-import { parseBytes, parseDurationNs } from '../../../core/time.js';
-import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
-import { bytes, duration } from '../../../orchestrator/scenario/units.js';
-import { portToward } from '../../../orchestrator/topology/build.js';
-import type { Topology, TopoNode } from '../../../topology/types.js';
+import {
+  bytes,
+  duration,
+  parseBytes,
+  pathFigures,
+  portToward,
+  type ScenarioSource,
+  setting,
+  type Topology,
+  type TopoNode,
+  WireSize,
+} from '../../../scheme/index.js';
 import { DEFAULT_CORES } from '../arbiter/cost.js';
 import { type FastpassFabric, type FastpassHostConfig, planes, routeVia } from '../wire.js';
 
@@ -188,34 +194,26 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
   const shape = fastpassShape(topo);
   if (typeof shape === 'string') throw src.error(['topology', 'kind'], shape);
   const sc = src.data.scheme ?? {};
-  const dur = (key: string, dflt: number, sub?: string): number => {
-    const v = sub === undefined ? sc[key] : sc[key]?.[sub];
-    if (v === undefined) return dflt;
-    const ns = parseDurationNs(v);
-    if (!(ns > 0))
-      throw src.error(sub === undefined ? ['scheme', key] : ['scheme', key, sub], `must be > 0, got ${v}`);
-    return ns;
-  };
-  const hostRate = hostRateBps(topo);
+  const hostRate = pathFigures(topo).hostRateBps;
   const slotNs = Math.ceil((8e9 * WireSize.Mtu) / hostRate);
   const s: FastpassSettings = {
     kind: 'fastpass',
     policy: sc.policy ?? FASTPASS_DEFAULTS.policy,
     fcpShare: sc.fcpShare ?? FASTPASS_DEFAULTS.fcpShare,
     slotNs,
-    horizonNs: dur('horizon', FASTPASS_DEFAULTS.horizonNs),
+    horizonNs: setting(src, ['horizon'], 'duration', FASTPASS_DEFAULTS.horizonNs),
     arbiters: sc.arbiters ?? FASTPASS_DEFAULTS.arbiters,
-    watchdogNs: dur('watchdog', FASTPASS_DEFAULTS.watchdogNs),
-    takeoverNs: dur('takeover', FASTPASS_DEFAULTS.takeoverNs),
-    aggregateNs: dur('aggregate', FASTPASS_DEFAULTS.aggregateNs),
-    fcpTimeoutNs: dur('fcpTimeout', FASTPASS_DEFAULTS.fcpTimeoutNs),
-    lateNs: dur('late', FASTPASS_DEFAULTS.lateSlots * slotNs),
+    watchdogNs: setting(src, ['watchdog'], 'duration', FASTPASS_DEFAULTS.watchdogNs),
+    takeoverNs: setting(src, ['takeover'], 'duration', FASTPASS_DEFAULTS.takeoverNs),
+    aggregateNs: setting(src, ['aggregate'], 'duration', FASTPASS_DEFAULTS.aggregateNs),
+    fcpTimeoutNs: setting(src, ['fcpTimeout'], 'duration', FASTPASS_DEFAULTS.fcpTimeoutNs),
+    lateNs: setting(src, ['late'], 'duration', FASTPASS_DEFAULTS.lateSlots * slotNs),
     qdiscLimitBytes:
       sc.qdiscLimit === undefined ? FASTPASS_DEFAULTS.qdiscLimitBytes : parseBytes(sc.qdiscLimit),
     isolation: {
       reporters: sc.isolation?.reporters ?? FASTPASS_DEFAULTS.isolation.reporters,
-      windowNs: dur('isolation', FASTPASS_DEFAULTS.isolation.windowNs, 'window'),
-      holdNs: dur('isolation', FASTPASS_DEFAULTS.isolation.holdNs, 'hold'),
+      windowNs: setting(src, ['isolation', 'window'], 'duration', FASTPASS_DEFAULTS.isolation.windowNs),
+      holdNs: setting(src, ['isolation', 'hold'], 'duration', FASTPASS_DEFAULTS.isolation.holdNs),
     },
     cores: { ...DEFAULT_CORES, ...sc.cores },
   };
@@ -233,7 +231,7 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
       "fastpass's message mode (scheme.messages) schedules messages only: no background traffic",
     );
   if (sc.messages === true)
-    s.messages = { admissionNs: sc.admission === undefined ? 0 : dur('admission', 0) };
+    s.messages = { admissionNs: sc.admission === undefined ? 0 : setting(src, ['admission'], 'duration', 0) };
   if (s.takeoverNs <= s.horizonNs)
     throw src.error(
       ['scheme', 'takeover'],
@@ -242,11 +240,6 @@ export function resolveFastpass(src: ScenarioSource, topo: Topology): FastpassSe
   if (s.qdiscLimitBytes < WireSize.Mtu)
     throw src.error(['scheme', 'qdiscLimit'], `must hold one MTU (${WireSize.Mtu} B), got ${sc.qdiscLimit}`);
   return s;
-}
-
-function hostRateBps(topo: Topology): number {
-  const h = topo.nodes.find((n) => n.role === 'host')!;
-  return topo.links[h.ports[0].link].rateBps;
 }
 
 /** The ToR each arbiter attaches to: the first rack, then the last, then the others (spread over racks). */

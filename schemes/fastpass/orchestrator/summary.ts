@@ -9,17 +9,19 @@
  * packet left in one of its timeslots.
  */
 
-import { Histogram } from '../../../core/histogram.js';
-import { formatNs } from '../../../core/time.js';
-import { OUTAGES } from '../../../orchestrator/fired.js';
 import {
   type BusiestQueue,
   busiestQueue,
+  formatNs,
+  Histogram,
   type MessageDelays,
   messageDelays,
+  OUTAGES,
+  type RunRecord,
+  type SummaryTotals,
+  sectionsOf,
   sum,
-} from '../../../orchestrator/schemes/stats.js';
-import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
+} from '../../../scheme/index.js';
 import { BATCH } from '../arbiter/allocator.js';
 import type { FastpassArbiterSection } from '../arbiter/role.js';
 import type { MessageHostSection } from '../host/messages.js';
@@ -43,7 +45,7 @@ export interface FastpassFailover {
   packetsLost: number;
 }
 
-declare module '../../../orchestrator/results.js' {
+declare module '../../../scheme/index.js' {
   /** `summary.fastpass` */
   interface SchemeSections {
     fastpass: FastpassSummary;
@@ -95,9 +97,7 @@ export interface FastpassSummary {
   };
 }
 
-function isHost(x: unknown): x is FastpassHostSection & { messages?: MessageHostSection } {
-  return typeof x === 'object' && x !== null && 'timeslotsUsed' in x;
-}
+type HostSection = FastpassHostSection & { messages?: MessageHostSection };
 
 /** message mode's figures from the hosts' message sections */
 function summarizeMessages(
@@ -123,26 +123,20 @@ function summarizeMessages(
 /** Messages the arbiter rejected after their admission delay, with the reason, for the flow outcomes. */
 export function fastpassRejectedFlows(r: RunRecord): Map<number, string> {
   const out = new Map<number, string>();
-  for (const rep of r.reports) {
-    const h = rep.scheme;
-    if (!isHost(h) || h.messages === undefined) continue;
+  for (const { section: h } of sectionsOf<HostSection>(r, 'host')) {
+    if (h.messages === undefined) continue;
     for (const id of h.messages.rejected)
       out.set(id, 'fastpass rejected it (not allocated within the admission delay)');
   }
   return out;
 }
 
-function isArbiter(x: unknown): x is FastpassArbiterSection {
-  return typeof x === 'object' && x !== null && 'primaryFrom' in x;
-}
-
 export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: SummaryTotals): FastpassSummary {
-  const hosts: Array<FastpassHostSection & { messages?: MessageHostSection }> = [];
-  const arbs: Array<{ name: string; a: FastpassArbiterSection }> = [];
-  for (const rep of r.reports) {
-    if (isHost(rep.scheme)) hosts.push(rep.scheme);
-    else if (isArbiter(rep.scheme)) arbs.push({ name: rep.name, a: rep.scheme });
-  }
+  const hosts = sectionsOf<HostSection>(r, 'host').map((x) => x.section);
+  const arbs = sectionsOf<FastpassArbiterSection>(r, 'arbiter').map((x) => ({
+    name: x.report.name,
+    a: x.section,
+  }));
   arbs.sort((x, y) => x.a.rank - y.a.rank);
   const t0 = r.trafficStart;
   // physical report times, as whole ns since the traffic start

@@ -12,11 +12,16 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { type Frame, FrameType, makeFrame } from '../../../core/frame.js';
-import type { HistogramSnapshot } from '../../../core/histogram.js';
-import { Histogram } from '../../../core/histogram.js';
-import type { NodeContext, Role } from '../../../core/node-runtime.js';
-import type { Timer } from '../../../core/scheduler.js';
+import {
+  type Frame,
+  FrameType,
+  Histogram,
+  type HistogramSnapshot,
+  makeFrame,
+  type NodeContext,
+  type Role,
+  type Timer,
+} from '../../../scheme/node.js';
 import {
   allSpines,
   downRoute,

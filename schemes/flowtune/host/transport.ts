@@ -16,16 +16,19 @@
  * start a regular TCP connection, and in parallel send a notification") and end when it is acknowledged.
  */
 
-import { type Frame, FrameType, makeFrame, WireSize } from '../../../core/frame.js';
-import type { FlowSpec } from '../../../core/messages.js';
-import type { Timer } from '../../../core/scheduler.js';
-import type {
-  Nic,
-  SenderStats,
-  Transport,
-  TransportComponents,
-  WindowControl,
-} from '../../../node/transport/types.js';
+import {
+  type FlowSpec,
+  type Frame,
+  FrameType,
+  makeFrame,
+  type Nic,
+  type SenderStats,
+  type Timer,
+  type Transport,
+  type TransportComponents,
+  type WindowControl,
+  WireSize,
+} from '../../../scheme/node.js';
 import {
   allocatorRoute,
   allSpines,

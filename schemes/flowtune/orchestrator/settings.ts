@@ -7,12 +7,17 @@
  * 30 µs maxRTO (§6.2); rates live "a few tens of microseconds" (§2).
  */
 
-import { WireSize } from '../../../core/frame.js';
-import { parseDurationNs, parseRateBps } from '../../../core/time.js';
-import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
-import { duration, rate } from '../../../orchestrator/scenario/units.js';
-import { portToward } from '../../../orchestrator/topology/build.js';
-import type { Topology, TopoNode } from '../../../topology/types.js';
+import {
+  duration,
+  parseRateBps,
+  portToward,
+  rate,
+  type ScenarioSource,
+  setting,
+  type Topology,
+  type TopoNode,
+  WireSize,
+} from '../../../scheme/index.js';
 import type { FlowtuneFabric, Normalize } from '../wire.js';
 
 /** The `scheme:` properties Flowtune reads (besides kind). */
@@ -139,29 +144,24 @@ export function resolveFlowtune(src: ScenarioSource, topo: Topology): FlowtuneSe
       `flowtune paces the baseline window transport and falls back to its congestion control, not '${tr.kind}'`,
     );
   const sc = src.data.scheme ?? {};
-  const dur = (key: string, dflt: number): number => {
-    const v = sc[key];
-    if (v === undefined) return dflt;
-    const ns = parseDurationNs(v);
-    if (!(ns > 0)) throw src.error(['scheme', key], `must be > 0, got ${v}`);
-    return ns;
-  };
-  const lease = dur('lease', FLOWTUNE_DEFAULTS.leaseNs);
+  const lease = setting(src, ['lease'], 'duration', FLOWTUNE_DEFAULTS.leaseNs);
   const s: FlowtuneSettings = {
     kind: 'flowtune',
     gamma: sc.gamma ?? FLOWTUNE_DEFAULTS.gamma,
-    iterationNs: dur('iteration', FLOWTUNE_DEFAULTS.iterationNs),
+    iterationNs: setting(src, ['iteration'], 'duration', FLOWTUNE_DEFAULTS.iterationNs),
     threshold: sc.threshold ?? FLOWTUNE_DEFAULTS.threshold,
     headroom: sc.headroom ?? sc.threshold ?? FLOWTUNE_DEFAULTS.threshold,
     normalize: sc.normalize ?? FLOWTUNE_DEFAULTS.normalize,
     utility: sc.utility ?? FLOWTUNE_DEFAULTS.utility,
     leaseNs: lease,
-    heartbeatNs: dur(
-      'heartbeat',
+    heartbeatNs: setting(
+      src,
+      ['heartbeat'],
+      'duration',
       sc.lease === undefined ? FLOWTUNE_DEFAULTS.heartbeatNs : Math.round(lease * 0.3),
     ),
-    minRtoNs: dur('minRto', FLOWTUNE_DEFAULTS.minRtoNs),
-    maxRtoNs: dur('maxRto', FLOWTUNE_DEFAULTS.maxRtoNs),
+    minRtoNs: setting(src, ['minRto'], 'duration', FLOWTUNE_DEFAULTS.minRtoNs),
+    maxRtoNs: setting(src, ['maxRto'], 'duration', FLOWTUNE_DEFAULTS.maxRtoNs),
     allocatorLinkBps:
       sc.allocatorLink === undefined ? FLOWTUNE_DEFAULTS.allocatorLinkBps : parseRateBps(sc.allocatorLink),
     control: sc.control ?? FLOWTUNE_DEFAULTS.control,

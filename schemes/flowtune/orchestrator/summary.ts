@@ -15,10 +15,16 @@
  * queue over the host link rate.
  */
 
-import { Histogram } from '../../../core/histogram.js';
-import { formatNs } from '../../../core/time.js';
-import { quantile, sum } from '../../../orchestrator/schemes/stats.js';
-import type { RunRecord, SummaryTotals } from '../../../orchestrator/schemes/types.js';
+import {
+  formatNs,
+  Histogram,
+  quantile,
+  type RunRecord,
+  reportsOf,
+  type SummaryTotals,
+  sectionsOf,
+  sum,
+} from '../../../scheme/index.js';
 import { FabricLinks } from '../arbiter/links.js';
 import type { FlowtuneAllocatorSection } from '../arbiter/role.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../host/transport.js';
@@ -48,7 +54,7 @@ export interface FlowtuneConvergence {
   }>;
 }
 
-declare module '../../../orchestrator/results.js' {
+declare module '../../../scheme/index.js' {
   /** `summary.flowtune` */
   interface SchemeSections {
     flowtune: FlowtuneSummary;
@@ -144,23 +150,17 @@ export interface FlowtuneSummary {
   unknownFrames: number;
 }
 
-const isHost = (x: unknown): x is FlowtuneHostSection =>
-  typeof x === 'object' && x !== null && (x as { host?: unknown }).host === true;
-const isAllocator = (x: unknown): x is FlowtuneAllocatorSection =>
-  typeof x === 'object' && x !== null && (x as { allocator?: unknown }).allocator === true;
-
 export function summarizeFlowtune(
   s: FlowtuneSettings,
   fabric: FlowtuneFabric,
   r: RunRecord,
   totals: SummaryTotals,
 ): FlowtuneSummary {
-  const hosts: Array<{ name: string; h: FlowtuneHostSection }> = [];
-  let alloc: FlowtuneAllocatorSection | undefined;
-  for (const rep of r.reports) {
-    if (isHost(rep.scheme)) hosts.push({ name: rep.name, h: rep.scheme });
-    else if (isAllocator(rep.scheme)) alloc = rep.scheme;
-  }
+  const hosts = sectionsOf<FlowtuneHostSection>(r, 'host').map((x) => ({
+    name: x.report.name,
+    h: x.section,
+  }));
+  const alloc = sectionsOf<FlowtuneAllocatorSection>(r, 'arbiter').at(-1)?.section;
   const t0 = r.trafficStart;
   const since0 = (t: number) => Math.round(t - t0);
   const cpu = alloc ? new Histogram() : undefined;
@@ -182,8 +182,9 @@ export function summarizeFlowtune(
   );
   const lastFinish = Math.max(0, ...r.reports.flatMap((rep) => rep.flows.map((f) => f.finish)));
   const qh = new Histogram();
+  const hostReports = new Set(reportsOf(r, 'host'));
   for (const rep of r.reports)
-    if (rep.queueHist && rep.ports.length > 0 && !isHost(rep.scheme)) qh.merge(rep.queueHist);
+    if (rep.queueHist && rep.ports.length > 0 && !hostReports.has(rep)) qh.merge(rep.queueHist);
   const hostRate = fabric.hosts[0]?.rateBps ?? 1;
   const q99 = qh.quantile(0.99);
   const r3 = (x: number) => Math.round(x * 1000) / 1000;

@@ -20,18 +20,21 @@
  * asked again, sent best effort, or given up, as the scenario says. Timers run on the node clock, so
  * a clock fault on a host moves them.
  */
-import type { NodeClock } from '../../../core/clock.js';
-import { type Frame, FrameType, makeFrame, WireSize } from '../../../core/frame.js';
-import type { FlowSpec } from '../../../core/messages.js';
-import type { Timer } from '../../../core/scheduler.js';
 import {
+  type FlowSpec,
+  type Frame,
+  FrameType,
+  makeFrame,
+  type NodeClock,
   partialPathsOver,
   type SenderStats,
   segmentBytes,
   segmentCount,
+  type Timer,
   type Transport,
   type TransportComponents,
-} from '../../../node/transport/types.js';
+  WireSize,
+} from '../../../scheme/node.js';
 import {
   Ctl,
   FailureWhy,

@@ -8,12 +8,14 @@
  * the Theorem 3.1 queueing, and one best-effort frame in transmission at every switch (switches do not
  * preempt, §3.2).
  */
-import { WireSize } from '../../../core/frame.js';
-import { parseDurationNs } from '../../../core/time.js';
-import type { ScenarioSource } from '../../../orchestrator/scenario/source.js';
-import { duration } from '../../../orchestrator/scenario/units.js';
-import { pathFigures } from '../../../orchestrator/topology/diameter.js';
-import type { Topology } from '../../../topology/types.js';
+import {
+  duration,
+  parseDurationNs,
+  pathFigures,
+  type ScenarioSource,
+  type Topology,
+  WireSize,
+} from '../../../scheme/index.js';
 
 /** The `scheme:` properties Harmony reads (besides kind). */
 export const harmonyProperties = {

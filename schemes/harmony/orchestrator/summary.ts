@@ -8,15 +8,16 @@
  * first failure was inferred after it, and when the messages that failed after it were done (complete
  * after a retry, or handed to best effort).
  */
-import { formatNs } from '../../../core/time.js';
 import {
+  formatNs,
   idealFct,
   type MessageDelays,
   messageDelays,
   quantile,
+  type RunRecord,
+  sectionsOf,
   sum,
-} from '../../../orchestrator/schemes/stats.js';
-import type { RunRecord } from '../../../orchestrator/schemes/types.js';
+} from '../../../scheme/index.js';
 import type { HarmonyHostSection } from '../host/transport.js';
 import { Outcome } from '../host/transport.js';
 import type { HarmonySwitchSection } from '../switch/module.js';
@@ -38,7 +39,7 @@ export interface HarmonyFaultSummary {
   unresolved: number;
 }
 
-declare module '../../../orchestrator/results.js' {
+declare module '../../../scheme/index.js' {
   /** `summary.harmony` */
   interface SchemeSections {
     harmony: HarmonySummary;
@@ -114,17 +115,10 @@ export interface HarmonySummary {
   faults: HarmonyFaultSummary[];
 }
 
-function isHost(x: unknown): x is HarmonyHostSection {
-  return typeof x === 'object' && x !== null && 'submitted' in x;
-}
-
-function isSwitch(x: unknown): x is HarmonySwitchSection {
-  return typeof x === 'object' && x !== null && 'rsvpForwarded' in x;
-}
-
 export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySummary {
-  const hosts = r.reports.map((rep) => rep.scheme).filter(isHost);
-  const switches = r.reports.map((rep) => rep.scheme).filter(isSwitch);
+  const hostSections = sectionsOf<HarmonyHostSection>(r, 'host');
+  const hosts = hostSections.map((x) => x.section);
+  const switches = sectionsOf<HarmonySwitchSection>(r, 'switch').map((x) => x.section);
   const b = s.bounds;
 
   // sender starts and sizes, receiver finishes: FCT of every message that completed through Harmony
@@ -137,9 +131,8 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   // a message delivered whole whose verdict was still on its way back to the sender when the run
   // ended (runs end when every flow is delivered) is complete: the receiver's finish is its FCT
   const verdictPending = new Set<number>();
-  for (const rep of r.reports)
-    if (isHost(rep.scheme) && rep.end !== 'halt')
-      for (const [id] of rep.scheme.open) if (finish.has(id)) verdictPending.add(id);
+  for (const { report: rep, section: h } of hostSections)
+    if (rep.end !== 'halt') for (const [id] of h.open) if (finish.has(id)) verdictPending.add(id);
   // each host's outcomes, those delivered with their verdict pending as complete: built once, read thrice
   const outcomesOf = new Map(
     hosts.map((h) => [
@@ -183,9 +176,7 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   const ends = new Map<number, number>();
   const open = new Set<number>();
   let senderHalted = 0;
-  for (const rep of r.reports) {
-    const h = rep.scheme;
-    if (!isHost(h)) continue;
+  for (const { report: rep, section: h } of hostSections) {
     for (const [id, , , t] of outcomes(h)) ends.set(id, t >= 0 ? t : finish.get(id)!);
     // a sender killed mid-message reported what it had up to its death: those never end
     if (rep.end === 'halt') senderHalted += h.open.length;
@@ -295,11 +286,10 @@ function spread(xs: number[]): Spread {
 /** Messages Harmony itself ended (given up after their asks), with the reason, for the flow outcomes. */
 export function harmonyFailedFlows(r: RunRecord): Map<number, string> {
   const failed = new Map<number, string>();
-  for (const rep of r.reports) {
-    if (!isHost(rep.scheme)) continue;
+  for (const { section: h } of sectionsOf<HarmonyHostSection>(r, 'host')) {
     const last = new Map<number, number>();
-    for (const [, id, why] of rep.scheme.failures) last.set(id, why);
-    for (const [id, outcome, attempts, , , w, sw] of rep.scheme.outcomes) {
+    for (const [, id, why] of h.failures) last.set(id, why);
+    for (const [id, outcome, attempts, , , w, sw] of h.outcomes) {
       const asks = `${attempts} ask${attempts === 1 ? '' : 's'}`;
       if (outcome === Outcome.Rejected)
         failed.set(id, `harmony rejected it (${asks}; the last: ${rejectWhy(w, sw, r)})`);

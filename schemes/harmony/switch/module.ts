@@ -17,11 +17,17 @@
  * found more than the Theorem 3.1 bound; Harmony frames a full buffer dropped; and every data frame's
  * queueing (arrival to transmission start), added to its header.
  */
-import { type Frame, FrameType, makeFrame, WireSize } from '../../../core/frame.js';
-import type { NodeContext } from '../../../core/node-runtime.js';
-import { Rng } from '../../../core/random.js';
-import { EcmpUpDown, flowHash } from '../../../switch/routing.js';
-import type { SwitchScheme } from '../../../switch/scheme.js';
+import {
+  EcmpUpDown,
+  type Frame,
+  FrameType,
+  flowHash,
+  makeFrame,
+  type NodeContext,
+  Rng,
+  type SwitchScheme,
+  WireSize,
+} from '../../../scheme/node.js';
 import {
   Ctl,
   HarmonyClass,

@@ -1,28 +1,7 @@
-/**
- * Harmony's Figure 7 (NSDI'24 §5.2, with best-effort traffic): "congestion-free traffic (using 128KB
- * RPCs) coexists with best-effort delivery traffic (generated using websearch workload). We vary the
- * load of congestion-free traffic from 0.3 to 0.5, and respectively vary the load of co-existing
- * best-effort delivery traffic from 0.3 to 0.1, such that the total offered load is 0.6". The paper
- * sets Harmony beside HPCC and dcPIM; dcemu has neither, so Harmony runs here beside the baseline's
- * DCTCP carrying both kinds of traffic. Both sides run the same scenario — fabric, buffers, clocks,
- * seed and so the same arrivals (the RPCs on §5's admissible workload at δadmission) — and differ only
- * in `scheme:`; Harmony sends the web-search flows through the same DCTCP in its lowest class (§3.2).
- *
- * Per point and side: the RPCs' slowdown spread (§5: min, mean, p99, p99.9, max of completion time
- * over the empty network's) with every RPC counted — one rejected (Harmony, the paper's rule: not
- * started within δadmission of its arrival; given up, not sent best effort) or not done by the end of
- * the drain counts as an infinite slowdown, so a quantile that falls on one has no value, and the mean
- * has none while any is missing; the best-effort flows' mean and p99 slowdown (the paper's bottom row
- * shows their mean and tail latency), with the same rule; and whether the point was sustained (every
- * RPC and every best-effort flow done: the top row's question, at one load).
- */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Summary } from '../../orchestrator/collect.js';
-import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
-import { type CountedSpread, flowRows, spreadOf } from '../../orchestrator/schemes/flows.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { deltaAdmissionNs, pct, SPREAD } from './experiments.js';
+import { type CountedSpread, type ExperimentOptions, flowRows, spreadOf } from '../../../scheme/index.js';
+import { fmt, reproduceVariants, type Summary, writeTable } from '../../../scheme/study.js';
+import { deltaAdmissionNs, loadPct, SPREAD } from './index.js';
 
 interface Point {
   rpc: number;
@@ -61,7 +40,7 @@ const QUICK = {
   ] as Point[],
 };
 
-const pointKey = (p: Point) => `rpc${pct(p.rpc)}-be${pct(p.bestEffort)}`;
+const pointKey = (p: Point) => `rpc${loadPct(p.rpc)}-be${loadPct(p.bestEffort)}`;
 
 /** One run's RPCs (the flows not sent best effort) and best-effort flows, each counted whole. */
 export function classes(runDir: string): { rpc: CountedSpread; bestEffort: CountedSpread } {
@@ -192,7 +171,7 @@ export async function runFig7(opts: ExperimentOptions): Promise<string> {
         '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...rows,
       ].join('\n');
-      writeFileSync(join(so.out, 'fig7.md'), `${table}\n`);
+      writeTable(so.out, 'fig7', table);
       return table;
     },
     values,

@@ -1,30 +1,14 @@
-/**
- * Harmony's maximum sustainable load (NSDI'24 §5: "the input load for which no message is rejected";
- * §5.1, Fig. 5d: 0.9 for 128 KB RPCs on the 10 Gbit/s testbed) as a reproduction
- * (orchestrator/reproduction.ts). Each seed sweeps the load four times on the same draws:
- *
- * - the paper's: its reject rule (`rejectAfter: window`: a message is rejected only when it has not
- *   started within δadmission of its arrival, and asks again inside that window, §3.1–§3.2 and the
- *   footnote 3 baseline's wait) on its workload (§5: "the generated load for each sender and each
- *   receiver is less than 1 for every δadmission duration of time": `workload.admissible` at δadmission);
- * - the same rule on plain Poisson arrivals (the bursts §5 removes): what the workload does;
- * - a message rejected on its first ask (no asking again), on the paper's workload: what the rule does;
- * - the paper's without multi-slot: what extra grants do.
- *
- * A message fails its load when it ends rejected or failed. The sustainable load of a sweep is the
- * highest load up to which every load had no failing message (0 when even the lowest did). Per load:
- * the share of messages that failed it, the paper's rejects by the reason of their last ask, and the
- * slowdown spread of the messages it completed (§5: min, mean, p99, p99.9, max).
- */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Summary } from '../../orchestrator/collect.js';
-import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
-import { loadScenarioFile } from '../../orchestrator/scenario/load.js';
-import { resolveScenario } from '../../orchestrator/scenario/resolve.js';
-import { flowRows } from '../../orchestrator/schemes/flows.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import type { HarmonySettings } from './orchestrator/settings.js';
+import { type ExperimentOptions, flowRows } from '../../../scheme/index.js';
+import {
+  fmt,
+  loadScenarioFile,
+  reproduceVariants,
+  resolveScenario,
+  type Summary,
+  writeTable,
+} from '../../../scheme/study.js';
+import type { HarmonySettings } from '../orchestrator/settings.js';
 
 const LOADS = [0.2, 0.3, 0.4, 0.5, 0.7, 0.9];
 /** the example's fabric (16 hosts), 3 ms of arrivals */
@@ -49,7 +33,8 @@ function modes(deltaNs: number) {
   ] as const;
 }
 
-export const pct = (load: number) => Math.round(load * 100);
+/** a load (0.65) as the whole percent that names its runs and figures (65) */
+export const loadPct = (load: number) => Math.round(load * 100);
 
 /** the share of a run's messages that failed its load: ended rejected or failed */
 function failingShare(s: Summary): number {
@@ -102,7 +87,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
   const MODES = modes(delta);
   const variants = MODES.flatMap((m) =>
     loads.map((load) => ({
-      name: `${m.key}-${pct(load)}`,
+      name: `${m.key}-${loadPct(load)}`,
       set: { ...m.set, 'workload.load': load, 'workload.background': 'null' },
     })),
   );
@@ -150,7 +135,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
         digits: 1,
       },
       ...loads.map((load) => ({
-        id: `moved_${pct(load)}`,
+        id: `moved_${loadPct(load)}`,
         label: `messages the admissible workload started later than drawn, load ${load}`,
         unit: '%',
         paper: null,
@@ -158,7 +143,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
       })),
       ...MODES.flatMap((m) =>
         loads.map((load) => ({
-          id: `failed_${m.key}_${pct(load)}`,
+          id: `failed_${m.key}_${loadPct(load)}`,
           label: `messages failing load ${load}, ${m.label}`,
           unit: '%',
           paper: null,
@@ -167,7 +152,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
       ),
       ...loads.flatMap((load) =>
         REASONS.map(([key, label]) => ({
-          id: `rejects_${key}_${pct(load)}`,
+          id: `rejects_${key}_${loadPct(load)}`,
           label: `messages rejected at load ${load} (the paper's), the last ask refused for ${label}`,
           unit: 'messages',
           paper: null,
@@ -176,7 +161,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
       ),
       ...loads.flatMap((load) =>
         SPREAD.map(([key, label]) => ({
-          id: `slowdown_${key}_${pct(load)}`,
+          id: `slowdown_${key}_${loadPct(load)}`,
           label: `slowdown ${label} of the messages completed at load ${load} (the paper's)`,
           unit: '×',
           paper: null,
@@ -202,7 +187,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
         '',
         `Rejects a/b/c: the last ask refused for no free sender slot / no free virtual link / no receiver slot within δadmission (${fmt(delta / 1000, 1)} µs). Sustainable: ${MODES.map((m, mi) => `${sustainable(shares[mi])} ${m.label}`).join('; ')}.`,
       ].join('\n');
-      writeFileSync(join(so.out, 'harmony-load.md'), `${table}\n`);
+      writeTable(so.out, 'harmony-load', table);
       return table;
     },
     values: (runs, out) => {
@@ -211,14 +196,15 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
       MODES.forEach((m, mi) => {
         v[`sustainable_${m.key}`] = sustainable(shares[mi]);
         loads.forEach((load, li) => {
-          v[`failed_${m.key}_${pct(load)}`] = 100 * shares[mi][li];
+          v[`failed_${m.key}_${loadPct(load)}`] = 100 * shares[mi][li];
         });
       });
       loads.forEach((load, li) => {
         const h = run(runs, 0, li);
-        v[`moved_${pct(load)}`] = 100 * movedShare(out, `paper-${pct(load)}`, `plain-${pct(load)}`);
-        for (const [key] of REASONS) v[`rejects_${key}_${pct(load)}`] = h.rejects[key];
-        for (const [key] of SPREAD) v[`slowdown_${key}_${pct(load)}`] = h.slowdown[key];
+        v[`moved_${loadPct(load)}`] =
+          100 * movedShare(out, `paper-${loadPct(load)}`, `plain-${loadPct(load)}`);
+        for (const [key] of REASONS) v[`rejects_${key}_${loadPct(load)}`] = h.rejects[key];
+        for (const [key] of SPREAD) v[`slowdown_${key}_${loadPct(load)}`] = h.slowdown[key];
       });
       return v;
     },
@@ -250,7 +236,7 @@ export async function runSizes(opts: ExperimentOptions): Promise<string> {
   const paper = modes(delta)[0].set;
   const variants = sizes.flatMap((size) =>
     loads.map((load) => ({
-      name: `${size}-${pct(load)}`,
+      name: `${size}-${loadPct(load)}`,
       set: { ...paper, 'workload.fixedSize': size, 'workload.load': load, 'workload.background': 'null' },
     })),
   );
@@ -274,7 +260,7 @@ export async function runSizes(opts: ExperimentOptions): Promise<string> {
       })),
       ...sizes.flatMap((size) =>
         loads.map((load) => ({
-          id: `failed_${size}_${pct(load)}`,
+          id: `failed_${size}_${loadPct(load)}`,
           label: `${size} messages failing load ${load}`,
           unit: '%',
           paper: null,
@@ -298,7 +284,7 @@ export async function runSizes(opts: ExperimentOptions): Promise<string> {
         '',
         `δadmission ${fmt(delta / 1000, 1)} µs (K = 8), the admissible workload's window as well.`,
       ].join('\n');
-      writeFileSync(join(so.out, 'harmony-sizes.md'), `${table}\n`);
+      writeTable(so.out, 'harmony-sizes', table);
       return table;
     },
     values: (runs) => {
@@ -306,7 +292,7 @@ export async function runSizes(opts: ExperimentOptions): Promise<string> {
       sizes.forEach((size, si) => {
         v[`sustainable_${size}`] = sustainable(runs, si);
         loads.forEach((load, li) => {
-          v[`failed_${size}_${pct(load)}`] = 100 * share(runs, si, li);
+          v[`failed_${size}_${loadPct(load)}`] = 100 * share(runs, si, li);
         });
       });
       return v;

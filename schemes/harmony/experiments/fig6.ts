@@ -1,37 +1,6 @@
-/**
- * Harmony's Figure 6 (NSDI'24 §5.2, no best-effort traffic) against Fastpass extended to messages as
- * the paper's footnote 3 does it (scheme.messages: each message's timeslots consecutive; scheme.admission:
- * a message not allocated within δadmission is rejected). Both run the same scenario — fabric, clocks,
- * buffers, seed and, at the same δadmission, the same arrivals — and differ only in `scheme:`.
- *
- * The paper's simulation setup where the machine allows (§5: 100 Gbit/s links, 200 ns propagation and
- * 450 ns switching, unloaded RTT 4.6 µs): 100 Gbit/s links of 540 ns each (a host-to-host path of 4
- * links and 3 switches then has the paper's 2.15 µs one way), on the example's 16 hosts (the paper:
- * 144; each host is a process here).
- *
- * - 6a, the feasibility regions (feasibility.ts): Harmony over K × δadmission (2.5, 5 and 10 × its
- *   Theorem 3.1 bound at K = 8: 12.6, 25.2 and 50.4 µs; a 128 KB message takes 10.24 µs on a link),
- *   Fastpass over the same δadmission values; each point's maximum sustainable load and the
- *   worst-case slowdown there; each region's edge (the least worst-case slowdown sustaining a load)
- *   and the two edges' ratio at the highest load both sustain (the paper: "for any given latency
- *   bound, it can sustain loads as high as Fastpass (and vice versa)").
- * - 6b: the slowdown spread (§5: min, mean, p99, p99.9, max) of Harmony at K = 8 and δadmission 5× the
- *   bound (the paper's default) and of Fastpass at the same δadmission, at a load both sustain, every
- *   message counted (feasibility.ts: one not done is an infinite slowdown). Fastpass allocates each batch
- *   of timeslots a horizon ahead; its 65 µs at 10 Gbit/s (Fastpass §5.1) is 54 timeslots, 6.5 µs at
- *   100 Gbit/s, which the grid uses; the 65 µs itself is the ablation beside it.
- * - 6c: where the delay goes: the wait at the sender before the first packet leaves (Harmony: for a
- *   reservation; Fastpass: for timeslots) and the worst switch queueing a message's packets met
- *   (stamped the same way on both: schemes/fastpass/switch/stamp.ts), over the messages delivered.
- */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Summary } from '../../orchestrator/collect.js';
-import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
-import type { CountedSpread } from '../../orchestrator/schemes/flows.js';
-import type { MessageDelays } from '../../orchestrator/schemes/stats.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { pct, REASONS, SPREAD } from './experiments.js';
+import type { CountedSpread, ExperimentOptions, MessageDelays } from '../../../scheme/index.js';
+import { fmt, reproduceVariants, type Summary, writeTable } from '../../../scheme/study.js';
 import {
   edgeAt,
   fastpassPoint,
@@ -46,6 +15,7 @@ import {
   type PointRun,
   pointRun,
 } from './feasibility.js';
+import { loadPct, REASONS, SPREAD } from './index.js';
 
 /** the paper's links (§5): 100 Gbit/s, 200 ns propagation + 450 ns switching a hop, as 540 ns a link */
 const LINKS = ['links.host={rate: 100Gbps, delay: 540ns}', 'links.fabric={rate: 100Gbps, delay: 540ns}'];
@@ -121,14 +91,14 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
   );
   const variants = [...gridVariants(points, loads), ...gridVariants([f65], [common])];
   const names = variants.map((v) => v.name);
-  const runOf = (runs: Summary[], p: GridPoint) => runs[names.indexOf(`${p.key}-${pct(common)}`)];
+  const runOf = (runs: Summary[], p: GridPoint) => runs[names.indexOf(`${p.key}-${loadPct(common)}`)];
   const sides = [h, f, f65];
   const grid = gridReader(points, loads);
   /** 6b's sides at the common load: the default points' runs from the grid, the ablation's own */
   const spreads = (seedDir: string): PointRun[] => {
     const results = grid(seedDir);
     const fromGrid = (p: GridPoint) => results.find((r) => r.point === p)!.runs[loads.indexOf(common)];
-    return [fromGrid(h), fromGrid(f), pointRun(join(seedDir, `${f65.key}-${pct(common)}`), common)];
+    return [fromGrid(h), fromGrid(f), pointRun(join(seedDir, `${f65.key}-${loadPct(common)}`), common)];
   };
 
   /**
@@ -166,9 +136,9 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
     });
     // why messages were rejected at the highest load swept, at the default point (the paper's rule)
     const top = loads[loads.length - 1];
-    const hTop = runs[names.indexOf(`${h.key}-${pct(top)}`)].harmony!;
+    const hTop = runs[names.indexOf(`${h.key}-${loadPct(top)}`)].harmony!;
     for (const [key] of REASONS) v[`harmony_rejects_${key}`] = hTop.rejects[key];
-    v.fastpass_rejects = runs[names.indexOf(`${f.key}-${pct(top)}`)].fastpass!.messages!.rejected;
+    v.fastpass_rejects = runs[names.indexOf(`${f.key}-${loadPct(top)}`)].fastpass!.messages!.rejected;
     v.admissible_window_us = us(h.deltaNs);
     const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? a / b : null);
     const r = {
@@ -329,11 +299,13 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
         '',
         `Harmony / Fastpass: mean ${fmt(v.mean_ratio ?? null, 2)}× (the paper: ~2×), p99 ${fmt(v.p99_ratio ?? null, 2)}× (the paper: ~1.3×); against Fastpass with a 65 µs horizon: mean ${fmt(v.mean_ratio_horizon65 ?? null, 2)}×, p99 ${fmt(v.p99_ratio_horizon65 ?? null, 2)}×.`,
       ].join('\n');
-      writeFileSync(join(so.out, 'fig6.md'), `${table}\n`);
-      writeFileSync(
-        join(so.out, 'fig6.json'),
-        `${JSON.stringify({ loads, common, points: results, sides: sides.map((p, i) => ({ key: p.key, ...c[i] })), values: v }, null, 2)}\n`,
-      );
+      writeTable(so.out, 'fig6', table, {
+        loads,
+        common,
+        points: results,
+        sides: sides.map((p, i) => ({ key: p.key, ...c[i] })),
+        values: v,
+      });
       return table;
     },
     values,

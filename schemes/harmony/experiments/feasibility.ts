@@ -1,28 +1,7 @@
-/**
- * Harmony's feasibility region (NSDI'24 §5.1, Fig. 5b; §5.2, Fig. 6a): each delay-bound point (K and
- * δadmission for Harmony, δadmission for Fastpass) has its load swept on §5's admissible workload (no
- * host above load 1 in any δadmission window, that point's δadmission), and gives
- *
- * - its maximum sustainable load: the highest load up to which every load swept had every message done
- *   (one rejected by the paper's rule — not started within δadmission of its arrival —, failed, never
- *   started, or not delivered by the end of the drain fails its load; 0 when even the lowest load
- *   failed);
- * - the worst-case delay observed there: the largest completion time (and slowdown) of the messages of
- *   the run at that load, all of which were done.
- *
- * The Pareto front of a set of points is those no other point beats on both: a higher load sustained
- * at no larger worst case, or a smaller worst case at no lower load.
- *
- * `harmony-fig5b` sweeps Harmony alone over K × δadmission at the testbed's scale; harmony-fig6
- * (fig6.ts) puts Fastpass's points beside Harmony's.
- */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Summary } from '../../orchestrator/collect.js';
-import { fmt, reproduceVariants } from '../../orchestrator/reproduction.js';
-import { type CountedSpread, flowRows, spreadOf } from '../../orchestrator/schemes/flows.js';
-import type { ExperimentOptions } from '../../orchestrator/schemes/types.js';
-import { harmonySettings, pct } from './experiments.js';
+import { type CountedSpread, type ExperimentOptions, flowRows, spreadOf } from '../../../scheme/index.js';
+import { fmt, reproduceVariants, type Summary, writeTable } from '../../../scheme/study.js';
+import { harmonySettings, loadPct } from './index.js';
 
 export interface GridPoint {
   key: string;
@@ -97,7 +76,7 @@ export function fastpassPoint(deltaNs: number, key: string, label: string, more 
 export function gridVariants(points: readonly GridPoint[], loads: readonly number[]) {
   return points.flatMap((p) =>
     loads.map((load) => ({
-      name: `${p.key}-${pct(load)}`,
+      name: `${p.key}-${loadPct(load)}`,
       set: {
         scheme: p.scheme,
         'workload.load': load,
@@ -141,7 +120,7 @@ export function readGrid(
   loads: readonly number[],
 ): PointResult[] {
   return points.map((point) => {
-    const runs = loads.map((load) => pointRun(join(seedDir, `${point.key}-${pct(load)}`), load));
+    const runs = loads.map((load) => pointRun(join(seedDir, `${point.key}-${loadPct(load)}`), load));
     let at: PointRun | null = null;
     for (const r of runs) {
       if (r.spread.missing > 0) break;
@@ -334,7 +313,7 @@ export async function runFig5b(opts: ExperimentOptions): Promise<string> {
         '',
         ...gridTable(grid(so.out), loads),
       ].join('\n');
-      writeFileSync(join(so.out, 'fig5b.md'), `${table}\n`);
+      writeTable(so.out, 'fig5b', table);
       return table;
     },
     values,
