@@ -33,6 +33,7 @@ export type {
   SchemeNodeConfig,
 } from '../core/messages.js';
 export type { DisciplineFactory, NodeContext, Role } from '../core/node-runtime.js';
+export type { EgressPort } from '../core/port.js';
 export { Rng } from '../core/random.js';
 export type { Scheduler, Timer } from '../core/scheduler.js';
 export { formatNs, parseBytes, parseDurationNs, parseRateBps } from '../core/time.js';

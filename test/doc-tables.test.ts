@@ -47,4 +47,23 @@ describe('doc tables', () => {
     expect(marked.sort()).toEqual(listed.sort());
     expect(listed.length).toBeGreaterThanOrEqual(12);
   });
+
+  it('a table made from another generated page (no runs of its own) is what its generator makes of that page now', async () => {
+    const { TABLES } = (await import(join(root, 'scripts/doc-tables/index.mjs'))) as {
+      TABLES: Array<{ id: string; doc: string; runs: unknown[]; render: (runs: object) => string[] }>;
+    };
+    const derived = TABLES.filter((t) => t.runs.length === 0);
+    expect(derived.map((t) => t.id)).toContain('readme-headlines');
+    for (const t of derived) {
+      const text = readFileSync(join(root, t.doc), 'utf8');
+      const m = new RegExp(
+        `<!-- table: ${t.id} -->\\n[^\\n]*\\n\\n([\\s\\S]*?)\\n<!-- /table: ${t.id} -->`,
+      ).exec(text);
+      expect(m, `${t.doc}#${t.id}`).not.toBeNull();
+      // stale when the page it reads changed since: regenerate it (npm run doc-tables -- --only <id>)
+      expect(m![1], `${t.doc}#${t.id} is stale: npm run doc-tables -- --only ${t.id}`).toBe(
+        t.render({}).join('\n'),
+      );
+    }
+  });
 });
