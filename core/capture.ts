@@ -5,7 +5,7 @@
  * decodes — followed by the frame's source route and scheme header in msgpack. Records collect in one
  * bounded chunk that the node ships to the orchestrator over the control channel (on each barrier, each
  * progress snapshot, when full and at the end), so a node in a container needs no shared folder; the
- * orchestrator wraps each record in Ethernet/IPv4/UDP and writes pcapng (orchestrator/capture.ts).
+ * orchestrator wraps each record in Ethernet/IPv4/UDP and writes pcapng (orchestrator/engine/capture.ts).
  * Past `limit` frames a port's frames are only counted, so a capture never grows without bound.
  */
 import { Packr } from 'msgpackr';

@@ -126,7 +126,7 @@ export class EgressPort {
 
   /**
    * The earliest arrival of a frame that starts at `t` on this link, either way (a link's two
-   * directions share its rate and delay: orchestrator/plan.ts): the shortest frame's serialization,
+   * directions share its rate and delay: orchestrator/engine/plan.ts): the shortest frame's serialization,
    * then the propagation delay, summed in the order `pump` stamps frames, so that a bound derived from
    * it never lies one ulp after a frame's stamp.
    */

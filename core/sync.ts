@@ -68,7 +68,7 @@ export class ConservativeSync {
    * wall µs between steps, by the input that held the node at the end of the step before (what its
    * safe time waited on; inputs tied at that bound share it): one entry per link, the last for the
    * orchestrator's grant (or its halt). Datagrams read in between count as held. Who holds whom:
-   * `orchestrator/holds.ts`.
+   * `orchestrator/engine/holds.ts`.
    */
   readonly heldUs: Float64Array;
   /** wall time (performance.now, ms) the last step ended */

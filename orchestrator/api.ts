@@ -17,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
-import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './collect.js';
-import { Engine, type Progress, type StartedEngine } from './engine.js';
-import { RuntimeError, ScenarioError } from './errors.js';
-import type { FiredFault } from './fired.js';
+import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './engine/collect.js';
+import { Engine, type Progress, type StartedEngine } from './engine/engine.js';
+import { RuntimeError, ScenarioError } from './engine/errors.js';
+import type { FiredFault } from './engine/fired.js';
 import { createRuntime } from './runtime/index.js';
 import { NodePool } from './runtime/pool.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
@@ -34,8 +34,8 @@ export type { F10Summary } from '../schemes/f10/orchestrator/summary.js';
 export type { FastpassSummary } from '../schemes/fastpass/orchestrator/summary.js';
 export type { FlowtuneSummary } from '../schemes/flowtune/orchestrator/summary.js';
 export type { HarmonySummary } from '../schemes/harmony/orchestrator/summary.js';
-export { RuntimeError, ScenarioError } from './errors.js';
-export type { SchemeSections } from './results.js';
+export { RuntimeError, ScenarioError } from './engine/errors.js';
+export type { SchemeSections } from './engine/results.js';
 export type { FiredFault, FlowNotDone, FlowRow, NodeEvent, Progress, Scenario, Summary };
 
 /** `--set`-style overrides: `{ 'workload.load': 0.3, seed: 5 }` (values as YAML would give them). */

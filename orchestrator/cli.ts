@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * The `dcemu` executable. It turns on V8's compile cache on disk before the command line's modules
- * load (orchestrator/commands.ts), so later runs skip compiling them; node processes share the same
+ * load (orchestrator/cli/commands.ts), so later runs skip compiling them; node processes share the same
  * cache (orchestrator/runtime/process.ts). NODE_DISABLE_COMPILE_CACHE=1 turns it off. Signals are
- * caught before anything else (orchestrator/interrupts.ts).
+ * caught before anything else (orchestrator/engine/interrupts.ts).
  */
 import module from 'node:module';
 import { compileCacheDir } from '../core/paths.js';
-import { catchInterrupts } from './interrupts.js';
+import { catchInterrupts } from './engine/interrupts.js';
 import { heldOnCrash, releaseAll } from './runtime/crash-removal.js';
 
 // the project runs on Node 24 (package.json engines); an older Node fails deep inside a dependency
@@ -41,4 +41,4 @@ const crash = async (err: unknown): Promise<void> => {
 process.on('uncaughtException', (err) => void crash(err));
 process.on('unhandledRejection', (err) => void crash(err));
 module.enableCompileCache?.(compileCacheDir());
-await import('./commands.js');
+await import('./cli/commands.js');

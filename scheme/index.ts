@@ -12,9 +12,9 @@
  */
 
 // the clock presets of docs/clocks.md (free-running oscillators, send jitter), for variants of a scheme
-export { OSCILLATORS, SEND_JITTER } from '../orchestrator/clock-presets.js';
+export { OSCILLATORS, SEND_JITTER } from '../orchestrator/engine/clock-presets.js';
 // the faults a run fired, to tell a failed flow from an unexplained one
-export { concerns, type FiredFault, OUTAGES } from '../orchestrator/fired.js';
+export { concerns, type FiredFault, OUTAGES } from '../orchestrator/engine/fired.js';
 export type { ScenarioSource } from '../orchestrator/scenario/source.js';
 // schema fragments for a scheme's settings: a duration ("2us"), a rate ("10Gbps"), a size ("64KB")
 export { bytes, duration, rate } from '../orchestrator/scenario/units.js';

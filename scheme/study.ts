@@ -10,9 +10,9 @@
 export { prepareChaos, timelineScenario } from '../orchestrator/chaos/index.js';
 export { type DrawnEntry, drawFaults } from '../orchestrator/chaos/model.js';
 // a run's summary (summary.json) as a study reads it
-export type { Fairness, Summary } from '../orchestrator/collect.js';
-export { RuntimeError, ScenarioError } from '../orchestrator/errors.js';
-export { overridesOf, runForSummary, runVariants } from '../orchestrator/experiments.js';
+export type { Fairness, Summary } from '../orchestrator/engine/collect.js';
+export { RuntimeError, ScenarioError } from '../orchestrator/engine/errors.js';
+export { overridesOf, runForSummary, runVariants } from '../orchestrator/studies/experiments.js';
 // plots: Vega-Lite specs in the house style, thinned CDFs, written as SVG and PNG
 export { type Plot, writePlots } from '../orchestrator/plots/render.js';
 export { frame } from '../orchestrator/plots/style.js';
@@ -43,7 +43,7 @@ export {
   seedOptions,
   type VariantsSpec,
   withQuick,
-} from '../orchestrator/reproduction.js';
+} from '../orchestrator/studies/reproduction.js';
 // scenarios: files loaded with their overrides, resolved against a topology
 export { loadScenarioFile } from '../orchestrator/scenario/load.js';
 export { resolveScenario, type Scenario } from '../orchestrator/scenario/resolve.js';

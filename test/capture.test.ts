@@ -13,8 +13,8 @@ import { CaptureRecorder, CHUNK_BYTES, DcemuHeader, RECORD_HEAD } from '../core/
 import { Ecn, FrameType, makeFrame } from '../core/frame.js';
 import { monotonicEpoch } from '../core/time.js';
 import { WireVerdict } from '../core/wire.js';
-import { CaptureFiles, DCEMU_UDP_PORT, ipChecksum, SNAPLEN } from '../orchestrator/capture.js';
-import { ScenarioError } from '../orchestrator/errors.js';
+import { CaptureFiles, DCEMU_UDP_PORT, ipChecksum, SNAPLEN } from '../orchestrator/engine/capture.js';
+import { ScenarioError } from '../orchestrator/engine/errors.js';
 import {
   BlockType,
   EpbFlags,
@@ -24,8 +24,8 @@ import {
   LINKTYPE_ETHERNET,
   nameResolution,
   sectionHeader,
-} from '../orchestrator/pcapng.js';
-import { planRun } from '../orchestrator/plan.js';
+} from '../orchestrator/engine/pcapng.js';
+import { planRun } from '../orchestrator/engine/plan.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { option, readPcapng } from './pcapng-reader.js';

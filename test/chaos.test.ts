@@ -7,9 +7,9 @@ import { parseDocument } from 'yaml';
 import { timelineScenario } from '../orchestrator/chaos/index.js';
 import { checkInvariants } from '../orchestrator/chaos/invariants.js';
 import { type DrawnEntry, drawFaults, resolveChaos, resolveInvariants } from '../orchestrator/chaos/model.js';
-import type { Summary } from '../orchestrator/collect.js';
-import type { FiredFault } from '../orchestrator/fired.js';
-import { flowOutcomes } from '../orchestrator/outcomes.js';
+import type { Summary } from '../orchestrator/engine/collect.js';
+import type { FiredFault } from '../orchestrator/engine/fired.js';
+import { flowOutcomes } from '../orchestrator/engine/outcomes.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

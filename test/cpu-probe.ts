@@ -55,7 +55,7 @@ let testStart: number | null = null;
 // biome-ignore lint/correctness/noEmptyPattern: vitest wants the context destructured; the file is the second argument
 beforeAll(({}, suite) => {
   start = cpuS();
-  // the runs of the file's hooks, in the run log (orchestrator/run-log.ts) the slowest-files report reads
+  // the runs of the file's hooks, in the run log (orchestrator/engine/run-log.ts) the slowest-files report reads
   process.env.DCEMU_RUN_LABEL = `${suite.file.name}\t`;
 });
 beforeEach(({ task }) => {

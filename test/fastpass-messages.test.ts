@@ -5,7 +5,7 @@
  * rejection after the admission delay), the FCP messages it adds, and the setting's validation.
  */
 import { describe, expect, it } from 'vitest';
-import { ScenarioError } from '../orchestrator/errors.js';
+import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { loadScenarioFile } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { type MessageAllocation, MessageAllocator } from '../schemes/fastpass/arbiter/messages.js';

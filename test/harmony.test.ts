@@ -11,7 +11,7 @@ import type { NodeConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import type { NodeContext } from '../core/node-runtime.js';
 import { Scheduler } from '../core/scheduler.js';
-import { ScenarioError } from '../orchestrator/errors.js';
+import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { schemeDefinition } from '../orchestrator/schemes/index.js';

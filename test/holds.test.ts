@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatHolds, holds } from '../orchestrator/holds.js';
+import { formatHolds, holds } from '../orchestrator/engine/holds.js';
 
 const node = (name: string, busy: number, held: Record<string, number>) => ({
   name,

@@ -59,6 +59,36 @@ describe('the rooms and their doors', () => {
   }, 60_000);
 });
 
+describe('the orchestrator in its layer folders', () => {
+  it('holds no file outside a folder that a rule names, but its two entries (api.ts, cli.ts)', async () => {
+    const { readdirSync } = await import('node:fs');
+    const dir = join(ROOT, 'orchestrator');
+    const loose = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .map((e) => e.name)
+      .sort();
+    expect(loose).toEqual(['api.ts', 'cli.ts']);
+    const folders = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    // each folder is in one of the rules' layers (.dependency-cruiser.cjs: BELOW_API, STUDIES, COMMANDS)
+    expect(folders).toEqual([
+      'chaos',
+      'cli',
+      'engine',
+      'ns3',
+      'page',
+      'plots',
+      'runtime',
+      'scenario',
+      'schemes',
+      'studies',
+      'topology',
+    ]);
+  });
+});
+
 describe('the design inside the repo', () => {
   it('no tracked file cites a document outside the repository', async () => {
     const { execa } = await import('execa');

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { summaryRows } from '../orchestrator/report.js';
+import { summaryRows } from '../orchestrator/engine/report.js';
 import { CLI, dcemu, QUICKSTART_SHORT, ROOT, readJson, tempOut } from './helpers.js';
 
 const CHROMIUM = process.env.DCEMU_CHROMIUM ?? '/usr/bin/chromium';

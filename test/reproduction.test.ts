@@ -1,9 +1,9 @@
 /**
- * The reproductions' statistics and table (orchestrator/reproduction.ts): the mean and the 95%
+ * The reproductions' statistics and table (orchestrator/studies/reproduction.ts): the mean and the 95%
  * confidence interval of Student's t over the seeds, and a table that puts the paper's value beside ours.
  */
 import { describe, expect, it } from 'vitest';
-import { meanCi, type Reproduction, reproductionTable } from '../orchestrator/reproduction.js';
+import { meanCi, type Reproduction, reproductionTable } from '../orchestrator/studies/reproduction.js';
 
 describe('reproductions', () => {
   it('give the mean and its 95% interval over the seeds, none for one seed', () => {

@@ -1,5 +1,5 @@
 /**
- * The run log (orchestrator/run-log.ts): a line per run when DCEMU_RUN_LOG names a file, appended to
+ * The run log (orchestrator/engine/run-log.ts): a line per run when DCEMU_RUN_LOG names a file, appended to
  * what is there; nothing without it; a file that cannot be written is a problem to warn of, never a
  * throw (the results are written all the same). The line of a real run is checked against its
  * nodes.json in run.integration.test.ts.
@@ -8,8 +8,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NodeReport } from '../core/messages.js';
-import type { Summary } from '../orchestrator/results.js';
-import { appendRunLog } from '../orchestrator/run-log.js';
+import type { Summary } from '../orchestrator/engine/results.js';
+import { appendRunLog } from '../orchestrator/engine/run-log.js';
 import { tempOut } from './helpers.js';
 
 const summary = {

@@ -3,7 +3,7 @@
  * (hardware), and no model in dilated mode, where computation takes real time already.
  */
 import { describe, expect, it } from 'vitest';
-import { planRun } from '../orchestrator/plan.js';
+import { planRun } from '../orchestrator/engine/plan.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

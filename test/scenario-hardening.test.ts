@@ -4,7 +4,7 @@
  * file:line:field error, never a stack trace or a hang.
  */
 import { describe, expect, it } from 'vitest';
-import { ScenarioError } from '../orchestrator/errors.js';
+import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

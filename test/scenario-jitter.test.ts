@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { draw, Rng } from '../core/random.js';
-import { planRun } from '../orchestrator/plan.js';
+import { planRun } from '../orchestrator/engine/plan.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

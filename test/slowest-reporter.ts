@@ -3,7 +3,7 @@
  * hooks, wall time) and the CPU each took with its fabrics (test/cpu-probe.ts, where /proc says), so a
  * suite that creeps past its budget shows where (`npm test` on a 2-core machine must stay within 12
  * minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less; the
- * datagrams the file's fabrics exchanged (the run log, orchestrator/run-log.ts, each run labelled
+ * datagrams the file's fabrics exchanged (the run log, orchestrator/engine/run-log.ts, each run labelled
  * with its test by test/cpu-probe.ts) hardly at all: a shorter scenario shows there on any machine.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

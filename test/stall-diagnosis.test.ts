@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ProgressStats } from '../core/messages.js';
-import { type StallView, stallDiagnosis } from '../orchestrator/engine.js';
+import { type StallView, stallDiagnosis } from '../orchestrator/engine/engine.js';
 
 const stats = (now: number, waitPort?: number): ProgressStats => ({
   now,

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { grid, parseAxis, writeTables } from '../orchestrator/sweep.js';
+import { grid, parseAxis, writeTables } from '../orchestrator/studies/sweep.js';
 
 describe('sweep grid', () => {
   it('splits value lists at commas outside parentheses', () => {

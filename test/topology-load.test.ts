@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ScenarioError } from '../orchestrator/errors.js';
+import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { f10Tree, toJson, validateTopology } from '../orchestrator/topology/index.js';
 import { loadTopologyFile } from '../orchestrator/topology/load.js';
 

@@ -20,8 +20,8 @@ import { GapStream } from '../node/onoff.js';
 import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../node/transport/index.js';
 import type { Nic, TransportComponents } from '../node/transport/types.js';
 import { NIC_BACKLOG_BYTES, UdpTransport } from '../node/transport/udp.js';
-import { collect, writeResults } from '../orchestrator/collect.js';
-import type { FabricResult } from '../orchestrator/engine.js';
+import { collect, writeResults } from '../orchestrator/engine/collect.js';
+import type { FabricResult } from '../orchestrator/engine/engine.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

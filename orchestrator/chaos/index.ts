@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import { type Document, isMap, isSeq, parseDocument, visit, type YAMLMap } from 'yaml';
 import { parseDurationNs } from '../../core/time.js';
 import { Fabric, type Summary } from '../api.js';
-import { isUserError } from '../errors.js';
+import { isUserError } from '../engine/errors.js';
 import { NodePool } from '../runtime/pool.js';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';

@@ -5,8 +5,8 @@
  * ones, unless the fabric promises to be lossless); the run was faithful; the scheme's own
  * invariants (each scheme driver's `invariants`); and the scenario's own `assert` lines.
  */
-import type { FlowNotDone, Summary } from '../collect.js';
-import { type FiredFault, LINK_DROPS, OUTAGES } from '../fired.js';
+import type { FlowNotDone, Summary } from '../engine/collect.js';
+import { type FiredFault, LINK_DROPS, OUTAGES } from '../engine/fired.js';
 import { schemeDefinition } from '../schemes/index.js';
 import type { Assertion } from './model.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { packageRoot } from '../../core/paths.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 
 /** the ns-3 modules the twin links */
 const NS3_LIBS = ['core', 'network', 'internet', 'point-to-point', 'traffic-control', 'applications'];

@@ -14,11 +14,11 @@ import { createInterface } from 'node:readline';
 import type { TopLevelSpec } from 'vega-lite';
 import { formatNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
+import { summaryRows } from '../engine/report.js';
+import type { Summary } from '../engine/results.js';
 import { svgOf } from '../plots/index.js';
 import { frame } from '../plots/style.js';
 import { timeUnit } from '../plots/thin.js';
-import { summaryRows } from '../report.js';
-import type { Summary } from '../results.js';
 import { esc, page, table } from './html.js';
 import { faultMarks, topologySvg } from './topology.js';
 

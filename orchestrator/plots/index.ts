@@ -4,8 +4,8 @@
  * caller to show; a plot never fails a run.
  */
 import { join } from 'node:path';
-import type { FabricResult } from '../engine.js';
-import type { FlowRow, Summary } from '../results.js';
+import type { FabricResult } from '../engine/engine.js';
+import type { FlowRow, Summary } from '../engine/results.js';
 import { type PlotOutcome, writePlots } from './render.js';
 import { type NodeSeries, runPlots } from './run.js';
 import { type SweepPlotAxis, type SweepPlotRow, sweepPlots } from './sweep.js';

@@ -6,7 +6,7 @@
  * data is left out. Times are virtual, from the start of traffic.
  */
 import type { TopLevelSpec } from 'vega-lite';
-import type { FaultSummary } from '../results.js';
+import type { FaultSummary } from '../engine/results.js';
 import type { Plot } from './render.js';
 import { frame, symlog } from './style.js';
 import { cdf, SERIES_POINTS, thin, timeUnit } from './thin.js';

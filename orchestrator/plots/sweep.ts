@@ -5,7 +5,7 @@
  * point are left out: there is nothing to compare.
  */
 import type { TopLevelSpec } from 'vega-lite';
-import { columnView, scaled, titleWithUnit } from '../figures.js';
+import { columnView, scaled, titleWithUnit } from '../engine/figures.js';
 import type { Plot } from './render.js';
 import { frame, symlog } from './style.js';
 

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ipv4String } from '../../core/ipv4.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 
 /** the range compose subnets come from */
 export const COMPOSE_RANGE = '198.19.0.0/16';

@@ -12,7 +12,7 @@
 
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { formatSecret, newSecret } from '../../core/auth.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { allocateAddresses, CONTROL_PORT } from './addresses.js';
 import type {

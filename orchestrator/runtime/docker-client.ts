@@ -7,7 +7,7 @@
  */
 import { constants } from 'node:os';
 import { type ContainerRuntimeClient, getContainerRuntimeClient } from 'testcontainers';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 
 export type Docker = ContainerRuntimeClient['container']['dockerode'];
 

@@ -8,7 +8,7 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ipv4, ipv4String } from '../../core/ipv4.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import { type Docker, NODES_LABEL, RUN_LABEL } from './docker-client.js';
 
 /** 198.18.0.0/15: RFC 2544 benchmarking addresses */

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ContainerCreateOptions } from 'dockerode';
 import { nodeOptions } from '../../core/paths.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import {
   type Docker,
   demuxLogs,

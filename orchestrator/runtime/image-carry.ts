@@ -5,7 +5,7 @@
  * `load` keeps, so a daemon holding the same id holds the same bytes; a tag on another image is
  * replaced.
  */
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import type { Docker } from './docker-client.js';
 
 /** The id of `image` on a daemon, or null when it has none by that name. */

@@ -26,7 +26,7 @@ import { dirname, join, posix, relative } from 'node:path';
 import { execa, execaSync } from 'execa';
 import type { NodeKind } from '../../core/messages.js';
 import { nodeEntry, packageRoot } from '../../core/paths.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 
 export const IMAGE_REPO = 'dcemu';
 /** where the package lives inside the image */

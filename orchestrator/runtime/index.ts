@@ -4,7 +4,7 @@
  * most of a second to import), `swarm` (a service per node on a Docker Swarm, spanning its machines) and
  * `attached` (nodes started by a compose file join the run).
  */
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import { AttachedRuntime } from './attached.js';
 import { ProcessRuntime } from './process.js';
 import type { Runtime } from './types.js';

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { execa } from 'execa';
 import { ipv4, ipv4String } from '../../core/ipv4.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import { type Docker, docker } from './docker-client.js';
 import { freeTopSubnet } from './docker-network.js';
 import { ensureImage } from './image.js';

@@ -6,7 +6,7 @@
  * Docker's docs say to customize it), and the swarm's default address pool (where `ingress` lands) is
  * another such /24. Runs give their overlays explicit subnets from the bottom of the range.
  */
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import { inAllowedRange } from './addresses.js';
 import { type Docker, docker } from './docker-client.js';
 import { freeTopSubnet, overlaps } from './docker-network.js';

@@ -27,7 +27,7 @@ import Dockerode from 'dockerode';
 import { formatSecret, newSecret, SECRET_FILE_ENV } from '../../core/auth.js';
 import { ipv4, ipv4String } from '../../core/ipv4.js';
 import { nodeOptions } from '../../core/paths.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError } from '../engine/errors.js';
 import { inAllowedRange } from './addresses.js';
 import { RELAY_PORT } from './control-relay.js';
 import { NODE_UDP_PORT } from './docker.js';

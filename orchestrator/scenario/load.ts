@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
-import { ScenarioError } from '../errors.js';
+import { ScenarioError } from '../engine/errors.js';
 import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
 import { AJV_OPTIONS, scenarioSchema, signedDuration } from './schema.js';
 import type { RawScenario, ScenarioSource } from './source.js';

@@ -3,7 +3,7 @@
  * resolution (and every scheme's settings) reads. Its own module, so that schemes and the schema can
  * import it without a circle through the loader.
  */
-import type { ScenarioError } from '../errors.js';
+import type { ScenarioError } from '../engine/errors.js';
 
 export interface ScenarioSource {
   file: string;

@@ -4,7 +4,7 @@
  */
 import { parseDurationNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
-import { ScenarioError } from '../errors.js';
+import { ScenarioError } from '../engine/errors.js';
 import { signedNs } from './clocks.js';
 import { schemaProblem } from './load.js';
 import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';

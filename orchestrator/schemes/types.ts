@@ -6,7 +6,7 @@
  */
 import type { NodeEvent, NodeReport, SchemeNodeConfig } from '../../core/messages.js';
 import type { LinkParams, Topology, TopoNode } from '../../topology/types.js';
-import type { FiredFault } from '../fired.js';
+import type { FiredFault } from '../engine/fired.js';
 import type { ScenarioSource } from '../scenario/source.js';
 import type { ArbiterSpec } from '../topology/arbiter.js';
 

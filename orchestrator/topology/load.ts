@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import type { Topology } from '../../topology/types.js';
-import { ScenarioError } from '../errors.js';
+import { ScenarioError } from '../engine/errors.js';
 import { lineOfPath, plainData } from '../scenario/load.js';
 
 export function loadTopologyFile(file: string): Topology {

@@ -1,5 +1,5 @@
 /**
- * Fastpass's evaluation (SIGCOMM'14 §7.1–7.2) as reproductions (orchestrator/reproduction.ts): each
+ * Fastpass's evaluation (SIGCOMM'14 §7.1–7.2) as reproductions (orchestrator/studies/reproduction.ts): each
  * seed runs the scenario twice, with Fastpass and with the paper's baseline (the same file with
  * `scheme.kind=ecmp`: the run's own transport, loss-based Reno in the examples, on plain ECMP); the
  * headline figures are aggregated over the seeds beside the paper's, and the first seed's full table

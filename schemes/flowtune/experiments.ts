@@ -1,5 +1,5 @@
 /**
- * Flowtune's evaluation (TR'16 §6.3, §6.5) as reproductions (orchestrator/reproduction.ts), each seed
+ * Flowtune's evaluation (TR'16 §6.3, §6.5) as reproductions (orchestrator/studies/reproduction.ts), each seed
  * against DCTCP on the same trace (the scenario with `scheme.kind=ecmp`: the baseline transport, DCTCP
  * in the examples, on plain ECMP); the headline figures over the seeds, then the first seed's table:
  *

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { composeFile } from '../../orchestrator/compose.js';
+import { composeFile } from '../../orchestrator/studies/compose.js';
 import {
   allocateAddresses,
   CONTROL_PORT,

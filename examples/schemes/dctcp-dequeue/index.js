@@ -22,7 +22,10 @@ export default defineScheme({
   kinds: ['dctcp-dequeue'],
   parts: new URL('./parts.js', import.meta.url).href,
   properties: {
-    k: { ...bytes, description: 'marking threshold: bytes still queued behind a departing frame (default 30KB)' },
+    k: {
+      ...bytes,
+      description: 'marking threshold: bytes still queued behind a departing frame (default 30KB)',
+    },
   },
 
   resolve(src, _topo, kind) {

@@ -14,8 +14,9 @@ export default defineSchemeParts({
     // routing stays the fabric's up/down ECMP
     create: () => ({ report: () => ({ ...counts }) }),
     discipline: (config) => {
-      const { k } = /** @type {{ k: number }} */ (config.scheme?.config);
-      return new DequeueMarkingQueue(k, counts);
+      // what the definition's nodeScheme gave this switch (every switch of the run gets its K)
+      const k = /** @type {{ k?: number } | undefined} */ (config.scheme?.config)?.k;
+      return new DequeueMarkingQueue(k ?? Number.POSITIVE_INFINITY, counts);
     },
   },
 });

@@ -12,10 +12,10 @@
  *   experiment states for it.
  */
 import { writeFileSync } from 'node:fs';
-import type { ChaosReport } from './chaos/index.js';
-import type { Violation } from './chaos/invariants.js';
-import type { FlowNotDone, FlowRow, Summary } from './collect.js';
-import { fmt, meanPm, type Reproduction } from './reproduction.js';
+import type { ChaosReport } from '../chaos/index.js';
+import type { Violation } from '../chaos/invariants.js';
+import type { FlowNotDone, FlowRow, Summary } from '../engine/collect.js';
+import { fmt, meanPm, type Reproduction } from '../studies/reproduction.js';
 
 export interface Case {
   name: string;

@@ -13,10 +13,11 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { unpack } from 'msgpackr';
-import { CaptureFate, DcemuHeader, RECORD_HEAD } from '../core/capture.js';
-import type { NodeConfig } from '../core/messages.js';
-import { MIN_FRAME } from '../core/port.js';
-import type { Topology } from '../topology/types.js';
+import { CaptureFate, DcemuHeader, RECORD_HEAD } from '../../core/capture.js';
+import type { NodeConfig } from '../../core/messages.js';
+import { MIN_FRAME } from '../../core/port.js';
+import type { Topology } from '../../topology/types.js';
+import { allocateAddresses } from '../runtime/addresses.js';
 import { RuntimeError } from './errors.js';
 import {
   EpbFlags,
@@ -27,7 +28,6 @@ import {
   nameResolution,
   sectionHeader,
 } from './pcapng.js';
-import { allocateAddresses } from './runtime/addresses.js';
 
 /**
  * UDP source and destination port of every captured frame: tools/dcemu.lua decodes this port. One

@@ -9,12 +9,12 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import type { Overrides } from './api.js';
-import type { Summary } from './collect.js';
+import type { Overrides } from '../api.js';
+import type { Summary } from '../engine/collect.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import { resolveScenario } from '../scenario/resolve.js';
+import type { ExperimentOptions } from '../schemes/types.js';
 import { runVariants } from './experiments.js';
-import { loadScenarioFile } from './scenario/load.js';
-import { resolveScenario } from './scenario/resolve.js';
-import type { ExperimentOptions } from './schemes/types.js';
 
 export interface FigureSpec {
   /** stable key: `queue_p50_kb` */

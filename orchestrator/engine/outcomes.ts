@@ -9,9 +9,9 @@
  * runs hold every flow to this (orchestrator/chaos/); every run writes it into flows.csv.
  */
 
-import type { FlowSpec } from '../core/messages.js';
-import { formatNs } from '../core/time.js';
-import type { Topology } from '../topology/types.js';
+import type { FlowSpec } from '../../core/messages.js';
+import { formatNs } from '../../core/time.js';
+import type { Topology } from '../../topology/types.js';
 import { type FiredFault, LINK_DROPS, OUTAGE_ENDS, OUTAGES } from './fired.js';
 
 /**

@@ -3,14 +3,14 @@
  * (ports with link and buffer parameters, routing tables, liveness, transport, its own flows) and the
  * complete flow list the orchestrator keeps for accounting.
  */
-import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../core/messages.js';
-import { draw, Rng } from '../core/random.js';
-import type { Epoch } from '../core/time.js';
-import { generateFlows } from '../node/workload.js';
-import type { Topology } from '../topology/types.js';
-import type { Scenario } from './scenario/resolve.js';
-import { schemeDefinition } from './schemes/index.js';
-import { routingTable } from './topology/routing.js';
+import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../../core/messages.js';
+import { draw, Rng } from '../../core/random.js';
+import type { Epoch } from '../../core/time.js';
+import { generateFlows } from '../../node/workload.js';
+import type { Topology } from '../../topology/types.js';
+import type { Scenario } from '../scenario/resolve.js';
+import { schemeDefinition } from '../schemes/index.js';
+import { routingTable } from '../topology/routing.js';
 
 export interface Plan {
   nodes: NodeConfig[];

@@ -13,13 +13,15 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
-import { packageRoot } from '../core/paths.js';
-import type { Overrides } from './api.js';
-import { OSCILLATORS, SEND_JITTER } from './clock-presets.js';
-import type { Summary } from './collect.js';
+import { packageRoot } from '../../core/paths.js';
+import type { Overrides } from '../api.js';
+import { OSCILLATORS, SEND_JITTER } from '../engine/clock-presets.js';
+import type { Summary } from '../engine/collect.js';
+import { type Plot, writePlots } from '../plots/render.js';
+import { frame, symlog } from '../plots/style.js';
+import { timingStudies } from '../schemes/index.js';
+import type { ExperimentOptions } from '../schemes/types.js';
 import { runVariants } from './experiments.js';
-import { type Plot, writePlots } from './plots/render.js';
-import { frame, symlog } from './plots/style.js';
 import {
   type FigureSpec,
   meanPm,
@@ -28,8 +30,6 @@ import {
   scaleOf,
   seedOptions,
 } from './reproduction.js';
-import { timingStudies } from './schemes/index.js';
-import type { ExperimentOptions } from './schemes/types.js';
 
 /** cheap ones: ±200 ppm and ten times the wander */
 const POOR_OSCILLATORS = "{offset: 'uniform(-10us, 10us)', freq: 'uniform(-200, 200)', wander: 5}";

@@ -7,10 +7,10 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { formatNs } from '../../core/time.js';
-import { type Reproduction, reproductionTable } from '../reproduction.js';
-import type { Summary } from '../results.js';
-import { esc, page, table } from './html.js';
-import { RUN_PAGE } from './run-page.js';
+import type { Summary } from '../engine/results.js';
+import { esc, page, table } from '../page/html.js';
+import { RUN_PAGE } from '../page/run-page.js';
+import { type Reproduction, reproductionTable } from '../studies/reproduction.js';
 
 export const INDEX_PAGE = 'index.html';
 

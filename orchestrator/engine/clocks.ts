@@ -5,8 +5,8 @@
  * after a grandmaster failed — plus clocks.csv (plots/clock-error draws it).
  */
 import { writeFileSync } from 'node:fs';
-import { Histogram } from '../core/histogram.js';
-import type { NodeEvent } from '../core/messages.js';
+import { Histogram } from '../../core/histogram.js';
+import type { NodeEvent } from '../../core/messages.js';
 import type { FabricResult } from './engine.js';
 
 export interface ClockNodeSummary {

@@ -8,15 +8,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Fabric, type Summary } from './api.js';
-import { csvField } from './collect.js';
-import { RuntimeError } from './errors.js';
-import { columnView, scaled, titleWithUnit } from './figures.js';
-import { writeSweepPlots } from './plots/index.js';
-import { NodePool } from './runtime/pool.js';
-import { loadScenarioFile } from './scenario/load.js';
-import { resolveScenario } from './scenario/resolve.js';
-import { schemeDefinition } from './schemes/index.js';
+import { Fabric, type Summary } from '../api.js';
+import { csvField } from '../engine/collect.js';
+import { RuntimeError } from '../engine/errors.js';
+import { columnView, scaled, titleWithUnit } from '../engine/figures.js';
+import { writeSweepPlots } from '../plots/index.js';
+import { NodePool } from '../runtime/pool.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import { resolveScenario } from '../scenario/resolve.js';
+import { schemeDefinition } from '../schemes/index.js';
 
 /** One swept field and its values, as given (`ptp.timestamping=hardware,software`). */
 export interface SweepAxis {

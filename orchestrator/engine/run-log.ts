@@ -9,7 +9,7 @@
  * run's results are written all the same.
  */
 import { appendFileSync } from 'node:fs';
-import type { NodeReport } from '../core/messages.js';
+import type { NodeReport } from '../../core/messages.js';
 import type { Summary } from './results.js';
 
 export interface RunLogLine {

@@ -2,7 +2,7 @@
  * What a running fabric shows of itself: its progress line (`Progress`), and, when it stops moving,
  * the one line that says why (`stallDiagnosis`).
  */
-import type { ProgressStats } from '../core/messages.js';
+import type { ProgressStats } from '../../core/messages.js';
 
 export interface Progress {
   /** virtual time reached by the slowest node */

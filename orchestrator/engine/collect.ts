@@ -5,23 +5,23 @@
  * measured.
  */
 import { writeFileSync } from 'node:fs';
-import { Histogram } from '../core/histogram.js';
-import type { FlowRecord, NodeReport } from '../core/messages.js';
-import { segmentCount } from '../node/transport/types.js';
-import type { Topology } from '../topology/types.js';
+import { Histogram } from '../../core/histogram.js';
+import type { FlowRecord, NodeReport } from '../../core/messages.js';
+import { segmentCount } from '../../node/transport/types.js';
+import type { Topology } from '../../topology/types.js';
+import { writeRunPlots } from '../plots/index.js';
+import { schemeDefinition } from '../schemes/index.js';
+import { type BusiestQueue, busiestQueue, idealFct, quantile } from '../schemes/stats.js';
 import { summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './engine.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
 import { type FlowOutcome, flowOutcomes } from './outcomes.js';
-import { writeRunPlots } from './plots/index.js';
 import { appendRunLog } from './run-log.js';
-import { schemeDefinition } from './schemes/index.js';
-import { type BusiestQueue, busiestQueue, idealFct, quantile } from './schemes/stats.js';
 
 export { type BusiestQueue, busiestQueue, idealFct };
 
+import { hostPath } from '../topology/routing.js';
 import type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
-import { hostPath } from './topology/routing.js';
 
 export type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 
@@ -645,6 +645,6 @@ export async function writeResults(
   if (!r.scenario.run.plots) return problems;
   problems.push(...(await writeRunPlots(out, r, summary, flows)).problems);
   // the page shows the plots: it follows them (loaded here only: its layout library is not small)
-  const { writeRunPage } = await import('./page/run-page.js');
+  const { writeRunPage } = await import('../page/run-page.js');
   return [...problems, ...(await writeRunPage(out)).problems];
 }

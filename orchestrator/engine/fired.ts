@@ -2,7 +2,7 @@
  * A timeline fault as it fired, and how node events are matched to it: what the summary's failure
  * accounting (and each scheme's) reads.
  */
-import type { NodeEvent } from '../core/messages.js';
+import type { NodeEvent } from '../../core/messages.js';
 
 export interface FiredFault {
   /** physical time it fired, virtual ns since traffic start */
@@ -18,7 +18,7 @@ export interface FiredFault {
 /**
  * Timeline actions that take a node out, each with the action that brings it back (none: a kill).
  * `crash` is no timeline action: it is how the fault list records a node process that ended unplanned
- * (orchestrator/engine.ts), which the run then treats as killed.
+ * (orchestrator/engine/engine.ts), which the run then treats as killed.
  */
 export const OUTAGE_ENDS: Readonly<Record<string, string | null>> = {
   kill: null,

@@ -1,11 +1,11 @@
 /**
  * Human-readable output: the live progress line and the summary table printed after a run.
  */
-import { formatNs } from '../core/time.js';
+import { formatNs } from '../../core/time.js';
+import { schemeDefinition } from '../schemes/index.js';
 import type { Progress } from './engine.js';
 import { REPAIRS } from './fired.js';
 import type { Summary } from './results.js';
-import { schemeDefinition } from './schemes/index.js';
 
 /**
  * One progress line: virtual time reached by the slowest node, flows, faults, frames per wall second;

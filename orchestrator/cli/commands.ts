@@ -6,31 +6,31 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import type { SyncMode } from '../core/messages.js';
-import { formatNs, parseDurationNs } from '../core/time.js';
-import { checkInvariants } from './chaos/invariants.js';
-import { resolveChaos, resolveInvariants } from './chaos/model.js';
-import { collect, writeResults } from './collect.js';
-import { composeFile } from './compose.js';
-import { Engine, memoryProblem, newRunId, type StartedEngine, startRefusal } from './engine.js';
-import { isUserError, RuntimeError } from './errors.js';
-import { onInterrupt } from './interrupts.js';
+import type { SyncMode } from '../../core/messages.js';
+import { formatNs, parseDurationNs } from '../../core/time.js';
+import { checkInvariants } from '../chaos/invariants.js';
+import { resolveChaos, resolveInvariants } from '../chaos/model.js';
+import { collect, writeResults } from '../engine/collect.js';
+import { Engine, memoryProblem, newRunId, type StartedEngine, startRefusal } from '../engine/engine.js';
+import { isUserError, RuntimeError } from '../engine/errors.js';
+import { onInterrupt } from '../engine/interrupts.js';
+import { progressLine, summaryTable } from '../engine/report.js';
+import { refuseNodeFaults } from '../runtime/attached.js';
+import { lendFolder } from '../runtime/hardening.js';
+import { ensureImage } from '../runtime/image.js';
+import { createRuntime } from '../runtime/index.js';
+import { NodePool } from '../runtime/pool.js';
+import type { Runtime } from '../runtime/types.js';
+import { loadScenarioFile, parseScenario } from '../scenario/load.js';
+import { resolveScenario } from '../scenario/resolve.js';
+import { scenarioSchemaDocument } from '../scenario/schema.js';
+import type { ExperimentOptions, SchemeExperiment } from '../schemes/types.js';
+import { composeFile } from '../studies/compose.js';
+import type { Reproduction } from '../studies/reproduction.js';
+import { parseAxis, runSweep } from '../studies/sweep.js';
+import { toDot, toJson, validateTopology } from '../topology/index.js';
+import { loadTopologyFile } from '../topology/load.js';
 import { chaosSuites, experimentSuites, runSuites, writeJunit } from './junit.js';
-import { progressLine, summaryTable } from './report.js';
-import type { Reproduction } from './reproduction.js';
-import { refuseNodeFaults } from './runtime/attached.js';
-import { lendFolder } from './runtime/hardening.js';
-import { ensureImage } from './runtime/image.js';
-import { createRuntime } from './runtime/index.js';
-import { NodePool } from './runtime/pool.js';
-import type { Runtime } from './runtime/types.js';
-import { loadScenarioFile, parseScenario } from './scenario/load.js';
-import { resolveScenario } from './scenario/resolve.js';
-import { scenarioSchemaDocument } from './scenario/schema.js';
-import type { ExperimentOptions, SchemeExperiment } from './schemes/types.js';
-import { parseAxis, runSweep } from './sweep.js';
-import { toDot, toJson, validateTopology } from './topology/index.js';
-import { loadTopologyFile } from './topology/load.js';
 
 /**
  * Ctrl-C (or SIGTERM) for commands that run many fabrics (sweep, chaos): the running ones stop and
@@ -317,7 +317,7 @@ async function openLiveView(
   opts: RunOptions,
   say: (line: string) => void,
 ) {
-  const { liveTargetOf, startLiveView } = await import('./page/live.js');
+  const { liveTargetOf, startLiveView } = await import('../page/live.js');
   if (opts.pauseAt !== undefined) fabric.hold(opts.pauseAt);
   const view = await startLiveView(liveTargetOf(fabric, source), opts.uiPort ?? 0, (line) =>
     say(`dcemu: ${line}`),
@@ -328,7 +328,7 @@ async function openLiveView(
 
 /** index.html of a folder of runs (loaded when asked for) */
 async function writeIndex(dir: string, title?: string): Promise<string | null> {
-  const { writeIndexPage } = await import('./page/index-page.js');
+  const { writeIndexPage } = await import('./index-page.js');
   return writeIndexPage(dir, title);
 }
 
@@ -477,9 +477,9 @@ program
   )
   .option('--run <id>', 'only this run (its id is in the start line and in summary.json)')
   .action(async (opts: { run?: string }) => {
-    const { keptMessage, removeAllRuns, removeRun } = await import('./runtime/docker-client.js');
+    const { keptMessage, removeAllRuns, removeRun } = await import('../runtime/docker-client.js');
     // a swarm manager's services first: their tasks' containers go with them
-    const { removeServices } = await import('./runtime/swarm.js');
+    const { removeServices } = await import('../runtime/swarm.js');
     const services = await removeServices(opts.run ?? null);
     const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
     process.stdout.write(
@@ -499,7 +499,7 @@ program
   .argument('<results>', 'a results folder')
   .option('--top <n>', 'lines per list', positive, 8)
   .action(async (dir: string, opts: { top: number }) => {
-    const { formatHolds, holds } = await import('./holds.js');
+    const { formatHolds, holds } = await import('../engine/holds.js');
     const file = join(dir, 'nodes.json');
     if (!existsSync(file)) throw new RuntimeError(`${file}: no such file (is ${dir} a results folder?)`);
     const summary = join(dir, 'summary.json');
@@ -528,8 +528,8 @@ swarm
     subnets,
   )
   .action(async (opts: { advertiseAddr?: string; avoid?: string[] }) => {
-    const { swarmInit, swarmSubnets } = await import('./runtime/swarm-setup.js');
-    const { docker } = await import('./runtime/docker-client.js');
+    const { swarmInit, swarmSubnets } = await import('../runtime/swarm-setup.js');
+    const { docker } = await import('../runtime/docker-client.js');
     const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
     const token = await swarmInit({ advertiseAddr: opts.advertiseAddr, avoid: opts.avoid, say });
     if (token && opts.advertiseAddr) {
@@ -551,15 +551,15 @@ swarm
     subnets,
   )
   .action(async (manager: string, opts: { token: string; advertiseAddr?: string; avoid?: string[] }) => {
-    const { swarmJoin } = await import('./runtime/swarm-setup.js');
+    const { swarmJoin } = await import('../runtime/swarm-setup.js');
     await swarmJoin({ manager, ...opts, say: (s) => process.stderr.write(`dcemu: ${s}\n`) });
   });
 swarm
   .command('leave')
   .description("remove dcemu's services, leave the swarm and remove the docker_gwbridge dcemu made")
   .action(async () => {
-    const { swarmLeave } = await import('./runtime/swarm-setup.js');
-    const { keptMessage } = await import('./runtime/docker-client.js');
+    const { swarmLeave } = await import('../runtime/swarm-setup.js');
+    const { keptMessage } = await import('../runtime/docker-client.js');
     const kept = await swarmLeave((s) => process.stderr.write(`dcemu: ${s}\n`));
     if (kept.length > 0) {
       process.stderr.write(`dcemu: error: ${keptMessage(kept)}\n`);
@@ -578,7 +578,7 @@ lab
   )
   .option('--nodes <n>', 'lab machines besides this one', positive, 1)
   .action(async (opts: { nodes: number }) => {
-    const { labUp } = await import('./runtime/swarm-lab.js');
+    const { labUp } = await import('../runtime/swarm-lab.js');
     const say = (s: string) => process.stderr.write(`dcemu: ${s}\n`);
     // Ctrl-C: up stops at its next step and removes what it made
     const abort = new AbortController();
@@ -594,7 +594,7 @@ lab
   .command('down')
   .description("remove the lab: its machines leave, their daemons and namespaces go, and the swarm 'up' made")
   .action(async () => {
-    const { labDown } = await import('./runtime/swarm-lab.js');
+    const { labDown } = await import('../runtime/swarm-lab.js');
     await labDown((s) => process.stderr.write(`dcemu: ${s}\n`));
   });
 
@@ -615,7 +615,7 @@ program
       process.stdout.write(`${index}\n`);
       return;
     }
-    const { writeRunPage } = await import('./page/run-page.js');
+    const { writeRunPage } = await import('../page/run-page.js');
     const { file, problems } = await writeRunPage(at);
     for (const p of problems) process.stderr.write(`dcemu: ${p}\n`);
     if (file !== null) process.stdout.write(`${file}\n`);
@@ -751,7 +751,7 @@ program
         throw new RuntimeError(`chaos: --runtime must be process or docker, got '${opts.runtime}'`);
       if (!Number.isInteger(opts.runs))
         throw new RuntimeError(`chaos: --runs must be a whole number, got ${opts.runs}`);
-      const { prepareChaos, runChaos } = await import('./chaos/index.js');
+      const { prepareChaos, runChaos } = await import('../chaos/index.js');
       prepareChaos(file, opts.set ?? []);
       const name = resolveScenario(loadScenarioFile(file, opts.set ?? [])).name;
       const out = resolve(
@@ -784,7 +784,7 @@ const STUDIES: SchemeExperiment[] = [
       "what each scheme's guarantee that lives on time loses as the clocks get worse: ideal, PTP (hardware, P2P, no transparent clocks, send jitter, slow syncs, software stamps), NTP-class; tables and plots against the clock error",
     scenario: '',
     seeds: 3,
-    module: new URL('./clock-jitter.js', import.meta.url).href,
+    module: new URL('../studies/clock-jitter.js', import.meta.url).href,
     run: 'runClockJitter',
   },
   {
@@ -793,7 +793,7 @@ const STUDIES: SchemeExperiment[] = [
       "dcemu's baseline (DCTCP, NewReno) against ns-3 3.37 running the same fabric, flows and TCP settings: per-flow FCT ratios, FCT per size range, the bottleneck's queue, marks and drops (needs libns3-dev and g++; docs/ns3.md)",
     scenario: '',
     seeds: 3,
-    module: new URL('./ns3/crosscheck.js', import.meta.url).href,
+    module: new URL('../ns3/crosscheck.js', import.meta.url).href,
     run: 'runNs3Crosscheck',
   },
 ];
@@ -844,7 +844,7 @@ program
         junit?: string;
       },
     ) => {
-      const { experiments } = await import('./schemes/index.js');
+      const { experiments } = await import('../schemes/index.js');
       const all = new Map([...experiments(), ...STUDIES.map((x) => [x.name, x] as const)]);
       const e = name === undefined ? undefined : all.get(name);
       if (e === undefined) {

@@ -2,19 +2,19 @@
  * The shapes of a run's results: a flow's row (flows.csv), the summary (summary.json) and its
  * sections. Collection (collect.ts) computes them; plots, reports and studies read them.
  */
-import type { FlowRecord } from '../core/messages.js';
+import type { FlowRecord } from '../../core/messages.js';
+import type { SchemeSections } from '../schemes/sections.js';
+import type { BusiestQueue } from '../schemes/stats.js';
 import type { CaptureFileSummary } from './capture.js';
 import type { ClockSummary } from './clocks.js';
 import type { Outcome } from './outcomes.js';
-import type { SchemeSections } from './schemes/sections.js';
-import type { BusiestQueue } from './schemes/stats.js';
 
 export interface FlowRow extends FlowRecord {
   /** distinct data frames the receiver got (UDP transport; 0 when none arrived) */
   framesReceived?: number;
   /** unfinished flows: when the receiver last got data it had not seen, virtual ns since traffic start */
   lastProgress?: number;
-  /** completed, failed (a fault explains it), unexplained, running or stopped (see orchestrator/outcomes.ts) */
+  /** completed, failed (a fault explains it), unexplained, running or stopped (see orchestrator/engine/outcomes.ts) */
   outcome: Outcome;
   fct: number;
   ideal: number;

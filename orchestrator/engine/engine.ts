@@ -7,23 +7,23 @@
  */
 import { mkdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { datagramTag, newSecret, nodeKey } from '../core/auth.js';
-import { type ControlConnection, ControlServer, type Refusal } from '../core/control.js';
-import type { PeerAddress } from '../core/endpoint.js';
-import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../core/messages.js';
-import { nodeEnv } from '../core/paths.js';
-import { monotonicEpoch, PhysClock } from '../core/time.js';
+import { datagramTag, newSecret, nodeKey } from '../../core/auth.js';
+import { type ControlConnection, ControlServer, type Refusal } from '../../core/control.js';
+import type { PeerAddress } from '../../core/endpoint.js';
+import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../../core/messages.js';
+import { nodeEnv } from '../../core/paths.js';
+import { monotonicEpoch, PhysClock } from '../../core/time.js';
+import { releasedOnCrash } from '../runtime/crash-removal.js';
+import { pods, racks } from '../runtime/placement.js';
+import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from '../runtime/types.js';
+import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from '../scenario/resolve.js';
+import { CONTAINER_ACTIONS } from '../scenario/schema.js';
+import { userSchemeDir } from '../schemes/index.js';
 import { type CaptureFileSummary, CaptureFiles } from './capture.js';
 import { RuntimeError } from './errors.js';
 import type { FiredFault } from './fired.js';
 import { type Plan, planRun } from './plan.js';
 import { type Progress, stallDiagnosis } from './progress.js';
-import { releasedOnCrash } from './runtime/crash-removal.js';
-import { pods, racks } from './runtime/placement.js';
-import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from './runtime/types.js';
-import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from './scenario/resolve.js';
-import { CONTAINER_ACTIONS } from './scenario/schema.js';
-import { userSchemeDir } from './schemes/index.js';
 import { clockFault, firedRecord, unmatchedStart, wireFaults } from './timeline-actions.js';
 
 /** timeline actions on a node that its runtime carries out (the others travel over the control channel) */
