@@ -1,10 +1,12 @@
 /**
  * The SDK's studies (`dcemu/scheme/study`): what a scheme's experiments use to reproduce a paper's
  * figures — runs over seeds and variants with their tables beside the paper's values, scenario files
- * loaded and resolved, chaos timelines, the clock presets, the run summary, plots. Used by a scheme's
- * experiments.ts (and the files they share), never by its definition or its parts: a study drives
- * whole runs, which sit above the layers a definition plugs into (.dependency-cruiser.cjs).
+ * loaded and resolved, chaos timelines, the run summary, plots. Used by a scheme's experiments.ts (or
+ * experiments/), never by its definition or its parts: a study drives whole runs, which sit above the
+ * layers a definition plugs into (.dependency-cruiser.cjs).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 // chaos: fault timelines drawn from a scenario's chaos model
 export { prepareChaos, timelineScenario } from '../orchestrator/chaos/index.js';
@@ -12,21 +14,15 @@ export { type DrawnEntry, drawFaults } from '../orchestrator/chaos/model.js';
 // a run's summary (summary.json) as a study reads it
 export type { Fairness, Summary } from '../orchestrator/engine/collect.js';
 export { RuntimeError, ScenarioError } from '../orchestrator/engine/errors.js';
-export { overridesOf, runForSummary, runVariants } from '../orchestrator/studies/experiments.js';
 // plots: Vega-Lite specs in the house style, thinned CDFs, written as SVG and PNG
 export { type Plot, writePlots } from '../orchestrator/plots/render.js';
 export { frame } from '../orchestrator/plots/style.js';
 export { cdf } from '../orchestrator/plots/thin.js';
-
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
-/** A study's table in `dir` as `<name>.md` and, when given, its data as `<name>.json`. */
-export function writeTable(dir: string, name: string, table: string, data?: unknown): void {
-  writeFileSync(join(dir, `${name}.md`), `${table.replace(/\n$/, '')}\n`);
-  if (data !== undefined) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
-}
-
+// scenarios: files loaded with their overrides, resolved against a topology
+export { loadScenarioFile } from '../orchestrator/scenario/load.js';
+export { resolveScenario, type Scenario } from '../orchestrator/scenario/resolve.js';
+// runs: one for its summary, variants of one scenario
+export { overridesOf, runForSummary, runVariants } from '../orchestrator/studies/experiments.js';
 // reproductions: variants over seeds, each figure's mean ± interval beside the paper's value
 export {
   type FigureResult,
@@ -44,6 +40,9 @@ export {
   type VariantsSpec,
   withQuick,
 } from '../orchestrator/studies/reproduction.js';
-// scenarios: files loaded with their overrides, resolved against a topology
-export { loadScenarioFile } from '../orchestrator/scenario/load.js';
-export { resolveScenario, type Scenario } from '../orchestrator/scenario/resolve.js';
+
+/** A study's table in `dir` as `<name>.md` and, when given, its data as `<name>.json`. */
+export function writeTable(dir: string, name: string, table: string, data?: unknown): void {
+  writeFileSync(join(dir, `${name}.md`), `${table.replace(/\n$/, '')}\n`);
+  if (data !== undefined) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
+}

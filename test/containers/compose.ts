@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { composeFile } from '../../orchestrator/studies/compose.js';
 import {
   allocateAddresses,
   CONTROL_PORT,
@@ -17,6 +16,7 @@ import {
   pickSubnet,
 } from '../../orchestrator/runtime/addresses.js';
 import { AttachedRuntime } from '../../orchestrator/runtime/attached.js';
+import { composeFile } from '../../orchestrator/studies/compose.js';
 import { dcemu, ROOT, readJson, tempOut } from '../helpers.js';
 
 const answers = (cmd: string, args: string[]) =>
