@@ -35,7 +35,13 @@ class DockerFirst extends BaseSequencer {
 }
 
 export default defineConfig({
-  resolve: { alias: { 'dcemu/scheme': join(import.meta.dirname, 'scheme/index.ts') } },
+  // the SDK's modules for the examples' own tests (examples/schemes/*/test), from the sources
+  resolve: {
+    alias: ['index', 'node', 'study'].map((m) => ({
+      find: m === 'index' ? /^dcemu\/scheme$/ : new RegExp(`^dcemu/scheme/${m}$`),
+      replacement: join(import.meta.dirname, `scheme/${m}.ts`),
+    })),
+  },
   test: {
     testTimeout: 240_000,
     hookTimeout: 60_000,

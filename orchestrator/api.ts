@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
-import { collect, type FlowNotDone, type FlowRow, type Summary, writeResults } from './engine/collect.js';
+import { type FlowNotDone, type FlowRow, finishRun, type Summary } from './engine/collect.js';
 import { Engine, type Progress, type StartedEngine } from './engine/engine.js';
 import { RuntimeError, ScenarioError } from './engine/errors.js';
 import type { FiredFault } from './engine/fired.js';
@@ -209,11 +209,12 @@ export class StartedFabric implements AsyncDisposable {
   stop(): Promise<StoppedFabric> {
     this.stopped ??= (async () => {
       for (const v of this.views.splice(0)) await v.close();
-      const result = await this.fabric.stop();
-      const { summary, flows, outcomes } = collect(result, this.runtime);
-      // a plot that could not be drawn is said, not thrown: the results are written
-      for (const p of await writeResults(this.out, result, summary, flows, outcomes))
-        process.stderr.write(`dcemu: warning: ${p}\n`);
+      const { result, summary, flows, outcomes, problems } = await finishRun(
+        this.fabric,
+        this.out,
+        this.runtime,
+      );
+      for (const p of problems) process.stderr.write(`dcemu: warning: ${p}\n`);
       return new StoppedFabric(this.out, summary, flows, result.events, outcomes, result.faults);
     })();
     return this.stopped;

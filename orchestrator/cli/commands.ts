@@ -10,7 +10,7 @@ import type { SyncMode } from '../../core/messages.js';
 import { formatNs, parseDurationNs } from '../../core/time.js';
 import { checkInvariants } from '../chaos/invariants.js';
 import { resolveChaos, resolveInvariants } from '../chaos/model.js';
-import { collect, writeResults } from '../engine/collect.js';
+import { finishRun } from '../engine/collect.js';
 import { Engine, memoryProblem, newRunId, type StartedEngine, startRefusal } from '../engine/engine.js';
 import { isUserError, RuntimeError } from '../engine/errors.js';
 import { onInterrupt } from '../engine/interrupts.js';
@@ -246,14 +246,13 @@ async function run(file: string, opts: RunOptions): Promise<number> {
     }
   } finally {
     await live?.close();
-    const result = await fabric.stop();
-    const { summary, flows, outcomes } = collect(result, runtime.kind);
+    const { result, summary, flows, outcomes, problems } = await finishRun(fabric, out, runtime.kind);
     for (const c of result.crashes)
       say(
         `dcemu: error: node ${c.node} crashed at ${formatNs(c.t)} (${c.reason}); the run went on without it and is not reproducible (see ${c.node}.stderr in ${out}/logs)`,
       );
     if (result.crashes.length > 0) failed ??= `${result.crashes.length} node(s) crashed`;
-    for (const p of await writeResults(out, result, summary, flows, outcomes)) say(`dcemu: warning: ${p}`);
+    for (const p of problems) say(`dcemu: warning: ${p}`);
     process.stdout.write(`${summaryTable(summary, out)}\n`);
     // the run's own failure (a stall, a crash), before broken invariants add theirs
     // the invariants, checked once: the scenario's own after a run that reached its end, and every

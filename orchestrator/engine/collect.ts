@@ -541,6 +541,28 @@ export const csvField = (v: string): string => (/[",\n]/.test(v) ? `"${v.replace
  * run log (DCEMU_RUN_LOG); returns the problems of both (a plot that could not be drawn, a log that
  * could not be written) as lines for the caller to show: the figures do not depend on them.
  */
+/**
+ * The end of every run, the command line's and the library's alike: the fabric stopped (its nodes'
+ * reports collected), the figures computed, the results folder written. What could not be drawn (a
+ * plot, the page) comes back as `problems` to say, not thrown: the results are written.
+ */
+export async function finishRun(
+  fabric: { stop(): Promise<FabricResult> },
+  out: string,
+  runtime: string,
+): Promise<{
+  result: FabricResult;
+  summary: Summary;
+  flows: FlowRow[];
+  outcomes: FlowNotDone[];
+  problems: string[];
+}> {
+  const result = await fabric.stop();
+  const { summary, flows, outcomes } = collect(result, runtime);
+  const problems = await writeResults(out, result, summary, flows, outcomes);
+  return { result, summary, flows, outcomes, problems };
+}
+
 export async function writeResults(
   out: string,
   r: FabricResult,
