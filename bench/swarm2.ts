@@ -85,7 +85,8 @@ export async function benchSwarm2(figure: Figure): Promise<void> {
       wall(two) / wall(one),
       `two-machine swarm wall / the same swarm with every node on one machine (${wall(one).toFixed(1)} s)`,
     );
-    const rtt = await overlayRtt(farUrl);
+    // this build's image (`dcemu image build` prints it last), on both machines since the runs
+    const rtt = await overlayRtt(farUrl, image.stdout.trim().split('\n').pop() ?? '');
     const steps = maxSteps(two.out);
     figure(
       'swarm2_rtt_local_us',
@@ -153,13 +154,10 @@ if(t.length<n)go();else{t.sort((a,b)=>a-b);console.log(t[t.length>>1].toFixed(1)
  * machine and a pinger here (local) and on the far machine (cross). The network and containers carry
  * the run label, so `dcemu clean` finds anything a killed bench leaves.
  */
-async function overlayRtt(farUrl: string): Promise<{ local: number; cross: number }> {
+async function overlayRtt(farUrl: string, image: string): Promise<{ local: number; cross: number }> {
   const d = await docker();
   const name = `dcemu-bench-rtt-${process.pid}`;
   const net = await createFabricNetwork(d, name, ['echo', 'local', 'cross'], { overlay: true });
-  const image = (
-    await execa('docker', ['images', 'dcemu', '--format', '{{.Repository}}:{{.Tag}}'])
-  ).stdout.split('\n')[0];
   const runArgs = (ip: string) => [
     'run',
     '--rm',
