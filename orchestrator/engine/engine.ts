@@ -10,12 +10,12 @@ import { totalmem } from 'node:os';
 import { datagramTag, newSecret, nodeKey } from '../../core/auth.js';
 import { type ControlConnection, ControlServer, type Refusal } from '../../core/control.js';
 import type { PeerAddress } from '../../core/endpoint.js';
-import type { NodeConfig, NodeEvent, NodeReport, ProgressStats } from '../../core/messages.js';
+import type { NodeConfig, NodeEvent, NodeMessage, NodeReport, ProgressStats } from '../../core/messages.js';
 import { nodeEnv } from '../../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../../core/time.js';
 import { releasedOnCrash } from '../runtime/crash-removal.js';
 import { pods, racks } from '../runtime/placement.js';
-import type { Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from '../runtime/types.js';
+import type { ExitInfo, Runtime, RuntimeSite, StartedRuntime, StoppedRuntime } from '../runtime/types.js';
 import { NODE_PRIVATE_MB, nodesMemoryMb, type Scenario, type TimelineEvent } from '../scenario/resolve.js';
 import { CONTAINER_ACTIONS } from '../scenario/schema.js';
 import { userSchemeDir } from '../schemes/index.js';
@@ -200,6 +200,35 @@ function noReport(n: NodeState, cutShort: boolean): string {
   return n.exited ? 'exited early' : 'no report';
 }
 
+/** One conservative advance (a `run` or a `runFor`): where it goes, and how it is doing. */
+interface Leg {
+  /** physical ns of the traffic start: targets, the workload's end and the timeline count from it */
+  base: number;
+  /** where the leg ends, physical ns */
+  end: number;
+  /** from when the workload may be done, physical ns */
+  doneFrom: number;
+  untilDone: boolean;
+  /** the grant the nodes run to now */
+  grant: number;
+  lastProgressWall: number;
+  lastProgressNs: number;
+  signal?: AbortSignal;
+  finish: () => void;
+}
+
+/** Conservative mode: whether `n` still holds the fabric below `t` (live, and has not reached it). */
+function holdsBack(n: NodeState, t: number): boolean {
+  return !(n.halted || n.killed || n.exited || n.reached >= t || (n.pausedUntil >= 0 && n.pausedUntil >= t));
+}
+
+/** The start-up under way: nodes not yet ready, and how `attach`'s wait ends. */
+interface StartUp {
+  pending: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 interface NodeState {
   config: NodeConfig;
   conn: ControlConnection | null;
@@ -365,137 +394,11 @@ export class StartedEngine implements AsyncDisposable {
   async attach(runtime: StartedRuntime, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.runtime = runtime;
     const ready = new Promise<void>((resolve, reject) => {
-      let pending = this.nodes.size;
-      runtime.onExit((info) => {
-        const n = this.nodes.get(info.name);
-        if (!n) return;
-        n.exited = true;
-        if (!n.killed && !n.stopped && !this.stopping) {
-          // a node that reported on a SIGTERM of its own was ended from outside the run; any other
-          // unplanned exit is a crash (scheme code that threw, an OOM kill, a SIGKILL)
-          const why =
-            n.report?.end === 'SIGTERM'
-              ? 'ended by a SIGTERM from outside the run'
-              : info.signal
-                ? `signal ${info.signal}`
-                : `exit code ${info.code}`;
-          if (n.udpPort === 0)
-            reject(
-              new RuntimeError(
-                `node ${info.name} exited during start-up (${why}); see ${info.name}.stderr in the logs folder`,
-              ),
-            );
-          else this.crash(n, why);
-        }
-      });
-      const accept = (conn: ControlConnection): void => {
-        const n = this.nodes.get(conn.name);
-        // one connection per node; a second one only from a node the timeline started again
-        if (!n || (n.conn && !(n.restarting && n.conn.closed))) {
-          const reason = n
-            ? `'${conn.name}' is already connected`
-            : `'${conn.name}' is not a node of this run`;
-          this.refused({ peer: conn.peer, name: conn.name, reason });
-          conn.refuse(reason);
-          return;
-        }
-        const rejoining = n.conn !== null;
-        n.conn = conn;
-        runtime.nodeConnected?.(conn.name, conn);
-        conn.on('message', (m) => {
-          switch (m.type) {
-            case 'ready':
-              n.quietDetectNs = typeof m.quietDetectNs === 'number' ? m.quietDetectNs : 0;
-              if (rejoining) this.rejoin(n, m.udpHost, m.udpPort);
-              else {
-                n.udpHost = m.udpHost;
-                n.udpPort = m.udpPort;
-                if (--pending === 0) resolve();
-              }
-              break;
-            case 'event': {
-              this.record({ ...m.event, t: m.event.t - this.trafficStart });
-              break;
-            }
-            case 'reached':
-              n.reached = m.at;
-              n.stats = m.stats;
-              n.statsWall = performance.now();
-              this.onBarrier?.();
-              break;
-            case 'halted':
-              n.halted = true;
-              // the node stopped at its time and its links fell silent: now its process dies for real
-              // (`stop`: its container is stopped, to be started again)
-              if (n.haltIsStop && this.runtime?.containers) {
-                n.stopped = true;
-                n.stopping = this.runtime.containers.stopNode(n.config.name).catch(() => {});
-              } else if (this.runtime && !n.killed) {
-                n.killed = true;
-                void this.runtime.kill(n.config.name).catch(() => {});
-              }
-              this.onBarrier?.();
-              break;
-            case 'relinked': {
-              // a peer started a new link session with a restarted node: when all have, it may speak
-              const restarted = this.nodes.get(n.config.ports[m.port]?.peer ?? '');
-              if (restarted && --restarted.relinks === 0) this.rejoinConservative(restarted);
-              break;
-            }
-            case 'paused': {
-              // stopped for real only while its pause outlasts the time granted: a pause that ends
-              // inside the grant must run on to it, and nothing would wake the process before the
-              // next barrier, which waits on its promises
-              const end = this.pauseEnd(n.config.name, m.at);
-              if (this.runtime && n.pausedUntil < 0 && end >= this.granted) {
-                n.pausedUntil = end;
-                void this.runtime.pause(n.config.name).catch(() => {});
-              }
-              this.onBarrier?.();
-              break;
-            }
-            case 'peer-gone':
-              // where the crashed peer's influence ended: the furthest promise any neighbour had of it
-              this.crashSeen(n.config.ports[m.port]?.peer ?? '', m.at - this.trafficStart);
-              break;
-            case 'stats':
-              n.stats = m.stats;
-              n.queues = m.stats.queues ?? null;
-              n.statsWall = performance.now();
-              break;
-            case 'report':
-              if (m.report.end === 'halt') {
-                // what a killed or stopped node carried up to its halt (a restarted one reports anew)
-                n.report = m.report;
-                n.onKillReport?.();
-              } else if (n.stopped) {
-                // dilated mode: `docker stop`'s SIGTERM made a stopped node report up to its stop
-                n.report = { ...m.report, end: 'halt' };
-              } else if (!n.killed) {
-                if (n.report?.end === 'halt') n.earlier.push(n.report);
-                n.report = m.report;
-              }
-              break;
-            case 'capture':
-              this.capture?.write(n.config.name, m.records, m.dropped, this.trafficStart);
-              break;
-            case 'error':
-              if (m.fatal) this.fail(`${n.config.name}: ${m.message}`);
-              this.record({ t: this.relNow(), kind: 'node-error', node: n.config.name, message: m.message });
-              // a node that cannot configure itself will never be ready: say why now, not at the timeout
-              if (n.udpPort === 0) {
-                reject(
-                  new RuntimeError(`node ${n.config.name} failed to start: ${m.message.split('\n')[0]}`),
-                );
-              }
-              break;
-          }
-        });
-        conn.send({ type: 'config', config: rejoining ? this.restartConfig(n) : n.config, tag: this.tag });
-      };
+      const startUp: StartUp = { pending: this.nodes.size, resolve, reject };
+      runtime.onExit((info) => this.exited(info, startUp));
       this.server.off('connection', this.early);
-      this.server.on('connection', accept);
-      for (const conn of this.earlyConnections.splice(0)) accept(conn);
+      this.server.on('connection', (conn) => this.accept(conn, startUp));
+      for (const conn of this.earlyConnections.splice(0)) this.accept(conn, startUp);
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -526,6 +429,146 @@ export class StartedEngine implements AsyncDisposable {
       return;
     }
     for (const n of this.nodes.values()) n.conn!.send({ type: 'peers', peers: this.peersOf(n) });
+  }
+
+  /** A node's process ended: planned (a kill, a stop, the run's end) or a crash. */
+  private exited(info: ExitInfo, startUp: StartUp): void {
+    const n = this.nodes.get(info.name);
+    if (!n) return;
+    n.exited = true;
+    if (n.killed || n.stopped || this.stopping) return;
+    // a node that reported on a SIGTERM of its own was ended from outside the run; any other
+    // unplanned exit is a crash (scheme code that threw, an OOM kill, a SIGKILL)
+    const why =
+      n.report?.end === 'SIGTERM'
+        ? 'ended by a SIGTERM from outside the run'
+        : info.signal
+          ? `signal ${info.signal}`
+          : `exit code ${info.code}`;
+    if (n.udpPort === 0)
+      startUp.reject(
+        new RuntimeError(
+          `node ${info.name} exited during start-up (${why}); see ${info.name}.stderr in the logs folder`,
+        ),
+      );
+    else this.crash(n, why);
+  }
+
+  /** A node's control connection: refused unless it is the run's node's first (or a restarted one's). */
+  private accept(conn: ControlConnection, startUp: StartUp): void {
+    const n = this.nodes.get(conn.name);
+    // one connection per node; a second one only from a node the timeline started again
+    if (!n || (n.conn && !(n.restarting && n.conn.closed))) {
+      const reason = n ? `'${conn.name}' is already connected` : `'${conn.name}' is not a node of this run`;
+      this.refused({ peer: conn.peer, name: conn.name, reason });
+      conn.refuse(reason);
+      return;
+    }
+    const rejoining = n.conn !== null;
+    n.conn = conn;
+    this.runtime?.nodeConnected?.(conn.name, conn);
+    conn.on('message', (m) => this.onMessage(n, m, rejoining, startUp));
+    conn.send({ type: 'config', config: rejoining ? this.restartConfig(n) : n.config, tag: this.tag });
+  }
+
+  /** What a node tells the orchestrator over its control connection. */
+  private onMessage(n: NodeState, m: NodeMessage, rejoining: boolean, startUp: StartUp): void {
+    switch (m.type) {
+      case 'ready':
+        n.quietDetectNs = typeof m.quietDetectNs === 'number' ? m.quietDetectNs : 0;
+        if (rejoining) this.rejoin(n, m.udpHost, m.udpPort);
+        else {
+          n.udpHost = m.udpHost;
+          n.udpPort = m.udpPort;
+          if (--startUp.pending === 0) startUp.resolve();
+        }
+        break;
+      case 'event':
+        this.record({ ...m.event, t: m.event.t - this.trafficStart });
+        break;
+      case 'reached':
+        n.reached = m.at;
+        n.stats = m.stats;
+        n.statsWall = performance.now();
+        this.onBarrier?.();
+        break;
+      case 'halted':
+        this.halted(n);
+        break;
+      case 'relinked': {
+        // a peer started a new link session with a restarted node: when all have, it may speak
+        const restarted = this.nodes.get(n.config.ports[m.port]?.peer ?? '');
+        if (restarted && --restarted.relinks === 0) this.rejoinConservative(restarted);
+        break;
+      }
+      case 'paused': {
+        // stopped for real only while its pause outlasts the time granted: a pause that ends
+        // inside the grant must run on to it, and nothing would wake the process before the
+        // next barrier, which waits on its promises
+        const end = this.pauseEnd(n.config.name, m.at);
+        if (this.runtime && n.pausedUntil < 0 && end >= this.granted) {
+          n.pausedUntil = end;
+          void this.runtime.pause(n.config.name).catch(() => {});
+        }
+        this.onBarrier?.();
+        break;
+      }
+      case 'peer-gone':
+        // where the crashed peer's influence ended: the furthest promise any neighbour had of it
+        this.crashSeen(n.config.ports[m.port]?.peer ?? '', m.at - this.trafficStart);
+        break;
+      case 'stats':
+        n.stats = m.stats;
+        n.queues = m.stats.queues ?? null;
+        n.statsWall = performance.now();
+        break;
+      case 'report':
+        this.reported(n, m.report);
+        break;
+      case 'capture':
+        this.capture?.write(n.config.name, m.records, m.dropped, this.trafficStart);
+        break;
+      case 'error':
+        if (m.fatal) this.fail(`${n.config.name}: ${m.message}`);
+        this.record({ t: this.relNow(), kind: 'node-error', node: n.config.name, message: m.message });
+        // a node that cannot configure itself will never be ready: say why now, not at the timeout
+        if (n.udpPort === 0)
+          startUp.reject(
+            new RuntimeError(`node ${n.config.name} failed to start: ${m.message.split('\n')[0]}`),
+          );
+        break;
+    }
+  }
+
+  /**
+   * Conservative mode: the node stopped at its kill or stop time and its links fell silent; now its
+   * process dies for real (`stop`: its container is stopped, to be started again).
+   */
+  private halted(n: NodeState): void {
+    n.halted = true;
+    if (n.haltIsStop && this.runtime?.containers) {
+      n.stopped = true;
+      n.stopping = this.runtime.containers.stopNode(n.config.name).catch(() => {});
+    } else if (this.runtime && !n.killed) {
+      n.killed = true;
+      void this.runtime.kill(n.config.name).catch(() => {});
+    }
+    this.onBarrier?.();
+  }
+
+  /** A node's report: at the run's end, or what a killed or stopped node carried up to its halt. */
+  private reported(n: NodeState, report: NodeReport): void {
+    if (report.end === 'halt') {
+      // what a killed or stopped node carried up to its halt (a restarted one reports anew)
+      n.report = report;
+      n.onKillReport?.();
+    } else if (n.stopped) {
+      // dilated mode: `docker stop`'s SIGTERM made a stopped node report up to its stop
+      n.report = { ...report, end: 'halt' };
+    } else if (!n.killed) {
+      if (n.report?.end === 'halt') n.earlier.push(n.report);
+      n.report = report;
+    }
   }
 
   private peersOf(n: NodeState): Array<PeerAddress | null> {
@@ -926,107 +969,123 @@ export class StartedEngine implements AsyncDisposable {
     const base = this.trafficStart;
     const end = target + base;
     if (this.barrier >= end) return;
-    const sc = this.scenario;
-    const doneFrom = sc.run.doneFromNs + base;
-    const pendingFaults = this.pendingFaults;
-    const total = this.plan.flows.length;
-    const wall0 = performance.now();
-    let lastProgressWall = wall0;
-    let lastProgressNs = this.barrier - base;
-    let grant = this.barrier;
-    // never past a node's restart time before it is back (it must handle everything from then on)
-    const nextRestart = (): NodeState | undefined => {
-      let first: NodeState | undefined;
-      for (const n of this.nodes.values())
-        if (n.restarts.length > 0 && (first === undefined || n.restarts[0] < first.restarts[0])) first = n;
-      return first;
-    };
-    const step = sc.run.stepNs;
-    const nextGrant = (): number => {
-      let until = this.barrier + step;
-      if (untilDone && until < doneFrom) {
-        // the run cannot be done before the workload ends, so no barrier is needed at every step until
-        // then; still one at every step before a timeline action (a pause stops its process only when
-        // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
-        // the same one.
-        const cap = Math.min(
-          doneFrom,
-          (pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY) + base,
-          (this.holdAt ?? Number.POSITIVE_INFINITY) + base,
-        );
-        until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
-      }
-      return Math.min(until, end, nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
-    };
-    const sendGrant = (until: number): void => {
-      grant = until;
-      this.granted = until;
-      for (const n of this.nodes.values()) {
-        // a node stopped for its pause wakes when the fabric is about to pass the pause's end
-        if (n.pausedUntil >= 0 && until > n.pausedUntil) {
-          n.pausedUntil = -1;
-          void this.runtime?.resume(n.config.name).catch(() => {});
-        }
-        if (n.conn && !n.conn.closed && !n.halted && !n.exited) n.conn.send({ type: 'grant', until });
-      }
-    };
-    const holds = (n: NodeState, t: number): boolean =>
-      !(n.halted || n.killed || n.exited || n.reached >= t || (n.pausedUntil >= 0 && n.pausedUntil >= t));
     await new Promise<void>((resolve) => {
-      const finish = (): void => {
+      const leg: Leg = {
+        base,
+        end,
+        doneFrom: this.scenario.run.doneFromNs + base,
+        untilDone,
+        grant: this.barrier,
+        lastProgressWall: performance.now(),
+        lastProgressNs: this.barrier - base,
+        signal,
+        finish: () => {},
+      };
+      const tick = setInterval(() => this.watch(leg, onProgress), 500);
+      leg.finish = (): void => {
         clearInterval(tick);
-        signal?.removeEventListener('abort', finish);
+        signal?.removeEventListener('abort', leg.finish);
         this.onBarrier = null;
         resolve();
       };
-      this.onBarrier = () => {
-        if (this.failure) return finish();
-        for (const n of this.nodes.values()) if (holds(n, grant)) return;
-        // every node handled everything before `grant`
-        this.barrier = grant;
-        lastProgressWall = performance.now();
-        for (const n of this.nodes.values()) n.eventsAtBarrier = n.stats?.fidelity.events ?? 0;
-        while (pendingFaults.length > 0 && pendingFaults[0].at + base < grant)
-          this.noteFired(pendingFaults.shift()!);
-        const p = this.progress();
-        const done = untilDone && grant >= doneFrom && p.flowsDone >= total;
-        if (done || grant >= end || signal?.aborted) return finish();
-        // a live view's hold: no grant until it resumes or steps (resume() calls this again)
-        if (this.holdAt !== null && this.barrier - base >= this.holdAt) {
-          this.heldAt = this.barrier - base;
-          return;
-        }
-        this.heldAt = null;
-        const restart = nextRestart();
-        if (restart !== undefined && restart.restarts[0] <= this.barrier) {
-          // the fabric waits here until the node is back (rejoinConservative calls this again)
-          this.restartConservative(restart);
-          return;
-        }
-        sendGrant(nextGrant());
-      };
-      const tick = setInterval(() => {
-        for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
-        const progress = this.progress();
-        onProgress(progress);
-        // a long grant: the slowest node moving counts as progress too
-        if (progress.virtualNs > lastProgressNs) {
-          lastProgressNs = progress.virtualNs;
-          lastProgressWall = performance.now();
-        }
-        // held by a live view: waiting is what it was asked for
-        if (this.heldAt !== null) lastProgressWall = performance.now();
-        const stalledMs = performance.now() - lastProgressWall;
-        if (stalledMs > STALL_MS) {
-          this.fail(
-            `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${((this.barrier - base) / 1000).toFixed(1)} µs: ${this.holderText()}`,
-          );
-        }
-      }, 500);
-      signal?.addEventListener('abort', finish, { once: true });
-      sendGrant(nextGrant());
+      this.onBarrier = () => this.atBarrier(leg);
+      signal?.addEventListener('abort', leg.finish, { once: true });
+      this.sendGrant(leg, this.nextGrant(leg));
     });
     if (this.failure) throw new RuntimeError(this.failure);
+  }
+
+  /**
+   * Conservative mode: a node reported reaching a grant, halting or pausing (or the run failed, or a
+   * hold moved): when every node has handled everything before the grant, the fabric is at a barrier,
+   * and the next grant goes out unless the leg is done, held, or waits for a node's restart.
+   */
+  private atBarrier(leg: Leg): void {
+    if (this.failure) return leg.finish();
+    for (const n of this.nodes.values()) if (holdsBack(n, leg.grant)) return;
+    // every node handled everything before `grant`
+    this.barrier = leg.grant;
+    leg.lastProgressWall = performance.now();
+    for (const n of this.nodes.values()) n.eventsAtBarrier = n.stats?.fidelity.events ?? 0;
+    const pending = this.pendingFaults;
+    while (pending.length > 0 && pending[0].at + leg.base < leg.grant) this.noteFired(pending.shift()!);
+    const p = this.progress();
+    const done = leg.untilDone && leg.grant >= leg.doneFrom && p.flowsDone >= this.plan.flows.length;
+    if (done || leg.grant >= leg.end || leg.signal?.aborted) return leg.finish();
+    // a live view's hold: no grant until it resumes or steps (resume() calls this again)
+    if (this.holdAt !== null && this.barrier - leg.base >= this.holdAt) {
+      this.heldAt = this.barrier - leg.base;
+      return;
+    }
+    this.heldAt = null;
+    const restart = this.nextRestart();
+    if (restart !== undefined && restart.restarts[0] <= this.barrier) {
+      // the fabric waits here until the node is back (rejoinConservative calls this again)
+      this.restartConservative(restart);
+      return;
+    }
+    this.sendGrant(leg, this.nextGrant(leg));
+  }
+
+  /** Conservative mode: the node whose restart comes first; no grant passes it before it is back. */
+  private nextRestart(): NodeState | undefined {
+    let first: NodeState | undefined;
+    for (const n of this.nodes.values())
+      if (n.restarts.length > 0 && (first === undefined || n.restarts[0] < first.restarts[0])) first = n;
+    return first;
+  }
+
+  /** Conservative mode: how far the next grant goes. */
+  private nextGrant(leg: Leg): number {
+    const step = this.scenario.run.stepNs;
+    let until = this.barrier + step;
+    if (leg.untilDone && until < leg.doneFrom) {
+      // the run cannot be done before the workload ends, so no barrier is needed at every step until
+      // then; still one at every step before a timeline action (a pause stops its process only when
+      // the grant has not passed it). The barriers stay on the same grid of steps, so the run ends at
+      // the same one.
+      const cap = Math.min(
+        leg.doneFrom,
+        (this.pendingFaults[0]?.at ?? Number.POSITIVE_INFINITY) + leg.base,
+        (this.holdAt ?? Number.POSITIVE_INFINITY) + leg.base,
+      );
+      until = Math.max(until, this.barrier + Math.floor((cap - this.barrier) / step) * step);
+    }
+    return Math.min(until, leg.end, this.nextRestart()?.restarts[0] ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** Conservative mode: every live node may run up to `until`; a paused one wakes as the grant passes its pause. */
+  private sendGrant(leg: Leg, until: number): void {
+    leg.grant = until;
+    this.granted = until;
+    for (const n of this.nodes.values()) {
+      // a node stopped for its pause wakes when the fabric is about to pass the pause's end
+      if (n.pausedUntil >= 0 && until > n.pausedUntil) {
+        n.pausedUntil = -1;
+        void this.runtime?.resume(n.config.name).catch(() => {});
+      }
+      if (n.conn && !n.conn.closed && !n.halted && !n.exited) n.conn.send({ type: 'grant', until });
+    }
+  }
+
+  /** Conservative mode, twice a second: progress for the caller, and a stall ends the run saying why. */
+  private watch(leg: Leg, onProgress: (p: Progress) => void): void {
+    for (const n of this.live()) n.conn!.send({ type: 'snapshot' });
+    const progress = this.progress();
+    onProgress(progress);
+    // a long grant: the slowest node moving counts as progress too
+    if (progress.virtualNs > leg.lastProgressNs) {
+      leg.lastProgressNs = progress.virtualNs;
+      leg.lastProgressWall = performance.now();
+    }
+    // held by a live view: waiting is what it was asked for
+    if (this.heldAt !== null) leg.lastProgressWall = performance.now();
+    const stalledMs = performance.now() - leg.lastProgressWall;
+    if (stalledMs > STALL_MS) {
+      this.fail(
+        `the fabric made no progress for ${Math.round(stalledMs / 1000)} s (wall) at ${((this.barrier - leg.base) / 1000).toFixed(1)} µs: ${this.holderText()}`,
+      );
+    }
   }
 
   /** Conservative mode: a timeline action goes to its nodes now, to take effect at its time. */
