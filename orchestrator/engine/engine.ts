@@ -1001,7 +1001,10 @@ export class StartedEngine implements AsyncDisposable {
    * and the next grant goes out unless the leg is done, held, or waits for a node's restart.
    */
   private atBarrier(leg: Leg): void {
-    if (this.failure) return leg.finish();
+    if (this.failure) {
+      leg.finish();
+      return;
+    }
     for (const n of this.nodes.values()) if (holdsBack(n, leg.grant)) return;
     // every node handled everything before `grant`
     this.barrier = leg.grant;
@@ -1011,7 +1014,10 @@ export class StartedEngine implements AsyncDisposable {
     while (pending.length > 0 && pending[0].at + leg.base < leg.grant) this.noteFired(pending.shift()!);
     const p = this.progress();
     const done = leg.untilDone && leg.grant >= leg.doneFrom && p.flowsDone >= this.plan.flows.length;
-    if (done || leg.grant >= leg.end || leg.signal?.aborted) return leg.finish();
+    if (done || leg.grant >= leg.end || leg.signal?.aborted) {
+      leg.finish();
+      return;
+    }
     // a live view's hold: no grant until it resumes or steps (resume() calls this again)
     if (this.holdAt !== null && this.barrier - leg.base >= this.holdAt) {
       this.heldAt = this.barrier - leg.base;
