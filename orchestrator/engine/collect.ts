@@ -165,10 +165,106 @@ export function collect(
 ): { summary: Summary; flows: FlowRow[]; outcomes: FlowNotDone[] } {
   const sc = r.scenario;
   const topo = sc.topology;
-  const rate = Math.min(sc.links.host.rateBps, sc.links.fabric.rateBps);
-  const pathLen = memoPath(topo);
+  const flows = flowRowsOf(r);
+  // an interrupted run inside a long grant has events only up to its last barrier: it reached further
+  const endNs = Math.max(0, r.interrupted ? r.reachedNs : 0, ...r.events.map((e) => e.t));
+  const counters: Record<string, number> = {};
+  for (const rep of r.reports)
+    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
+  const scheme = schemeDefinition(r.scenario.scheme.kind);
+  const outcomes = flowOutcomes({
+    reported: scheme.failedFlows?.(r.scenario.scheme, r),
+    topology: topo,
+    planned: r.plan.flows,
+    flows,
+    faults: r.faults,
+    endNs,
+    // an interrupted run stopped early even when every node's report was lost with it
+    stoppedEarly: r.interrupted !== undefined || (endNs < r.endNs && flows.some((f) => f.finish < 0)),
+    reliable: sc.transport.kind !== 'udp',
+    congested: new Set(
+      r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
+    ),
+  });
+  for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
+  const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');
+  const { fidelity, queues } = fidelityAndQueues(r);
 
-  // merge sender and receiver halves of every flow
+  const summary: Summary = {
+    runId: r.runId,
+    scenario: sc.name,
+    runtime,
+    sync: sc.sync,
+    scheme: sc.scheme.kind,
+    tdf: sc.sync === 'dilated' ? sc.tdf : null,
+    virtualNs: Math.round(endNs),
+    wallMs: r.wallMs,
+    fidelity,
+    flows: flowFigures(r, flows, notDone, endNs),
+    queues,
+    // a stopped flow's sender is active until the stop
+    fairness: fairness(
+      r.reports,
+      flows.map((f) => (f.finish < 0 && f.stopped !== undefined ? { ...f, finish: f.stopped } : f)),
+      sc.run.intervalNs,
+      Math.min(endNs, sc.workload.durationNs),
+    ),
+    throughput: (() => {
+      // the workload's duration, or less when the run ended before it (a list done early, a stop)
+      const windowNs = Math.max(1, Math.min(sc.workload.durationNs, Math.round(endNs)));
+      const bytes = delivered(r.reports, r.trafficStart, windowNs);
+      return { windowNs, bytes, gbps: Math.round(((bytes * 8) / windowNs) * 1000) / 1000 };
+    })(),
+    drops: {
+      congestion: counters.dropsCongestion ?? 0,
+      fault: (counters.dropsWireDown ?? 0) + (counters.dropsWireLoss ?? 0) + (counters.corrupted ?? 0),
+      malformed: counters.malformed ?? 0,
+      noRoute: counters.dropsNoRoute ?? 0,
+    },
+    security: {
+      refusedControl: r.refusals.length,
+      refused: r.refusals.slice(0, MAX_REFUSALS_LISTED),
+      foreignDatagrams: counters.foreignDatagrams ?? 0,
+      forgedDatagrams: counters.forged ?? 0,
+    },
+    faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
+    processes: { ...r.processes, missingReports: r.missing },
+    ...(r.interrupted && { interrupted: r.interrupted }),
+    ...(r.crashes.length > 0 && { crashes: r.crashes, reproducible: false }),
+  };
+  const frameCounted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
+  if (frameCounted.length > 0) {
+    const sent = frameCounted.reduce((s, f) => s + f.framesSent!, 0);
+    const received = frameCounted.reduce((s, f) => s + f.framesReceived!, 0);
+    summary.frames = { sent, received, lost: sent - received };
+  }
+  const clocks = summarizeClocks(r);
+  if (clocks) summary.clocks = clocks;
+  const compute = summarizeCompute(r.reports, summary.virtualNs);
+  if (compute) summary.compute = compute;
+  if (r.capture) summary.capture = r.capture;
+  if (scheme.summaryKey && scheme.summarize)
+    summary[scheme.summaryKey] = scheme.summarize(r.scenario.scheme, r, {
+      frames: summary.frames,
+      congestionDrops: summary.drops.congestion,
+      fctP99BySizeNs: Object.fromEntries(Object.entries(summary.flows.bySize).map(([k, v]) => [k, v.p99Ns])),
+    });
+  // results hold whole nanoseconds (computed above from the fabric's fractional times)
+  integerNs(summary);
+  for (const f of flows) integerNs(f, FLOW_TIMES);
+  for (const e of r.events) integerNs(e);
+  for (const f of r.faults) integerNs(f);
+  return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
+}
+
+/**
+ * Every flow a host started, its sender's and receiver's halves merged: times since the traffic start,
+ * the path it took (or the one its delivered frames took, unfinished), its ideal FCT and slowdown; by id.
+ */
+function flowRowsOf(r: FabricResult): FlowRow[] {
+  const sc = r.scenario;
+  const rate = Math.min(sc.links.host.rateBps, sc.links.fabric.rateBps);
+  const pathLen = memoPath(sc.topology);
   const received = new Map<number, { finish: number; via: number[] }>();
   for (const rep of r.reports)
     for (const [id, finish, via] of rep.received) received.set(id, { finish, via });
@@ -218,13 +314,21 @@ export function collect(
     if (p?.deadline !== undefined) f.deadline = p.deadline;
     if (p?.bestEffort) f.bestEffort = true;
   }
+  return flows;
+}
+
+/** summary.flows: counts by outcome, FCT and slowdown quantiles (unfinished flows censored at the end). */
+function flowFigures(
+  r: FabricResult,
+  flows: FlowRow[],
+  notDone: Array<[number, FlowOutcome]>,
+  endNs: number,
+): Summary['flows'] {
   const done = flows.filter((f) => f.finish >= 0);
   const fct = new Histogram();
   const slow = new Histogram();
   // unfinished flows are not left out of the tail: each counts as running until the run's end
   const censored = new Histogram();
-  // an interrupted run inside a long grant has events only up to its last barrier: it reached further
-  const endNs = Math.max(0, r.interrupted ? r.reachedNs : 0, ...r.events.map((e) => e.t));
   // a flow the workload stopped did not run on: it is in neither
   for (const f of flows)
     if (f.stopped === undefined || f.finish >= 0)
@@ -233,33 +337,38 @@ export function collect(
     fct.record(f.fct);
     slow.record(f.slowdown * 1000); // histogram keeps integers well: milli-units
   }
+  return {
+    planned: r.plan.flows.length,
+    started: flows.length,
+    completed: done.length,
+    unfinished: flows.length - done.length,
+    failed: notDone.filter(([, o]) => o.outcome === 'failed').length,
+    unexplained: notDone.filter(([, o]) => o.outcome === 'unexplained').length,
+    ...(flows.some((f) => f.outcome === 'stopped') && {
+      stopped: flows.filter((f) => f.outcome === 'stopped').length,
+    }),
+    fctP50Ns: fct.quantile(0.5),
+    fctP99Ns: fct.quantile(0.99),
+    fctP50CensoredNs: censored.quantile(0.5),
+    fctP99CensoredNs: censored.quantile(0.99),
+    slowdownP50: slow.quantile(0.5) / 1000,
+    slowdownP99: slow.quantile(0.99) / 1000,
+    retransmits: flows.reduce((s, f) => s + f.retransmits, 0),
+    timeouts: flows.reduce((s, f) => s + f.timeouts, 0),
+    ...deadlineSummary(flows),
+    bySize: fctBySize(flows),
+  };
+}
 
+/** summary.fidelity and summary.queues, merged over every node's report. */
+function fidelityAndQueues(r: FabricResult): Pick<Summary, 'fidelity' | 'queues'> {
+  const sc = r.scenario;
   const late = new Histogram();
   const arrivalLate = new Histogram();
   const queue = new Histogram();
   let misses = 0;
   let frames = 0;
   let maxQueue = 0;
-  const counters: Record<string, number> = {};
-  for (const rep of r.reports)
-    for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
-  const scheme = schemeDefinition(r.scenario.scheme.kind);
-  const outcomes = flowOutcomes({
-    reported: scheme.failedFlows?.(r.scenario.scheme, r),
-    topology: topo,
-    planned: r.plan.flows,
-    flows,
-    faults: r.faults,
-    endNs,
-    // an interrupted run stopped early even when every node's report was lost with it
-    stoppedEarly: r.interrupted !== undefined || (endNs < r.endNs && flows.some((f) => f.finish < 0)),
-    reliable: sc.transport.kind !== 'udp',
-    congested: new Set(
-      r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
-    ),
-  });
-  for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
-  const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');
   for (const rep of r.reports) {
     late.merge(rep.fidelity.lateness);
     arrivalLate.merge(rep.fidelity.arrivalLateness);
@@ -271,16 +380,7 @@ export function collect(
     }
   }
   const missRate = frames > 0 ? misses / frames : 0;
-
-  const summary: Summary = {
-    runId: r.runId,
-    scenario: sc.name,
-    runtime,
-    sync: sc.sync,
-    scheme: sc.scheme.kind,
-    tdf: sc.sync === 'dilated' ? sc.tdf : null,
-    virtualNs: Math.round(endNs),
-    wallMs: r.wallMs,
+  return {
     fidelity: {
       lateP50Ns: late.quantile(0.5),
       lateP99Ns: late.quantile(0.99),
@@ -292,27 +392,6 @@ export function collect(
       threshold: sc.run.missThreshold,
       ok: missRate <= sc.run.missThreshold,
     },
-    flows: {
-      planned: r.plan.flows.length,
-      started: flows.length,
-      completed: done.length,
-      unfinished: flows.length - done.length,
-      failed: notDone.filter(([, o]) => o.outcome === 'failed').length,
-      unexplained: notDone.filter(([, o]) => o.outcome === 'unexplained').length,
-      ...(flows.some((f) => f.outcome === 'stopped') && {
-        stopped: flows.filter((f) => f.outcome === 'stopped').length,
-      }),
-      fctP50Ns: fct.quantile(0.5),
-      fctP99Ns: fct.quantile(0.99),
-      fctP50CensoredNs: censored.quantile(0.5),
-      fctP99CensoredNs: censored.quantile(0.99),
-      slowdownP50: slow.quantile(0.5) / 1000,
-      slowdownP99: slow.quantile(0.99) / 1000,
-      retransmits: flows.reduce((s, f) => s + f.retransmits, 0),
-      timeouts: flows.reduce((s, f) => s + f.timeouts, 0),
-      ...deadlineSummary(flows),
-      bySize: fctBySize(flows),
-    },
     queues: {
       p50Bytes: queue.quantile(0.5),
       p99Bytes: queue.quantile(0.99),
@@ -320,60 +399,7 @@ export function collect(
       maxBytes: maxQueue,
       busiest: busiestQueue(r.reports),
     },
-    // a stopped flow's sender is active until the stop
-    fairness: fairness(
-      r.reports,
-      flows.map((f) => (f.finish < 0 && f.stopped !== undefined ? { ...f, finish: f.stopped } : f)),
-      sc.run.intervalNs,
-      Math.min(endNs, sc.workload.durationNs),
-    ),
-    throughput: (() => {
-      // the workload's duration, or less when the run ended before it (a list done early, a stop)
-      const windowNs = Math.max(1, Math.min(sc.workload.durationNs, Math.round(endNs)));
-      const bytes = delivered(r.reports, r.trafficStart, windowNs);
-      return { windowNs, bytes, gbps: Math.round(((bytes * 8) / windowNs) * 1000) / 1000 };
-    })(),
-    drops: {
-      congestion: counters.dropsCongestion ?? 0,
-      fault: (counters.dropsWireDown ?? 0) + (counters.dropsWireLoss ?? 0) + (counters.corrupted ?? 0),
-      malformed: counters.malformed ?? 0,
-      noRoute: counters.dropsNoRoute ?? 0,
-    },
-    security: {
-      refusedControl: r.refusals.length,
-      refused: r.refusals.slice(0, MAX_REFUSALS_LISTED),
-      foreignDatagrams: counters.foreignDatagrams ?? 0,
-      forgedDatagrams: counters.forged ?? 0,
-    },
-    faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
-    processes: { ...r.processes, missingReports: r.missing },
-    ...(r.interrupted && { interrupted: r.interrupted }),
-    ...(r.crashes.length > 0 && { crashes: r.crashes, reproducible: false }),
   };
-  const frameCounted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
-  if (frameCounted.length > 0) {
-    const sent = frameCounted.reduce((s, f) => s + f.framesSent!, 0);
-    const received = frameCounted.reduce((s, f) => s + f.framesReceived!, 0);
-    summary.frames = { sent, received, lost: sent - received };
-  }
-  const clocks = summarizeClocks(r);
-  if (clocks) summary.clocks = clocks;
-  const compute = summarizeCompute(r.reports, summary.virtualNs);
-  if (compute) summary.compute = compute;
-  if (r.capture) summary.capture = r.capture;
-  const driver = scheme;
-  if (driver.summaryKey && driver.summarize)
-    summary[driver.summaryKey] = driver.summarize(r.scenario.scheme, r, {
-      frames: summary.frames,
-      congestionDrops: summary.drops.congestion,
-      fctP99BySizeNs: Object.fromEntries(Object.entries(summary.flows.bySize).map(([k, v]) => [k, v.p99Ns])),
-    });
-  // results hold whole nanoseconds (computed above from the fabric's fractional times)
-  integerNs(summary);
-  for (const f of flows) integerNs(f, FLOW_TIMES);
-  for (const e of r.events) integerNs(e);
-  for (const f of r.faults) integerNs(f);
-  return { summary, flows, outcomes: notDone.map(([id, o]) => ({ id, ...o })) };
 }
 
 /** a flow row's times (ns): they carry no unit in their names */
