@@ -45,7 +45,7 @@ import { quantile } from '../orchestrator/schemes/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
-import { type Figures, report, runScenario, timedCli } from './run.js';
+import { cli, type Figures, report, runScenario, swarmState, timedCli } from './run.js';
 import { benchSwarm2 } from './swarm2.js';
 
 const figures: Figures = [];
@@ -467,14 +467,12 @@ async function benchQuickstart(): Promise<void> {
  * A swarm this makes (none ran) it leaves after.
  */
 async function benchSwarm(): Promise<void> {
-  const cli = (args: string[]) =>
-    execa(process.execPath, ['dist/orchestrator/cli.js', ...args], { cwd: packageRoot(), reject: false });
-  const info = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
-  if (info.exitCode !== 0) {
+  const state = await swarmState();
+  if (state === null) {
     process.stdout.write('swarm_identical n/a: no Docker daemon answers\n');
     return;
   }
-  const ours = info.stdout.trim() !== 'active';
+  const ours = state !== 'active';
   if (ours) {
     const init = await cli(['swarm', 'init']);
     if (init.exitCode !== 0) throw new Error(`dcemu swarm init: ${init.stderr}`);

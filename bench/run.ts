@@ -9,6 +9,20 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { packageRoot } from '../core/paths.js';
 
+/** A dcemu command of this build, not timed: its exit code and output. */
+export function cli(args: string[]) {
+  return execa(process.execPath, ['dist/orchestrator/cli.js', ...args], {
+    cwd: packageRoot(),
+    reject: false,
+  });
+}
+
+/** This machine's Docker daemon in a swarm: its state ('inactive', 'active', ...), or null when no daemon answers. */
+export async function swarmState(): Promise<string | null> {
+  const info = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
+  return info.exitCode === 0 ? info.stdout.trim() : null;
+}
+
 /** name, value, what it measures */
 export type Figures = Array<[string, number, string]>;
 

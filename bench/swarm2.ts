@@ -14,11 +14,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
-import { packageRoot } from '../core/paths.js';
+import { holds, type NodeCounters } from '../orchestrator/engine/holds.js';
 import { docker, RUN_LABEL } from '../orchestrator/runtime/docker-client.js';
 import { createFabricNetwork } from '../orchestrator/runtime/docker-network.js';
 import { labDaemons } from '../orchestrator/runtime/swarm-lab-state.js';
-import { type Figures, report, runScenario } from './run.js';
+import { cli, type Figures, report, runScenario, swarmState } from './run.js';
 
 type Figure = (name: string, value: number, note: string) => void;
 type Run = Awaited<ReturnType<typeof runScenario>>;
@@ -28,17 +28,15 @@ const FILES = ['flows.csv', 'queues.csv', 'events.jsonl'];
 const PINGS = 2000;
 
 export async function benchSwarm2(figure: Figure): Promise<void> {
-  const cli = (args: string[]) =>
-    execa(process.execPath, ['dist/orchestrator/cli.js', ...args], { cwd: packageRoot(), reject: false });
-  const info = await execa('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'], { reject: false });
-  if (info.exitCode !== 0) {
+  const state = await swarmState();
+  if (state === null) {
     process.stdout.write('swarm2_identical n/a: no Docker daemon answers\n');
     return;
   }
   let far = Object.entries(labDaemons());
   const ours = far.length === 0;
   if (ours) {
-    if (process.getuid?.() !== 0 || info.stdout.trim() === 'active') {
+    if (process.getuid?.() !== 0 || state === 'active') {
       process.stdout.write(
         'swarm2_identical n/a: no swarm lab, and this bench makes one only as root on a daemon outside any swarm\n',
       );
@@ -134,12 +132,10 @@ function crossLinks(out: string, machines: Record<string, string>): number {
   return n;
 }
 
-/** The most synchronization steps any node took (nodes.json's syncSteps). */
+/** The most synchronization steps any node took (nodes.json's counters, as `dcemu holds` reads them). */
 function maxSteps(out: string): number {
-  const nodes = JSON.parse(readFileSync(join(out, 'nodes.json'), 'utf8')) as Array<{
-    counters?: Record<string, number>;
-  }>;
-  return Math.max(...nodes.map((n) => n.counters?.syncSteps ?? 0));
+  const nodes = JSON.parse(readFileSync(join(out, 'nodes.json'), 'utf8')) as NodeCounters[];
+  return Math.max(...holds(nodes).nodes.map((n) => n.steps));
 }
 
 const ECHO = `const s=require('node:dgram').createSocket('udp4');s.on('message',(m,r)=>s.send(m,r.port,r.address));s.bind(9000);`;

@@ -5,9 +5,6 @@
  * experiments/), never by its definition or its parts: a study drives whole runs, which sit above the
  * layers a definition plugs into (.dependency-cruiser.cjs).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 // chaos: fault timelines drawn from a scenario's chaos model
 export { prepareChaos, timelineScenario } from '../orchestrator/chaos/index.js';
 export { type DrawnEntry, drawFaults } from '../orchestrator/chaos/model.js';
@@ -39,10 +36,5 @@ export {
   seedOptions,
   type VariantsSpec,
   withQuick,
+  writeTable,
 } from '../orchestrator/studies/reproduction.js';
-
-/** A study's table in `dir` as `<name>.md` and, when given, its data as `<name>.json`. */
-export function writeTable(dir: string, name: string, table: string, data?: unknown): void {
-  writeFileSync(join(dir, `${name}.md`), `${table.replace(/\n$/, '')}\n`);
-  if (data !== undefined) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
-}

@@ -10,7 +10,7 @@
  * (p99 over every slave and every sample, unlocked ones included). `clock-jitter.md` tables them all,
  * and `plots/` draws each figure against the clock error.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { packageRoot } from '../../core/paths.js';
@@ -29,6 +29,7 @@ import {
   reproduce,
   scaleOf,
   seedOptions,
+  writeTable,
 } from './reproduction.js';
 
 /** cheap ones: ±200 ppm and ten times the wander */
@@ -164,8 +165,7 @@ export async function runClockJitter(opts: ExperimentOptions): Promise<string> {
     });
   }
   const md = studyTable(results, disciplines);
-  writeFileSync(join(opts.out, 'clock-jitter.md'), `${md}\n`);
-  writeFileSync(join(opts.out, 'clock-jitter.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeTable(opts.out, 'clock-jitter', md, results);
   const { problems } = await writePlots(join(opts.out, 'plots'), studyPlots(results, disciplines));
   for (const p of problems) opts.say(`warning: ${p}`);
   return md;

@@ -154,9 +154,14 @@ export async function reproduce(
     },
   };
   const table = reproductionTable(result);
-  writeFileSync(join(opts.out, 'reproduction.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(join(opts.out, 'reproduction.md'), `${table}\n`);
+  writeTable(opts.out, 'reproduction', table, result);
   return { result, table };
+}
+
+/** A study's table in `dir` as `<name>.md` and, when given, its data as `<name>.json`. */
+export function writeTable(dir: string, name: string, table: string, data?: unknown): void {
+  writeFileSync(join(dir, `${name}.md`), `${table.replace(/\n$/, '')}\n`);
+  if (data !== undefined) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(data, null, 2)}\n`);
 }
 
 export interface VariantsSpec {
