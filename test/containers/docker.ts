@@ -217,11 +217,14 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     await interruptStartup('docker', /image dcemu:\w+ is up to date/);
   });
 
-  it('conservative mode: stop/start restart the node exactly at their times, disconnect/connect cut it off at the wire', async () => {
+  it('conservative mode: stop/start restart the node exactly at their times (twice: the new process takes the timeline still to come), disconnect/connect cut it off at the wire', async () => {
     const out = tempOut('docker-conservative-faults');
     const r = await dcemu([
       'run',
       'test/fixtures/docker-faults.yaml',
+      // the fixture's timeline, spine0 stopped and started a second time before spine1 is cut off
+      '--set',
+      'timeline=[{at: 500us, action: stop, node: spine0}, {at: 1ms, action: start, node: spine0}, {at: 1500us, action: stop, node: spine0}, {at: 1800us, action: start, node: spine0}, {at: 2ms, action: disconnect, node: spine1}, {at: 2500us, action: connect, node: spine1}]',
       '--runtime',
       'docker',
       '--out',
@@ -232,22 +235,30 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     const s = readJson(join(out, 'summary.json'));
     expect(s.sync).toBe('conservative');
     expect(s.fidelity.causalityMisses).toBe(0);
-    const [stop, start, disconnect, connect] = s.faults;
-    expect([stop.t, start.t, disconnect.t, connect.t]).toEqual([500_000, 1_000_000, 2_000_000, 2_500_000]);
+    const [stop, start, stop2, start2, disconnect, connect] = s.faults;
+    expect([stop.t, start.t, stop2.t, start2.t, disconnect.t, connect.t]).toEqual([
+      500_000, 1_000_000, 1_500_000, 1_800_000, 2_000_000, 2_500_000,
+    ]);
     // exact, as on every conservative run: the same figures run to run (whole ns)
-    expect([stop.detectedAt, start.detectedAt, disconnect.detectedAt, connect.detectedAt]).toEqual([
-      524_204, 1_001_051, 2_023_692, 2_503_692,
+    expect(s.faults.map((f: { detectedAt: number }) => f.detectedAt)).toEqual([
+      524_204, 1_001_051, 1_522_041, 1_801_051, 2_028_370, 2_507_228,
     ]);
     const ev = events(out);
-    // the new spine0 process joins at the start's exact time, and its leaves see it come back
-    expect(ev.find((e) => e.kind === 'node-restarted')).toMatchObject({ node: 'spine0', t: 1_000_000 });
+    // each new spine0 process joins at its start's exact time, and its leaves see it come back
+    expect(ev.filter((e) => e.kind === 'node-restarted').map((e) => [e.node, e.t])).toEqual([
+      ['spine0', 1_000_000],
+      ['spine0', 1_800_000],
+    ]);
     const seen = (kind: string, node: string, from: number, to: number) =>
       ev
         .filter((e) => e.kind === kind && (e.peer === node || e.node === node) && e.t > from && e.t < to)
         .map((e) => e.node)
         .sort();
     expect(seen('port-down-detected', 'spine0', stop.t, start.t)).toEqual(['leaf0', 'leaf1']);
-    expect(seen('port-up-detected', 'spine0', start.t, disconnect.t)).toEqual(['leaf0', 'leaf1']);
+    expect(seen('port-up-detected', 'spine0', start.t, stop2.t)).toEqual(['leaf0', 'leaf1']);
+    // the second stop reached the second process (it was not the first one's to keep)
+    expect(seen('port-down-detected', 'spine0', stop2.t, start2.t)).toEqual(['leaf0', 'leaf1']);
+    expect(seen('port-up-detected', 'spine0', start2.t, disconnect.t)).toEqual(['leaf0', 'leaf1']);
     // the disconnected spine and its leaves see the links go within a detection time, and come back
     expect(seen('port-down-detected', 'spine1', disconnect.t, connect.t)).toEqual([
       'leaf0',
@@ -265,9 +276,9 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     expect(s.drops.fault).toBe(207);
     expect(s.flows).toMatchObject({ planned: 115, completed: 115 });
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
-    // spine0's two processes both reported: the first up to its stop, the second to the end
+    // spine0's three processes all reported: the first two up to their stops, the third to the end
     const spine0 = readJson(join(out, 'nodes.json')).filter((n: { name: string }) => n.name === 'spine0');
-    expect(spine0.map((n: { haltedAt?: number }) => n.haltedAt)).toEqual([500_000, undefined]);
+    expect(spine0.map((n: { haltedAt?: number }) => n.haltedAt)).toEqual([500_000, 1_500_000, undefined]);
     // the fabric would wait at a start for a process that never comes: refused before anything starts
     // or is written
     const orphanOut = join(tempOut('docker-orphan-start'), 'run');
