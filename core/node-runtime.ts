@@ -468,22 +468,7 @@ class NodeProcess {
     const oscillator = config.clock ? new Oscillator(config.clock) : null;
     const clock: NodeClock = oscillator ? new EmulatedClock(sched, oscillator) : new IdealClock(sched);
     const metrics = new Metrics();
-    // dilated mode: a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
-    const endpoint = new Endpoint(sched, config.ports.length, {
-      eager: config.ports.length === 1,
-      tag,
-      listener: {
-        promised: () => this.sync?.kick(),
-        gap: (port, expected, got) => {
-          const p = config.ports[port];
-          this.client.send({
-            type: 'error',
-            fatal: true,
-            message: `datagrams lost on link ${config.name}:${port} <- ${p.peer}:${p.peerPort} (expected sequence ${expected}, got ${got}): results would be wrong`,
-          });
-        },
-      },
-    });
+    const endpoint = this.newEndpoint(config, sched, tag);
     this.endpoint = endpoint;
     let liveness: LinkDetector | null = null;
     // Loss accounting per port, for failure studies: data frames sent since the peer was last heard
@@ -495,46 +480,13 @@ class NodeProcess {
       liveness!.sent(port, clock.now());
       endpoint.send(port, frame);
     };
-    // loss and corruption draws: one seeded stream per port, so a run repeats
-    const ports = config.ports.map((p) => {
-      const rng = new Rng(config.seed * 131 + p.index);
-      const discipline = setup.discipline?.(config, p.index) ?? undefined;
-      return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next());
-    });
-    // a host's send jitter model: its own seeded stream, so a run repeats
-    const send = config.jitter?.send;
-    if (send) {
-      const rng = new Rng(config.seed * 137 + 1);
-      for (const p of ports) p.setLateness(() => draw(send, rng));
-    }
+    const ports = egressPorts(config, sched, sink, setup);
     const emit = (kind: string, t: number, fields: Record<string, unknown> = {}): void => {
       const event: NodeEvent = { t, kind, node: config.name, ...fields };
       this.client.send({ type: 'event', event });
       log.info(event, kind);
     };
-    const livenessPorts = ports.map((p) => ({
-      index: p.index,
-      send: (f: Frame) => p.send(f, sched.current),
-    }));
-    const livenessEvents = {
-      portDown: (port: number, now: number, silentNs: number) => {
-        const unconfirmed = txSinceHeard[port];
-        emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs, unconfirmed });
-        sched.runCode(now, (t) => this.role?.portDown(port, t));
-      },
-      portUp: (port: number, now: number) => {
-        emit('port-up-detected', now, {
-          port,
-          peer: config.ports[port].peer,
-          sentWhileDown: sentWhileDown[port],
-        });
-        sentWhileDown[port] = 0;
-        sched.runCode(now, (t) => this.role?.portUp(port, t));
-      },
-    };
-    liveness =
-      setup.detector?.(config, clock, livenessPorts, livenessEvents) ??
-      new LivenessDetector(config.liveness, clock, livenessPorts, config.id, livenessEvents);
+    liveness = this.detector(config, setup, sched, clock, ports, emit, { txSinceHeard, sentWhileDown });
     this.sentWhileDown = sentWhileDown;
     const ctx: NodeContext = {
       config,
@@ -550,21 +502,7 @@ class NodeProcess {
     this.ctx = ctx;
     const role = setup.role(ctx);
     this.role = role;
-    // At departure, before the wire filter (a frame a cut wire drops was still sent): data frames are
-    // counted for loss accounting; PTP frames get their departure stamps (hardware stamps, transparent
-    // clocks) when the run has PTP.
-    const departed =
-      (config.ptp || role.watchesDepartures) && role.departed ? role.departed.bind(role) : null;
-    const every = role.watchesDepartures === true;
-    for (const p of ports) {
-      p.onDepart = (i, f, txStart) => {
-        if (f.t === FrameType.Data) {
-          txSinceHeard[i]++;
-          if (!liveness!.up[i]) sentWhileDown[i]++;
-        }
-        if (departed !== null && (every || f.t === FrameType.Ptp)) departed(i, f, txStart);
-      };
-    }
+    watchDepartures(config, role, ports, liveness, { txSinceHeard, sentWhileDown });
     // capture at the transmission start, after the wire filter: what the port sent and what became of it
     if (config.capture) {
       const capture = new CaptureRecorder(config.capture, (records, dropped) =>
@@ -591,27 +529,90 @@ class NodeProcess {
       // the role's code: it waits while the node computes (compute model)
       sched.runCode(now, roleFrame, port, frame);
     });
-    if (conservative) {
-      this.sync = new ConservativeSync(sched, ports, endpoint, {
-        // captured frames travel before each barrier, so a node killed at its halt time loses none
-        reached: (at) => {
-          this.capture?.flush();
-          this.client.send({ type: 'reached', at, stats: this.progress() });
-        },
-        // a killed (or stopped) node's counters up to its halt go before it dies: what it dropped,
-        // carried and violated until then is in the summary
-        halted: (at) => {
-          this.capture?.flush();
-          this.haltReport(at);
-          this.client.send({ type: 'halted', at });
-        },
-        paused: (at) => this.client.send({ type: 'paused', at }),
-      });
-    }
+    if (conservative) this.sync = this.conservativeSync(sched, ports, endpoint);
     const { address: udpHost, port: udpPort } = await endpoint.bind(config.bindHost, config.bindPort ?? 0);
     log.info({ udpHost, udpPort }, 'node started');
     // its peers learn (from the orchestrator, with its address) which of their keepalives it runs quietly
     this.client.send({ type: 'ready', udpHost, udpPort, quietDetectNs });
+  }
+
+  /**
+   * Its link failure detector (its scheme's, else the BFD-like one), which tells the role of a port
+   * found down or up, with the frames sent into the silence (`counts`).
+   */
+  private detector(
+    config: NodeConfig,
+    setup: RoleSetup,
+    sched: Scheduler,
+    clock: NodeClock,
+    ports: EgressPort[],
+    emit: (kind: string, t: number, fields?: Record<string, unknown>) => void,
+    counts: { txSinceHeard: number[]; sentWhileDown: number[] },
+  ): LinkDetector {
+    const { txSinceHeard, sentWhileDown } = counts;
+    const livenessPorts = ports.map((p) => ({
+      index: p.index,
+      send: (f: Frame) => p.send(f, sched.current),
+    }));
+    const livenessEvents = {
+      portDown: (port: number, now: number, silentNs: number) => {
+        const unconfirmed = txSinceHeard[port];
+        emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs, unconfirmed });
+        sched.runCode(now, (t) => this.role?.portDown(port, t));
+      },
+      portUp: (port: number, now: number) => {
+        emit('port-up-detected', now, {
+          port,
+          peer: config.ports[port].peer,
+          sentWhileDown: sentWhileDown[port],
+        });
+        sentWhileDown[port] = 0;
+        sched.runCode(now, (t) => this.role?.portUp(port, t));
+      },
+    };
+    return (
+      setup.detector?.(config, clock, livenessPorts, livenessEvents) ??
+      new LivenessDetector(config.liveness, clock, livenessPorts, config.id, livenessEvents)
+    );
+  }
+
+  /** Its datagram endpoint; a gap in a link's sequence ends the run (its results would be wrong). */
+  private newEndpoint(config: NodeConfig, sched: Scheduler, tag: number): Endpoint {
+    // dilated mode: a node on a single link may run ahead to the stamp of the last frame in (see Endpoint)
+    return new Endpoint(sched, config.ports.length, {
+      eager: config.ports.length === 1,
+      tag,
+      listener: {
+        promised: () => this.sync?.kick(),
+        gap: (port, expected, got) => {
+          const p = config.ports[port];
+          this.client.send({
+            type: 'error',
+            fatal: true,
+            message: `datagrams lost on link ${config.name}:${port} <- ${p.peer}:${p.peerPort} (expected sequence ${expected}, got ${got}): results would be wrong`,
+          });
+        },
+      },
+    });
+  }
+
+  /** Conservative mode: the synchronization, telling the orchestrator of each grant reached, halt and pause. */
+  private conservativeSync(sched: Scheduler, ports: EgressPort[], endpoint: Endpoint): ConservativeSync {
+    return new ConservativeSync(sched, ports, endpoint, {
+      // captured frames travel before each barrier, so a node killed at its halt time loses none
+      reached: (at) => {
+        this.capture?.flush();
+        this.client.send({ type: 'reached', at, stats: this.progress() });
+      },
+      // a killed (or stopped) node's counters up to its halt go before it dies: what it dropped,
+      // carried and violated until then is in the summary
+      halted: (at) => {
+        this.capture?.flush();
+        this.haltReport(at);
+        this.client.send({ type: 'halted', at });
+      },
+      paused: (at) => this.client.send({ type: 'paused', at }),
+    });
   }
 
   private progress(): ProgressStats {
@@ -785,5 +786,53 @@ function privateMemoryKb(): { pssKb?: number; privateKb?: number } {
     return Number.isFinite(pss) && Number.isFinite(priv) ? { pssKb: pss, privateKb: priv } : {};
   } catch {
     return {};
+  }
+}
+
+/**
+ * A node's egress ports, with its scheme's disciplines. Loss and corruption draws: one seeded stream
+ * per port; a host's send jitter: its own seeded stream. So a run repeats.
+ */
+function egressPorts(
+  config: NodeConfig,
+  sched: Scheduler,
+  sink: (port: number, frame: Frame) => void,
+  setup: RoleSetup,
+): EgressPort[] {
+  const ports = config.ports.map((p) => {
+    const rng = new Rng(config.seed * 131 + p.index);
+    const discipline = setup.discipline?.(config, p.index) ?? undefined;
+    return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next());
+  });
+  const send = config.jitter?.send;
+  if (send) {
+    const rng = new Rng(config.seed * 137 + 1);
+    for (const p of ports) p.setLateness(() => draw(send, rng));
+  }
+  return ports;
+}
+
+/**
+ * At departure, before the wire filter (a frame a cut wire drops was still sent): data frames are
+ * counted for loss accounting (`counts`); PTP frames get their departure stamps (hardware stamps,
+ * transparent clocks) when the run has PTP, and every frame when the role watches departures.
+ */
+function watchDepartures(
+  config: NodeConfig,
+  role: Role,
+  ports: EgressPort[],
+  liveness: LinkDetector,
+  counts: { txSinceHeard: number[]; sentWhileDown: number[] },
+): void {
+  const departed = (config.ptp || role.watchesDepartures) && role.departed ? role.departed.bind(role) : null;
+  const every = role.watchesDepartures === true;
+  for (const p of ports) {
+    p.onDepart = (i, f, txStart) => {
+      if (f.t === FrameType.Data) {
+        counts.txSinceHeard[i]++;
+        if (!liveness.up[i]) counts.sentWhileDown[i]++;
+      }
+      if (departed !== null && (every || f.t === FrameType.Ptp)) departed(i, f, txStart);
+    };
   }
 }

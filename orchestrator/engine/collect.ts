@@ -156,6 +156,34 @@ function delivered(reports: readonly NodeReport[], start: number, windowNs: numb
   return bytes;
 }
 
+/** Every planned flow's outcome, judged from the run's faults (outcomes.ts). */
+function outcomesOf(r: FabricResult, flows: FlowRow[], endNs: number): Map<number, FlowOutcome> {
+  const sc = r.scenario;
+  return flowOutcomes({
+    reported: schemeDefinition(sc.scheme.kind).failedFlows?.(sc.scheme, r),
+    topology: sc.topology,
+    planned: r.plan.flows,
+    flows,
+    faults: r.faults,
+    endNs,
+    // an interrupted run stopped early even when every node's report was lost with it
+    stoppedEarly: r.interrupted !== undefined || (endNs < r.endNs && flows.some((f) => f.finish < 0)),
+    reliable: sc.transport.kind !== 'udp',
+    congested: new Set(
+      r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
+    ),
+  });
+}
+
+/** Frames sent and received by the flows that count them (a transport without retransmissions), or undefined. */
+function framesOf(flows: FlowRow[]): Summary['frames'] {
+  const counted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
+  if (counted.length === 0) return undefined;
+  const sent = counted.reduce((s, f) => s + f.framesSent!, 0);
+  const received = counted.reduce((s, f) => s + f.framesReceived!, 0);
+  return { sent, received, lost: sent - received };
+}
+
 /** A planned flow that did not complete, and why. */
 export type FlowNotDone = FlowOutcome & { id: number };
 
@@ -172,20 +200,7 @@ export function collect(
   for (const rep of r.reports)
     for (const [k, v] of Object.entries(rep.metrics.counters)) counters[k] = (counters[k] ?? 0) + v;
   const scheme = schemeDefinition(r.scenario.scheme.kind);
-  const outcomes = flowOutcomes({
-    reported: scheme.failedFlows?.(r.scenario.scheme, r),
-    topology: topo,
-    planned: r.plan.flows,
-    flows,
-    faults: r.faults,
-    endNs,
-    // an interrupted run stopped early even when every node's report was lost with it
-    stoppedEarly: r.interrupted !== undefined || (endNs < r.endNs && flows.some((f) => f.finish < 0)),
-    reliable: sc.transport.kind !== 'udp',
-    congested: new Set(
-      r.reports.flatMap((rep) => rep.ports.filter((p) => p.drops > 0).map((p) => `${rep.name}>${p.peer}`)),
-    ),
-  });
+  const outcomes = outcomesOf(r, flows, endNs);
   for (const f of flows) f.outcome = outcomes.get(f.id)?.outcome ?? f.outcome;
   const notDone = [...outcomes.entries()].filter(([, o]) => o.outcome !== 'completed');
   const { fidelity, queues } = fidelityAndQueues(r);
@@ -232,12 +247,8 @@ export function collect(
     ...(r.interrupted && { interrupted: r.interrupted }),
     ...(r.crashes.length > 0 && { crashes: r.crashes, reproducible: false }),
   };
-  const frameCounted = flows.filter((f) => f.framesSent !== undefined && f.framesReceived !== undefined);
-  if (frameCounted.length > 0) {
-    const sent = frameCounted.reduce((s, f) => s + f.framesSent!, 0);
-    const received = frameCounted.reduce((s, f) => s + f.framesReceived!, 0);
-    summary.frames = { sent, received, lost: sent - received };
-  }
+  const frames = framesOf(flows);
+  if (frames) summary.frames = frames;
   const clocks = summarizeClocks(r);
   if (clocks) summary.clocks = clocks;
   const compute = summarizeCompute(r.reports, summary.virtualNs);
@@ -602,6 +613,31 @@ export async function writeResults(
   const { topology, ...scenarioRest } = r.scenario;
   writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
   writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
+  writeFileSync(`${out}/flows.csv`, flowsCsv(flows, name));
+  writeFileSync(`${out}/outcomes.csv`, outcomesCsv(outcomes, r, name));
+  const senders = sendersCsv(r, name);
+  if (senders !== null) writeFileSync(`${out}/senders.csv`, senders);
+  writeFileSync(`${out}/queues.csv`, queuesCsv(r));
+  if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
+  writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodeRows(r), null, 2)}\n`);
+  writeFileSync(
+    `${out}/events.jsonl`,
+    r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
+  );
+  const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
+  for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
+  // the run's line once its figures are written (the plots follow, and do not change them)
+  const logged = appendRunLog(out, summary, r.reports);
+  const problems = logged === null ? [] : [logged];
+  if (!r.scenario.run.plots) return problems;
+  problems.push(...(await writeRunPlots(out, r, summary, flows)).problems);
+  // the page shows the plots: it follows them (loaded here only: its layout library is not small)
+  const { writeRunPage } = await import('../page/run-page.js');
+  return [...problems, ...(await writeRunPage(out)).problems];
+}
+
+/** flows.csv: a row per planned flow, nodes by name. */
+function flowsCsv(flows: FlowRow[], name: (id: number) => string): string {
   const fl = [
     'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns,best_effort',
   ];
@@ -630,32 +666,39 @@ export async function writeResults(
         .join(','),
     );
   }
-  writeFileSync(`${out}/flows.csv`, `${fl.join('\n')}\n`);
+  return `${fl.join('\n')}\n`;
+}
+
+/** outcomes.csv: each flow not done, and why. */
+function outcomesCsv(outcomes: FlowNotDone[], r: FabricResult, name: (id: number) => string): string {
   const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
-  writeFileSync(
-    `${out}/outcomes.csv`,
-    `${[
-      'id,src,dst,outcome,reason',
-      ...outcomes.map((o) => {
-        const f = planned.get(o.id);
-        return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, csvField(o.reason)].join(',');
-      }),
-    ].join('\n')}\n`,
-  );
-  // what each sender delivered per run.interval (the series summary.fairness is made of)
+  return `${[
+    'id,src,dst,outcome,reason',
+    ...outcomes.map((o) => {
+      const f = planned.get(o.id);
+      return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, csvField(o.reason)].join(',');
+    }),
+  ].join('\n')}\n`;
+}
+
+/** senders.csv: what each sender delivered per run.interval (the series summary.fairness is made of), or null. */
+function sendersCsv(r: FabricResult, name: (id: number) => string): string | null {
   const bySrc = bytesBySource(r.reports);
-  if (bySrc.size > 0) {
-    const every = r.scenario.run.intervalNs;
-    const rows = ['t_ns,src,bytes,mbps'];
-    const n = Math.max(...[...bySrc.values()].map((b) => b.length));
-    const srcs = [...bySrc.keys()].sort((a, b) => a - b);
-    for (let i = 0; i < n; i++)
-      for (const src of srcs) {
-        const bytes = bySrc.get(src)![i] ?? 0;
-        rows.push(`${i * every},${name(src)},${bytes},${Math.round((bytes * 8e6) / every) / 1000}`);
-      }
-    writeFileSync(`${out}/senders.csv`, `${rows.join('\n')}\n`);
-  }
+  if (bySrc.size === 0) return null;
+  const every = r.scenario.run.intervalNs;
+  const rows = ['t_ns,src,bytes,mbps'];
+  const n = Math.max(...[...bySrc.values()].map((b) => b.length));
+  const srcs = [...bySrc.keys()].sort((a, b) => a - b);
+  for (let i = 0; i < n; i++)
+    for (const src of srcs) {
+      const bytes = bySrc.get(src)![i] ?? 0;
+      rows.push(`${i * every},${name(src)},${bytes},${Math.round((bytes * 8e6) / every) / 1000}`);
+    }
+  return `${rows.join('\n')}\n`;
+}
+
+/** queues.csv: every sampled egress queue, virtual ns since traffic start. */
+function queuesCsv(r: FabricResult): string {
   const q = ['node,port,peer,t_ns,bytes'];
   for (const rep of r.reports) {
     for (const s of rep.queues) {
@@ -663,8 +706,12 @@ export async function writeResults(
         q.push(`${rep.name},${s.port},${s.peer},${(s.t[i] - r.trafficStart).toFixed(0)},${s.v[i]}`);
     }
   }
-  writeFileSync(`${out}/queues.csv`, `${q.join('\n')}\n`);
-  const nodes = r.reports.map((rep) => {
+  return `${q.join('\n')}\n`;
+}
+
+/** nodes.json: each report's fidelity, counters and ports. */
+function nodeRows(r: FabricResult) {
+  return r.reports.map((rep) => {
     const late = Histogram.from(rep.fidelity.lateness);
     return {
       name: rep.name,
@@ -679,20 +726,4 @@ export async function writeResults(
       ...(rep.end === 'halt' && { haltedAt: Math.round(rep.now - r.trafficStart) }),
     };
   });
-  if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
-  writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodes, null, 2)}\n`);
-  writeFileSync(
-    `${out}/events.jsonl`,
-    r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
-  );
-  const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
-  for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
-  // the run's line once its figures are written (the plots follow, and do not change them)
-  const logged = appendRunLog(out, summary, r.reports);
-  const problems = logged === null ? [] : [logged];
-  if (!r.scenario.run.plots) return problems;
-  problems.push(...(await writeRunPlots(out, r, summary, flows)).problems);
-  // the page shows the plots: it follows them (loaded here only: its layout library is not small)
-  const { writeRunPage } = await import('../page/run-page.js');
-  return [...problems, ...(await writeRunPage(out)).problems];
 }

@@ -43,7 +43,7 @@ export interface EngineOptions {
   runtime: Runtime;
   /** results folder; logs go to <out>/logs */
   out: string;
-  /** how long nodes get to connect and bind, real ms */
+  /** how long nodes get to connect and bind, real ms (default `startTimeoutMs`) */
   startTimeoutMs?: number;
   /** labels every process of the run; default a fresh `dcemu-<pid>-<random>` */
   runId?: string;
@@ -85,6 +85,15 @@ export function startRefusal(scenario: Scenario, runtime: Runtime, force = false
   if (orphan)
     return `${scenario.file}:${orphan.line}: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before (a stop must come first)`;
   return null;
+}
+
+/**
+ * How long nodes get to connect and bind, real ms. Containers of a compose file come up one after
+ * another (a chain of depends_on, ~0.2-0.9 s each here), a swarm's as its agents start them: they get
+ * longer than processes, and a second a node.
+ */
+export function startTimeoutMs(scenario: Scenario, runtime: Runtime): number {
+  return runtime.remoteNodes ? 120_000 + 1_000 * scenario.topology.nodes.length : 30_000;
 }
 
 /** A fresh run id: `dcemu-<orchestrator pid>-<6 random letters>`. */
@@ -162,7 +171,7 @@ export class Engine {
       datagramTag(secret),
     );
     try {
-      const runtime = await this.opts.runtime.start(
+      const running = await runtime.start(
         plan.nodes.map((n) => ({
           name: n.name,
           runId,
@@ -175,7 +184,11 @@ export class Engine {
         })),
         signal,
       );
-      await started.attach(runtime, this.opts.startTimeoutMs ?? 30_000, signal);
+      await started.attach(
+        running,
+        this.opts.startTimeoutMs ?? startTimeoutMs(this.scenario, runtime),
+        signal,
+      );
     } catch (err) {
       await started.stop();
       throw err;

@@ -162,149 +162,152 @@ function hostDistances(topo: Topology): (host: string) => Map<string, number> {
 
 /** Every planned flow's outcome, by flow id. */
 export function flowOutcomes(input: OutcomeInput): Map<number, FlowOutcome> {
-  const { topology: topo, endNs } = input;
-  const spans = faultSpans(input.faults);
+  const topo = input.topology;
   const dist = hostDistances(topo);
   const hop = (from: string, to: string) => dist(from).get(to) ?? Number.POSITIVE_INFINITY;
-  /** whether frames from `src` to `dst` may cross `a` then `b` (a shortest path takes that hop) */
-  const crosses = (src: string, dst: string, a: string, b: string) =>
-    hop(src, a) + 1 + hop(dst, b) === hop(src, dst);
-  const through = (src: string, dst: string, node: string) =>
-    hop(src, node) + hop(dst, node) === hop(src, dst);
+  const ctx: Judge = {
+    input,
+    spans: faultSpans(input.faults),
+    crosses: (src, dst, a, b) => hop(src, a) + 1 + hop(dst, b) === hop(src, dst),
+    through: (src, dst, node) => hop(src, node) + hop(dst, node) === hop(src, dst),
+    name: (id) => topo.nodes[id]?.name ?? String(id),
+  };
   const rows = new Map(input.flows.map((f) => [f.id, f]));
   const out = new Map<number, FlowOutcome>();
-  const name = (id: number) => topo.nodes[id]?.name ?? String(id);
   for (const spec of input.planned) {
-    const row = rows.get(spec.id);
-    if (spec.start > endNs) {
-      if (row)
-        // planned past where the run stopped, yet started: a node ahead of the slowest (an
-        // interrupted run inside a long grant) ran it
-        out.set(
-          spec.id,
-          row.finish >= 0
-            ? { outcome: 'completed', reason: '' }
-            : {
-                outcome: 'running',
-                reason: `started at ${formatNs(row.start)} on a node past where the run stopped (${formatNs(endNs)})`,
-              },
-        );
-      else if (!input.stoppedEarly)
-        // past the end of a run that was not interrupted (the admissible workload may move a start
-        // past the drain's end at a load near 1): never started, unfinished like a flow the end
-        // caught. An interrupted run leaves the plan's future out of its results.
-        out.set(spec.id, {
-          outcome: 'running',
-          reason: `planned at ${formatNs(spec.start)}, past where the run stopped (${formatNs(endNs)}): never started`,
-        });
-      continue;
-    }
-    if (row && row.finish >= 0) {
-      out.set(spec.id, { outcome: 'completed', reason: '' });
-      continue;
-    }
-    if (row?.stopped !== undefined) {
-      out.set(spec.id, { outcome: 'stopped', reason: `stopped by the workload at ${formatNs(row.stopped)}` });
-      continue;
-    }
-    const src = name(spec.src);
-    const dst = name(spec.dst);
-    const from = row ? row.start : spec.start;
-    const failed = (reason: string) => out.set(spec.id, { outcome: 'failed', reason });
-    // an endpoint out of action at some point of the flow's life
-    const endpoint = [
-      ['sender', src],
-      ['receiver', dst],
-    ]
-      .flatMap(([role, node]) =>
-        (spans.nodes.get(node) ?? [])
-          .filter((s) => s.until > from && s.from <= endNs)
-          .map((s) => ({ role, s })),
-      )
-      .sort((a, b) => a.s.from - b.s.from)[0];
-    if (endpoint) {
-      failed(
-        `${endpoint.role} ${label(endpoint.s.fault)}${Number.isFinite(endpoint.s.until) ? ` (back at ${formatNs(endpoint.s.until)})` : ''}`,
-      );
-      continue;
-    }
-    if (!row && !input.stoppedEarly) {
-      out.set(spec.id, {
-        outcome: 'unexplained',
-        reason: `never started (planned at ${formatNs(spec.start)})`,
-      });
-      continue;
-    }
-    if (!row) {
-      out.set(spec.id, {
-        outcome: 'running',
-        reason: `not started when the run stopped at ${formatNs(endNs)}`,
-      });
-      continue;
-    }
-    if (!connected(topo, spans, src, dst, endNs)) {
-      // another host's outage cuts no path but its own
-      const relays = [...spans.nodes.entries()]
-        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role !== 'host')
-        .flatMap(([, s]) => s);
-      const cause = [...relays, ...spans.links]
-        .filter((s) => s.from <= endNs && s.until > endNs)
-        .sort((a, b) => a.from - b.from)
-        .map((s) => label(s.fault));
-      failed(`no path from ${src} to ${dst} at the end: ${cause.join(', ')}`);
-      continue;
-    }
-    if (!input.reliable && (row.framesReceived ?? 0) < (row.framesSent ?? 0)) {
-      // only a fault its frames may have met: a switch on one of its shortest paths, or a link of one
-      const switchOutages = [...spans.nodes.entries()]
-        .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch' && through(src, dst, n))
-        .flatMap(([, s]) => s);
-      const links = spans.links.filter((s) => {
-        const [a, b] = s.fault.link!;
-        return crosses(src, dst, a, b) || crosses(src, dst, b, a);
-      });
-      const dropping = [...switchOutages, ...links]
-        .filter((s) => s.until > from && s.from <= endNs)
-        .sort((a, b) => a.from - b.from);
-      if (dropping.length > 0) {
-        failed(
-          `frames lost while ${label(dropping[0].fault)} was in force (the transport does not retransmit)`,
-        );
-        continue;
-      }
-      const full = [...input.congested].find((k) => {
-        const [a, b] = k.split('>');
-        return crosses(src, dst, a, b);
-      });
-      if (full !== undefined) {
-        failed(`frames lost to congestion at ${full.replace('>', '→')} (the transport does not retransmit)`);
-        continue;
-      }
-    }
-    const reported = input.reported?.get(spec.id);
-    if (reported !== undefined) {
-      failed(reported);
-      continue;
-    }
-    if (input.stoppedEarly) {
-      out.set(spec.id, {
-        outcome: 'running',
-        reason: `still running when the run stopped at ${formatNs(endNs)}`,
-      });
-      continue;
-    }
-    if (row.lastProgress !== undefined && row.lastProgress >= endNs - PROGRESS_NS) {
-      // the drain ran out on it, faults or not: moving is neither a failure nor stuck
-      out.set(spec.id, {
-        outcome: 'running',
-        reason: `the drain ran out: still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end); a longer run.drain lets it finish`,
-      });
-      continue;
-    }
-    out.set(spec.id, {
-      outcome: 'unexplained',
-      reason: `unfinished though ${src} and ${dst} stayed joined (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
-    });
+    const outcome = outcomeOf(spec, rows.get(spec.id), ctx);
+    if (outcome) out.set(spec.id, outcome);
   }
   return out;
+}
+
+/** What judging a flow's outcome needs: the run, its faults' spans and the shortest paths. */
+interface Judge {
+  input: OutcomeInput;
+  spans: ReturnType<typeof faultSpans>;
+  /** whether frames from `src` to `dst` may cross `a` then `b` (a shortest path takes that hop) */
+  crosses: (src: string, dst: string, a: string, b: string) => boolean;
+  /** whether a shortest path from `src` to `dst` goes through `node` */
+  through: (src: string, dst: string, node: string) => boolean;
+  name: (id: number) => string;
+}
+
+const running = (reason: string): FlowOutcome => ({ outcome: 'running', reason });
+const failed = (reason: string): FlowOutcome => ({ outcome: 'failed', reason });
+
+/** One planned flow's outcome (undefined: a flow planned past an interrupted run's end, left out). */
+function outcomeOf(spec: FlowSpec, row: FlowFacts | undefined, ctx: Judge): FlowOutcome | undefined {
+  const { input } = ctx;
+  const endNs = input.endNs;
+  if (spec.start > endNs) return pastTheEnd(spec, row, input);
+  if (row && row.finish >= 0) return { outcome: 'completed', reason: '' };
+  if (row?.stopped !== undefined)
+    return { outcome: 'stopped', reason: `stopped by the workload at ${formatNs(row.stopped)}` };
+  const src = ctx.name(spec.src);
+  const dst = ctx.name(spec.dst);
+  const from = row ? row.start : spec.start;
+  const endpoint = endpointOutage(ctx, src, dst, from);
+  if (endpoint) return failed(endpoint);
+  if (!row)
+    return input.stoppedEarly
+      ? running(`not started when the run stopped at ${formatNs(endNs)}`)
+      : { outcome: 'unexplained', reason: `never started (planned at ${formatNs(spec.start)})` };
+  if (!connected(input.topology, ctx.spans, src, dst, endNs)) return failed(noPath(ctx, src, dst));
+  if (!input.reliable && (row.framesReceived ?? 0) < (row.framesSent ?? 0)) {
+    const lost = lossCause(ctx, src, dst, from);
+    if (lost) return failed(lost);
+  }
+  const reported = input.reported?.get(spec.id);
+  if (reported !== undefined) return failed(reported);
+  if (input.stoppedEarly) return running(`still running when the run stopped at ${formatNs(endNs)}`);
+  if (row.lastProgress !== undefined && row.lastProgress >= endNs - PROGRESS_NS)
+    // the drain ran out on it, faults or not: moving is neither a failure nor stuck
+    return running(
+      `the drain ran out: still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end); a longer run.drain lets it finish`,
+    );
+  return {
+    outcome: 'unexplained',
+    reason: `unfinished though ${src} and ${dst} stayed joined (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
+  };
+}
+
+/** A flow planned past where the run stopped. */
+function pastTheEnd(
+  spec: FlowSpec,
+  row: FlowFacts | undefined,
+  input: OutcomeInput,
+): FlowOutcome | undefined {
+  const endNs = input.endNs;
+  if (row)
+    // planned past where the run stopped, yet started: a node ahead of the slowest (an interrupted
+    // run inside a long grant) ran it
+    return row.finish >= 0
+      ? { outcome: 'completed', reason: '' }
+      : running(
+          `started at ${formatNs(row.start)} on a node past where the run stopped (${formatNs(endNs)})`,
+        );
+  // past the end of a run that was not interrupted (the admissible workload may move a start past
+  // the drain's end at a load near 1): never started, unfinished like a flow the end caught. An
+  // interrupted run leaves the plan's future out of its results.
+  if (input.stoppedEarly) return undefined;
+  return running(
+    `planned at ${formatNs(spec.start)}, past where the run stopped (${formatNs(endNs)}): never started`,
+  );
+}
+
+/** An endpoint out of action at some point of the flow's life, as a reason, or null. */
+function endpointOutage(ctx: Judge, src: string, dst: string, from: number): string | null {
+  const endpoint = [
+    ['sender', src],
+    ['receiver', dst],
+  ]
+    .flatMap(([role, node]) =>
+      (ctx.spans.nodes.get(node) ?? [])
+        .filter((s) => s.until > from && s.from <= ctx.input.endNs)
+        .map((s) => ({ role, s })),
+    )
+    .sort((a, b) => a.s.from - b.s.from)[0];
+  if (!endpoint) return null;
+  const back = Number.isFinite(endpoint.s.until) ? ` (back at ${formatNs(endpoint.s.until)})` : '';
+  return `${endpoint.role} ${label(endpoint.s.fault)}${back}`;
+}
+
+/** No path from `src` to `dst` at the end: the outages in force then (another host's cuts no path but its own). */
+function noPath(ctx: Judge, src: string, dst: string): string {
+  const { topology: topo, endNs } = ctx.input;
+  const relays = [...ctx.spans.nodes.entries()]
+    .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role !== 'host')
+    .flatMap(([, s]) => s);
+  const cause = [...relays, ...ctx.spans.links]
+    .filter((s) => s.from <= endNs && s.until > endNs)
+    .sort((a, b) => a.from - b.from)
+    .map((s) => label(s.fault));
+  return `no path from ${src} to ${dst} at the end: ${cause.join(', ')}`;
+}
+
+/**
+ * Why an unreliable flow lost frames, or null: only a fault its frames may have met (a switch on one
+ * of its shortest paths, or a link of one), or a full queue on one.
+ */
+function lossCause(ctx: Judge, src: string, dst: string, from: number): string | null {
+  const { topology: topo, endNs } = ctx.input;
+  const switchOutages = [...ctx.spans.nodes.entries()]
+    .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch' && ctx.through(src, dst, n))
+    .flatMap(([, s]) => s);
+  const links = ctx.spans.links.filter((s) => {
+    const [a, b] = s.fault.link!;
+    return ctx.crosses(src, dst, a, b) || ctx.crosses(src, dst, b, a);
+  });
+  const dropping = [...switchOutages, ...links]
+    .filter((s) => s.until > from && s.from <= endNs)
+    .sort((a, b) => a.from - b.from);
+  if (dropping.length > 0)
+    return `frames lost while ${label(dropping[0].fault)} was in force (the transport does not retransmit)`;
+  const full = [...ctx.input.congested].find((k) => {
+    const [a, b] = k.split('>');
+    return ctx.crosses(src, dst, a, b);
+  });
+  if (full !== undefined)
+    return `frames lost to congestion at ${full.replace('>', '→')} (the transport does not retransmit)`;
+  return null;
 }

@@ -7,7 +7,7 @@ import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '.
 import { draw, Rng } from '../../core/random.js';
 import type { Epoch } from '../../core/time.js';
 import { generateFlows } from '../../node/workload.js';
-import type { Topology } from '../../topology/types.js';
+import type { Topology, TopoNode } from '../../topology/types.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { schemeDefinition } from '../schemes/index.js';
 import { routingTable } from '../topology/routing.js';
@@ -31,47 +31,8 @@ export function planRun(
   );
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   const hostIds = hosts.map((h) => h.id);
-  const ptp: PtpConfig | undefined = sc.ptp
-    ? {
-        timestamping: sc.ptp.timestamping,
-        switchClocks: sc.ptp.switchClocks,
-        ...(sc.ptp.warmupNs > 0 && { warmupNs: sc.ptp.warmupNs }),
-        // through boundary clocks an Announce is qualified anew at every switch (two of them, up to an
-        // interval apart): the candidates claim the domain that many intervals apart, plus one
-        ...(sc.ptp.switchClocks === 'boundary' && {
-          claimStaggerNs: (switchesAcross(topo) + 1) * sc.ptp.announceIntervalNs,
-        }),
-        delayMechanism: sc.ptp.delayMechanism,
-        syncIntervalNs: sc.ptp.syncIntervalNs,
-        announceIntervalNs: sc.ptp.announceIntervalNs,
-        ...(sc.ptp.delayReqIntervalNs !== undefined && { delayReqIntervalNs: sc.ptp.delayReqIntervalNs }),
-        announceTimeout: sc.ptp.announceTimeout,
-        candidates: sc.ptp.candidates.map((c) => byName.get(c)!.id),
-        datasets: Object.fromEntries(
-          Object.entries(sc.ptp.datasets).map(([name, d]) => [byName.get(name)!.id, d]),
-        ),
-        seed: sc.seed,
-        hosts: hostIds,
-        delayFilter: sc.ptp.delayFilter,
-        lockThresholdNs: sc.ptp.lockThresholdNs,
-        sampleNs: sc.ptp.sampleNs,
-        servo: sc.ptp.servo,
-      }
-    : undefined;
-  // oscillators are drawn per node from the run's seed, in node order, so a run is repeatable
-  const clockRng = new Rng(sc.seed * 7919 + 17);
-  const clockOf = (name: string, id: number): ClockConfig | undefined => {
-    const m = sc.clocks;
-    if (!m) return ptp ? ideal(id) : undefined;
-    if (m.reference === name) return ideal(id);
-    return {
-      offsetNs: draw(m.offsetNs, clockRng),
-      freqPpm: draw(m.freqPpm, clockRng),
-      wanderPpmPerSqrtS: m.wanderPpmPerSqrtS,
-      granularityNs: m.granularityNs,
-      seed: sc.seed * 65537 + id,
-    };
-  };
+  const ptp = ptpConfig(sc, byName, hostIds);
+  const clockOf = clockDrawer(sc, ptp);
   // the scheme's part of each node's config (F10 addresses, its controller's settings, ...)
   const driver = schemeDefinition(sc.scheme.kind);
   // captured egress ports, by node
@@ -83,23 +44,7 @@ export function planRun(
     const own = driver.nodeScheme?.(sc.scheme, topo, n);
     // the node process loads the scheme's parts by module
     const scheme = own && driver.parts !== undefined ? { ...own, parts: driver.parts } : own;
-    const ports = n.ports.map((p): PortConfig => {
-      const link = topo.links[p.link];
-      return {
-        index: p.index,
-        peer: p.peer,
-        peerId: byName.get(p.peer)!.id,
-        peerPort: p.peerPort,
-        dir: p.dir,
-        rateBps: link.rateBps,
-        propNs: link.propNs,
-        // hosts and arbiters are servers: a NIC's buffer, and no marking unless the scenario asks for it
-        // (`ports.hostEcnThreshold`; DCTCP marks at the switches)
-        bufferBytes: n.role === 'switch' ? sc.ports.bufferBytes : sc.ports.hostBufferBytes,
-        ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : sc.ports.hostEcnBytes,
-        commitAheadNs: sc.ports.commitAheadNs,
-      };
-    });
+    const ports = portsOf(sc, n, byName);
     return {
       name: n.name,
       id: n.id,
@@ -157,4 +102,83 @@ function hostJitter(sc: Scenario): Pick<NodeConfig, 'jitter'> {
   const stamp = stampNs && sc.ptp?.timestamping === 'software' ? stampNs : null;
   if (!stamp && !sendNs) return {};
   return { jitter: { ...(stamp && { stamp }), ...(sendNs && { send: sendNs }) } };
+}
+
+/** The PTP part of every node's config, or undefined without `ptp:`. */
+function ptpConfig(
+  sc: Scenario,
+  byName: ReadonlyMap<string, TopoNode>,
+  hostIds: number[],
+): PtpConfig | undefined {
+  if (!sc.ptp) return undefined;
+  const topo = sc.topology;
+  return {
+    timestamping: sc.ptp.timestamping,
+    switchClocks: sc.ptp.switchClocks,
+    ...(sc.ptp.warmupNs > 0 && { warmupNs: sc.ptp.warmupNs }),
+    // through boundary clocks an Announce is qualified anew at every switch (two of them, up to an
+    // interval apart): the candidates claim the domain that many intervals apart, plus one
+    ...(sc.ptp.switchClocks === 'boundary' && {
+      claimStaggerNs: (switchesAcross(topo) + 1) * sc.ptp.announceIntervalNs,
+    }),
+    delayMechanism: sc.ptp.delayMechanism,
+    syncIntervalNs: sc.ptp.syncIntervalNs,
+    announceIntervalNs: sc.ptp.announceIntervalNs,
+    ...(sc.ptp.delayReqIntervalNs !== undefined && { delayReqIntervalNs: sc.ptp.delayReqIntervalNs }),
+    announceTimeout: sc.ptp.announceTimeout,
+    candidates: sc.ptp.candidates.map((c) => byName.get(c)!.id),
+    datasets: Object.fromEntries(
+      Object.entries(sc.ptp.datasets).map(([name, d]) => [byName.get(name)!.id, d]),
+    ),
+    seed: sc.seed,
+    hosts: hostIds,
+    delayFilter: sc.ptp.delayFilter,
+    lockThresholdNs: sc.ptp.lockThresholdNs,
+    sampleNs: sc.ptp.sampleNs,
+    servo: sc.ptp.servo,
+  };
+}
+
+/**
+ * Each node's oscillator, drawn from the run's seed in the order nodes ask (node order), so a run is
+ * repeatable; the reference clock, and every clock of a PTP run without `clocks:`, is ideal.
+ */
+function clockDrawer(
+  sc: Scenario,
+  ptp: PtpConfig | undefined,
+): (name: string, id: number) => ClockConfig | undefined {
+  const clockRng = new Rng(sc.seed * 7919 + 17);
+  return (name, id) => {
+    const m = sc.clocks;
+    if (!m) return ptp ? ideal(id) : undefined;
+    if (m.reference === name) return ideal(id);
+    return {
+      offsetNs: draw(m.offsetNs, clockRng),
+      freqPpm: draw(m.freqPpm, clockRng),
+      wanderPpmPerSqrtS: m.wanderPpmPerSqrtS,
+      granularityNs: m.granularityNs,
+      seed: sc.seed * 65537 + id,
+    };
+  };
+}
+
+/** A node's egress ports: its links' rate and delay, and the scenario's buffers and marking for its role. */
+function portsOf(sc: Scenario, n: TopoNode, byName: ReadonlyMap<string, TopoNode>): PortConfig[] {
+  return n.ports.map((p): PortConfig => {
+    const link = sc.topology.links[p.link];
+    return {
+      index: p.index,
+      peer: p.peer,
+      peerId: byName.get(p.peer)!.id,
+      peerPort: p.peerPort,
+      dir: p.dir,
+      rateBps: link.rateBps,
+      propNs: link.propNs,
+      // hosts and arbiters are servers: a NIC's buffer, and no marking unless the scenario asks for it
+      // (`ports.hostEcnThreshold`; DCTCP marks at the switches)
+      bufferBytes: n.role === 'switch' ? sc.ports.bufferBytes : sc.ports.hostBufferBytes,
+      ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : sc.ports.hostEcnBytes,
+      commitAheadNs: sc.ports.commitAheadNs,
+    };
+  });
 }

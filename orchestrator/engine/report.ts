@@ -37,9 +37,35 @@ export function summaryTable(s: Summary, out: string): string {
   return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');
 }
 
+type Row = [string, string];
+
 /** The summary's rows, what and how much: the terminal's table and the results page's overview. */
-export function summaryRows(s: Summary, out: string): Array<[string, string]> {
-  const rows: Array<[string, string]> = [
+export function summaryRows(s: Summary, out: string): Row[] {
+  const rows: Row[] = [...runRows(s), ...computeRows(s), ...faultRows(s)];
+  const driver = schemeDefinition(s.scheme);
+  const own = driver.summaryKey ? s[driver.summaryKey] : undefined;
+  if (own !== undefined && driver.reportRows) rows.push(...driver.reportRows(own, s));
+  rows.push(...clockRows(s));
+  if (s.capture) {
+    const frames = s.capture.reduce((n, c) => n + c.frames, 0);
+    const dropped = s.capture.reduce((n, c) => n + c.dropped, 0);
+    rows.push([
+      'capture',
+      `${frames} frames in ${s.capture.length} pcapng files in capture/${dropped > 0 ? `; ${dropped} past run.captureLimit not written` : ''}`,
+    ]);
+  }
+  const reused = s.processes.reused ? ` (${s.processes.reused} of them earlier runs')` : '';
+  rows.push([
+    'processes',
+    `${s.processes.started} started${reused}, ${s.processes.leftRunning} left running`,
+  ]);
+  rows.push(['results', out]);
+  return rows;
+}
+
+/** The run: what ran, how far, its flows, queues, drops, strangers and fidelity. */
+function runRows(s: Summary): Row[] {
+  return [
     [
       'scenario',
       `${s.scenario} (${s.runtime} runtime, ${s.sync === 'dilated' ? `dilated, tdf ${s.tdf}` : 'conservative'})`,
@@ -51,12 +77,11 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
             'interrupted',
             `by ${s.interrupted.by} at ${formatNs(s.interrupted.atNs)}, during ${s.interrupted.during}: unfinished flows are running, not failed`,
           ],
-        ] as Array<[string, string]>)
+        ] as Row[])
       : []),
-    ...(s.crashes ?? []).map((c): [string, string] => [
-      'crashed',
-      `${c.node} at ${formatNs(c.t)} (${c.reason}): not reproducible`,
-    ]),
+    ...(s.crashes ?? []).map(
+      (c): Row => ['crashed', `${c.node} at ${formatNs(c.t)} (${c.reason}): not reproducible`],
+    ),
     [
       'flows',
       `${s.flows.completed} completed / ${s.flows.started} started / ${s.flows.planned} planned${s.flows.unfinished > 0 ? ` (${s.flows.unfinished} unfinished: FCT p99 with them ≥ ${formatNs(s.flows.fctP99CensoredNs)})` : ''}`,
@@ -67,7 +92,7 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
             'not completed',
             `${s.flows.failed} failed (a fault explains them), ${s.flows.unexplained} unexplained: see outcomes.csv`,
           ],
-        ] as Array<[string, string]>)
+        ] as Row[])
       : []),
     ['FCT p50 / p99', `${formatNs(s.flows.fctP50Ns)} / ${formatNs(s.flows.fctP99Ns)}`],
     ['slowdown p50 / p99', `${s.flows.slowdownP50.toFixed(2)} / ${s.flows.slowdownP99.toFixed(2)}`],
@@ -77,7 +102,7 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
             'deadlines missed',
             `${s.flows.deadlines.missed} of ${s.flows.deadlines.flows} (${(100 * s.flows.deadlines.missRatio).toFixed(1)}%)`,
           ],
-        ] as Array<[string, string]>)
+        ] as Row[])
       : []),
     ['retransmits / timeouts', `${s.flows.retransmits} / ${s.flows.timeouts}`],
     [
@@ -94,13 +119,18 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
             'refused control / foreign / forged',
             `${s.security.refusedControl} / ${s.security.foreignDatagrams} / ${s.security.forgedDatagrams}  (strangers, kept out)`,
           ],
-        ] as Array<[string, string]>)
+        ] as Row[])
       : []),
     [
       'fidelity',
       `late p99 ${formatNs(s.fidelity.lateP99Ns)}, causality misses ${s.fidelity.causalityMisses}/${s.fidelity.framesHandled} (${(100 * s.fidelity.missRate).toFixed(3)}%)${s.fidelity.ok ? '' : s.sync === 'dilated' ? '  ** above threshold: raise --tdf **' : '  ** a bug: conservative runs have none **'}`,
     ],
   ];
+}
+
+/** What computation cost, per node with a compute model. */
+function computeRows(s: Summary): Row[] {
+  const rows: Row[] = [];
   for (const c of s.compute?.nodes ?? [])
     rows.push([
       `compute ${c.node}`,
@@ -113,6 +143,12 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
           '',
         )} (${c.charged} charges), ${c.waited} events waited, longest ${formatNs(c.maxWaitNs)}${c.model === 'measured' ? ' (measured: not reproducible)' : ''}`,
     ]);
+  return rows;
+}
+
+/** Each timeline action: when, how soon it was detected, and the in-flight flows it met. */
+function faultRows(s: Summary): Row[] {
+  const rows: Row[] = [];
   for (const f of s.faults) {
     const what = f.node ?? f.link?.join('-') ?? '';
     let v = `${f.action} ${what} at ${formatNs(f.t)}`;
@@ -122,9 +158,12 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
       v += `; ${f.flowsRecovered}/${f.flowsInFlight} in-flight flows through it recovered`;
     rows.push(['fault', v]);
   }
-  const driver = schemeDefinition(s.scheme);
-  const own = driver.summaryKey ? s[driver.summaryKey] : undefined;
-  if (own !== undefined && driver.reportRows) rows.push(...driver.reportRows(own, s));
+  return rows;
+}
+
+/** The clocks: free-running error, or PTP's lock, error and failovers. */
+function clockRows(s: Summary): Row[] {
+  const rows: Row[] = [];
   const c = s.clocks;
   if (c && c.timestamping === 'none') {
     rows.push([
@@ -162,19 +201,5 @@ export function summaryRows(s: Summary, out: string): Array<[string, string]> {
       ]);
     }
   }
-  if (s.capture) {
-    const frames = s.capture.reduce((n, c) => n + c.frames, 0);
-    const dropped = s.capture.reduce((n, c) => n + c.dropped, 0);
-    rows.push([
-      'capture',
-      `${frames} frames in ${s.capture.length} pcapng files in capture/${dropped > 0 ? `; ${dropped} past run.captureLimit not written` : ''}`,
-    ]);
-  }
-  const reused = s.processes.reused ? ` (${s.processes.reused} of them earlier runs')` : '';
-  rows.push([
-    'processes',
-    `${s.processes.started} started${reused}, ${s.processes.leftRunning} left running`,
-  ]);
-  rows.push(['results', out]);
   return rows;
 }

@@ -81,10 +81,7 @@ const TRANSPORT_FIELDS = {
   udp: ['rate', 'flowRate'],
 } as const;
 
-function resolveTransport(
-  src: ScenarioSource,
-  num: <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T) => T,
-): TransportConfig {
+function resolveTransport(src: ScenarioSource, num: UnitReader): TransportConfig {
   const t = src.data.transport ?? {};
   const kind: 'baseline' | 'udp' = t.kind ?? 'baseline';
   for (const [other, fields] of Object.entries(TRANSPORT_FIELDS)) {
@@ -123,15 +120,77 @@ export function resolveScenario(
   overrides: { tdf?: number; sync?: SyncMode } = {},
 ): Scenario {
   const d = src.data;
-  const num = <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T): T => {
+  const num = unitReader(src);
+  const links = resolveLinks(src, num);
+  // the scheme's arbiters (F10's controller, ...) join the topology as nodes with their own links
+  const fabric = buildTopology(src, links);
+  const scheme = resolveScheme(src, fabric, links);
+  const topology = attachArbiters(fabric, schemeDefinition(scheme.kind).arbiters?.(scheme, fabric) ?? []);
+  const ports = resolvePorts(src, num);
+  const liveness = resolveLiveness(src, num);
+  const routing = resolveRouting(src, num);
+  const transport = resolveTransport(src, num);
+  const clocks = resolveClocks(src, topology);
+  const ptp = resolvePtp(src, topology);
+  if (clocks && ptp && clocks.reference === null) clocks.reference = ptp.candidates[0];
+  const seed = d.seed ?? DEFAULTS.seed;
+  const workload = resolveWorkload(src, topology, seed);
+  checkStoppedFlows(src, transport, scheme);
+  const run = resolveRun(src, num, topology);
+  const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
+  // a list of flows without a duration is done when its flows are: not 20 ms (the default) later
+  const listed = workload.pattern === 'list' && d.workload?.duration === undefined;
+  run.doneFromNs = listed
+    ? Math.max(0, ...(workload.flows ?? []).map((f) => f.stop ?? f.start), ...timeline.map((e) => e.at))
+    : workload.durationNs;
+  const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
+  if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
+  checkRun(src, run);
+  // a tdf given on the command line asks for dilated time, unless the mode is named there too
+  const sync: SyncMode =
+    overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (d.run?.sync ?? DEFAULTS.run.sync));
+  const jitter = resolveJitter(src, sync);
+  const compute = resolveCompute(src, sync);
+  return {
+    file: src.file,
+    name: d.name ?? src.file.replace(/^.*\//, '').replace(/\.ya?ml$/, ''),
+    tdf,
+    seed,
+    topology,
+    links,
+    ports,
+    liveness,
+    routing,
+    transport,
+    scheme,
+    clocks,
+    ptp,
+    jitter,
+    compute,
+    workload,
+    sync,
+    run,
+    timeline,
+  };
+}
+
+/** Reads a field with a unit (`1ms`, `10Gbps`, `64KB`): a parse error becomes the file's error at `path`. */
+type UnitReader = <T>(path: Array<string | number>, v: unknown, parse: (v: string | number) => T) => T;
+
+function unitReader(src: ScenarioSource): UnitReader {
+  return (path, v, parse) => {
     try {
       return parse(v as string | number);
     } catch (err) {
       throw src.error(path, (err as Error).message);
     }
   };
+}
+
+/** `links.host` and `links.fabric`: rate and delay. */
+function resolveLinks(src: ScenarioSource, num: UnitReader): { host: LinkParams; fabric: LinkParams } {
   const linkOf = (which: 'host' | 'fabric'): LinkParams => {
-    const l = d.links?.[which] ?? {};
+    const l = src.data.links?.[which] ?? {};
     return {
       rateBps: num(['links', which, 'rate'], l.rate ?? DEFAULTS.link.rate, parseRateBps),
       propNs: num(['links', which, 'delay'], l.delay ?? DEFAULTS.link.delay, parseDurationNs),
@@ -141,12 +200,12 @@ export function resolveScenario(
   for (const w of ['host', 'fabric'] as const) {
     if (!(links[w].rateBps > 0)) throw src.error(['links', w, 'rate'], 'link rate must be > 0');
   }
-  // the scheme's arbiters (F10's controller, ...) join the topology as nodes with their own links
-  const fabric = buildTopology(src, links);
-  const scheme = resolveScheme(src, fabric, links);
-  const topology = attachArbiters(fabric, schemeDefinition(scheme.kind).arbiters?.(scheme, fabric) ?? []);
+  return links;
+}
 
-  const p = d.ports ?? {};
+/** `ports`: the switches' buffers and marking, and the hosts' NICs'. */
+function resolvePorts(src: ScenarioSource, num: UnitReader): PortDefaults {
+  const p = src.data.ports ?? {};
   const ports: PortDefaults = {
     bufferBytes: num(['ports', 'buffer'], p.buffer ?? DEFAULTS.ports.buffer, parseBytes),
     ecnBytes: num(['ports', 'ecnThreshold'], p.ecnThreshold ?? DEFAULTS.ports.ecnThreshold, parseBytes),
@@ -176,14 +235,23 @@ export function resolveScenario(
       ['ports', 'hostEcnThreshold'],
       `must be >= 0 B (0: a NIC marks nothing), got ${ports.hostEcnBytes}`,
     );
+  return ports;
+}
 
-  const lv = d.liveness ?? {};
+/** `liveness`: the keepalive interval and how many missed ones declare a link down. */
+function resolveLiveness(src: ScenarioSource, num: UnitReader): LivenessConfig {
+  const lv = src.data.liveness ?? {};
   const liveness: LivenessConfig = {
     intervalNs: num(['liveness', 'interval'], lv.interval ?? DEFAULTS.liveness.interval, parseDurationNs),
     multiplier: lv.multiplier ?? DEFAULTS.liveness.multiplier,
   };
   if (!(liveness.intervalNs > 0)) throw src.error(['liveness', 'interval'], 'interval must be > 0');
-  const rt = d.routing ?? {};
+  return liveness;
+}
+
+/** `routing`: whether switches withdraw routes over a failed link, and how long an update takes. */
+function resolveRouting(src: ScenarioSource, num: UnitReader): Scenario['routing'] {
+  const rt = src.data.routing ?? {};
   const routing = {
     withdraw: rt.withdraw ?? DEFAULTS.routing.withdraw,
     updateDelayNs: num(
@@ -194,24 +262,30 @@ export function resolveScenario(
   };
   if (!(routing.updateDelayNs >= 0))
     throw src.error(['routing', 'updateDelay'], `must be >= 0, got ${routing.updateDelayNs} ns`);
+  return routing;
+}
 
-  const transport = resolveTransport(src, num);
+/** A listed flow with a `stop` needs a transport and a scheme whose hosts can stop one. */
+function checkStoppedFlows(
+  src: ScenarioSource,
+  transport: TransportConfig,
+  scheme: Scenario['scheme'],
+): void {
+  const stopping = (src.data.workload?.flows ?? []).findIndex(
+    (f: { stop?: unknown }) => f?.stop !== undefined,
+  );
+  if (stopping < 0) return;
+  const at = ['workload', 'flows', stopping, 'stop'];
+  if (transport.kind !== 'baseline')
+    throw src.error(at, `the ${transport.kind} transport cannot stop a flow: use the baseline transport`);
+  if (schemeDefinition(scheme.kind).stopsFlows?.(scheme) !== true)
+    throw src.error(at, `scheme ${scheme.kind}'s hosts cannot stop a flow before it is sent`);
+}
 
-  const clocks = resolveClocks(src, topology);
-  const ptp = resolvePtp(src, topology);
-  if (clocks && ptp && clocks.reference === null) clocks.reference = ptp.candidates[0];
-  const seed = d.seed ?? DEFAULTS.seed;
-  const workload = resolveWorkload(src, topology, seed);
-  const stopping = (d.workload?.flows ?? []).findIndex((f: { stop?: unknown }) => f?.stop !== undefined);
-  if (stopping >= 0) {
-    const at = ['workload', 'flows', stopping, 'stop'];
-    if (transport.kind !== 'baseline')
-      throw src.error(at, `the ${transport.kind} transport cannot stop a flow: use the baseline transport`);
-    if (schemeDefinition(scheme.kind).stopsFlows?.(scheme) !== true)
-      throw src.error(at, `scheme ${scheme.kind}'s hosts cannot stop a flow before it is sent`);
-  }
-  const r = d.run ?? {};
-  const run = {
+/** `run`: drain, sampling, steps, logs, plots and captures (`doneFromNs` is set from the workload after). */
+function resolveRun(src: ScenarioSource, num: UnitReader, topology: Topology): Scenario['run'] {
+  const r = src.data.run ?? {};
+  return {
     drainNs: num(['run', 'drain'], r.drain ?? DEFAULTS.run.drain, parseDurationNs),
     sampleNs: num(['run', 'sample'], r.sample ?? DEFAULTS.run.sample, parseDurationNs),
     intervalNs: num(['run', 'interval'], r.interval ?? DEFAULTS.run.interval, parseDurationNs),
@@ -223,44 +297,13 @@ export function resolveScenario(
     captureLimit: r.captureLimit ?? DEFAULTS.run.captureLimit,
     doneFromNs: 0,
   };
-  const timeline = resolveTimeline(src, topology, workload.durationNs + run.drainNs);
-  // a list of flows without a duration is done when its flows are: not 20 ms (the default) later
-  const listed = workload.pattern === 'list' && d.workload?.duration === undefined;
-  run.doneFromNs = listed
-    ? Math.max(0, ...(workload.flows ?? []).map((f) => f.stop ?? f.start), ...timeline.map((e) => e.at))
-    : workload.durationNs;
-  const tdf = overrides.tdf ?? d.tdf ?? DEFAULTS.tdf;
-  if (!(tdf > 0)) throw src.error(['tdf'], `tdf must be > 0, got ${tdf}`);
+}
+
+function checkRun(src: ScenarioSource, run: Scenario['run']): void {
   if (!(run.stepNs > 0)) throw src.error(['run', 'step'], `step must be > 0, got ${run.stepNs} ns`);
   if (!(run.sampleNs > 0)) throw src.error(['run', 'sample'], `sample must be > 0, got ${run.sampleNs} ns`);
   if (!(run.intervalNs > 0))
     throw src.error(['run', 'interval'], `interval must be > 0, got ${run.intervalNs} ns`);
-  // a tdf given on the command line asks for dilated time, unless the mode is named there too
-  const sync: SyncMode =
-    overrides.sync ?? (overrides.tdf !== undefined ? 'dilated' : (r.sync ?? DEFAULTS.run.sync));
-  const jitter = resolveJitter(src, sync);
-  const compute = resolveCompute(src, sync);
-  return {
-    file: src.file,
-    name: d.name ?? src.file.replace(/^.*\//, '').replace(/\.ya?ml$/, ''),
-    tdf,
-    seed,
-    topology,
-    links,
-    ports,
-    liveness,
-    routing,
-    transport,
-    scheme,
-    clocks,
-    ptp,
-    jitter,
-    compute,
-    workload,
-    sync,
-    run,
-    timeline,
-  };
 }
 
 /**
