@@ -25,6 +25,7 @@ import {
   drawFaults,
   frame,
   loadScenarioFile,
+  type Plot,
   prepareChaos,
   RuntimeError,
   reproduce,
@@ -273,61 +274,90 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
     paperScale: '1,728 hosts (24-port switches, 3-level trees) at 10 Gbit/s',
     figures: FIG8_FIGURES,
     runSeed: async (seed, seedDir) => {
-      const runs: RunResult[] = [];
-      // the seed draws the workload as well as the failures: seeds differ in both
-      for (const t of traces(file, [...set, `seed=${seed}`], variants, seed)) {
-        if (opts.signal?.aborted) return null;
-        const dir = join(seedDir, t.v.name);
-        mkdirSync(dir, { recursive: true });
-        const scenario = join(dir, 'scenario.yaml');
-        const faults = new Set(t.entries.map((e) => e.fault)).size;
-        writeFileSync(
-          scenario,
-          timelineScenario(
-            t.p,
-            t.s,
-            t.entries,
-            ` dcemu experiment f10-fig8: ${t.v.name}, seed ${seed} of ${file}: ${faults} failures drawn from its chaos: section`,
-          ),
-        );
-        say(`f10-fig8: seed ${seed}, ${t.v.name}: ${faults} failures`);
-        const f10 = await runOne(scenario, dir, opts.signal);
-        if (f10 === null) return null;
-        const rates = intervalRates(f10.intervals.congestionDrops, f10.intervals.offered);
-        runs.push({ variant: t.v.name, seed, dir, faults, f10, rates });
-      }
+      const runs = await fig8Seed(opts, variants, seed, seedDir);
+      if (runs === null) return null;
       results.push(...runs);
-      const by = (name: string) => runs.filter((r) => r.variant === name);
-      const drops = (name: string) => totalsOf(by(name)).drops;
-      const f10 = lossOf(by('f10'));
-      const excess = {
-        f10: drops('f10') - drops('f10-no-failures'),
-        portland: drops('portland') - drops('portland-no-failures'),
-      };
-      const values: Record<string, number> = {
-        raw_ratio: lossOf(by('portland')) / f10,
-        f10_excess_frames: excess.f10,
-        portland_excess_frames: excess.portland,
-        f10_frames: drops('f10'),
-        portland_frames: drops('portland'),
-        f10_loss_pct: 100 * f10,
-        portland_loss_pct: 100 * lossOf(by('portland')),
-        f10_control_pct: 100 * lossOf(by('f10-no-failures')),
-        portland_control_pct: 100 * lossOf(by('portland-no-failures')),
-        failures: by('f10')[0]?.faults ?? 0,
-      };
-      // a seed whose failures added nothing to F10's loss has no ratio of its own (it still pools)
-      if (excess.f10 > 0) values.excess_ratio = excess.portland / excess.f10;
-      if (by('f10-no-congestion-pushback').length > 0)
-        values.nopushback_over_f10 = lossOf(by('f10-no-congestion-pushback')) / f10;
-      const clean = zeroShare(by('f10')[0]?.rates ?? []);
-      if (clean !== null) values.f10_clean_pct = clean;
-      const lossy = zeroShare(by('portland')[0]?.rates ?? []);
-      if (lossy !== null) values.portland_lossy_pct = 100 - lossy;
-      return values;
+      return fig8Values(runs);
     },
   });
   if (done === null) return '';
+  const { report, byVariant } = fig8Report(file, out, variants, results);
+  const { md, interval } = fig8Table(report, byVariant, variants, results, file, opts.quick === true);
+  writeTable(out, 'fig8', md, report);
+  const plotted = await writePlots(out, [fig8Plot(byVariant, variants, interval)]);
+  for (const p of plotted.problems) say(`warning: ${p}`);
+  return `${done.table}\n\n${md}`;
+}
+
+/** One seed's runs, every variant on the same workload and failure trace; null when aborted. */
+async function fig8Seed(
+  opts: ExperimentOptions & { out: string },
+  variants: typeof FIG8_VARIANTS,
+  seed: number,
+  seedDir: string,
+): Promise<RunResult[] | null> {
+  const { file, say } = opts;
+  const set = opts.set ?? [];
+  const runs: RunResult[] = [];
+  // the seed draws the workload as well as the failures: seeds differ in both
+  for (const t of traces(file, [...set, `seed=${seed}`], variants, seed)) {
+    if (opts.signal?.aborted) return null;
+    const dir = join(seedDir, t.v.name);
+    mkdirSync(dir, { recursive: true });
+    const scenario = join(dir, 'scenario.yaml');
+    const faults = new Set(t.entries.map((e) => e.fault)).size;
+    writeFileSync(
+      scenario,
+      timelineScenario(
+        t.p,
+        t.s,
+        t.entries,
+        ` dcemu experiment f10-fig8: ${t.v.name}, seed ${seed} of ${file}: ${faults} failures drawn from its chaos: section`,
+      ),
+    );
+    say(`f10-fig8: seed ${seed}, ${t.v.name}: ${faults} failures`);
+    const f10 = await runOne(scenario, dir, opts.signal);
+    if (f10 === null) return null;
+    const rates = intervalRates(f10.intervals.congestionDrops, f10.intervals.offered);
+    runs.push({ variant: t.v.name, seed, dir, faults, f10, rates });
+  }
+  return runs;
+}
+
+/** One seed's figures: the variants' congestion loss, the excess the failures added, their ratios. */
+function fig8Values(runs: RunResult[]): Record<string, number> {
+  const by = (name: string) => runs.filter((r) => r.variant === name);
+  const drops = (name: string) => totalsOf(by(name)).drops;
+  const f10 = lossOf(by('f10'));
+  const excess = {
+    f10: drops('f10') - drops('f10-no-failures'),
+    portland: drops('portland') - drops('portland-no-failures'),
+  };
+  const values: Record<string, number> = {
+    raw_ratio: lossOf(by('portland')) / f10,
+    f10_excess_frames: excess.f10,
+    portland_excess_frames: excess.portland,
+    f10_frames: drops('f10'),
+    portland_frames: drops('portland'),
+    f10_loss_pct: 100 * f10,
+    portland_loss_pct: 100 * lossOf(by('portland')),
+    f10_control_pct: 100 * lossOf(by('f10-no-failures')),
+    portland_control_pct: 100 * lossOf(by('portland-no-failures')),
+    failures: by('f10')[0]?.faults ?? 0,
+  };
+  // a seed whose failures added nothing to F10's loss has no ratio of its own (it still pools)
+  if (excess.f10 > 0) values.excess_ratio = excess.portland / excess.f10;
+  if (by('f10-no-congestion-pushback').length > 0)
+    values.nopushback_over_f10 = lossOf(by('f10-no-congestion-pushback')) / f10;
+  const clean = zeroShare(by('f10')[0]?.rates ?? []);
+  if (clean !== null) values.f10_clean_pct = clean;
+  const lossy = zeroShare(by('portland')[0]?.rates ?? []);
+  if (lossy !== null) values.portland_lossy_pct = 100 - lossy;
+  return values;
+}
+
+/** Every variant's pooled intervals and totals, and the report fig8.json holds. */
+function fig8Report(file: string, out: string, variants: typeof FIG8_VARIANTS, results: RunResult[]) {
   const byVariant = variants.map((v) => {
     const runs = results.filter((r) => r.variant === v.name);
     const rates = runs.flatMap((r) => r.rates);
@@ -357,13 +387,27 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
       lost: r.f10.lost,
     })),
   };
+  return { report, byVariant };
+}
+
+type Fig8 = ReturnType<typeof fig8Report>;
+
+/** fig8.md: the variants' loss per interval, the headline ratio, and each seed's. */
+function fig8Table(
+  report: Fig8['report'],
+  byVariant: Fig8['byVariant'],
+  variants: typeof FIG8_VARIANTS,
+  results: RunResult[],
+  file: string,
+  quick: boolean,
+): { md: string; interval: string } {
   const interval = report.intervalNs === null ? '-' : formatNs(report.intervalNs);
   const times = (x: number | null) =>
     x === null ? '-' : Number.isFinite(x) ? `${x.toFixed(1)}×` : 'F10 lost nothing';
   const lines = [
     `# F10 figure 8: congestion loss per ${interval} interval`,
     '',
-    `${file}${opts.quick ? ' (quick)' : ''}, seeds ${report.seeds.join(', ')}; the same workload and failure trace per seed on every variant. Intervals of all seeds pooled.`,
+    `${file}${quick ? ' (quick)' : ''}, seeds ${report.seeds.join(', ')}; the same workload and failure trace per seed on every variant. Intervals of all seeds pooled.`,
     'Loss rate of an interval: data frames dropped on full buffers / data frames hosts offered in it.',
     '',
     '| variant | runs | intervals | with no loss | p50 | p75 | p90 | p99 | mean | frames dropped / offered |',
@@ -382,28 +426,27 @@ export async function runFig8(options: ExperimentOptions): Promise<string> {
       return `| ${seed} | ${rs[0]?.faults ?? '-'} | ${rs.map((r) => (r ? `${percent(r.f10.congestionLoss.mean, 3)} / ${percent(r.f10.congestionLoss.p50, 3)}` : '-')).join(' | ')} |`;
     }),
   ];
-  const md = `${lines.join('\n')}\n`;
-  writeTable(out, 'fig8', md, report);
+  return { md: `${lines.join('\n')}\n`, interval };
+}
+
+/** The CDF of every variant's per-interval congestion loss (the paper's figure 8). */
+function fig8Plot(byVariant: Fig8['byVariant'], variants: typeof FIG8_VARIANTS, interval: string): Plot {
   const values = byVariant.flatMap((v) =>
     cdf(v.rates.map((r) => r * 100)).map((pt) => ({ variant: v.variant, loss: pt.x, p: pt.p })),
   );
-  const plotted = await writePlots(out, [
-    {
-      name: 'fig8-congestion-loss-cdf',
-      spec: {
-        ...frame(`Congestion loss per ${interval} interval (F10 figure 8)`, 560, 320),
-        data: { values },
-        mark: { type: 'line', interpolate: 'step-after' },
-        encoding: {
-          x: { field: 'loss', type: 'quantitative', title: 'congestion loss rate in the interval (%)' },
-          y: { field: 'p', type: 'quantitative', title: 'CDF of intervals', scale: { domain: [0, 1] } },
-          color: { field: 'variant', type: 'nominal', sort: variants.map((v) => v.name) },
-        },
+  return {
+    name: 'fig8-congestion-loss-cdf',
+    spec: {
+      ...frame(`Congestion loss per ${interval} interval (F10 figure 8)`, 560, 320),
+      data: { values },
+      mark: { type: 'line', interpolate: 'step-after' },
+      encoding: {
+        x: { field: 'loss', type: 'quantitative', title: 'congestion loss rate in the interval (%)' },
+        y: { field: 'p', type: 'quantitative', title: 'CDF of intervals', scale: { domain: [0, 1] } },
+        color: { field: 'variant', type: 'nominal', sort: variants.map((v) => v.name) },
       },
     },
-  ]);
-  for (const p of plotted.problems) say(`warning: ${p}`);
-  return `${done.table}\n\n${md}`;
+  };
 }
 
 export async function runFig6(opts: ExperimentOptions): Promise<string> {

@@ -140,10 +140,104 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
   const scaled = opts.quick
     ? withQuick(opts, [...QUICK_A, ...pings('1ms')])
     : { ...opts, set: [...FULL_A, ...(opts.set ?? [])] };
-  const rtts = (out: string, name: string) => pingRtts(readFileSync(join(out, name, 'flows.csv'), 'utf8'));
   // the lateness ablation in the full run only (it adds two runs a seed)
   const variants = opts.quick ? A_VARIANTS : [...A_VARIANTS, ...LATE_VARIANTS];
-  const lateFigures = opts.quick
+  return reproduceVariants(scaled, {
+    experiment: 'fastpass-a',
+    paperScale:
+      'a rack of 32 servers at 10 Gbit/s (one the arbiter), 4 senders × 20 TCP flows to one receiver, 20 minutes; PTP with NIC hardware stamps',
+    figures: [...FIGURES_A, ...lateFiguresA(opts.quick === true)],
+    variants,
+    table: (o, runs) =>
+      tableA(
+        o,
+        sides(runs, variants),
+        variants.map((v) => rttsOf(o.out, v.name)),
+      ),
+    values: (runs, out) => valuesA(runs, out, variants),
+  });
+}
+
+/** A variant's ping round trips, from its flows.csv. */
+function rttsOf(out: string, name: string) {
+  return pingRtts(readFileSync(join(out, name, 'flows.csv'), 'utf8'));
+}
+
+/** Experiment A's figures beside the paper's (§7.1 A and B). */
+const FIGURES_A = [
+  { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1 A' },
+  { id: 'fp_p99_kb', label: 'bottleneck queue p99, Fastpass', unit: 'KB', paper: 53, source: '§7.1 A' },
+  {
+    id: 'base_p50_kb',
+    label: 'bottleneck queue p50, baseline',
+    unit: 'KB',
+    paper: 4351,
+    source: '§7.1 A',
+  },
+  {
+    id: 'base_p99_kb',
+    label: 'bottleneck queue p99, baseline',
+    unit: 'KB',
+    paper: 5224,
+    source: '§7.1 A',
+  },
+  {
+    id: 'ideal_p50_kb',
+    label: 'bottleneck queue p50, Fastpass on ideal clocks',
+    unit: 'KB',
+    paper: null,
+  },
+  {
+    id: 'ideal_p99_kb',
+    label: 'bottleneck queue p99, Fastpass on ideal clocks',
+    unit: 'KB',
+    paper: null,
+  },
+  {
+    id: 'throughput_pct',
+    label: 'throughput, Fastpass against the baseline',
+    unit: '%',
+    paper: -1.6,
+    source: '§7.1 A',
+    digits: 1,
+  },
+  {
+    id: 'fp_ping_p50_ms',
+    label: 'ping round trip p50, Fastpass',
+    unit: 'ms',
+    paper: 0.23,
+    source: '§7.1 B',
+    digits: 3,
+  },
+  {
+    id: 'base_ping_p50_ms',
+    label: 'ping round trip p50, baseline',
+    unit: 'ms',
+    paper: 3.56,
+    source: '§7.1 B',
+    digits: 3,
+  },
+  {
+    id: 'fp_ping_p99_ms',
+    label: 'ping round trip p99, Fastpass',
+    unit: 'ms',
+    paper: 0.32,
+    source: '§7.1 B',
+    digits: 3,
+  },
+  {
+    id: 'ping_ratio',
+    label: 'ping round trip p50, baseline / Fastpass',
+    unit: '×',
+    paper: 15.5,
+    source: '§7.1 B',
+    digits: 1,
+  },
+];
+
+/** The lateness ablation's figures (the full run only). */
+function lateFiguresA(quick: boolean) {
+  return quick
     ? []
     : LATENESS.flatMap((m) =>
         (['p50', 'p99'] as const).map((q) => ({
@@ -153,117 +247,36 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
           paper: null,
         })),
       );
-  return reproduceVariants(scaled, {
-    experiment: 'fastpass-a',
-    paperScale:
-      'a rack of 32 servers at 10 Gbit/s (one the arbiter), 4 senders × 20 TCP flows to one receiver, 20 minutes; PTP with NIC hardware stamps',
-    figures: [
-      { id: 'fp_p50_kb', label: 'bottleneck queue p50, Fastpass', unit: 'KB', paper: 18, source: '§7.1 A' },
-      { id: 'fp_p99_kb', label: 'bottleneck queue p99, Fastpass', unit: 'KB', paper: 53, source: '§7.1 A' },
-      {
-        id: 'base_p50_kb',
-        label: 'bottleneck queue p50, baseline',
-        unit: 'KB',
-        paper: 4351,
-        source: '§7.1 A',
-      },
-      {
-        id: 'base_p99_kb',
-        label: 'bottleneck queue p99, baseline',
-        unit: 'KB',
-        paper: 5224,
-        source: '§7.1 A',
-      },
-      {
-        id: 'ideal_p50_kb',
-        label: 'bottleneck queue p50, Fastpass on ideal clocks',
-        unit: 'KB',
-        paper: null,
-      },
-      {
-        id: 'ideal_p99_kb',
-        label: 'bottleneck queue p99, Fastpass on ideal clocks',
-        unit: 'KB',
-        paper: null,
-      },
-      {
-        id: 'throughput_pct',
-        label: 'throughput, Fastpass against the baseline',
-        unit: '%',
-        paper: -1.6,
-        source: '§7.1 A',
-        digits: 1,
-      },
-      {
-        id: 'fp_ping_p50_ms',
-        label: 'ping round trip p50, Fastpass',
-        unit: 'ms',
-        paper: 0.23,
-        source: '§7.1 B',
-        digits: 3,
-      },
-      {
-        id: 'base_ping_p50_ms',
-        label: 'ping round trip p50, baseline',
-        unit: 'ms',
-        paper: 3.56,
-        source: '§7.1 B',
-        digits: 3,
-      },
-      {
-        id: 'fp_ping_p99_ms',
-        label: 'ping round trip p99, Fastpass',
-        unit: 'ms',
-        paper: 0.32,
-        source: '§7.1 B',
-        digits: 3,
-      },
-      {
-        id: 'ping_ratio',
-        label: 'ping round trip p50, baseline / Fastpass',
-        unit: '×',
-        paper: 15.5,
-        source: '§7.1 B',
-        digits: 1,
-      },
-      ...lateFigures,
-    ],
-    variants,
-    table: (o, runs) =>
-      tableA(
-        o,
-        sides(runs, variants),
-        variants.map((v) => rtts(o.out, v.name)),
-      ),
-    values: (runs, out) => {
-      const all = sides(runs, variants);
-      const [fp, base, ideal] = all;
-      const late: Record<string, number> = {};
-      for (const m of LATENESS) {
-        const q = all.find((x) => x.name === `fastpass-late-${m}`)?.queue;
-        if (q) {
-          late[`late_${m}_p50_kb`] = q.p50Bytes / 1000;
-          late[`late_${m}_p99_kb`] = q.p99Bytes / 1000;
-        }
-      }
-      const [pf, pb] = [rtts(out, 'fastpass'), rtts(out, 'baseline')];
-      const p50 = (p: { rtts: number[] }) => quantile(p.rtts, 0.5) / 1000;
-      return {
-        fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
-        fp_p99_kb: (fp.queue?.p99Bytes ?? 0) / 1000,
-        base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
-        base_p99_kb: (base.queue?.p99Bytes ?? 0) / 1000,
-        ideal_p50_kb: (ideal.queue?.p50Bytes ?? 0) / 1000,
-        ideal_p99_kb: (ideal.queue?.p99Bytes ?? 0) / 1000,
-        throughput_pct: ((fp.gbps - base.gbps) / (base.gbps || 1)) * 100,
-        fp_ping_p50_ms: p50(pf),
-        base_ping_p50_ms: p50(pb),
-        fp_ping_p99_ms: quantile(pf.rtts, 0.99) / 1000,
-        ping_ratio: p50(pb) / (p50(pf) || 1),
-        ...late,
-      };
-    },
-  });
+}
+
+/** One seed's figures: the bottleneck queue of each side, throughput, ping round trips. */
+function valuesA(runs: Summary[], out: string, variants: typeof A_VARIANTS): Record<string, number> {
+  const all = sides(runs, variants);
+  const [fp, base, ideal] = all;
+  const late: Record<string, number> = {};
+  for (const m of LATENESS) {
+    const q = all.find((x) => x.name === `fastpass-late-${m}`)?.queue;
+    if (q) {
+      late[`late_${m}_p50_kb`] = q.p50Bytes / 1000;
+      late[`late_${m}_p99_kb`] = q.p99Bytes / 1000;
+    }
+  }
+  const [pf, pb] = [rttsOf(out, 'fastpass'), rttsOf(out, 'baseline')];
+  const p50 = (p: { rtts: number[] }) => quantile(p.rtts, 0.5) / 1000;
+  return {
+    fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
+    fp_p99_kb: (fp.queue?.p99Bytes ?? 0) / 1000,
+    base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
+    base_p99_kb: (base.queue?.p99Bytes ?? 0) / 1000,
+    ideal_p50_kb: (ideal.queue?.p50Bytes ?? 0) / 1000,
+    ideal_p99_kb: (ideal.queue?.p99Bytes ?? 0) / 1000,
+    throughput_pct: ((fp.gbps - base.gbps) / (base.gbps || 1)) * 100,
+    fp_ping_p50_ms: p50(pf),
+    base_ping_p50_ms: p50(pb),
+    fp_ping_p99_ms: quantile(pf.rtts, 0.99) / 1000,
+    ping_ratio: p50(pb) / (p50(pf) || 1),
+    ...late,
+  };
 }
 
 function tableA(

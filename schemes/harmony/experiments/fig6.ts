@@ -70,6 +70,19 @@ function delays(s: Summary): MessageDelays {
   return d;
 }
 
+/** One run of the experiment: its grid, its sides and how to read their runs. */
+interface Fig6 {
+  loads: number[];
+  common: number;
+  harmony: GridPoint[];
+  fastpass: GridPoint[];
+  points: GridPoint[];
+  /** 6b's sides: Harmony and Fastpass at the default point, and Fastpass with a 65 µs horizon */
+  sides: GridPoint[];
+  names: string[];
+  grid: ReturnType<typeof gridReader>;
+}
+
 export async function runFig6(opts: ExperimentOptions): Promise<string> {
   const plan = opts.quick ? QUICK : FULL;
   const { Ks, multiples, loads, common } = plan;
@@ -90,69 +103,96 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
     ', horizon: 65us',
   );
   const variants = [...gridVariants(points, loads), ...gridVariants([f65], [common])];
-  const names = variants.map((v) => v.name);
-  const runOf = (runs: Summary[], p: GridPoint) => runs[names.indexOf(`${p.key}-${loadPct(common)}`)];
-  const sides = [h, f, f65];
-  const grid = gridReader(points, loads);
-  /** 6b's sides at the common load: the default points' runs from the grid, the ablation's own */
-  const spreads = (seedDir: string): PointRun[] => {
-    const results = grid(seedDir);
-    const fromGrid = (p: GridPoint) => results.find((r) => r.point === p)!.runs[loads.indexOf(common)];
-    return [fromGrid(h), fromGrid(f), pointRun(join(seedDir, `${f65.key}-${loadPct(common)}`), common)];
+  const x: Fig6 = {
+    loads,
+    common,
+    harmony,
+    fastpass,
+    points,
+    sides: [h, f, f65],
+    names: variants.map((v) => v.name),
+    grid: gridReader(points, loads),
   };
+  return reproduceVariants(o, {
+    experiment: 'harmony-fig6',
+    paperScale:
+      '144 hosts (9 ToRs of 16) at 100 Gbit/s, 200 ns propagation and 450 ns switching, 128 KB RPCs, Poisson all-to-all, packet-level simulation (§5, §5.2)',
+    figures: fig6Figures(x),
+    variants,
+    table: (so, runs) => fig6Table(x, so, runs),
+    values: (runs, seedDir) => fig6Values(x, runs, seedDir),
+  });
+}
 
-  /**
-   * The regions' edges: at each load, the least worst-case slowdown at which each scheme sustains it;
-   * their ratio at the highest load both sustain (the paper: the regions "closely match")
-   */
-  const edges = (results: PointResult[]) => {
-    const of = (ps: GridPoint[]) => results.filter((r) => ps.includes(r.point));
-    const rows = loads.map((L) => ({
-      L,
-      harmony: edgeAt(of(harmony), L),
-      fastpass: edgeAt(of(fastpass), L),
-    }));
-    const both = rows.filter((r) => Number.isFinite(r.harmony) && Number.isFinite(r.fastpass)).at(-1);
-    return { rows, both };
+/** A side's run at the common load. */
+function runOf(x: Fig6, runs: Summary[], p: GridPoint): Summary {
+  return runs[x.names.indexOf(`${p.key}-${loadPct(x.common)}`)];
+}
+
+/** 6b's sides at the common load: the default points' runs from the grid, the ablation's own. */
+function spreads(x: Fig6, seedDir: string): PointRun[] {
+  const results = x.grid(seedDir);
+  const fromGrid = (p: GridPoint) => results.find((r) => r.point === p)!.runs[x.loads.indexOf(x.common)];
+  const [h, f, f65] = x.sides;
+  return [fromGrid(h), fromGrid(f), pointRun(join(seedDir, `${f65.key}-${loadPct(x.common)}`), x.common)];
+}
+
+/**
+ * The regions' edges: at each load, the least worst-case slowdown at which each scheme sustains it;
+ * their ratio at the highest load both sustain (the paper: the regions "closely match").
+ */
+function edges(x: Fig6, results: PointResult[]) {
+  const of = (ps: GridPoint[]) => results.filter((r) => ps.includes(r.point));
+  const rows = x.loads.map((L) => ({
+    L,
+    harmony: edgeAt(of(x.harmony), L),
+    fastpass: edgeAt(of(x.fastpass), L),
+  }));
+  const both = rows.filter((r) => Number.isFinite(r.harmony) && Number.isFinite(r.fastpass)).at(-1);
+  return { rows, both };
+}
+
+function fig6Values(x: Fig6, runs: Summary[], seedDir: string): Record<string, number> {
+  const { loads, sides } = x;
+  const [h, f] = sides;
+  const results = x.grid(seedDir);
+  const v = gridValues(results);
+  const { both } = edges(x, results);
+  v.region_load = both?.L ?? 0;
+  if (both) v.region_slowdown_ratio = both.harmony / both.fastpass;
+  const c = spreads(x, seedDir);
+  SIDES.forEach((side, i) => {
+    const s: CountedSpread = c[i].spread;
+    v[`${side.key}_missing`] = s.missing;
+    for (const [key] of SPREAD) {
+      const q = s[key];
+      if (q !== null) v[`${side.key}_${key}`] = q;
+    }
+    const d = delays(runOf(x, runs, sides[i]));
+    v[`${side.key}_wait_us`] = us(d.hostWait.meanNs);
+    v[`${side.key}_queueing_us`] = us(d.queueing.meanNs);
+  });
+  // why messages were rejected at the highest load swept, at the default point (the paper's rule)
+  const top = loads[loads.length - 1];
+  const hTop = runs[x.names.indexOf(`${h.key}-${loadPct(top)}`)].harmony!;
+  for (const [key] of REASONS) v[`harmony_rejects_${key}`] = hTop.rejects[key];
+  v.fastpass_rejects = runs[x.names.indexOf(`${f.key}-${loadPct(top)}`)].fastpass!.messages!.rejected;
+  v.admissible_window_us = us(h.deltaNs);
+  const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? a / b : null);
+  const r = {
+    mean_ratio: ratio(c[0].spread.mean, c[1].spread.mean),
+    p99_ratio: ratio(c[0].spread.p99, c[1].spread.p99),
+    mean_ratio_horizon65: ratio(c[0].spread.mean, c[2].spread.mean),
+    p99_ratio_horizon65: ratio(c[0].spread.p99, c[2].spread.p99),
   };
+  for (const [key, q] of Object.entries(r)) if (q !== null) v[key] = q;
+  return v;
+}
 
-  const values = (runs: Summary[], seedDir: string): Record<string, number> => {
-    const results = grid(seedDir);
-    const v = gridValues(results);
-    const { both } = edges(results);
-    v.region_load = both?.L ?? 0;
-    if (both) v.region_slowdown_ratio = both.harmony / both.fastpass;
-    const c = spreads(seedDir);
-    SIDES.forEach((side, i) => {
-      const s: CountedSpread = c[i].spread;
-      v[`${side.key}_missing`] = s.missing;
-      for (const [key] of SPREAD) {
-        const x = s[key];
-        if (x !== null) v[`${side.key}_${key}`] = x;
-      }
-      const d = delays(runOf(runs, sides[i]));
-      v[`${side.key}_wait_us`] = us(d.hostWait.meanNs);
-      v[`${side.key}_queueing_us`] = us(d.queueing.meanNs);
-    });
-    // why messages were rejected at the highest load swept, at the default point (the paper's rule)
-    const top = loads[loads.length - 1];
-    const hTop = runs[names.indexOf(`${h.key}-${loadPct(top)}`)].harmony!;
-    for (const [key] of REASONS) v[`harmony_rejects_${key}`] = hTop.rejects[key];
-    v.fastpass_rejects = runs[names.indexOf(`${f.key}-${loadPct(top)}`)].fastpass!.messages!.rejected;
-    v.admissible_window_us = us(h.deltaNs);
-    const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? a / b : null);
-    const r = {
-      mean_ratio: ratio(c[0].spread.mean, c[1].spread.mean),
-      p99_ratio: ratio(c[0].spread.p99, c[1].spread.p99),
-      mean_ratio_horizon65: ratio(c[0].spread.mean, c[2].spread.mean),
-      p99_ratio_horizon65: ratio(c[0].spread.p99, c[2].spread.p99),
-    };
-    for (const [key, x] of Object.entries(r)) if (x !== null) v[key] = x;
-    return v;
-  };
-
+function fig6Figures(x: Fig6) {
+  const { loads, common, points } = x;
   const at = `at load ${common}`;
-  const figures = [
+  return [
     {
       id: 'admissible_window_us',
       label:
@@ -253,61 +293,54 @@ export async function runFig6(opts: ExperimentOptions): Promise<string> {
     ]),
     ...gridFigures(points),
   ];
+}
 
-  return reproduceVariants(o, {
-    experiment: 'harmony-fig6',
-    paperScale:
-      '144 hosts (9 ToRs of 16) at 100 Gbit/s, 200 ns propagation and 450 ns switching, 128 KB RPCs, Poisson all-to-all, packet-level simulation (§5, §5.2)',
-    figures,
-    variants,
-    table: (so, runs) => {
-      const results = grid(so.out);
-      const { rows: edgeRows } = edges(results);
-      const c = spreads(so.out);
-      const cell = (x: number | null) => (x === null ? '∞' : fmt(x, 2));
-      const lat = sides.map((p, i) => {
-        const s = c[i].spread;
-        const d = delays(runOf(runs, p));
-        return `| ${p.label} | ${s.flows - s.missing}/${s.flows} | ${SPREAD.map(([key]) => cell(s[key])).join(' | ')} | ${fmt(us(d.hostWait.meanNs), 1)} | ${fmt(us(d.queueing.meanNs), 1)} |`;
-      });
-      const v = values(runs, so.out);
-      const table = [
-        `### Fig. 6a: feasibility regions over K × δadmission (${so.file})`,
-        '',
-        '"Not done": messages rejected (the paper’s rule), failed, or not delivered by the end of the drain, of those that arrived.',
-        '',
-        ...gridTable(results, loads, [harmony, fastpass]),
-        '',
-        'The regions’ edges: the least worst-case slowdown at which each scheme sustains a load (- : no point does).',
-        '',
-        `| load | ${loads.join(' | ')} |`,
-        `| --- | ${loads.map(() => '---').join(' | ')} |`,
-        ...(['harmony', 'fastpass'] as const).map(
-          (k) =>
-            `| ${k === 'harmony' ? 'Harmony' : 'Fastpass'} | ${edgeRows
-              .map((r) => (Number.isFinite(r[k]) ? fmt(r[k], 2) : '-'))
-              .join(' | ')} |`,
-        ),
-        '',
-        `### Fig. 6b/6c: slowdown spread and where the delay goes, load ${common}`,
-        '',
-        'Every message counted: one not done is an infinite slowdown (∞ where a quantile falls on one; no mean while any is missing). Sender wait and switch queueing: means over the messages delivered.',
-        '',
-        '| point | done | slowdown min | mean | p99 | p99.9 | max | sender wait mean (µs) | worst switch queueing mean (µs) |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-        ...lat,
-        '',
-        `Harmony / Fastpass: mean ${fmt(v.mean_ratio ?? null, 2)}× (the paper: ~2×), p99 ${fmt(v.p99_ratio ?? null, 2)}× (the paper: ~1.3×); against Fastpass with a 65 µs horizon: mean ${fmt(v.mean_ratio_horizon65 ?? null, 2)}×, p99 ${fmt(v.p99_ratio_horizon65 ?? null, 2)}×.`,
-      ].join('\n');
-      writeTable(so.out, 'fig6', table, {
-        loads,
-        common,
-        points: results,
-        sides: sides.map((p, i) => ({ key: p.key, ...c[i] })),
-        values: v,
-      });
-      return table;
-    },
-    values,
+function fig6Table(x: Fig6, so: ExperimentOptions & { out: string }, runs: Summary[]): string {
+  const { loads, common, sides, harmony, fastpass } = x;
+  const results = x.grid(so.out);
+  const { rows: edgeRows } = edges(x, results);
+  const c = spreads(x, so.out);
+  const cell = (q: number | null) => (q === null ? '∞' : fmt(q, 2));
+  const lat = sides.map((p, i) => {
+    const s = c[i].spread;
+    const d = delays(runOf(x, runs, p));
+    return `| ${p.label} | ${s.flows - s.missing}/${s.flows} | ${SPREAD.map(([key]) => cell(s[key])).join(' | ')} | ${fmt(us(d.hostWait.meanNs), 1)} | ${fmt(us(d.queueing.meanNs), 1)} |`;
   });
+  const v = fig6Values(x, runs, so.out);
+  const table = [
+    `### Fig. 6a: feasibility regions over K × δadmission (${so.file})`,
+    '',
+    '"Not done": messages rejected (the paper’s rule), failed, or not delivered by the end of the drain, of those that arrived.',
+    '',
+    ...gridTable(results, loads, [harmony, fastpass]),
+    '',
+    'The regions’ edges: the least worst-case slowdown at which each scheme sustains a load (- : no point does).',
+    '',
+    `| load | ${loads.join(' | ')} |`,
+    `| --- | ${loads.map(() => '---').join(' | ')} |`,
+    ...(['harmony', 'fastpass'] as const).map(
+      (k) =>
+        `| ${k === 'harmony' ? 'Harmony' : 'Fastpass'} | ${edgeRows
+          .map((r) => (Number.isFinite(r[k]) ? fmt(r[k], 2) : '-'))
+          .join(' | ')} |`,
+    ),
+    '',
+    `### Fig. 6b/6c: slowdown spread and where the delay goes, load ${common}`,
+    '',
+    'Every message counted: one not done is an infinite slowdown (∞ where a quantile falls on one; no mean while any is missing). Sender wait and switch queueing: means over the messages delivered.',
+    '',
+    '| point | done | slowdown min | mean | p99 | p99.9 | max | sender wait mean (µs) | worst switch queueing mean (µs) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...lat,
+    '',
+    `Harmony / Fastpass: mean ${fmt(v.mean_ratio ?? null, 2)}× (the paper: ~2×), p99 ${fmt(v.p99_ratio ?? null, 2)}× (the paper: ~1.3×); against Fastpass with a 65 µs horizon: mean ${fmt(v.mean_ratio_horizon65 ?? null, 2)}×, p99 ${fmt(v.p99_ratio_horizon65 ?? null, 2)}×.`,
+  ].join('\n');
+  writeTable(so.out, 'fig6', table, {
+    loads,
+    common,
+    points: results,
+    sides: sides.map((p, i) => ({ key: p.key, ...c[i] })),
+    values: v,
+  });
+  return table;
 }
