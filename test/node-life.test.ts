@@ -44,7 +44,7 @@ describe('node life: moves', () => {
     expect(exit(kill(running), false, 'signal SIGKILL')).toEqual({ is: 'killed' });
     expect(exit(stop(running), false, 'signal SIGTERM')).toEqual({
       is: 'stopped',
-      exited: true,
+      gone: true,
       stopping: null,
     });
     expect(exit(restart(stop(running)), false, 'exit code 0')).toEqual({ is: 'restarting' });
@@ -67,10 +67,13 @@ describe('node life: moves', () => {
     expect(relinked(life)).toEqual(running);
   });
 
-  it('a crashed node can be started again (its container is still there)', () => {
+  it('a crashed or killed node can be started again (its container is still there); a live one cannot', () => {
     const crashed = exit(running, false, 'exit code 1');
     expect(canRestart(crashed)).toBe(true);
     expect(restart(crashed)).toEqual({ is: 'restarting' });
+    expect(restart(kill(running))).toEqual({ is: 'restarting' });
+    for (const life of [starting, running, { is: 'paused', until: 1 } as Life, { is: 'restarting' } as Life])
+      expect(canRestart(life), life.is).toBe(false);
   });
 
   it('a pause stops the process until the grant passes its end', () => {
@@ -80,8 +83,8 @@ describe('node life: moves', () => {
   });
 
   it('a stop keeps whether the process is already gone', () => {
-    expect(stop(exit(running, false, 'x'))).toMatchObject({ is: 'stopped', exited: true });
-    expect(stop(running)).toMatchObject({ is: 'stopped', exited: false });
+    expect(stop(exit(running, false, 'x'))).toMatchObject({ is: 'stopped', gone: true });
+    expect(stop(running)).toMatchObject({ is: 'stopped', gone: false });
   });
 
   it('moves a state does not allow throw, naming both', () => {
@@ -102,14 +105,14 @@ describe('node life: what each state allows', () => {
     running,
     { is: 'paused', until: 100 },
     { is: 'killed' },
-    { is: 'stopped', exited: false, stopping: null },
-    { is: 'stopped', exited: true, stopping: null },
+    { is: 'stopped', gone: false, stopping: null },
+    { is: 'stopped', gone: true, stopping: null },
     { is: 'restarting' },
     { is: 'relinking', pending: 2 },
     { is: 'crashed', why: 'x' },
     { is: 'exited' },
   ];
-  const label = (l: Life): string => (l.is === 'stopped' ? `stopped${l.exited ? '+exited' : ''}` : l.is);
+  const label = (l: Life): string => (l.is === 'stopped' ? `stopped${l.gone ? '+gone' : ''}` : l.is);
 
   it('live: a process to talk to, that the timeline has not ended', () => {
     expect(all.filter(isLive).map(label)).toEqual(['starting', 'running', 'paused', 'stopped', 'relinking']);

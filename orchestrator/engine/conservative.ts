@@ -18,6 +18,7 @@ import {
   relinked,
   restart,
   stop,
+  takesGrants,
   wake,
 } from './node-life.js';
 import { type Progress, stallDiagnosis } from './progress.js';
@@ -97,8 +98,7 @@ class Conservative implements TimeDriver {
     let slowest = Number.POSITIVE_INFINITY;
     let holder: string | undefined;
     for (const n of this.host.live()) {
-      if (!(n.life.is === 'running' || n.life.is === 'paused') || !n.stats || n.stats.now >= slowest)
-        continue;
+      if (!takesGrants(n.life) || !n.stats || n.stats.now >= slowest) continue;
       slowest = n.stats.now;
       holder = n.config.name;
     }
@@ -303,7 +303,14 @@ class Conservative implements TimeDriver {
 
   /** The fabric reached a node's restart time: its container is started again. */
   private restart(n: NodeState): void {
-    if (!canRestart(n.life)) return;
+    if (n.life.is === 'restarting' || n.life.is === 'relinking') return; // under way
+    if (!canRestart(n.life)) {
+      // the fabric would wait here for a process that never comes
+      this.host.fail(
+        `${n.config.name}: the timeline starts it at ${this.relNow()} ns, but it is ${n.life.is}, not stopped`,
+      );
+      return;
+    }
     const stopping = n.life.is === 'stopped' ? n.life.stopping : null;
     n.life = restart(n.life);
     const c = this.host.runtime()?.containers;
@@ -407,7 +414,7 @@ class Conservative implements TimeDriver {
           ?.resume(n.config.name)
           .catch(() => {});
       }
-      if (n.conn && !n.conn.closed && isGranted(n)) n.conn.send({ type: 'grant', until });
+      if (n.conn && !n.conn.closed && takesGrants(n.life)) n.conn.send({ type: 'grant', until });
     }
   }
 
@@ -515,9 +522,4 @@ class Conservative implements TimeDriver {
     }
     return out;
   }
-}
-
-/** It takes grants: running, or paused (its process woken as the grant passes the pause). */
-function isGranted(n: NodeState): boolean {
-  return n.life.is === 'running' || n.life.is === 'paused';
 }

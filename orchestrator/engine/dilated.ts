@@ -201,7 +201,7 @@ class Dilated implements TimeDriver {
         return c!.stopNode(node);
       case 'start':
         // its next control connection is the restarted process: accepted, configured, started (rejoined)
-        if (!canRestart(n.life)) throw new RuntimeError(`${node} is not stopped (${n.life.is})`);
+        if (!canRestart(n.life)) throw new RuntimeError(`${node} is ${n.life.is}, not stopped`);
         n.life = restart(n.life);
         return c!.startNode(node);
       case 'disconnect':

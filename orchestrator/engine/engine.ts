@@ -435,7 +435,8 @@ export class StartedEngine implements AsyncDisposable {
       n.report = report;
       this.time.haltReported(n);
     } else if (n.life.is === 'stopped') {
-      // dilated mode: `docker stop`'s SIGTERM made a stopped node report up to its stop
+      // a node whose container the timeline stopped without a halt before (a halted one reported
+      // then) reports on the stop's SIGTERM: what it carried up to its stop
       n.report = { ...report, end: 'halt' };
     } else if (n.life.is !== 'killed') {
       if (n.report?.end === 'halt') n.earlier.push(n.report);

@@ -11,7 +11,10 @@
  *              ending)    └──exit (unplanned)──▶ crashed ──restart──▶ restarting
  * ```
  *
- * A kill or a stop comes from any state but `exited` (the run's end).
+ * A kill or a stop comes from any state but `exited` (the run's end); a restart from `stopped`, and
+ * also from `killed` or `crashed` (the container is there to start). Only conservative mode moves a
+ * node to `paused` (its process stopped for real while the grant has not passed the pause, so the
+ * barrier does not wait for it); in dilated mode a pause is the runtime's SIGSTOP on a running node.
  *
  * Every exit of a killed, stopped or restarting node is planned; any other exit while the run goes on
  * is a crash, except during start-up, where it ends the start-up instead.
@@ -28,7 +31,7 @@ export type Life =
   /** killed by the timeline (conservative mode: at its halt); its process dies, or has */
   | { is: 'killed' }
   /** its container stopped by the timeline; `stopping`: the `docker stop` under way (conservative mode) */
-  | { is: 'stopped'; exited: boolean; stopping: Promise<void> | null }
+  | { is: 'stopped'; gone: boolean; stopping: Promise<void> | null }
   /** started again by the timeline: its next control connection is the new process */
   | { is: 'restarting' }
   /** conservative mode: the new process is ready; `pending` peers have yet to start a link session with it */
@@ -37,8 +40,6 @@ export type Life =
   | { is: 'crashed'; why: string }
   /** its process ended: at the run's end, or during start-up */
   | { is: 'exited' };
-
-export type LifeState = Life['is'];
 
 /** What the orchestrator knows of one node. */
 export interface NodeState {
@@ -123,15 +124,15 @@ export function kill(life: Life): Life {
 /** The timeline stops its container (`stopping`: the stop under way). */
 export function stop(life: Life, stopping: Promise<void> | null = null): Life {
   if (life.is === 'exited') illegal(life, 'stop');
-  return { is: 'stopped', exited: life.is === 'stopped' ? life.exited : !isLive(life), stopping };
+  return { is: 'stopped', gone: life.is === 'stopped' ? life.gone : !isLive(life), stopping };
 }
 
-/** Whether the timeline can start its container again: stopped, or crashed (its container is there). */
+/** Whether the timeline can start its container again: stopped, killed or crashed (its container is there). */
 export function canRestart(life: Life): boolean {
-  return life.is === 'stopped' || life.is === 'crashed';
+  return life.is === 'stopped' || life.is === 'killed' || life.is === 'crashed';
 }
 
-/** The timeline starts its stopped (or crashed) container again. */
+/** The timeline starts its stopped (or killed, or crashed) container again. */
 export function restart(life: Life): Life {
   if (!canRestart(life)) illegal(life, 'restart');
   return { is: 'restarting' };
@@ -150,7 +151,7 @@ export function exit(life: Life, ending: boolean, why: string): Life {
     case 'exited':
       return life;
     case 'stopped':
-      return { ...life, exited: true };
+      return { ...life, gone: true };
     case 'starting':
       return { is: 'exited' };
     default:
@@ -167,13 +168,16 @@ export function isLive(life: Life): boolean {
     case 'restarting':
       return false;
     case 'stopped':
-      return !life.exited;
+      return !life.gone;
     default:
       return true;
   }
 }
 
-/** Conservative mode: it takes the grants (running, or paused with its process to wake as the grant passes). */
+/**
+ * Conservative mode: it takes the grants: running, or paused (its process woken as the grant passes
+ * the pause), or starting (before traffic, when no grant goes out yet).
+ */
 export function takesGrants(life: Life): boolean {
   return life.is === 'running' || life.is === 'paused' || life.is === 'starting';
 }

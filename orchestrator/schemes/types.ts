@@ -2,7 +2,9 @@
  * The orchestrator's side of a scheme (docs/conventions.md §2): what its `scheme:` section accepts and resolves to,
  * which arbiters it attaches to the topology, what each node's config carries for it, and the summary
  * section and report lines it makes from the run. The orchestrator's run loop, planner and collector
- * only go through this interface; a new scheme is a folder here plus a line in `index.ts`.
+ * only go through this interface. A built-in scheme is a folder `schemes/<kind>/` whose index.ts is its
+ * definition, plus a line in ./index.ts (the registry); a scheme of the user's own is a module a scenario
+ * names.
  */
 import type { NodeEvent, NodeReport, SchemeNodeConfig } from '../../core/messages.js';
 import type { LinkParams, Topology, TopoNode } from '../../topology/types.js';
