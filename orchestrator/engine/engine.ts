@@ -368,6 +368,8 @@ export class StartedEngine implements AsyncDisposable {
       return;
     }
     const rejoining = n.conn !== null;
+    // a restarted node starts when its time driver says (restartConfig re-bases its flows on it)
+    if (rejoining) n.restartAt = this.time.restartAt(n);
     n.conn = conn;
     this.runtime?.nodeConnected?.(conn.name, conn);
     conn.on('message', (m) => this.onMessage(n, m, rejoining, startUp));
@@ -464,7 +466,6 @@ export class StartedEngine implements AsyncDisposable {
    * and their records, died with the old process, as on a real reboot.
    */
   private restartConfig(n: NodeState): NodeConfig {
-    n.restartAt = this.time.restartAt(n);
     const config = n.config;
     if (!config.flows) return config;
     const shift = n.restartAt - this.trafficStart;
