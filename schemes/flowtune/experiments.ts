@@ -422,171 +422,188 @@ export async function runLoads(opts: ExperimentOptions): Promise<string> {
       ...ablations.map((a) => ({ name: `${a.key}-${load}`, set: { ...at, ...a.set } })),
     ];
   });
-  const bucket = (s: Summary, b: string) => s.flows.bySize[b];
-  /** a normalized ratio's figure, beside the paper's value for its range against `against` */
-  const normFigure = (id: string, label: string, against: 'dctcp' | 'pfabric', range: string) => {
-    const paper = paperRatio(against, range);
-    return {
-      id,
-      label,
-      unit: '×',
-      paper,
-      ...(paper !== null && { source: '§6.5, over the loads' }),
-      digits: 2,
-    };
-  };
-  const versus = (against: 'dctcp' | 'pfabric', load: number) =>
-    PAPER_RANGES.map(([range]) =>
-      normFigure(
-        `norm_${against === 'dctcp' ? 'dc' : 'pf'}_${range}_${load}`,
-        `normalized p99 FCT of ${range}-packet flowlets, ${against === 'dctcp' ? 'DCTCP' : 'pFabric'} / Flowtune, load ${load}`,
-        against,
-        range,
-      ),
-    );
   return reproduceVariants(opts, {
     experiment: 'flowtune-loads',
     paperScale: '9 racks of 16 servers at 10 Gbit/s (ns2), loads 0.2–0.8',
-    figures: loads.flatMap((load) => [
-      ...versus('dctcp', load),
-      ...versus('pfabric', load),
-      {
-        id: `ratio_1_${load}`,
-        label: `raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune, load ${load} (not normalized)`,
-        unit: '×',
-        paper: null,
-        digits: 1,
-      },
-      {
-        id: `slow_1_${load}`,
-        label: `normalized FCT p99 of 1-packet flowlets, Flowtune, load ${load}`,
-        unit: '×',
-        paper: null,
-        digits: 2,
-      },
-      {
-        id: `slow_1_dctcp_${load}`,
-        label: `the same, DCTCP, load ${load}`,
-        unit: '×',
-        paper: null,
-        digits: 2,
-      },
-      {
-        id: `slow_1_pf_${load}`,
-        label: `the same, pFabric, load ${load}`,
-        unit: '×',
-        paper: null,
-        digits: 2,
-      },
-      ...(ablations.length > 0
-        ? (['1', '2-10'] as const).flatMap((range) => [
-            normFigure(
-              `norm_dc_${range}_iw2_${load}`,
-              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
-              'dctcp',
-              range,
-            ),
-            normFigure(
-              `norm_dc_${range}_nicecn_${load}`,
-              `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
-              'dctcp',
-              range,
-            ),
-            normFigure(
-              `norm_dc_${range}_acks_${load}`,
-              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune leaving ACKs their room (headroom ${(0.01 + ACK_SHARE).toFixed(3)}), load ${load} (ablation)`,
-              'dctcp',
-              range,
-            ),
-            normFigure(
-              `norm_dc_${range}_thr_${load}`,
-              `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune at update threshold 0.05, load ${load} (ablation)`,
-              'dctcp',
-              range,
-            ),
-          ])
-        : []),
-      ...(ablations.length > 0
-        ? [
-            {
-              id: `slow_1_acks_${load}`,
-              label: `normalized FCT p99 of 1-packet flowlets, Flowtune leaving ACKs their room, load ${load} (ablation)`,
-              unit: '×',
-              paper: null,
-              digits: 2,
-            },
-            {
-              id: `slow_1_thr_${load}`,
-              label: `the same, Flowtune at update threshold 0.05, load ${load} (ablation)`,
-              unit: '×',
-              paper: null,
-              digits: 2,
-            },
-          ]
-        : []),
-      {
-        id: `queue_ratio_${load}`,
-        label: `p99 queue, DCTCP / Flowtune, load ${load}`,
-        unit: '×',
-        paper: load === 0.8 ? 12 : null,
-        ...(load === 0.8 && { source: '§6.5, queueing delay at 0.8' }),
-        digits: 1,
-      },
-    ]),
+    figures: loadsFigures(loads, ablations.length > 0),
     variants,
     table: (o, runs) => loadsTable(o, loads, runs, perLoad),
-    values: (runs, out) => {
-      const v: Record<string, number> = {};
-      loads.forEach((load, i) => {
-        const [ft, dc, pf] = runs.slice(perLoad * i, perLoad * i + SIDES);
-        const [rf, rd, rp] = ['flowtune', 'dctcp', 'pfabric'].map((side) => rangesOf(out, `${side}-${load}`));
-        for (const [range] of PAPER_RANGES)
-          for (const [side, key] of [
-            [rd, 'dc'],
-            [rp, 'pf'],
-          ] as const) {
-            const x = normRatio(side, rf, range);
-            if (x !== undefined) v[`norm_${key}_${range}_${load}`] = x;
-          }
-        const f = bucket(ft, '1')?.p99Ns;
-        const d = bucket(dc, '1')?.p99Ns;
-        if (f !== undefined && d !== undefined && f > 0) v[`ratio_1_${load}`] = d / f;
-        for (const [side, id] of [
-          [ft, `slow_1_${load}`],
-          [dc, `slow_1_dctcp_${load}`],
-          [pf, `slow_1_pf_${load}`],
-        ] as const) {
-          const x = bucket(side, '1')?.p99Slowdown;
-          if (x !== undefined) v[id] = x;
-        }
-        if (ft.queues.p99Bytes > 0) v[`queue_ratio_${load}`] = dc.queues.p99Bytes / ft.queues.p99Bytes;
-        if (ablations.length > 0) {
-          const [fi, di, dn, fa, ft5] = ablations.map((a) => rangesOf(out, `${a.key}-${load}`));
-          for (const range of ['1', '2-10']) {
-            for (const [id, dctcp, flowtune] of [
-              ['iw2', di, fi],
-              ['nicecn', dn, rf],
-              ['acks', rd, fa],
-              ['thr', rd, ft5],
-            ] as const) {
-              const x = normRatio(dctcp, flowtune, range);
-              if (x !== undefined) v[`norm_dc_${range}_${id}_${load}`] = x;
-            }
-          }
-          // the two Flowtune ablations' own runs: the 4th and 5th after the sides
-          const [sa, st] = [3, 4].map((j) => runs[perLoad * i + SIDES + j]);
-          for (const [side, id] of [
-            [sa, `slow_1_acks_${load}`],
-            [st, `slow_1_thr_${load}`],
-          ] as const) {
-            const x = bucket(side, '1')?.p99Slowdown;
-            if (x !== undefined) v[id] = x;
-          }
-        }
-      });
-      return v;
-    },
+    values: (runs, out) => loadsValues(runs, out, loads, perLoad, ablations),
   });
+}
+
+const bucket = (s: Summary, b: string) => s.flows.bySize[b];
+
+/** a normalized ratio's figure, beside the paper's value for its range against `against` */
+function normFigure(id: string, label: string, against: 'dctcp' | 'pfabric', range: string) {
+  const paper = paperRatio(against, range);
+  return {
+    id,
+    label,
+    unit: '×',
+    paper,
+    ...(paper !== null && { source: '§6.5, over the loads' }),
+    digits: 2,
+  };
+}
+const versus = (against: 'dctcp' | 'pfabric', load: number) =>
+  PAPER_RANGES.map(([range]) =>
+    normFigure(
+      `norm_${against === 'dctcp' ? 'dc' : 'pf'}_${range}_${load}`,
+      `normalized p99 FCT of ${range}-packet flowlets, ${against === 'dctcp' ? 'DCTCP' : 'pFabric'} / Flowtune, load ${load}`,
+      against,
+      range,
+    ),
+  );
+
+/** flowtune-loads' figures at each load: the normalized ratios beside the paper's ranges, the raw ratio, each side's slowdown, the queues; the ablations' in full runs. */
+function loadsFigures(loads: readonly number[], withAblations: boolean) {
+  const ablations = withAblations ? [null] : [];
+  return loads.flatMap((load) => [
+    ...versus('dctcp', load),
+    ...versus('pfabric', load),
+    {
+      id: `ratio_1_${load}`,
+      label: `raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune, load ${load} (not normalized)`,
+      unit: '×',
+      paper: null,
+      digits: 1,
+    },
+    {
+      id: `slow_1_${load}`,
+      label: `normalized FCT p99 of 1-packet flowlets, Flowtune, load ${load}`,
+      unit: '×',
+      paper: null,
+      digits: 2,
+    },
+    {
+      id: `slow_1_dctcp_${load}`,
+      label: `the same, DCTCP, load ${load}`,
+      unit: '×',
+      paper: null,
+      digits: 2,
+    },
+    {
+      id: `slow_1_pf_${load}`,
+      label: `the same, pFabric, load ${load}`,
+      unit: '×',
+      paper: null,
+      digits: 2,
+    },
+    ...(ablations.length > 0
+      ? (['1', '2-10'] as const).flatMap((range) => [
+          normFigure(
+            `norm_dc_${range}_iw2_${load}`,
+            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
+            'dctcp',
+            range,
+          ),
+          normFigure(
+            `norm_dc_${range}_nicecn_${load}`,
+            `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
+            'dctcp',
+            range,
+          ),
+          normFigure(
+            `norm_dc_${range}_acks_${load}`,
+            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune leaving ACKs their room (headroom ${(0.01 + ACK_SHARE).toFixed(3)}), load ${load} (ablation)`,
+            'dctcp',
+            range,
+          ),
+          normFigure(
+            `norm_dc_${range}_thr_${load}`,
+            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune at update threshold 0.05, load ${load} (ablation)`,
+            'dctcp',
+            range,
+          ),
+        ])
+      : []),
+    ...(ablations.length > 0
+      ? [
+          {
+            id: `slow_1_acks_${load}`,
+            label: `normalized FCT p99 of 1-packet flowlets, Flowtune leaving ACKs their room, load ${load} (ablation)`,
+            unit: '×',
+            paper: null,
+            digits: 2,
+          },
+          {
+            id: `slow_1_thr_${load}`,
+            label: `the same, Flowtune at update threshold 0.05, load ${load} (ablation)`,
+            unit: '×',
+            paper: null,
+            digits: 2,
+          },
+        ]
+      : []),
+    {
+      id: `queue_ratio_${load}`,
+      label: `p99 queue, DCTCP / Flowtune, load ${load}`,
+      unit: '×',
+      paper: load === 0.8 ? 12 : null,
+      ...(load === 0.8 && { source: '§6.5, queueing delay at 0.8' }),
+      digits: 1,
+    },
+  ]);
+}
+
+/** One seed's figures of flowtune-loads (the runs in variant order: the sides, then the ablations, per load). */
+function loadsValues(
+  runs: Summary[],
+  out: string,
+  loads: readonly number[],
+  perLoad: number,
+  ablations: ReadonlyArray<(typeof ABLATIONS)[number]>,
+): Record<string, number> {
+  const v: Record<string, number> = {};
+  loads.forEach((load, i) => {
+    const [ft, dc, pf] = runs.slice(perLoad * i, perLoad * i + SIDES);
+    const [rf, rd, rp] = ['flowtune', 'dctcp', 'pfabric'].map((side) => rangesOf(out, `${side}-${load}`));
+    for (const [range] of PAPER_RANGES)
+      for (const [side, key] of [
+        [rd, 'dc'],
+        [rp, 'pf'],
+      ] as const) {
+        const x = normRatio(side, rf, range);
+        if (x !== undefined) v[`norm_${key}_${range}_${load}`] = x;
+      }
+    const f = bucket(ft, '1')?.p99Ns;
+    const d = bucket(dc, '1')?.p99Ns;
+    if (f !== undefined && d !== undefined && f > 0) v[`ratio_1_${load}`] = d / f;
+    for (const [side, id] of [
+      [ft, `slow_1_${load}`],
+      [dc, `slow_1_dctcp_${load}`],
+      [pf, `slow_1_pf_${load}`],
+    ] as const) {
+      const x = bucket(side, '1')?.p99Slowdown;
+      if (x !== undefined) v[id] = x;
+    }
+    if (ft.queues.p99Bytes > 0) v[`queue_ratio_${load}`] = dc.queues.p99Bytes / ft.queues.p99Bytes;
+    if (ablations.length > 0) {
+      const [fi, di, dn, fa, ft5] = ablations.map((a) => rangesOf(out, `${a.key}-${load}`));
+      for (const range of ['1', '2-10']) {
+        for (const [id, dctcp, flowtune] of [
+          ['iw2', di, fi],
+          ['nicecn', dn, rf],
+          ['acks', rd, fa],
+          ['thr', rd, ft5],
+        ] as const) {
+          const x = normRatio(dctcp, flowtune, range);
+          if (x !== undefined) v[`norm_dc_${range}_${id}_${load}`] = x;
+        }
+      }
+      // the two Flowtune ablations' own runs: the 4th and 5th after the sides
+      const [sa, st] = [3, 4].map((j) => runs[perLoad * i + SIDES + j]);
+      for (const [side, id] of [
+        [sa, `slow_1_acks_${load}`],
+        [st, `slow_1_thr_${load}`],
+      ] as const) {
+        const x = bucket(side, '1')?.p99Slowdown;
+        if (x !== undefined) v[id] = x;
+      }
+    }
+  });
+  return v;
 }
 
 function loadsTable(
