@@ -249,9 +249,10 @@ class Conservative implements TimeDriver {
   /** where a pause of `node` that starts at `from` (physical ns) ends: its next `resume`, or the end of the run */
   private pauseEnd(node: string, from: number): number {
     const base = this.host.trafficStart();
-    const sc = this.host.scenario;
-    const resume = sc.timeline.find((e) => e.action === 'resume' && e.node === node && e.at > from - base);
-    return (resume ? resume.at : sc.workload.durationNs + sc.run.drainNs) + base;
+    const resume = this.host.scenario.timeline.find(
+      (e) => e.action === 'resume' && e.node === node && e.at > from - base,
+    );
+    return (resume ? resume.at : this.host.endNs()) + base;
   }
 
   /**

@@ -80,11 +80,18 @@ export function startRefusal(scenario: Scenario, runtime: Runtime, force = false
   // a scheme of the user's own: its parts are a file of this machine, which nodes must see
   if (userSchemeDir(scenario.scheme.kind) !== undefined && !runtime.hostFiles)
     return `${scenario.file}: scheme ${scenario.scheme.kind} comes from a module of yours (scheme.module): it runs on the process and docker runtimes; the ${runtime.kind} runtime's containers hold only dcemu's own schemes`;
-  // conservative mode waits at a `start` for the node's new process: there must be one to wait for
-  const orphan = TIME_MODES[scenario.sync].startsNeedStops ? unmatchedStart(scenario.timeline) : undefined;
+  const orphan = orphanStart(scenario, scenario.timeline);
   if (orphan)
     return `${scenario.file}:${orphan.line}: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before (a stop must come first)`;
   return null;
+}
+
+/**
+ * The first `start` in `timeline` that no earlier `stop` left down, where the time mode needs one
+ * (conservative mode waits at a `start` for the node's new process: there must be one to wait for).
+ */
+function orphanStart(scenario: Scenario, timeline: readonly TimelineEvent[]): TimelineEvent | undefined {
+  return TIME_MODES[scenario.sync].startsNeedStops ? unmatchedStart(timeline) : undefined;
 }
 
 /**
@@ -263,6 +270,7 @@ export class StartedEngine implements AsyncDisposable {
       plan,
       clock,
       nodes: this.nodes,
+      endNs: () => this.endNs,
       runtime: () => this.runtime,
       trafficStart: () => this.trafficStart,
       failure: () => this.failure,
@@ -655,9 +663,7 @@ export class StartedEngine implements AsyncDisposable {
       if (CONTAINER_ACTIONS.has(ev.action) && !this.runtime?.containers)
         throw new RuntimeError(`inject: action ${ev.action} needs the docker runtime`);
     }
-    const orphan = TIME_MODES[this.scenario.sync].startsNeedStops
-      ? unmatchedStart([...this.scenario.timeline, ...events])
-      : undefined;
+    const orphan = orphanStart(this.scenario, [...this.scenario.timeline, ...events]);
     if (orphan && events.includes(orphan))
       throw new RuntimeError(
         `inject: start of ${orphan.node} at ${orphan.at} ns: the node was not stopped before`,

@@ -25,6 +25,8 @@ export interface DriverHost {
   readonly plan: Plan;
   readonly clock: PhysClock;
   readonly nodes: ReadonlyMap<string, NodeState>;
+  /** where the run ends, virtual ns since traffic start: the workload's duration and the drain */
+  endNs(): number;
   runtime(): StartedRuntime | null;
   /** physical ns of the traffic start: the timeline and the workload count from it */
   trafficStart(): number;
