@@ -6,8 +6,11 @@
 import { type Frame, PRIORITIES } from './frame.js';
 
 export interface Discipline {
-  /** takes `frame`; false when the discipline's own limit refuses it (a credit queue's length cap) */
-  enqueue(frame: Frame): boolean;
+  /**
+   * takes `frame`, offered at physical `now`; false when the discipline's own limit refuses it (a
+   * credit queue's length cap)
+   */
+  enqueue(frame: Frame, now: number): boolean;
   /** Next frame to start transmitting at `start`, or null if none is eligible then. */
   dequeue(start: number): Frame | null;
   /** Earliest time a frame becomes eligible when `dequeue` returned null while frames wait. */
@@ -21,6 +24,13 @@ export interface Discipline {
    * arrival, as drop-tail does. Absent: drop-tail.
    */
   pushOut?(frame: Frame, needBytes: number): { frames: number; bytes: number };
+  /**
+   * Frames it refused or dropped for want of room since the last call, which the port counts as
+   * congestion drops (a host qdisc's limits and AQM); absent: its refusals are its scheme's to count.
+   */
+  drops?(): number;
+  /** frames it marked CE itself since the last call (CoDel's marks), counted with the port's */
+  marks?(): number;
   readonly length: number;
 }
 

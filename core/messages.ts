@@ -85,6 +85,25 @@ export interface BaselineTransportConfig {
   dupAcks: number;
 }
 
+/** A host's NIC queueing discipline (node/qdisc/): Linux's fq_codel, fq or pfifo_fast, or dcemu's 8 strict-priority FIFOs. */
+export type QdiscKind = 'fq_codel' | 'fq' | 'pfifo_fast' | 'prio';
+
+/**
+ * The host stack under the transport (`host:` in a scenario, docs/scenarios.md#host): what bounds what
+ * a flow may hand its NIC, and the NIC's qdisc.
+ */
+export interface HostStackConfig {
+  /** the preset the fields came from: `linux` (Linux's defaults) or `unbounded` (no limits, dcemu before) */
+  stack: 'linux' | 'unbounded';
+  qdisc: QdiscKind;
+  /** a flow's socket send buffer: at most this many payload bytes sent and not acknowledged (0: no limit) */
+  sendBufferBytes: number;
+  /** TCP small queues' cap on a flow's bytes in the qdisc and NIC (tcp_limit_output_bytes; 0: no TSQ) */
+  smallQueueBytes: number;
+  /** the congestion window grows only while it limits what the flow sends (Linux's tcp_is_cwnd_limited) */
+  cwndValidation: boolean;
+}
+
 /** Unreliable, uncontrolled traffic (no acks, no retransmissions), paced at a fixed rate. */
 export interface UdpTransportConfig {
   kind: 'udp';
@@ -235,6 +254,8 @@ export interface NodeConfig {
   jitter?: { stamp?: Dist; send?: Dist };
   /** hosts only */
   transport?: TransportConfig;
+  /** hosts only: the stack under the transport (absent: unbounded, dcemu's NIC before the stack was modelled) */
+  host?: HostStackConfig;
   flows?: FlowSpec[];
   /** packet capture of some of the node's egress ports (`run.capture`) */
   capture?: CaptureConfig;

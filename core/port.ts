@@ -202,8 +202,12 @@ export class EgressPort {
       frame.e = Ecn.Ce;
       this.stats.ecnMarks++;
     }
-    // the discipline's own limit (not the buffer): the scheme behind it counts what it refused
-    if (!this.discipline.enqueue(frame)) return false;
+    // the discipline's own limit (not the buffer): a host qdisc's refusals are drops, a scheme's
+    // discipline counts what it refused itself
+    if (!this.discipline.enqueue(frame, now)) {
+      this.settle(this.discipline);
+      return false;
+    }
     this.queuedBytes += frame.z;
     if (occ + frame.z > this.stats.maxBytes) this.stats.maxBytes = occ + frame.z;
     this.pump(now);
@@ -221,7 +225,7 @@ export class EgressPort {
         return;
       }
       let f = d.dequeue(start);
-      if (d.discarded !== undefined) this.queuedBytes -= d.discarded();
+      this.settle(d);
       if (f === null) {
         if (d.length === 0) return;
         // nothing eligible at the earliest start (a rate-limited class): when something is within the
@@ -233,7 +237,7 @@ export class EgressPort {
         }
         start = eligible;
         f = d.dequeue(start);
-        if (d.discarded !== undefined) this.queuedBytes -= d.discarded();
+        this.settle(d);
         if (f === null && d.length === 0) return;
         if (f === null)
           throw new Error(`port ${this.index}: the discipline promised a frame at ${start} and had none`);
@@ -255,6 +259,13 @@ export class EgressPort {
       if (this.capture !== null) this.capture(this.index, f, start, verdict);
       if (verdict === WireVerdict.Pass) this.sink(this.index, f);
     }
+  }
+
+  /** what the discipline discarded, dropped or marked itself: the port's books */
+  private settle(d: Discipline): void {
+    if (d.discarded !== undefined) this.queuedBytes -= d.discarded();
+    if (d.drops !== undefined) this.stats.dropsCongestion += d.drops();
+    if (d.marks !== undefined) this.stats.ecnMarks += d.marks();
   }
 
   private armWake(t: number): void {

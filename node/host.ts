@@ -15,14 +15,17 @@ import { isStampedMessage, newClockSeries, PtpPort, ptpStart, type SteerableCloc
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import type { HostPart } from '../scheme/parts.js';
+import { type HostQdisc, TxLedger } from './qdisc/index.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
-import type { TransportComponents } from './transport/types.js';
+import type { Nic, TransportComponents } from './transport/types.js';
 
 /** How often a free-running clock's true error is recorded (PTP runs use `ptp.sample`). */
 const FREE_CLOCK_SAMPLE_NS = 10_000;
 
 export class Host implements Role {
   private readonly transport: Transport;
+  /** what each flow has in the qdisc and NIC, when the stack runs TCP small queues */
+  private readonly ledger: TxLedger | null = null;
   /** the host's PTP port, when the scenario synchronizes clocks */
   private readonly ptp: PtpPort | null = null;
   /** without PTP, an emulated clock runs free: its true error is still recorded */
@@ -55,16 +58,27 @@ export class Host implements Role {
     if (!port) throw new Error(`host ${cfg.name}: no NIC port in config`);
     const sched = ctx.sched;
     // the transport works in node time; the port takes the physical time of the event being handled
-    const nic = {
+    const nic: Nic = {
       send: (f: Frame) => port.send(f, sched.current),
       rateBps: port.params.rateBps,
       backlog: () => port.occupancy(sched.current),
     };
+    // TCP small queues: the NIC's qdisc tells the ledger what each flow has in it and on the wire
+    const stack = cfg.host;
+    const qdisc = port.discipline as Partial<HostQdisc>;
+    if (stack !== undefined && stack.smallQueueBytes > 0 && qdisc.accounting !== undefined) {
+      const ledger = new TxLedger(cfg.id, sched);
+      qdisc.accounting = ledger;
+      this.ledger = ledger;
+      nic.flowBacklog = (flow) => ledger.bytes(flow, sched.current);
+      nic.throttle = (flow, wake) => ledger.throttle(flow, sched.current, wake);
+    }
     const delivered = new Set<number>();
     const components: TransportComponents = {
       hostId: cfg.id,
       clock: ctx.clock,
       nic,
+      ...(stack !== undefined && { stack }),
       metrics: ctx.metrics,
       // flow records are measurements: physical time, not the host's clock; a flow a scheme handed to
       // its best-effort transport after part of it arrived is delivered once
@@ -254,6 +268,7 @@ export class Host implements Role {
   stop(): void {
     for (const t of this.timers) this.ctx.sched.cancel(t);
     this.transport.stop();
+    this.ledger?.stop();
     this.ptp?.stop();
     this.ctx.sched.cancel(this.freeTimer);
     this.ctx.sched.cancel(this.sampler);

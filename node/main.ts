@@ -2,8 +2,9 @@
 import { runNode } from '../core/node-runtime.js';
 import { schemePart } from '../scheme/parts.js';
 import { Host } from './host.js';
+import { hostDiscipline } from './qdisc/index.js';
 
 await runNode('host', async (config) => {
   const part = await schemePart(config, 'host');
-  return { role: (ctx) => new Host(ctx, part), detector: part?.detector, discipline: part?.discipline };
+  return { role: (ctx) => new Host(ctx, part), detector: part?.detector, discipline: part?.discipline ?? hostDiscipline };
 });

@@ -8,6 +8,12 @@
  * duplicate acknowledgements (NewReno-style partial acks) and by a retransmission timeout with
  * exponential back-off (go-back-N from the first unacknowledged frame; the receiver keeps what
  * arrived out of order, so its cumulative ack skips what it already has).
+ *
+ * Under a Linux host stack (`host.stack: linux`, TransportComponents.stack) the socket bounds a flow as
+ * Linux's does: its send buffer caps what is sent and not acknowledged (tcp_wmem), TCP small queues
+ * stop it while its bytes in the qdisc and NIC exceed max(2 frames, ~1 ms at its pacing rate) capped
+ * at tcp_limit_output_bytes (tcp_small_queue_check), and its window grows only while the window is
+ * what limits it (tcp_is_cwnd_limited). Without one (`unbounded`) a flow hands the NIC its whole window.
  */
 
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../../core/frame.js';
@@ -69,6 +75,12 @@ class SendFlow implements SenderStats {
   paceBps = 0;
   nextSendAt = 0;
   paceTimer: Timer | null = null;
+  /** waiting for its bytes in the qdisc and NIC to leave (TCP small queues) */
+  tsqWaiting = false;
+  /** tcp_cwnd_validate's memory: whether the window limited the flow, the most in flight, until when */
+  cwndLimited = false;
+  maxOut = 0;
+  usageSeq = 0;
   readonly nSeg: number;
 
   constructor(
@@ -136,6 +148,11 @@ export class BaselineTransport implements Transport {
   private readonly cfg: BaselineTransportConfig;
   /** the receive window in full frames (at least one) */
   private readonly rwndFrames: number;
+  /** the socket send buffer in full frames (at least two), or infinity */
+  private readonly sndbufFrames: number;
+  /** TCP small queues' cap, bytes (0: off) */
+  private readonly tsqCap: number;
+  private readonly validate: boolean;
 
   constructor(
     cfg: TransportConfig,
@@ -147,6 +164,16 @@ export class BaselineTransport implements Transport {
       cfg.rwndBytes === undefined
         ? Number.POSITIVE_INFINITY
         : Math.max(1, Math.floor(cfg.rwndBytes / WireSize.Mss));
+    const stack = c.stack;
+    this.sndbufFrames =
+      stack === undefined || stack.sendBufferBytes <= 0
+        ? Number.POSITIVE_INFINITY
+        : Math.max(MIN_CWND, Math.floor(stack.sendBufferBytes / WireSize.Mss));
+    this.tsqCap =
+      stack !== undefined && stack.smallQueueBytes > 0 && c.nic.flowBacklog !== undefined
+        ? stack.smallQueueBytes
+        : 0;
+    this.validate = stack?.cwndValidation === true;
   }
 
   startFlow(spec: FlowSpec, now: number): void {
@@ -250,6 +277,9 @@ export class BaselineTransport implements Transport {
         } else {
           this.transmit(fl, fl.sndUna, now); // partial ack: the next hole (NewReno)
         }
+      } else if (this.validate && !this.cwndLimited(fl)) {
+        // the window did not limit the flow (its send buffer, small queues or the application did):
+        // it does not grow (Linux's tcp_is_cwnd_limited)
       } else if (fl.cwnd < fl.ssthresh) {
         fl.cwnd += newly;
       } else {
@@ -305,9 +335,54 @@ export class BaselineTransport implements Transport {
     }
   }
 
+  /** tcp_is_cwnd_limited: the window limited the flow lately, or in slow start it is under twice the most in flight */
+  private cwndLimited(fl: SendFlow): boolean {
+    return fl.cwndLimited || (fl.cwnd < fl.ssthresh && fl.cwnd < 2 * fl.maxOut);
+  }
+
+  /**
+   * TCP small queues' limit for a flow (tcp_small_queue_check): two frames, or its pacing rate's worth
+   * of 2^-10 s (sk_pacing_shift 10, ~1 ms), at most the cap. The pacing rate is Linux's
+   * (tcp_update_pacing_rate): 200% of window / srtt in slow start (below half of ssthresh), 120% after;
+   * before the first RTT sample it is unbounded, so the cap holds. A held flow's is its allocator's rate.
+   */
+  private tsqLimit(fl: SendFlow): number {
+    let rateBytesPerS: number;
+    if (fl.held > 0 && fl.paceBps > 0) rateBytesPerS = fl.paceBps / 8;
+    else if (fl.srtt <= 0) return this.tsqCap;
+    else {
+      const ratio = fl.cwnd < fl.ssthresh / 2 ? 2 : 1.2;
+      const frames = Math.max(fl.cwnd, fl.sndNxt - fl.sndUna);
+      rateBytesPerS = (ratio * frames * WireSize.Mss * 1e9) / fl.srtt;
+    }
+    return Math.min(this.tsqCap, Math.max(2 * WireSize.Mtu, rateBytesPerS / 1024));
+  }
+
+  /** a throttled flow's bytes left the NIC (TSQ's tcp_wfree): it sends again */
+  private readonly onDrained = (id: number): void => {
+    const fl = this.senders.get(id);
+    if (fl === undefined || !fl.tsqWaiting) return;
+    fl.tsqWaiting = false;
+    if (!fl.done) this.trySend(fl, this.c.clock.now());
+  };
+
   private trySend(fl: SendFlow, now: number): void {
-    const win = Math.min(fl.held > 0 ? fl.held : Math.floor(fl.cwnd), this.rwndFrames);
+    if (fl.tsqWaiting) return;
+    const cwnd = fl.held > 0 ? fl.held : Math.floor(fl.cwnd);
+    const win = Math.min(cwnd, this.rwndFrames, this.sndbufFrames);
+    const sentBefore = fl.sndNxt;
     while (fl.sndNxt < fl.nSeg && fl.sndNxt - fl.sndUna < win) {
+      // TCP small queues: over its limit, a flow with more than one frame unacknowledged waits for
+      // its frames to leave the NIC
+      if (
+        this.tsqCap > 0 &&
+        fl.sndNxt - fl.sndUna > 1 &&
+        this.c.nic.flowBacklog!(fl.spec.id) > this.tsqLimit(fl)
+      ) {
+        fl.tsqWaiting = true;
+        this.c.nic.throttle!(fl.spec.id, this.onDrained);
+        break;
+      }
       if (fl.paceBps > 0) {
         // paced: new data no sooner than one frame-time at the rate after the last (no burst credit)
         if (now < fl.nextSendAt) {
@@ -318,6 +393,18 @@ export class BaselineTransport implements Transport {
       }
       this.transmit(fl, fl.sndNxt, now);
       fl.sndNxt++;
+    }
+    if (this.validate && (fl.sndNxt > sentBefore || fl.sndNxt - fl.sndUna >= cwnd)) this.cwndValidate(fl, cwnd);
+  }
+
+  /** tcp_cwnd_validate: remember, for the rest of the flight, whether the window was full */
+  private cwndValidate(fl: SendFlow, cwnd: number): void {
+    const out = fl.sndNxt - fl.sndUna;
+    const limited = out >= cwnd;
+    if (fl.sndUna >= fl.usageSeq || limited || (!fl.cwndLimited && out > fl.maxOut)) {
+      fl.cwndLimited = limited;
+      fl.maxOut = out;
+      fl.usageSeq = fl.sndNxt;
     }
   }
 

@@ -8,7 +8,7 @@
  */
 import type { NodeClock } from '../../core/clock.js';
 import { type Frame, WireSize } from '../../core/frame.js';
-import type { FlowSpec, TransportConfig } from '../../core/messages.js';
+import type { FlowSpec, HostStackConfig, TransportConfig } from '../../core/messages.js';
 import type { Metrics } from '../../core/metrics.js';
 
 export interface Nic {
@@ -18,12 +18,21 @@ export interface Nic {
   readonly rateBps?: number;
   /** bytes waiting in the NIC buffer now, not yet on the wire (UDP keeps it small) */
   backlog?(): number;
+  /**
+   * TCP small queues: bytes of flow `flow`'s data in the qdisc and NIC now (handed down, transmission
+   * not ended: Linux's sk_wmem_alloc); absent when the host does not track them
+   */
+  flowBacklog?(flow: number): number;
+  /** flow `flow` stopped over its small-queue limit: `wake` is called once some of its bytes have left */
+  throttle?(flow: number, wake: (flow: number) => void): void;
 }
 
 export interface TransportComponents {
   readonly hostId: number;
   readonly clock: NodeClock;
   readonly nic: Nic;
+  /** the host stack's limits (absent: none, as the `unbounded` stack) */
+  readonly stack?: HostStackConfig;
   readonly metrics: Metrics;
   /** the receiving side saw the last byte of flow `id` at `now` */
   delivered(id: number, now: number, via: number[]): void;

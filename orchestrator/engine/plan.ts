@@ -62,7 +62,7 @@ export function planRun(
       sampleNs: n.role === 'arbiter' ? 0 : sc.run.sampleNs,
       ...withClock(clockOf(n.name, n.id), ptp),
       ...(scheme && { scheme }),
-      ...(isHost && { transport: sc.transport, flows: flows.filter((f) => f.src === n.id) }),
+      ...(isHost && { transport: sc.transport, host: sc.host, flows: flows.filter((f) => f.src === n.id) }),
       ...(isHost && hostJitter(sc)),
       ...(isHost && { intervalNs: sc.run.intervalNs }),
       ...(n.role === 'switch' && { routing: routingTable(topo, n.name) }),

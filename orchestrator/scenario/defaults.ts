@@ -26,6 +26,11 @@ export interface PortDefaults {
  * - captureLimit 100000 frames per port: at most ~18 MB of pcapng per port (176 bytes per 1500-byte
  *   frame snapped at 128 bytes), 120 ms of a busy 10 Gbit/s link: a capture is for looking at a
  *   run, not for archiving it, and the limit keeps a forgotten `capture: [spine0]` from filling a disk.
+ * - host: Linux's host stack as most machines run it (docs/decisions/0007-linux-host-stack.md): the send
+ *   buffer at tcp_wmem's largest autotuned size (4 MiB, Documentation/networking/ip-sysctl.rst), TCP
+ *   small queues capped at tcp_limit_output_bytes (1 MiB from Linux 4.20 to 6.15, ip-sysctl.rst;
+ *   4 MiB after), fq_codel (systemd's net.core.default_qdisc, sysctl.d/50-default.conf; the kernel's
+ *   own default is pfifo_fast). `stack: unbounded` is dcemu's NIC before: no limits, strict priority.
  * - onOff (the on-off pattern): ours. F10 §7.2 draws ON periods, OFF periods and packet gaps from
  *   log-normals fitted to Benson et al. (IMC'10) but gives no parameters, and Benson et al. show
  *   fitted CDFs, not numbers: heavy-tailed, log-normal the best fit for all three. σ 1 gives such
@@ -45,6 +50,11 @@ export const DEFAULTS = {
     commitAhead: '2us',
     hostBuffer: '8MB',
     hostEcnThreshold: '0B',
+  },
+  host: {
+    linux: { qdisc: 'fq_codel', sendBuffer: '4MiB', smallQueues: '1MiB', cwndValidation: true },
+    unbounded: { qdisc: 'prio', sendBuffer: '0B', smallQueues: '0B', cwndValidation: false },
+    stack: 'linux',
   },
   liveness: { interval: '10us', multiplier: 3 },
   routing: { withdraw: true, updateDelay: '1ms' },

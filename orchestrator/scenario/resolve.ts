@@ -5,7 +5,8 @@
  * with file and line like schema errors.
  */
 
-import type { LivenessConfig, SyncMode, TransportConfig } from '../../core/messages.js';
+import { WireSize } from '../../core/frame.js';
+import type { HostStackConfig, LivenessConfig, SyncMode, TransportConfig } from '../../core/messages.js';
 import type { Dist } from '../../core/random.js';
 import type { ComputeModel, ComputeSettings } from '../../core/scheduler.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
@@ -39,6 +40,8 @@ export interface Scenario {
   /** route withdrawal between switches on the baseline routing (switch/route-updates.ts) */
   routing: { withdraw: boolean; updateDelayNs: number };
   transport: TransportConfig;
+  /** the host stack under the transport: send buffer, TCP small queues, the NIC's qdisc */
+  host: HostStackConfig;
   /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/schemes/) */
   scheme: SchemeSettings;
   /** oscillator model; null: ideal clocks */
@@ -115,6 +118,31 @@ function resolveTransport(src: ScenarioSource, num: UnitReader): TransportConfig
   };
 }
 
+/** `host:`: the stack's preset, each field overridable */
+function resolveHost(src: ScenarioSource, num: UnitReader): HostStackConfig {
+  const h = src.data.host ?? {};
+  const stack: 'linux' | 'unbounded' = h.stack ?? DEFAULTS.host.stack;
+  const preset = DEFAULTS.host[stack];
+  const bytesOf = (field: 'sendBuffer' | 'smallQueues'): number => {
+    const v = num(['host', field], h[field] ?? preset[field], parseBytes);
+    if (!(v >= 0)) throw src.error(['host', field], `must be >= 0 B (0: no limit), got ${v}`);
+    return v;
+  };
+  const sendBufferBytes = bytesOf('sendBuffer');
+  if (sendBufferBytes > 0 && sendBufferBytes < 2 * WireSize.Mss)
+    throw src.error(
+      ['host', 'sendBuffer'],
+      `a send buffer must hold two ${WireSize.Mss}-byte segments (${2 * WireSize.Mss} B), got ${sendBufferBytes} B`,
+    );
+  return {
+    stack,
+    qdisc: h.qdisc ?? preset.qdisc,
+    sendBufferBytes,
+    smallQueueBytes: bytesOf('smallQueues'),
+    cwndValidation: h.cwndValidation ?? preset.cwndValidation,
+  };
+}
+
 export function resolveScenario(
   src: ScenarioSource,
   overrides: { tdf?: number; sync?: SyncMode } = {},
@@ -130,6 +158,7 @@ export function resolveScenario(
   const liveness = resolveLiveness(src, num);
   const routing = resolveRouting(src, num);
   const transport = resolveTransport(src, num);
+  const host = resolveHost(src, num);
   const clocks = resolveClocks(src, topology);
   const ptp = resolvePtp(src, topology);
   if (clocks && ptp && clocks.reference === null) clocks.reference = ptp.candidates[0];
@@ -162,6 +191,7 @@ export function resolveScenario(
     liveness,
     routing,
     transport,
+    host,
     scheme,
     clocks,
     ptp,

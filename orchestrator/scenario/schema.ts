@@ -200,6 +200,35 @@ export const scenarioSchema = {
         ),
       },
     },
+    host: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "the host stack under the transport: what a flow may hand its NIC and the NIC's qdisc (docs/scenarios.md#host)",
+      properties: {
+        stack: doc(
+          { enum: ['linux', 'unbounded'] },
+          "linux: Linux's defaults (a 4 MiB send buffer, TCP small queues at 1 MiB, fq_codel, the window grows only while it limits); unbounded: none of them, a flow hands its NIC its whole window (dcemu before the stack was modelled)",
+          DEFAULTS.host.stack,
+        ),
+        qdisc: doc(
+          { enum: ['fq_codel', 'fq', 'pfifo_fast', 'prio'] },
+          "the NIC's queueing discipline: Linux's fq_codel, fq (its round robin, without pacing) or pfifo_fast, or prio (8 strict-priority FIFOs); default: the stack's",
+        ),
+        sendBuffer: doc(
+          bytes,
+          "a flow's socket send buffer: payload sent and not acknowledged at most (tcp_wmem's largest; 0: no limit); default: the stack's",
+        ),
+        smallQueues: doc(
+          bytes,
+          "TCP small queues' cap on a flow's bytes in the qdisc and NIC (tcp_limit_output_bytes; 0: off); default: the stack's",
+        ),
+        cwndValidation: doc(
+          { type: 'boolean' },
+          "the window grows only while it limits what the flow sends (Linux's tcp_is_cwnd_limited); default: the stack's",
+        ),
+      },
+    },
     liveness: {
       type: 'object',
       additionalProperties: false,
