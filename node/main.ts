@@ -6,5 +6,12 @@ import { hostDiscipline } from './qdisc/index.js';
 
 await runNode('host', async (config) => {
   const part = await schemePart(config, 'host');
-  return { role: (ctx) => new Host(ctx, part), detector: part?.detector, discipline: part?.discipline ?? hostDiscipline };
+  // a scheme with a data path of its own on the host (a transport, a layer under the run's, a NIC
+  // discipline) is its own host stack: its NIC stays as the scheme has it; otherwise the run's qdisc
+  const own = part?.discipline !== undefined || part?.transport !== undefined || part?.under !== undefined;
+  return {
+    role: (ctx) => new Host(ctx, part),
+    detector: part?.detector,
+    discipline: own ? part?.discipline : hostDiscipline,
+  };
 });

@@ -51,6 +51,12 @@ export const CASES: readonly Case[] = [
     quick: null,
   },
   {
+    name: 'nicbound',
+    file: 'examples/ns3/nic-bound.yaml',
+    what: "senders whose own links are their bottleneck: a 200 MB DCTCP flow from each of two hosts, beside a 10 KB flow from the same host every 500 µs",
+    quick: ['workload.duration=10ms'],
+  },
+  {
     name: 'rack',
     file: 'examples/ns3/rack-reno.yaml',
     what: "Fastpass experiment A's baseline: 80 bulk Reno flows, 64 KB windows, into one receiver through a 5 MB buffer",
@@ -120,6 +126,8 @@ function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
     f('marks_ns3', 'ECN marks at the bottleneck, ns-3', 'frames', null, 0),
     f('drops_dcemu', 'drops at the bottleneck, dcemu', 'frames', null, 0),
     f('drops_ns3', 'drops at the bottleneck, ns-3', 'frames', null, 0),
+    f('drops_all_dcemu', 'drops anywhere (host NICs included), dcemu', 'frames', null, 0),
+    f('drops_all_ns3', 'drops anywhere (host NICs included), ns-3', 'frames', null, 0),
     f('retx_dcemu', 'retransmitted segments, dcemu', 'frames', null, 0),
     f('retx_ns3', 'retransmitted segments, ns-3', 'frames', null, 0),
   ];
@@ -164,14 +172,19 @@ export interface Comparison {
   bottleneck: { node: string; port: number };
 }
 
-/** dcemu's per-port counters of one port, from nodes.json */
-function dcemuPort(results: string, node: string, port: number): { ecnMarks: number; drops: number } {
+/** dcemu's per-port counters of one port, from nodes.json, and its drops at every port */
+function dcemuPort(
+  results: string,
+  node: string,
+  port: number,
+): { ecnMarks: number; drops: number; dropsAll: number } {
   const nodes = JSON.parse(readFileSync(join(results, 'nodes.json'), 'utf8')) as Array<{
     name: string;
     ports?: Array<{ index: number; ecnMarks: number; drops: number }>;
   }>;
   const p = nodes.find((n) => n.name === node)?.ports?.find((x) => x.index === port);
-  return { ecnMarks: p?.ecnMarks ?? 0, drops: p?.drops ?? 0 };
+  const dropsAll = nodes.reduce((a, n) => a + (n.ports ?? []).reduce((b, x) => b + (x.drops ?? 0), 0), 0);
+  return { ecnMarks: p?.ecnMarks ?? 0, drops: p?.drops ?? 0, dropsAll };
 }
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
@@ -248,6 +261,11 @@ export function compare(
   put('marks_ns3', ns3Port?.marks ?? 0);
   put('drops_dcemu', ours.drops);
   put('drops_ns3', ns3Port?.drops ?? 0);
+  put('drops_all_dcemu', ours.dropsAll);
+  put(
+    'drops_all_ns3',
+    twin.ports.reduce((a, p) => a + p.drops, 0),
+  );
   put(
     'retx_dcemu',
     dcemu.reduce((a, f) => a + f.retransmits, 0),

@@ -78,6 +78,8 @@ interface ScenarioJson {
     rwndBytes?: number;
   };
   run: { sampleNs: number };
+  /** absent in a run from before the host stack was modelled: no limits, strict priority */
+  host?: { qdisc: string; sendBufferBytes: number; smallQueueBytes: number; cwndValidation: boolean };
 }
 
 /** ns-3 settings a cross-check changes to find what makes a difference (tools/ns3/twin.cc, `option`) */
@@ -106,6 +108,7 @@ export function twinInput(results: string, endNs: number, options: TwinOptions =
   const topo = JSON.parse(readFileSync(join(results, 'topology.json'), 'utf8')) as TopologyJson;
   const sc = JSON.parse(readFileSync(join(results, 'scenario.json'), 'utf8')) as ScenarioJson;
   const t = sc.transport;
+  const h = sc.host ?? { qdisc: 'prio', sendBufferBytes: 0, smallQueueBytes: 0, cwndValidation: false };
   if (t.kind !== 'baseline')
     throw new RuntimeError(`ns-3 twin: transport '${t.kind}' has no twin (the baseline transport only)`);
   const lines = [
@@ -115,6 +118,7 @@ export function twinInput(results: string, endNs: number, options: TwinOptions =
     `sample_ns ${sc.run.sampleNs}`,
     `tcp ${t.cc} ${t.initCwnd} ${t.g} ${t.minRtoNs} ${t.dupAcks} 1460`,
     `rwnd ${t.rwndBytes ?? 0}`,
+    `host ${h.qdisc} ${h.sendBufferBytes} ${h.smallQueueBytes} ${h.cwndValidation ? 1 : 0}`,
   ];
   const role = new Map(topo.nodes.map((n) => [n.name, n.role === 'host' ? 'host' : 'switch']));
   for (const n of topo.nodes) lines.push(`node ${n.name} ${role.get(n.name)}`);

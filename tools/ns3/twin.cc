@@ -12,6 +12,10 @@
 //   sample_ns <ns>              queue sampling period (0: none)
 //   tcp <dctcp|reno> <initCwnd frames> <g> <minRto ns> <dupAcks> <mss bytes>
 //   rwnd <bytes>                the receive window (0: none, a buffer no flow fills)
+//   host <qdisc> <sndbuf> <tsq> <cwnd-validation>
+//                               the host stack (dcemu's `host:`): the NIC's qdisc (fq_codel, fq,
+//                               pfifo_fast, prio), the send buffer (bytes, 0: none), TCP small queues'
+//                               cap (bytes, 0: off) and whether the window grows only while it limits
 //   node <name> <host|switch>
 //   link <a> <a port> <b> <b port> <rate bit/s> <propagation ns>
 //   egress <node> <port> <buffer bytes> <ecn threshold bytes, 0: none>
@@ -106,6 +110,11 @@ std::string cc = "dctcp";
 int initCwnd = 10, dupAcks = 3, mss = 1460;
 double g = 1.0 / 16;
 int64_t minRtoNs = 200000, endNs = 0, sampleNs = 0, rwnd = 0;
+// the host stack: dcemu's default is Linux's (fq_codel, a 4 MiB send buffer, TSQ at 1 MiB); an input
+// without a `host` line is from a run before the stack was modelled (no limits, a FIFO)
+std::string qdisc = "prio";
+uint64_t sndbuf = 0, tsq = 0;
+int cwndValidation = 0;
 uint32_t seed = 1;
 std::ofstream queueOut;
 const int64_t OFFSET_NS = 1000000;  // connections open in [0, 1 ms); dcemu's time 0 is ns-3's 1 ms
@@ -136,6 +145,7 @@ void ReadInput(const char* file) {
     else if (kind == "sample_ns") s >> sampleNs;
     else if (kind == "tcp") s >> cc >> initCwnd >> g >> minRtoNs >> dupAcks >> mss;
     else if (kind == "rwnd") s >> rwnd;
+    else if (kind == "host") s >> qdisc >> sndbuf >> tsq >> cwndValidation;
     else if (kind == "node") {
       std::string name, role;
       s >> name >> role;
@@ -280,8 +290,10 @@ int main(int argc, char** argv) {
   // receive window of that size keeps in flight with an application that reads at once). ns-3 3.37
   // crashes (SIGSEGV in TcpRateLinux::SkbSent) with a receive window on a rack of 80 Reno flows.
   const bool windowAsSndbuf = rwnd > 0 && opt("window", "rcvbuf") == "sndbuf";
+  // the send buffer as dcemu's host stack has it (none: 1 GiB, more than any flow here sends at once)
   Config::SetDefault("ns3::TcpSocket::SndBufSize",
-                     UintegerValue(windowAsSndbuf ? window : std::stoul(opt("sndbuf", "4194304"))));
+                     UintegerValue(windowAsSndbuf ? window
+                                                  : std::stoul(opt("sndbuf", std::to_string(sndbuf > 0 ? sndbuf : 1ul << 30)))));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize",
                      UintegerValue(rwnd > 0 && !windowAsSndbuf ? window : 1u << 26));
   if (windowAsSndbuf)
@@ -306,6 +318,14 @@ int main(int argc, char** argv) {
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(g));
   Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
+  if (tsq > 0)
+    differs("TCP small queues: ns-3 3.37 has none; a flow's bytes in its NIC's qdisc are bounded by its send buffer only");
+  if (cwndValidation)
+    differs("cwnd validation: ns-3 3.37's window grows on every ACK, also while the send buffer limits the flow");
+  if (qdisc == "fq")
+    differs("host qdisc fq: ns-3 3.37 has no sch_fq; the twin's NICs run FqCoDel (its round robin, CoDel at 5 ms)");
+  if (qdisc == "prio")
+    differs("host qdisc prio: the twin's NICs are one FIFO; dcemu's serve ACKs and control frames first");
   differs("ACKs: ns-3's are 42 bytes on the wire (IP, TCP, PPP), dcemu's 64 (a minimum Ethernet frame)");
   differs("connections: ns-3 opens each with a handshake 1 ms before the traffic; dcemu has none");
   differs("RTO: both per RFC 6298, but ns-3 samples the RTT on every ACK, dcemu on one timed frame per round trip");
@@ -335,7 +355,17 @@ int main(int argc, char** argv) {
       int index = side == 0 ? l.aPort : l.bPort;
       EgressSpec e = egress[{node, index}];
       TrafficControlHelper tc;
-      if (e.ecn > 0) {
+      const bool isHost = roles[node] == "host";
+      if (isHost && qdisc != "prio" && e.ecn > 0)
+        differs("host NIC marking (ports.hostEcnThreshold): the twin's " + qdisc + " NICs mark by their own rules only");
+      if (isHost && (qdisc == "fq_codel" || qdisc == "fq")) {
+        // Linux's fq_codel as tc-fq_codel(8) gives it: 10,240 packets, 1,024 flows, ECN on, 5 ms / 100 ms
+        tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue("10240p"), "Flows", UintegerValue(1024),
+                            "UseEcn", BooleanValue(true), "Target", StringValue("5ms"), "Interval",
+                            StringValue("100ms"), "DropBatchSize", UintegerValue(64));
+      } else if (isHost && qdisc == "pfifo_fast") {
+        tc.SetRootQueueDisc("ns3::PfifoFastQueueDisc", "MaxSize", StringValue("1000p"));
+      } else if (e.ecn > 0) {
         // `ecn-offset`: the threshold moved by this many bytes (an ablation of queue accounting)
         double k = double(e.ecn) + std::stod(opt("ecn-offset", "0"));
         tc.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(e.buffer) + "B"),
@@ -344,6 +374,8 @@ int main(int argc, char** argv) {
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(e.buffer) + "B"));
       }
       QueueDiscContainer q = tc.Install(devs.Get(side));
+      // fq_codel's quantum: the device's MTU and link header, 1,514 bytes (psched_mtu)
+      if (auto fq = DynamicCast<FqCoDelQueueDisc>(q.Get(0))) fq->SetQuantum(1514);
       ports.push_back({node, peer, index, devs.Get(side), q.Get(0), roles[node] == "switch"});
     }
     std::ostringstream base;
