@@ -24,11 +24,20 @@ export interface SwitchPart {
 /** What a scheme plugs into a host process: a transport over the run's, or a layer under it. */
 export interface HostPart {
   detector?: DetectorFactory;
-  /** the NIC's queue discipline (else strict priority) */
+  /**
+   * the NIC's queue discipline; a scheme with a transport of its own gets strict priority without one,
+   * any other host the run's qdisc (`host.qdisc`)
+   */
   discipline?: DisciplineFactory;
+  /** its `under` layer is the host's qdisc (Fastpass's, which replaces Linux's): the NIC has no other */
+  replacesQdisc?: boolean;
   /** its transport, over the run's transport (which it may use for best-effort delivery) */
   transport?(config: unknown, components: TransportComponents, bestEffort: Transport): Transport;
-  /** its layer under the run's transport (a qdisc): it makes the run's transport with the components it gives it */
+  /**
+   * its layer under the run's transport: it makes the run's transport with the components it gives it.
+   * The run's qdisc (`host.qdisc`) still runs beneath it on the NIC unless `replacesQdisc` says the
+   * layer is the host's qdisc itself (Fastpass's).
+   */
   under?(
     config: unknown,
     components: TransportComponents,

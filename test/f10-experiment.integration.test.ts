@@ -59,10 +59,10 @@ describe('dcemu experiment f10-fig8', () => {
     const fig = Object.fromEntries(reproduction.figures.map((f) => [f.id, f]));
     // the headline: the drops the failures add (with them minus the failure-free control), PortLand's
     // over F10's, pooled over the seeds as the paper's "in total"
-    expect(fig.excess_ratio).toMatchObject({ paper: 7.6, values: [(1146 - 662) / (736 - 520)] });
-    expect(fig.excess_ratio.total).toBe((1146 - 662) / (736 - 520));
-    expect(fig.raw_ratio.total).toBe(1146 / 736);
-    expect(stdout).toContain('| 2.2 in total (per seed 2.2) | 2.2 |');
+    expect(fig.excess_ratio).toMatchObject({ paper: 7.6, values: [(1180 - 706) / (699 - 519)] });
+    expect(fig.excess_ratio.total).toBe((1180 - 706) / (699 - 519));
+    expect(fig.raw_ratio.total).toBe(1180 / 699);
+    expect(stdout).toContain('| 2.6 in total (per seed 2.6) | 2.6 |');
     // the pushback ablation runs only at full scale
     expect(fig.nopushback_over_f10.values).toEqual([]);
     for (const ext of ['vl.json', 'svg', 'png'])
@@ -94,10 +94,10 @@ describe('dcemu experiment f10-fig8', () => {
   it('gives exact figures (conservative mode)', () => {
     // congestion drops in the fabric over the run's 5 intervals of 200 µs (seed 2)
     expect(report.variants.map((v) => [v.variant, v.drops, v.intervals])).toEqual([
-      ['f10', 736, 5],
-      ['portland', 1146, 5],
-      ['f10-no-failures', 520, 5],
-      ['portland-no-failures', 662, 5],
+      ['f10', 699, 5],
+      ['portland', 1180, 5],
+      ['f10-no-failures', 519, 5],
+      ['portland-no-failures', 706, 5],
     ]);
     // most of PortLand's loss here is there without failures (its tree and ECMP on line-rate flows):
     // counted raw, the failures' share is overstated

@@ -1,6 +1,6 @@
 /**
- * dcemu's baseline against ns-3 (docs/ns3.md): a small DCTCP incast, a 4:1 dumbbell and loss-based Reno
- * filling a deep buffer, one seed each, run in dcemu and in their ns-3 twin, must agree within the
+ * dcemu's baseline against ns-3 (docs/ns3.md): a small DCTCP incast, a 4:1 dumbbell, senders whose own
+ * links are their bottleneck, and loss-based Reno filling a deep buffer, one seed each, run in dcemu and in their ns-3 twin, must agree within the
  * bounds the full cross-check justified (`dcemu experiment ns3-crosscheck`, docs/reproductions.md). Outside CI the test skips, saying so,
  * where ns-3 is not installed; in CI (.ci/run installs libns3-dev and g++) it runs.
  */
@@ -55,6 +55,30 @@ describe.skipIf(skip)('dcemu against ns-3', () => {
     expect(f.dumbbell_fct_p99_dcemu_us / f.dumbbell_fct_p99_ns3_us).toBeLessThan(BOUNDS.p99[1]);
     expect(f.dumbbell_retx_ns3).toBe(f.dumbbell_retx_dcemu);
   }, 180_000);
+
+  it("senders whose own links are their bottleneck: no frame lost at a NIC on either side, the short flows' FCTs between ns-3's with one and two packets in its device", async () => {
+    const dir = tempOut('ns3-nicbound');
+    const c = CASES.find((x) => x.name === 'nicbound')!;
+    const r = await crossCheckCase(c, dir, { 'workload.duration': '10ms' }, undefined, {}, [
+      { name: 'dq2', options: { 'device-queue': '2p' } },
+    ]);
+    const f = r!.figures;
+    // the host stack on both sides: fq_codel at the NICs, the 4 MiB send buffer
+    const input = twinInput(join(dir, 'dcemu'), 1);
+    expect(input).toMatch(/^host fq_codel 4194304 1048576 1$/m);
+    // two 200 MB flows outlast the 10 ms; every 10 KB flow completes on both sides
+    expect(f.nicbound_completed_dcemu).toBe(f.nicbound_completed_ns3);
+    expect(f.nicbound_completed_dcemu).toBe(36);
+    expect([f.nicbound_drops_all_dcemu, f.nicbound_drops_all_ns3]).toEqual([0, 0]);
+    expect([f.nicbound_retx_dcemu, f.nicbound_retx_ns3]).toEqual([0, 0]);
+    // dcemu commits 2 µs of departures (~1.7 frames) ahead: its short flows wait between ns-3's with a
+    // one-packet and a two-packet device queue (docs/decisions/0007-linux-host-stack.md)
+    expect(f.nicbound_ratio_p50).toBeGreaterThan(1);
+    expect(f.nicbound_ratio_p50).toBeLessThan(1.08);
+    expect(f.nicbound_dq2_ratio_p50).toBeLessThan(1);
+    expect(f.nicbound_dq2_ratio_p50).toBeGreaterThan(0.95);
+    expect(f.nicbound_fct_p99_dcemu_us).toBeLessThan(25);
+  }, 240_000);
 
   it("loss-based Reno filling a 5 MB buffer (Fastpass experiment A's baseline): delivery, queue and drops agree", async () => {
     const dir = tempOut('ns3-rack');

@@ -49,13 +49,13 @@ describe('examples/quickstart.yaml', () => {
     expect(s.tdf).toBeNull();
     expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
     expect(s.fidelity.causalityMisses).toBe(0);
-    expect(s.fidelity.framesHandled).toBe(273_411);
-    expect(s.flows).toMatchObject({ planned: 51, completed: 51, unfinished: 0, fctP50Ns: 189_440 });
-    expect(s.flows.retransmits).toBe(60);
-    expect(s.queues.maxBytes).toBe(162_000);
+    expect(s.fidelity.framesHandled).toBe(272_292);
+    expect(s.flows).toMatchObject({ planned: 51, completed: 51, unfinished: 0, fctP50Ns: 136_192 });
+    expect(s.flows.retransmits).toBe(100);
+    expect(s.queues.maxBytes).toBe(105_000);
     const kill = s.faults.find((f: { action: string }) => f.action === 'kill');
     expect(kill).toMatchObject({ node: 'spine0', t: 5_000_000, flowsInFlight: 4, flowsRecovered: 4 });
-    expect(kill.detectionNs).toBe(25_073);
+    expect(kill.detectionNs).toBe(25_698);
     // flows whose frames turned at spine0 while it died finish after the leaves detected it
     const rows = readFileSync(join(out, 'flows.csv'), 'utf8')
       .trim()

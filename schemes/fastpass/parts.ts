@@ -14,5 +14,7 @@ export default defineSchemeParts({
   host: {
     under: (config, components, make) =>
       new FastpassTransport(config as FastpassHostConfig, components, make),
+    // the Fastpass qdisc is the host's qdisc (§6: it "queues outgoing packets before sending them to the NIC driver")
+    replacesQdisc: true,
   },
 });

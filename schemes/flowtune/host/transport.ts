@@ -146,6 +146,11 @@ export class FlowtuneTransport implements Transport {
       send: (frame) => this.fromTransport(frame),
       rateBps: c.nic.rateBps,
       backlog: c.nic.backlog ? () => c.nic.backlog!() : undefined,
+      // the layer hands data frames straight down: the host's small queues count them as they are
+      ...(c.nic.flowBacklog && {
+        flowBacklog: (flow: number) => c.nic.flowBacklog!(flow),
+        throttle: (flow: number, wake: (flow: number) => void) => c.nic.throttle!(flow, wake),
+      }),
     };
     const inner = makeInner({
       ...c,
