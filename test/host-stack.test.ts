@@ -239,7 +239,12 @@ class Pair {
 
   /** the sender's window state of flow `id` (SendFlow's fields) */
   flow(id: number): { cwnd: number; sndNxt: number; sndUna: number; retransmits: number } {
-    return this.sender.senderStats(id) as unknown as { cwnd: number; sndNxt: number; sndUna: number; retransmits: number };
+    return this.sender.senderStats(id) as unknown as {
+      cwnd: number;
+      sndNxt: number;
+      sndUna: number;
+      retransmits: number;
+    };
   }
 }
 
@@ -302,7 +307,8 @@ describe('a sender whose own NIC is its bottleneck', () => {
   it("short flows from the same host finish in microseconds under fq_codel, and wait behind the long flow's queue under pfifo_fast", () => {
     const shorts = (p: Pair) => {
       p.start(long(1));
-      for (let i = 0; i < 10; i++) p.start({ id: 100 + i, src: 0, dst: 1, size: 10_000, start: 2 * MS + i * 500 * US });
+      for (let i = 0; i < 10; i++)
+        p.start({ id: 100 + i, src: 0, dst: 1, size: 10_000, start: 2 * MS + i * 500 * US });
       p.run(8 * MS);
       return Array.from({ length: 10 }, (_, i) => p.fct(100 + i));
     };

@@ -16,7 +16,23 @@
 import type { Frame } from '../../core/frame.js';
 import { flowKey, HostQdisc, TimedFifo } from './qdisc.js';
 
-export const FQ_CODEL_DEFAULTS = {
+export interface FqCodelParams {
+  /** packets held at most */
+  limit: number;
+  /** hash buckets */
+  flows: number;
+  /** bytes of credit a bucket gets per round */
+  quantum: number;
+  targetNs: number;
+  intervalNs: number;
+  mtu: number;
+  /** frames dropped at most per overflow */
+  dropBatch: number;
+  /** CoDel marks ECN-capable frames instead of dropping them */
+  ecn: boolean;
+}
+
+export const FQ_CODEL_DEFAULTS: Readonly<FqCodelParams> = {
   limit: 10_240,
   flows: 1_024,
   quantum: 1_514,
@@ -26,9 +42,7 @@ export const FQ_CODEL_DEFAULTS = {
   mtu: 1_514,
   dropBatch: 64,
   ecn: true,
-} as const;
-
-export type FqCodelParams = { -readonly [K in keyof typeof FQ_CODEL_DEFAULTS]: (typeof FQ_CODEL_DEFAULTS)[K] };
+};
 
 const NONE = 0;
 const NEW = 1;

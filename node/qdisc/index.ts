@@ -4,14 +4,14 @@
  */
 import type { QdiscKind } from '../../core/messages.js';
 import type { DisciplineFactory } from '../../core/node-runtime.js';
-import { FqCodel } from './fq-codel.js';
 import { Fq } from './fq.js';
+import { FqCodel } from './fq-codel.js';
 import { PfifoFast } from './pfifo-fast.js';
 import { Prio } from './prio.js';
 import type { HostQdisc } from './qdisc.js';
 
-export type { HostQdisc, TxAccounting } from './qdisc.js';
 export { TxLedger } from './ledger.js';
+export type { HostQdisc, TxAccounting } from './qdisc.js';
 
 /** `seed`: the hash perturbation of fq_codel's buckets (the node's seed) */
 export function createQdisc(kind: QdiscKind, rateBps: number, seed: number): HostQdisc {

@@ -394,7 +394,8 @@ export class BaselineTransport implements Transport {
       this.transmit(fl, fl.sndNxt, now);
       fl.sndNxt++;
     }
-    if (this.validate && (fl.sndNxt > sentBefore || fl.sndNxt - fl.sndUna >= cwnd)) this.cwndValidate(fl, cwnd);
+    if (this.validate && (fl.sndNxt > sentBefore || fl.sndNxt - fl.sndUna >= cwnd))
+      this.cwndValidate(fl, cwnd);
   }
 
   /** tcp_cwnd_validate: remember, for the rest of the flight, whether the window was full */

@@ -53,7 +53,7 @@ export const CASES: readonly Case[] = [
   {
     name: 'nicbound',
     file: 'examples/ns3/nic-bound.yaml',
-    what: "senders whose own links are their bottleneck: a 200 MB DCTCP flow from each of two hosts, beside a 10 KB flow from the same host every 500 µs",
+    what: 'senders whose own links are their bottleneck: a 200 MB DCTCP flow from each of two hosts, beside a 10 KB flow from the same host every 500 µs',
     quick: ['workload.duration=10ms'],
   },
   {
