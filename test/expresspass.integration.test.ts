@@ -39,7 +39,7 @@ describe('ExpressPass', () => {
     ]);
     // the same flows on the same 60 KB buffers under DCTCP: the buffers are small enough to lose data
     expect(dctcp.flows.planned).toBe(s.flows.planned);
-    expect(dctcp.drops.congestion).toBe(47);
+    expect(dctcp.drops.congestion).toBe(53);
     const x = s.expresspass;
     expect(s.flows.completed).toBe(s.flows.planned);
     expect(s.drops).toMatchObject({ congestion: 0, fault: 0 });

@@ -240,24 +240,24 @@ describe('Flowtune', () => {
     expect(f.unknownFrames).toBe(0);
   });
 
-  it('§6.5: p99 FCT of 1-packet flowlets ≥ 4× lower than DCTCP under the web workload (dcemu experiment flowtune-websearch)', async () => {
+  it('§6.5: p99 FCT of 1-packet flowlets ≥ 4× lower than DCTCP under the web workload, on the same Linux hosts (dcemu experiment flowtune-websearch)', async () => {
     const out = tempOut('flowtune-websearch');
     const r = await dcemu(['experiment', 'flowtune-websearch', '--quick', '--out', out]);
     expect(r.exitCode, r.stderr).toBe(0);
     // control at data priority (the default); the strict-priority ablation runs in the full experiment
-    expect(r.stdout).toContain('| 1 | 142 | 137.5 µs | 39.5 µs | 218.6 µs | 5.5× | - |');
+    expect(r.stdout).toContain('| 1 | 142 | 137.5 µs | 39.5 µs | 169.1 µs | 4.3× | - |');
     // one seed: the scenario's own (7)
     const alive = readJson(join(out, 'seed-7', 'flowtune-alive', 'summary.json'));
     const dctcp = readJson(join(out, 'seed-7', 'dctcp', 'summary.json'));
     const killed = readJson(join(out, 'seed-7', 'flowtune', 'summary.json'));
     expect(r.stdout).toContain(
-      '| normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune | × | 8.6–10.9 (§6.5, over loads 0.2–0.8) | 7.9 | 7.9 |',
+      '| normalized p99 FCT of 1-packet flowlets, DCTCP / Flowtune | × | 8.6–10.9 (§6.5, over loads 0.2–0.8) | 3.7 | 3.7 |',
     );
     // the paper's metric (FCT over the empty network's) beside the raw p99s' ratio
     expect(r.stdout).toContain(
-      '| raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune (not normalized) | × | - | 5.5 | 5.5 |',
+      '| raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune (not normalized) | × | - | 4.3 | 4.3 |',
     );
-    expect(r.stdout).toContain('| 2-10 | 139 | 4.43 | 20.31 | 4.58× |');
+    expect(r.stdout).toContain('| 2-10 | 139 | 4.43 | 11.87 | 2.68× |');
     expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
     // settled rates are optimal; over all the time, the flowlets' waits for their first rate and the
     // climbs after 817 flowlet events (one every ~4 µs) leave 79.8% of the optimum applied
@@ -290,7 +290,7 @@ describe('Flowtune', () => {
     expect(killed.flows.completed).toBe(409);
   });
 
-  it('§6.5 across loads: short flowlets far faster than on DCTCP at 0.2 and at 0.8, on the same trace (dcemu experiment flowtune-loads --quick)', async () => {
+  it('§6.5 across loads: short flowlets faster than on DCTCP at 0.2 and at 0.8 on the same trace and the same Linux hosts, by less at 0.8 (dcemu experiment flowtune-loads --quick)', async () => {
     const { out, stdout, fig, rep } = await quickExperiment('flowtune-loads');
     expect(rep.figures.find((f: { id: string }) => f.id === 'norm_dc_1_0.2').paper).toBe('8.6–10.9');
     expect(rep.figures.find((f: { id: string }) => f.id === 'ratio_1_0.2').paper).toBeNull();
@@ -298,27 +298,29 @@ describe('Flowtune', () => {
     // at both loads, and every flowlet of up to 10 packets done on every side (long flows cut short)
     // Flowtune, DCTCP, pFabric (the outside package, on its own shallow ports)
     expect(stdout).toContain(
-      '| 0.2 | 1 | 56 | 24.4 µs (3.642) | 233.2 µs (50.938) | 16.6 µs (2.384) | 9.6× | 0.7× |',
+      '| 0.2 | 1 | 56 | 24.4 µs (3.642) | 108.4 µs (24.502) | 16.6 µs (2.384) | 4.4× | 0.7× |',
     );
     expect(stdout).toContain(
-      '| 0.8 | 1 | 56 | 48.1 µs (5.169) | 390.3 µs (58.56) | 18.3 µs (2.423) | 8.1× | 0.4× |',
+      '| 0.8 | 1 | 56 | 48.1 µs (5.169) | 88.8 µs (18.662) | 18.3 µs (2.423) | 1.8× | 0.4× |',
     );
     expect(rep.figures.find((f: { id: string }) => f.id === 'norm_pf_1_0.8').paper).toBe('1.7–2.4');
     expect(rep.figures.find((f: { id: string }) => f.id === 'queue_ratio_0.8').paper).toBe(12);
     // §6.5's metric per the paper's ranges (normalized p99s); a range some side did not finish has no ratio
-    expect(stdout).toContain('| 0.8 | 1 | 56 | 5.17 | 58.56 | 2.42 | 11.33× | 0.47× |');
-    expect(stdout).toContain('| 0.8 | 100-1000 | 50 | 38/50 | 31/50 | 40/50 | - | - |');
+    expect(stdout).toContain('| 0.8 | 1 | 56 | 5.17 | 18.66 | 2.42 | 3.61× | 0.47× |');
+    expect(stdout).toContain('| 0.8 | 100-1000 | 50 | 38/50 | 36/50 | 40/50 | - | - |');
     expect(fig('norm_dc_100-1000_0.8')).toBeNull();
+    // DCTCP and Flowtune on the same Linux hosts (fq_codel, small queues): DCTCP's short flowlets no
+    // longer wait behind their own host's long flows at its NIC, which was most of the gap on dcemu's
+    // earlier NIC (`host.stack: unbounded`: 9.6× and 8.1× raw, 14.0 and 11.3 normalized); Flowtune's
+    // figures are the same on both hosts (it paces: nothing queues in its NICs)
+    expect([fig('norm_dc_1_0.2'), fig('norm_dc_1_0.8')].map((x) => Number(x.toFixed(2)))).toEqual([6.73, 3.61]);
+    expect([fig('ratio_1_0.2'), fig('ratio_1_0.8')].map((x) => Number(x.toFixed(2)))).toEqual([4.44, 1.84]);
     for (const load of [0.2, 0.8]) {
-      expect(fig(`norm_dc_1_${load}`)).toBeGreaterThan(5);
-      expect(fig(`norm_dc_2-10_${load}`)).toBeGreaterThan(2);
-      expect(fig(`ratio_1_${load}`)).toBeGreaterThan(5);
+      expect(fig(`norm_dc_2-10_${load}`)).toBeGreaterThan(1.5);
       // normalized: Flowtune's short flowlets within a few times their line-rate time, DCTCP's tens
       expect(fig(`slow_1_${load}`)).toBeLessThan(10);
-      expect(fig(`slow_1_dctcp_${load}`)).toBeGreaterThan(20);
+      expect(fig(`slow_1_dctcp_${load}`)).toBeGreaterThan(15);
     }
-    // DCTCP's short flowlets suffer more at the higher load
-    expect(fig('slow_1_dctcp_0.8')).toBeGreaterThan(fig('slow_1_dctcp_0.2'));
     // pFabric puts short flows first: near their line-rate time at both loads, while dropping what it
     // pushes out of its shallow ports (the paper's ns-2 pFabric dropped 6% at 0.8)
     for (const load of [0.2, 0.8]) expect(fig(`slow_1_pf_${load}`)).toBeLessThan(3);
