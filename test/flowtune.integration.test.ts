@@ -313,7 +313,9 @@ describe('Flowtune', () => {
     // longer wait behind their own host's long flows at its NIC, which was most of the gap on dcemu's
     // earlier NIC (`host.stack: unbounded`: 9.6× and 8.1× raw, 14.0 and 11.3 normalized); Flowtune's
     // figures are the same on both hosts (it paces: nothing queues in its NICs)
-    expect([fig('norm_dc_1_0.2'), fig('norm_dc_1_0.8')].map((x) => Number(x.toFixed(2)))).toEqual([6.73, 3.61]);
+    expect([fig('norm_dc_1_0.2'), fig('norm_dc_1_0.8')].map((x) => Number(x.toFixed(2)))).toEqual([
+      6.73, 3.61,
+    ]);
     expect([fig('ratio_1_0.2'), fig('ratio_1_0.8')].map((x) => Number(x.toFixed(2)))).toEqual([4.44, 1.84]);
     for (const load of [0.2, 0.8]) {
       expect(fig(`norm_dc_2-10_${load}`)).toBeGreaterThan(1.5);
