@@ -241,7 +241,7 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
     ]);
     // exact, as on every conservative run: the same figures run to run (whole ns)
     expect(s.faults.map((f: { detectedAt: number }) => f.detectedAt)).toEqual([
-      524_204, 1_001_051, 1_522_041, 1_801_051, 2_028_370, 2_507_228,
+      521_804, 1_001_051, 1_523_133, 1_801_051, 2_021_711, 2_501_266,
     ]);
     const ev = events(out);
     // each new spine0 process joins at its start's exact time, and its leaves see it come back
@@ -273,7 +273,7 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       'spine1',
     ]);
     // (4 of them the disconnected spine1's route withdrawals, sent onto its cut links)
-    expect(s.drops.fault).toBe(207);
+    expect(s.drops.fault).toBe(205);
     expect(s.flows).toMatchObject({ planned: 115, completed: 115 });
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
     // spine0's three processes all reported: the first two up to their stops, the third to the end

@@ -190,9 +190,9 @@ describe.skipIf(skip)('dcemu run --runtime swarm', () => {
     if (lab) expect([s.processes.machines.spine0, s.processes.machines.spine1]).toEqual([FAR, FAR]);
     // the docker runtime's exact figures (test/containers/docker.ts)
     expect(s.faults.map((f: { detectedAt: number }) => f.detectedAt)).toEqual([
-      524_204, 1_001_051, 2_023_692, 2_503_692,
+      521_804, 1_001_051, 2_021_711, 2_501_266,
     ]);
-    expect(s.drops.fault).toBe(207);
+    expect(s.drops.fault).toBe(205);
     expect(s.flows).toMatchObject({ planned: 115, completed: 115 });
     expect(s.processes).toMatchObject({ started: 8, leftRunning: 0 });
     // spine0 ran twice: the stopped task, then the new one its service was forced to make
