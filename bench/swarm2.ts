@@ -1,5 +1,5 @@
 /**
- * The cost of crossing machines (issue 61): bench/fixtures/fattree4.yaml on a two-machine swarm, its
+ * The cost of crossing machines: bench/fixtures/fattree4.yaml on a two-machine swarm, its
  * four pods split two and two (only the links to the core switches cross), against the same swarm
  * with every node on one machine and against processes. Machines: the swarm lab's
  * (`dcemu swarm lab up`, made here as root when none is up, and removed after).

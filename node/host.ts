@@ -15,7 +15,7 @@ import { isStampedMessage, newClockSeries, PtpPort, ptpStart, type SteerableCloc
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
 import type { HostPart } from '../scheme/parts.js';
-import { type HostQdisc, TxLedger } from './qdisc/index.js';
+import { HostQdisc, TxLedger } from './qdisc/index.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
 import type { Nic, TransportComponents } from './transport/types.js';
 
@@ -65,13 +65,9 @@ export class Host implements Role {
     };
     // TCP small queues: the NIC's qdisc tells the ledger what each flow has in it and on the wire
     const stack = cfg.host;
-    const qdisc = port.discipline as Partial<HostQdisc>;
-    if (stack !== undefined && stack.smallQueueBytes > 0 && qdisc.accounting !== undefined) {
-      const ledger = new TxLedger(cfg.id, sched);
-      qdisc.accounting = ledger;
-      this.ledger = ledger;
-      nic.flowBacklog = (flow) => ledger.bytes(flow, sched.current);
-      nic.throttle = (flow, wake) => ledger.throttle(flow, sched.current, wake);
+    if (stack !== undefined && stack.smallQueueBytes > 0 && port.discipline instanceof HostQdisc) {
+      this.ledger = port.discipline.accounting = new TxLedger(cfg.id, sched);
+      Object.assign(nic, this.ledger.nicHooks());
     }
     const delivered = new Set<number>();
     const components: TransportComponents = {

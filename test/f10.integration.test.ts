@@ -89,7 +89,7 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
     expect(portland.f10.intervals.noRoute).toEqual([0, 0, 0, 0, 0, 0, 11, 0, 0, 0]);
     expect(portland.f10.intervals.congestionDrops).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(portland.f10.congestionPushback.hot).toBe(0);
-    // the baseline prunes locally detected dead uplinks (issue 14's fair baseline); frames still go
+    // the baseline prunes locally detected dead uplinks (a fair baseline: it learns what a switch can see itself); frames still go
     // down into a dead port until the controller's routes come
     expect(portland.f10.failures.map((f: Failure) => [f.lostBeforeDetection, f.lostAfterDetection])).toEqual([
       [76, 274],

@@ -195,8 +195,7 @@ class Pair {
     if (stack.smallQueueBytes > 0) {
       const ledger = new TxLedger(0, this.sched);
       disc.accounting = ledger;
-      nic.flowBacklog = (flow) => ledger.bytes(flow, this.sched.current);
-      nic.throttle = (flow, wake) => ledger.throttle(flow, this.sched.current, wake);
+      Object.assign(nic, ledger.nicHooks());
     }
     const parts = (id: number, n: Nic, s?: HostStackConfig): TransportComponents => ({
       hostId: id,

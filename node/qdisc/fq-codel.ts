@@ -14,7 +14,7 @@
  * bucket, as they do in Linux.
  */
 import type { Frame } from '../../core/frame.js';
-import { flowKey, HostQdisc, TimedFifo } from './qdisc.js';
+import { FlowList, flowKey, HostQdisc, TimedFifo } from './qdisc.js';
 
 export interface FqCodelParams {
   /** packets held at most */
@@ -44,15 +44,11 @@ export const FQ_CODEL_DEFAULTS: Readonly<FqCodelParams> = {
   ecn: true,
 };
 
-const NONE = 0;
-const NEW = 1;
-const OLD = 2;
-
 class Bucket {
   readonly q = new TimedFifo();
   deficit = 0;
-  /** which list the bucket is on (NONE, NEW, OLD) and the next bucket on it */
-  list = NONE;
+  /** on new_flows or old_flows, and the next bucket there */
+  attached = false;
   next: Bucket | null = null;
   // CoDel's state (codel_vars)
   count = 0;
@@ -60,28 +56,6 @@ class Bucket {
   dropping = false;
   dropNext = 0;
   firstAboveTime = 0;
-}
-
-class BucketList {
-  head: Bucket | null = null;
-  tail: Bucket | null = null;
-
-  push(b: Bucket, list: number): void {
-    b.list = list;
-    b.next = null;
-    if (this.tail === null) this.head = b;
-    else this.tail.next = b;
-    this.tail = b;
-  }
-
-  shift(): Bucket {
-    const b = this.head!;
-    this.head = b.next;
-    if (this.head === null) this.tail = null;
-    b.next = null;
-    b.list = NONE;
-    return b;
-  }
 }
 
 /** A 32-bit mix (murmur3's finalizer) of a flow key and the qdisc's seed. */
@@ -95,8 +69,8 @@ function mix(key: number, seed: number): number {
 export class FqCodel extends HostQdisc {
   private readonly p: FqCodelParams;
   private readonly buckets: Array<Bucket | undefined>;
-  private readonly newFlows = new BucketList();
-  private readonly oldFlows = new BucketList();
+  private readonly newFlows = new FlowList<Bucket>();
+  private readonly oldFlows = new FlowList<Bucket>();
   /** bytes held over all buckets (CoDel's backlog test reads the qdisc's, as fq_codel passes it) */
   private backlog = 0;
 
@@ -126,8 +100,8 @@ export class FqCodel extends HostQdisc {
     const b = this.bucketOf(frame);
     b.q.push(frame, now);
     this.backlog += frame.z;
-    if (b.list === NONE) {
-      this.newFlows.push(b, NEW);
+    if (!b.attached) {
+      this.newFlows.push(b);
       b.deficit = this.p.quantum;
     }
     if (this.length > this.p.limit) this.dropFattest();
@@ -158,14 +132,14 @@ export class FqCodel extends HostQdisc {
       const b = list.head;
       if (b.deficit <= 0) {
         b.deficit += this.p.quantum;
-        this.oldFlows.push(list.shift(), OLD);
+        this.oldFlows.push(list.shift());
         continue;
       }
       const f = this.codelDequeue(b, now);
       if (f === null) {
         // a pass through the old buckets before an emptied new one leaves (starvation)
         const gone = list.shift();
-        if (onNew && this.oldFlows.head !== null) this.oldFlows.push(gone, OLD);
+        if (onNew && this.oldFlows.head !== null) this.oldFlows.push(gone);
         continue;
       }
       b.deficit -= f.z;

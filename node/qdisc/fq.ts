@@ -13,7 +13,7 @@
  */
 import { FrameFifo } from '../../core/discipline.js';
 import { type Frame, Priority } from '../../core/frame.js';
-import { flowKey, HostQdisc } from './qdisc.js';
+import { FlowList, flowKey, HostQdisc } from './qdisc.js';
 
 export const FQ_DEFAULTS = {
   limit: 10_000,
@@ -36,33 +36,11 @@ class Flow {
   }
 }
 
-class FlowList {
-  head: Flow | null = null;
-  tail: Flow | null = null;
-
-  push(f: Flow): void {
-    f.attached = true;
-    f.next = null;
-    if (this.tail === null) this.head = f;
-    else this.tail.next = f;
-    this.tail = f;
-  }
-
-  shift(): Flow {
-    const f = this.head!;
-    this.head = f.next;
-    if (this.head === null) this.tail = null;
-    f.next = null;
-    f.attached = false;
-    return f;
-  }
-}
-
 export class Fq extends HostQdisc {
   private readonly flows = new Map<number, Flow>();
   private readonly internal = new FrameFifo();
-  private readonly newFlows = new FlowList();
-  private readonly oldFlows = new FlowList();
+  private readonly newFlows = new FlowList<Flow>();
+  private readonly oldFlows = new FlowList<Flow>();
   /** the time of the last enqueue or dequeue (fq reads jiffies) */
   private now = 0;
 

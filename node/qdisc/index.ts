@@ -11,7 +11,7 @@ import { Prio } from './prio.js';
 import type { HostQdisc } from './qdisc.js';
 
 export { TxLedger } from './ledger.js';
-export type { HostQdisc, TxAccounting } from './qdisc.js';
+export { HostQdisc, type TxAccounting } from './qdisc.js';
 
 /** `seed`: the hash perturbation of fq_codel's buckets (the node's seed) */
 export function createQdisc(kind: QdiscKind, rateBps: number, seed: number): HostQdisc {

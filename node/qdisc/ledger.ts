@@ -7,6 +7,7 @@
  */
 import { type Frame, FrameType } from '../../core/frame.js';
 import type { Scheduler, Timer } from '../../core/scheduler.js';
+import type { Nic } from '../transport/types.js';
 import type { TxAccounting } from './qdisc.js';
 
 class FlowTx {
@@ -63,6 +64,14 @@ export class TxLedger implements TxAccounting {
     const e = this.entry(f.f);
     e.queued -= f.z;
     if (e.throttled && e.timer === null) e.timer = this.sched.atAs(true, this.sched.current, this.onFreed, e);
+  }
+
+  /** what a transport's NIC offers for small queues: a flow's bytes now, and a throttle (`Nic`) */
+  nicHooks(): Required<Pick<Nic, 'flowBacklog' | 'throttle'>> {
+    return {
+      flowBacklog: (flow) => this.bytes(flow, this.sched.current),
+      throttle: (flow, wake) => this.throttle(flow, this.sched.current, wake),
+    };
   }
 
   /** flow `id`'s bytes in the qdisc and NIC at physical time `now` */

@@ -154,6 +154,38 @@ export class TimedFifo {
   }
 }
 
+/** A member of a `FlowList`: the next on its list, and whether it is on one. */
+export interface Listed<T> {
+  next: T | null;
+  attached: boolean;
+}
+
+/**
+ * An intrusive FIFO of flow queues: the new_flows and old_flows lists of Linux's fq and fq_codel, which
+ * link their flows through the flows themselves (a flow is on at most one list).
+ */
+export class FlowList<T extends Listed<T>> {
+  head: T | null = null;
+  private tail: T | null = null;
+
+  push(f: T): void {
+    f.attached = true;
+    f.next = null;
+    if (this.tail === null) this.head = f;
+    else this.tail.next = f;
+    this.tail = f;
+  }
+
+  shift(): T {
+    const f = this.head!;
+    this.head = f.next;
+    if (this.head === null) this.tail = null;
+    f.next = null;
+    f.attached = false;
+    return f;
+  }
+}
+
 /**
  * The flow a frame belongs to, as Linux's qdiscs key it (the socket, or the 5-tuple's hash): a data or
  * ACK frame by its flow id (a host is one end of a flow, so its data and its ACKs never share a host's
