@@ -6,7 +6,11 @@
  * layers a definition plugs into (.dependency-cruiser.cjs).
  */
 // chaos: fault timelines drawn from a scenario's chaos model
-export { prepareChaos, timelineScenario } from '../orchestrator/chaos/index.js';
+export {
+  type Prepared as PreparedChaos,
+  prepareChaos,
+  timelineScenario,
+} from '../orchestrator/chaos/index.js';
 export { type DrawnEntry, drawFaults } from '../orchestrator/chaos/model.js';
 // a run's summary (summary.json) as a study reads it
 export type { Fairness, Summary } from '../orchestrator/engine/collect.js';

@@ -60,7 +60,7 @@ export interface ChaosReport {
   failingSeeds: number[];
 }
 
-interface Prepared {
+export interface Prepared {
   text: string;
   /** nodes the scenario's own timeline kills, and when */
   killed: Map<string, number>;

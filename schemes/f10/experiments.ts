@@ -18,19 +18,12 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { type ExperimentOptions, formatNs, percent, type Topology } from '../../scheme/index.js';
+import { type ExperimentOptions, formatNs, percent } from '../../scheme/index.js';
 import {
   cdf,
-  type DrawnEntry,
-  drawFaults,
   frame,
-  loadScenarioFile,
   type Plot,
-  prepareChaos,
-  RuntimeError,
   reproduce,
-  resolveScenario,
-  runForSummary,
   scaleOf,
   timelineScenario,
   withQuick,
@@ -38,24 +31,8 @@ import {
   writeTable,
 } from '../../scheme/study.js';
 import { type F10Summary, intervalRates, rateStats } from './orchestrator/summary.js';
+import { F10, PORTLAND, runOne, setsFor, traces, type Variant } from './trace.js';
 
-interface Variant {
-  name: string;
-  set: string[];
-  /** the control: the same workload, no failure */
-  clean?: boolean;
-}
-
-/** the `--set` lines for variant `v`: F10's own settings do not reach the baseline */
-const setsFor = (set: string[], v: Variant): string[] => [
-  ...(v.set.includes('scheme.kind=portland')
-    ? set.filter((x) => !/^scheme\.(congestion|pushback)\b/.test(x))
-    : set),
-  ...v.set,
-];
-
-const F10: Variant = { name: 'f10', set: ['scheme.kind=f10', 'topology.variant=ab'] };
-const PORTLAND: Variant = { name: 'portland', set: ['scheme.kind=portland', 'topology.variant=standard'] };
 /** the quick run's: both schemes with the failures, and each on the same workload without */
 const FIG8_MAIN: Variant[] = [
   F10,
@@ -100,47 +77,6 @@ interface RunResult {
   faults: number;
   f10: F10Summary;
   rates: number[];
-}
-
-/** Runs one scenario file to its end into `dir` and returns its `summary.f10`. */
-async function runOne(file: string, dir: string, signal?: AbortSignal): Promise<F10Summary | null> {
-  const summary = await runForSummary(file, dir, {}, signal);
-  if (summary === null) return null;
-  const f10 = summary.f10;
-  if (!f10) throw new RuntimeError(`${file}: the run has no summary.f10: its scheme is not f10 or portland`);
-  return f10;
-}
-
-/**
- * `e` moved from tree `from` to tree `to`: a link is named by its upper switch and that switch's port,
- * the same slot in an AB and a standard FatTree (the trees differ only in which lower switch a port
- * reaches); a switch keeps its name.
- */
-function translate(e: DrawnEntry, from: Topology, to: Topology): DrawnEntry {
-  if (!e.link) return e;
-  const node = (t: Topology, name: string) => t.nodes.find((n) => n.name === name);
-  const [a, b] = e.link;
-  const na = node(from, a);
-  const nb = node(from, b);
-  const [upper, lower] = (na?.f10?.level ?? -1) >= (nb?.f10?.level ?? -1) ? [a, b] : [b, a];
-  const port = node(from, upper)?.ports.find((p) => p.peer === lower)?.index;
-  const peer = port === undefined ? undefined : node(to, upper)?.ports[port]?.peer;
-  if (peer === undefined) throw new RuntimeError(`cannot find the link ${a}--${b} in the other tree`);
-  return { ...e, link: [upper, peer] };
-}
-
-/** One seed's failure trace, drawn on the first variant's tree and moved onto every variant's. */
-function traces(file: string, set: string[], variants: Variant[], seed: number) {
-  const prepared = variants.map((v) => {
-    const s = setsFor(set, v);
-    return { v, s, p: prepareChaos(file, s), topo: resolveScenario(loadScenarioFile(file, s)).topology };
-  });
-  const first = prepared[0];
-  const drawn = drawFaults(first.p.model, seed, first.p.endNs, first.p.killed);
-  return prepared.map((x) => ({
-    ...x,
-    entries: x.v.clean ? [] : drawn.map((e) => translate(e, first.topo, x.topo)),
-  }));
 }
 
 /** the share (%) of `rates` that are 0, or null without intervals */
