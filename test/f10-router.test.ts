@@ -45,6 +45,7 @@ class Fabric {
     fabric: Topology,
     mode: F10Config['mode'] = 'f10',
     congestion: F10CongestionConfig | null = null,
+    extra: Partial<F10Config> = {},
   ) {
     const plane = dataPlane(fabric);
     const switches = plane.nodes.filter((n) => n.role === 'switch');
@@ -68,6 +69,7 @@ class Fabric {
         congestion,
         lossIntervalNs: 500_000,
         reportNs: 0,
+        ...extra,
       };
       const config = {
         name: n.name,
@@ -466,8 +468,18 @@ describe('controller-only baseline', () => {
     );
   });
 
-  it('prunes a dead uplink from its ECMP group as any switch does; what goes down waits', () => {
+  it('changes nothing before the controller routes: a dead uplink keeps its share of the flows (PortLand reacts in 65 ms)', () => {
     const f = new Fabric(tree(4, 3, 'standard'), 'controller');
+    f.killNode('agg0');
+    f.settle();
+    const podOf = (h: number) => f.byName.get(f.topo.nodes[h].ports[0].peer)!.pod;
+    const out = f.pairs().filter(([s, d]) => podOf(s) === 0 && podOf(d) !== 0);
+    // from pod 0, the flows hashed onto agg0 still go there, into the dead switch
+    expect(out.some(([s, d]) => f.walk(s, d, s * 31 + d).hops < 0)).toBe(true);
+  });
+
+  it('localFailover (an ablation): prunes a dead uplink from its ECMP group as an ECMP switch can; what goes down waits', () => {
+    const f = new Fabric(tree(4, 3, 'standard'), 'controller', null, { localFailover: true });
     f.killNode('agg0');
     f.settle();
     const podOf = (h: number) => f.byName.get(f.topo.nodes[h].ports[0].peer)!.pod;
@@ -605,6 +617,88 @@ describe('F10 congestion pushback (§6.2)', () => {
     load(f, 'tor0', 'agg0', (8e9 / 8) * (WINDOW / 1e9));
     load(f, 'tor0', 'agg1', (2e9 / 8) * (WINDOW / 1e9));
     window(f, 'tor0');
+    expect(f.events.filter((e) => e.kind === 'f10-congestion-pushback')).toEqual([]);
+  });
+});
+
+describe('F10 congestion pushback sent upstream (§6.2) for a lone surviving uplink', () => {
+  const WINDOW = 100_000;
+  const congestion: F10CongestionConfig = { windowNs: WINDOW, threshold: 0.2, shed: 'excess' };
+
+  const load = (f: Fabric, node: string, peer: string, bps: number): void => {
+    const m = f.mods.get(node)!;
+    const egress = f.portOf(node, peer);
+    for (let sent = 0; sent < (bps / 8) * (WINDOW / 1e9); sent += 1500)
+      m.forwarded(makeFrame({ t: FrameType.Data, s: 0, d: 1, f: 0, z: 1500 }), egress, egress);
+  };
+  const window = (f: Fabric, node: string): void => {
+    for (let i = 0; i < 4; i++) {
+      const k = f.timers.findIndex((t) => t.node === node);
+      const [timer] = f.timers.splice(k, 1);
+      timer.fn(timer.t);
+    }
+  };
+  const through = (f: Fabric, src: number, dst: number, via: string): number => {
+    let n = 0;
+    for (let flow = 0; flow < 3000; flow++) if (f.walk(src, dst, flow).path.includes(via)) n++;
+    return n / 3000;
+  };
+  const upPeers = (f: Fabric, node: string): string[] =>
+    f.byName
+      .get(node)!
+      .ports.filter((p) => p.dir === 'up')
+      .map((p) => p.peer);
+
+  for (const k of [4, 6]) {
+    it(`k = ${k}: an aggregation switch that lost one uplink flags the survivors' load against the group it has by design and its ToRs send less through it`, () => {
+      const f = new Fabric(tree(k, 3, 'ab'), 'f10', congestion);
+      const [lost, ...kept] = upPeers(f, 'agg0');
+      f.cutLink('agg0', lost);
+      f.settle();
+      const tor = 'tor0';
+      // a host under tor0, and one in another pod
+      const src = f.topo.nodes.find((n) => n.role === 'host' && n.ports[0].peer === tor)!.id;
+      const far = f.topo.nodes.find((n) => n.role === 'host' && n.ports[0].peer === `tor${k}`)!.id;
+      const near = f.topo.nodes.find((n) => n.role === 'host' && n.ports[0].peer === 'tor1')!.id;
+      const before = { far: through(f, src, far, 'agg0'), near: through(f, src, near, 'agg0') };
+      f.mods.get('agg0')!.start(0);
+      // every surviving uplink at 7 Gbit/s: balanced among the live ones (no local cut), hot against
+      // the group by design, where the lost link carries nothing
+      for (const core of kept) load(f, 'agg0', core, 7e9);
+      window(f, 'agg0');
+      const hot = f.events.filter((e) => e.kind === 'f10-congestion-pushback');
+      expect(hot).toHaveLength(1);
+      expect(hot[0]).toMatchObject({ node: 'agg0', upstream: true });
+      // the factor brings the hottest link to the group's mean: (n − 1) / n of it stays
+      expect(hot[0].factor).toBeCloseTo((k / 2 - 1) / (k / 2), 2);
+      f.settle();
+      // every ToR under agg0 took the cut on its port toward agg0; nothing else did
+      const cut = [...f.mods].filter(([, m]) => m.router.congested.flat().length > 0).map(([n]) => n);
+      expect(cut.sort()).toEqual(
+        f.byName
+          .get('agg0')!
+          .ports.filter((p) => p.dir === 'down')
+          .map((p) => p.peer)
+          .sort(),
+      );
+      // tor0 sends less of what leaves the pod through agg0; what stays in the pod is not moved
+      const aggs = k / 2;
+      expect(before.far).toBeCloseTo(1 / aggs, 1);
+      const factor = (k / 2 - 1) / (k / 2);
+      expect(through(f, src, far, 'agg0')).toBeCloseTo(factor / (factor + aggs - 1), 1);
+      expect(through(f, src, far, 'agg0')).toBeLessThan(before.far);
+      expect(through(f, src, near, 'agg0')).toBe(before.near);
+      // the controller's next epoch takes the cuts away
+      f.command(tor, { kind: 'weights', weights: null });
+      expect(through(f, src, far, 'agg0')).toBe(before.far);
+    });
+  }
+
+  it('no failure, balanced uplinks: nothing is sent upstream', () => {
+    const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
+    f.mods.get('agg0')!.start(0);
+    for (const core of upPeers(f, 'agg0')) load(f, 'agg0', core, 7e9);
+    window(f, 'agg0');
     expect(f.events.filter((e) => e.kind === 'f10-congestion-pushback')).toEqual([]);
   });
 });

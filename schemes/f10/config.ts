@@ -45,6 +45,11 @@ export interface F10Config {
   mode: 'f10' | 'controller';
   /** F10 mode: send pushback notifications (off: local rerouting alone, for detour studies) */
   pushback: boolean;
+  /**
+   * controller mode: prune an uplink the detector declared dead from the ECMP group at once (an
+   * ablation); otherwise nothing changes until the controller's routes arrive
+   */
+  localFailover?: boolean;
   shape: F10Shape;
   self: F10Address;
   /** per port: the F10 address of the switch at the other end, or null for a host */

@@ -59,6 +59,7 @@ export default defineScheme<F10Settings, F10Summary>({
     const cfg: F10Config = {
       mode: s.kind === 'f10' ? 'f10' : 'controller',
       pushback: s.pushback,
+      ...(s.kind === 'portland' && s.localFailover ? { localFailover: true } : {}),
       shape: topo.f10,
       self: node.f10,
       peers: node.ports.map((p) => byName.get(p.peer)?.f10 ?? null),

@@ -8,6 +8,7 @@
 
 import {
   duration,
+  formatNs,
   type LinkParams,
   positive,
   rate,
@@ -69,13 +70,17 @@ const detectorSchema = (d: {
  * - control links: the same detector ten times slower (window 100 µs, keepalive 25 µs). The controller
  *   acts on epochs of a millisecond, and at the fabric's cadence the control links' keepalives were
  *   a quarter of all frames of a run.
- * - epoch 1 ms, report 500 µs: the paper schedules every second on traces of minutes; scaled to runs of
- *   milliseconds so several epochs fall inside a run.
- * - stable 2 ms: two epochs up before a recovered link carries traffic again.
- * - reaction delay 1 ms: PortLand reports 65 ms; 1 ms keeps runs short and is still ~50× F10's
- *   detection time, so the comparison stays conservative for the baseline.
- * - congestion window 500 µs, threshold 0.2: the paper keeps 500 ms of statistics against epochs of
- *   about a second; scaled like the epoch. The 20% LBdelta is the paper's. shed 'excess': a
+ * - control-plane times: the paper's, times one factor, `timeScale` (default 1/1000), so their order
+ *   is the paper's: F10's local reroute and pushback (µs, physical) ≪ PortLand's reaction ≪ F10's epoch.
+ *   The paper's values (PAPER_TIMES): the epoch 1 s (§6.3: the controller schedules "every second",
+ *   after MicroTE); congestion statistics over 500 ms (§6.2 "the last 500ms"); PortLand's reaction
+ *   65 ms (§7.4: PortLand "reports minimum failure response times of 65 ms"). Ours, the paper giving
+ *   none: reports every 500 ms (two per epoch, so a pair's last two periods fall within two epochs)
+ *   and 2 s up before a recovered link is reinstalled (§5.3: "an extended period of time"; two epochs).
+ *   At 1/1000: epoch 1 ms, reports 500 µs, stable 2 ms, congestion window 500 µs, reaction 65 µs.
+ *   Physical times (links, the detector, the 500 µs loss interval) are not scaled. A time set in the
+ *   scenario is taken as it is, in virtual time, not scaled.
+ * - congestion threshold 0.2: the paper's 20% LBdelta. shed 'excess': a
  *   pushed-back link keeps the share of its upstream weight that its group's mean load is of its own
  *   (mean / load), so about LBdelta's part of its randomly-placed load moves (the paper reroutes "a
  *   portion" and gives no factor; this one follows from the quantities it measures, where a fixed
@@ -85,10 +90,28 @@ const detectorSchema = (d: {
 export const SCHEME_DEFAULTS = {
   detector: { window: '10us', keepUp: 2, bringUp: 3, keepalive: '2.5us', hold: 1, maxHold: 64 },
   controlDetector: { window: '100us', keepUp: 2, bringUp: 3, keepalive: '25us', hold: 1, maxHold: 64 },
-  controller: { epoch: '1ms', stable: '2ms', reactionDelay: '1ms', report: '500us', predictableDelta: 0.2 },
-  congestion: { window: '500us', threshold: 0.2, shed: 'excess' },
+  controller: { predictableDelta: 0.2 },
+  congestion: { threshold: 0.2, shed: 'excess' },
   lossInterval: '500us',
+  timeScale: 0.001,
 } as const;
+
+/** The control-plane times at the paper's scale, ns; a run's defaults are these times `timeScale`. */
+export const PAPER_TIMES = {
+  /** §6.3: the centralized scheduler runs "every second" */
+  epochNs: 1e9,
+  /** ours (the paper gives none): two traffic reports per epoch */
+  reportNs: 5e8,
+  /** ours (§5.3 "an extended period of time"): two epochs up before a recovered link is reinstalled */
+  stableNs: 2e9,
+  /** §7.4: PortLand "reports minimum failure response times of 65 ms" */
+  reactionDelayNs: 65e6,
+  /** §6.2: "The switch keeps traffic statistics for the last 500ms" */
+  congestionWindowNs: 5e8,
+} as const;
+
+/** a paper time scaled, as a duration the schema's descriptions print */
+const scaled = (ns: number, scale: number = SCHEME_DEFAULTS.timeScale): string => formatNs(ns * scale);
 
 const D = SCHEME_DEFAULTS;
 
@@ -101,7 +124,7 @@ export const f10Properties = {
   },
   /** congestion pushback (F10 §6.2), f10 only: false, or its settings */
   congestion: {
-    description: `f10 only: congestion pushback (§6.2), which moves flows off links loaded above their group's mean; false turns it off, true or an object of settings on (default: on, window ${D.congestion.window}, threshold ${D.congestion.threshold}, shed ${D.congestion.shed})`,
+    description: `f10 only: congestion pushback (§6.2), which moves flows off links loaded above their group's mean; false turns it off, true or an object of settings on (default: on, window ${scaled(PAPER_TIMES.congestionWindowNs)}, threshold ${D.congestion.threshold}, shed ${D.congestion.shed})`,
     oneOf: [
       { type: 'boolean' },
       {
@@ -110,7 +133,7 @@ export const f10Properties = {
         properties: {
           window: {
             ...duration,
-            description: `each switch measures every link's randomly-placed load over this window, which slides by a quarter (duration, ns if a number; default ${D.congestion.window})`,
+            description: `each switch measures every link's randomly-placed load over this window, which slides by a quarter (duration, ns if a number; default the paper's ${formatNs(PAPER_TIMES.congestionWindowNs)} × timeScale: ${scaled(PAPER_TIMES.congestionWindowNs)})`,
           },
           threshold: {
             type: 'number',
@@ -124,6 +147,17 @@ export const f10Properties = {
         },
       },
     ],
+  },
+  timeScale: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 1,
+    description: `the one factor every control-plane time is scaled by from the paper's (the epoch ${formatNs(PAPER_TIMES.epochNs)}, reports ${formatNs(PAPER_TIMES.reportNs)}, stable ${formatNs(PAPER_TIMES.stableNs)}, the congestion window ${formatNs(PAPER_TIMES.congestionWindowNs)}, PortLand's reaction ${formatNs(PAPER_TIMES.reactionDelayNs)}); a time set in the scenario is taken as it is; physical times (links, the detector, lossInterval) are never scaled (default ${D.timeScale})`,
+  },
+  localFailover: {
+    type: 'boolean',
+    description:
+      'portland only: each switch also drops an uplink its detector declared dead from its own ECMP group at once (the baseline as dcemu ran it before; an ablation). Default false: PortLand as its paper reports, nothing changes before the fabric manager installs new routes',
   },
   /** congestion loss is counted per interval of this length (F10 §7.4: 500 µs) */
   lossInterval: {
@@ -143,19 +177,19 @@ export const f10Properties = {
     properties: {
       epoch: {
         ...duration,
-        description: `how often the controller runs an epoch: it reinstalls links that stayed up for stable, resends its state to every switch and, in f10, places the predictable ToR pairs and sends the weighted-ECMP weights (duration, ns if a number; default ${D.controller.epoch})`,
+        description: `how often the controller runs an epoch: it reinstalls links that stayed up for stable, resends its state to every switch and, in f10, places the predictable ToR pairs and sends the weighted-ECMP weights (duration, ns if a number; default ${formatNs(PAPER_TIMES.epochNs)} × timeScale: ${scaled(PAPER_TIMES.epochNs)})`,
       },
       stable: {
         ...duration,
-        description: `a link that comes back must stay up this long before the controller reinstalls it, at its next epoch (duration, ns if a number; default ${D.controller.stable})`,
+        description: `a link that comes back must stay up this long before the controller reinstalls it, at its next epoch (duration, ns if a number; default ${formatNs(PAPER_TIMES.stableNs)} × timeScale: ${scaled(PAPER_TIMES.stableNs)})`,
       },
       reactionDelay: {
         ...duration,
-        description: `portland: the controller recomputes and installs every switch's routes this long after a failure report (duration, ns if a number; default ${D.controller.reactionDelay})`,
+        description: `portland: the controller recomputes and installs every switch's routes this long after a failure report (duration, ns if a number; default ${formatNs(PAPER_TIMES.reactionDelayNs)} × timeScale: ${scaled(PAPER_TIMES.reactionDelayNs)})`,
       },
       report: {
         ...duration,
-        description: `how often each switch reports the ports it holds down and each ToR its bytes per destination ToR (duration, ns if a number; default ${D.controller.report})`,
+        description: `how often each switch reports the ports it holds down and each ToR its bytes per destination ToR (duration, ns if a number; default ${formatNs(PAPER_TIMES.reportNs)} × timeScale: ${scaled(PAPER_TIMES.reportNs)})`,
       },
       backup: {
         type: 'boolean',
@@ -196,6 +230,10 @@ export const f10Properties = {
 
 export interface F10Settings extends F10ControllerTiming {
   kind: 'f10' | 'portland';
+  /** the factor the paper's control-plane times were scaled by for this run's defaults */
+  timeScale: number;
+  /** portland: a switch prunes a dead uplink from its own ECMP group at detection (an ablation) */
+  localFailover: boolean;
   /** f10: pushback on (default) or off, to study local rerouting alone */
   pushback: boolean;
   detector: F10DetectorConfig;
@@ -232,11 +270,23 @@ export function resolveF10(
   for (const field of ['pushback', 'congestion'])
     if (s[field] !== undefined && s.kind !== 'f10')
       throw src.error(['scheme', field], `${field} is part of F10; scheme ${s.kind} has none`);
+  if (s.localFailover !== undefined && s.kind !== 'portland')
+    throw src.error(
+      ['scheme', 'localFailover'],
+      `localFailover is part of the PortLand baseline; scheme ${s.kind} has none`,
+    );
+  const scale: number = s.timeScale ?? D.timeScale;
+  /** a control-plane time: as the scenario sets it, else the paper's times the scale */
+  const ctl = (path: string[], v: string | number | undefined, paperNs: number): number =>
+    v === undefined ? Math.max(1, Math.round(paperNs * scale)) : dur(path, v);
   let congestion: F10CongestionConfig | null = null;
   if (kind === 'f10' && s.congestion !== false) {
-    const g = { ...SCHEME_DEFAULTS.congestion, ...(typeof s.congestion === 'object' ? s.congestion : {}) };
+    const g: { window?: string | number; threshold: number; shed: number | 'excess' } = {
+      ...SCHEME_DEFAULTS.congestion,
+      ...(typeof s.congestion === 'object' ? s.congestion : {}),
+    };
     congestion = {
-      windowNs: dur(['congestion', 'window'], g.window),
+      windowNs: ctl(['congestion', 'window'], g.window, PAPER_TIMES.congestionWindowNs),
       threshold: g.threshold,
       shed: g.shed,
     };
@@ -251,15 +301,17 @@ export function resolveF10(
   };
   return {
     kind,
+    timeScale: scale,
+    localFailover: s.localFailover ?? false,
     pushback: s.pushback ?? true,
     detector,
     controlDetector,
     congestion,
     lossIntervalNs: dur(['lossInterval'], s.lossInterval ?? SCHEME_DEFAULTS.lossInterval),
-    epochNs: dur(['controller', 'epoch'], c.epoch),
-    stableNs: dur(['controller', 'stable'], c.stable),
-    reactionDelayNs: dur(['controller', 'reactionDelay'], c.reactionDelay),
-    reportNs: dur(['controller', 'report'], c.report),
+    epochNs: ctl(['controller', 'epoch'], c.epoch, PAPER_TIMES.epochNs),
+    stableNs: ctl(['controller', 'stable'], c.stable, PAPER_TIMES.stableNs),
+    reactionDelayNs: ctl(['controller', 'reactionDelay'], c.reactionDelay, PAPER_TIMES.reactionDelayNs),
+    reportNs: ctl(['controller', 'report'], c.report, PAPER_TIMES.reportNs),
     predictableDelta: c.predictableDelta,
     controlLink,
     backup: c.backup ?? false,

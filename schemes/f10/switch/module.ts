@@ -47,6 +47,11 @@ interface Pushback {
   rm: 0 | 1;
   /** congestion pushback: the weight factor, in [0, 1) */
   cg?: number;
+  /**
+   * congestion pushback from a parent whose up links are hot (F10 §6.2 "sent back upstream for the
+   * link"): cut the weight toward it for the destinations outside its prefix (lv, loc)
+   */
+  up?: 1;
 }
 
 function isPushback(x: unknown): x is Pushback {
@@ -59,7 +64,8 @@ function isPushback(x: unknown): x is Pushback {
     Number.isInteger(m.loc) &&
     Array.isArray(m.st) &&
     typeof m.o === 'string' &&
-    (m.cg === undefined || (typeof m.cg === 'number' && m.cg >= 0 && m.cg < 1))
+    (m.cg === undefined || (typeof m.cg === 'number' && m.cg >= 0 && m.cg < 1)) &&
+    (m.up === undefined || (m.up === 1 && m.cg !== undefined))
   );
 }
 
@@ -132,6 +138,8 @@ export class F10Module implements Routing, SwitchScheme {
   private scheduledBps: number[];
   /** ports pushed back since the controller's last epoch, and when last */
   private readonly pushed = new Map<number, number>();
+  /** when this switch last told its children its up links are hot (null: not since the last epoch) */
+  private pushedUpstream: number | null = null;
   private readonly congestion = { messages: 0, installs: 0, removed: 0, hot: 0 };
 
   constructor(private readonly ctx: NodeContext) {
@@ -248,19 +256,28 @@ export class F10Module implements Routing, SwitchScheme {
     const spanS = cg.windowNs / 1e9;
     const ports = this.ctx.config.ports;
     const share = (p: number): number => {
+      if (!this.router.usable[p]) return 0;
       let bytes = 0;
       for (let b = 0; b < BUCKETS; b++) bytes += this.loadBytes[p * BUCKETS + b];
       const random = Math.max(0, (bytes * 8) / spanS - this.scheduledBps[p]);
       return random / ports[p].rateBps;
     };
+    const cut = (mean: number, load: number) => (cg.shed === 'excess' ? mean / load : cg.shed);
     for (const dir of ['up', 'down'] as const) {
-      const group: number[] = [];
+      // the group by design: a failed link counts as carrying nothing
+      const design: number[] = [];
       for (let p = 0; p < ports.length; p++)
-        if (ports[p].dir === dir && this.cfg.peers[p] !== null && this.router.usable[p]) group.push(p);
-      if (group.length < 2) continue;
-      const shares = group.map(share);
-      const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
-      for (const [i, p] of group.entries()) {
+        if (ports[p].dir === dir && this.cfg.peers[p] !== null) design.push(p);
+      if (design.length < 2) continue;
+      const shares = design.map(share);
+      // a hot up link whose traffic the children could send through their other parents: tell them
+      if (dir === 'up' && this.router.level > 0) this.judgeUpstream(design, shares, cut, now);
+      // among the links in use: the ones this switch (up) or its parents (down) can move load off
+      const live = design.flatMap((p, i) => (this.router.usable[p] ? [i] : []));
+      if (live.length < 2) continue;
+      const mean = live.reduce((a, i) => a + shares[i], 0) / live.length;
+      for (const i of live) {
+        const p = design[i];
         const lbDelta = shares[i] - mean;
         if (!(lbDelta > cg.threshold)) continue;
         const last = this.pushed.get(p);
@@ -268,9 +285,55 @@ export class F10Module implements Routing, SwitchScheme {
         this.pushed.set(p, now);
         // 'excess': keep the share of the load at the group's mean, so LBdelta's part moves (§6.2:
         // "rerouting a portion of upstream traffic around the spontaneous congestion")
-        this.pushBack(p, lbDelta, cg.shed === 'excess' ? mean / shares[i] : cg.shed, now);
+        this.pushBack(p, lbDelta, cut(mean, shares[i]), now);
       }
     }
+  }
+
+  /**
+   * §6.2 for this switch's up links as a group: "a congestion pushback message will be sent back
+   * upstream for the link". Judged against the links the switch has by design, a failed one carrying
+   * nothing, so a lone surviving uplink that carries what two should is hot. The children are told to
+   * cut their weight toward this switch for every destination outside its subtree (what climbs
+   * through its up links), by the factor that brings the hottest link to the group's mean.
+   */
+  private judgeUpstream(
+    design: number[],
+    shares: number[],
+    cut: (mean: number, load: number) => number,
+    now: number,
+  ): void {
+    const cg = this.cfg.congestion!;
+    const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+    let hottest = -1;
+    for (let i = 0; i < design.length; i++) if (hottest < 0 || shares[i] > shares[hottest]) hottest = i;
+    const lbDelta = shares[hottest] - mean;
+    if (!(lbDelta > cg.threshold)) return;
+    if (this.pushedUpstream !== null && now - this.pushedUpstream < cg.windowNs) return;
+    this.pushedUpstream = now;
+    const port = design[hottest];
+    const factor = cut(mean, shares[hottest]);
+    this.congestion.hot++;
+    this.ctx.emit('f10-congestion-pushback', now, {
+      port,
+      peer: this.peerName(port),
+      lbDelta: Math.round(lbDelta * 1000) / 1000,
+      factor: Math.round(factor * 1000) / 1000,
+      upstream: true,
+    });
+    const self = this.router.self;
+    const msg: Pushback = {
+      pb: 0,
+      lv: self.level,
+      loc: self.location,
+      st: [],
+      o: `${this.ctx.config.name}^/cg${this.congestion.hot}`,
+      fl: 0,
+      rm: 0,
+      cg: factor,
+      up: 1,
+    };
+    this.flood(msg, -1, 'children', now);
   }
 
   private pushBack(port: number, lbDelta: number, factor: number, now: number): void {
@@ -439,6 +502,7 @@ export class F10Module implements Routing, SwitchScheme {
         // the epoch: congestion pushback's cuts go (F10 §6.2); what the controller scheduled is known
         this.congestion.removed += this.router.clearCongestion();
         this.pushed.clear();
+        this.pushedUpstream = null;
         const ports = this.ctx.config.ports;
         this.scheduledBps = ports.map((p, i) =>
           c.weights !== null && i < c.weights.length ? Math.max(0, p.rateBps - c.weights[i]) : 0,
@@ -473,6 +537,13 @@ export class F10Module implements Routing, SwitchScheme {
     if (!isPushback(m)) return false;
     if (this.cfg.mode !== 'f10') return true;
     const fromChild = this.ctx.config.ports[ingress].dir === 'down';
+    if (m.up === 1) {
+      // a parent's up links are hot: send less of what must climb past it through it
+      if (fromChild || m.fl !== 0 || m.rm !== 0) return true;
+      const c = { level: m.lv, location: m.loc, factor: m.cg!, origin: m.o, except: true };
+      if (this.router.congest(ingress, c)) this.congestion.installs++;
+      return true;
+    }
     if (m.cg !== undefined && (m.fl !== 1 || m.rm !== 0)) return true;
     if (m.fl === 1) {
       if (fromChild) {

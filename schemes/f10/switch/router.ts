@@ -62,13 +62,21 @@ export interface Block {
   origin: string;
 }
 
-/** A congestion pushback cut on an up port (F10 §6.2): its weight toward a prefix, multiplied by `factor`. */
+/**
+ * A congestion pushback cut on an up port (F10 §6.2): its weight toward a prefix (or, `except`, toward
+ * everything outside it) multiplied by `factor`.
+ */
 export interface Congestion {
   /** the prefix (level < 0: every destination) */
   level: number;
   location: number;
   factor: number;
   origin: string;
+  /**
+   * the cut applies to the destinations outside the prefix: the parent's up links are hot, and what
+   * the parent carries into its own subtree does not cross them
+   */
+  except?: boolean;
 }
 
 export interface RouteStats {
@@ -256,8 +264,10 @@ export class F10Router {
   /** the factor congestion pushback leaves of up port `port`'s weight for traffic to `dl` */
   private cut(port: number, dl: number): number {
     let f = 1;
-    for (const c of this.congested[port])
-      if (c.level < 0 || samePrefix(dl, c.location, c.level, this.b)) f *= c.factor;
+    for (const c of this.congested[port]) {
+      const inside = c.level < 0 || samePrefix(dl, c.location, c.level, this.b);
+      if (inside !== (c.except === true)) f *= c.factor;
+    }
     return f;
   }
 
@@ -402,13 +412,14 @@ export class F10Router {
   // ---- state changes -------------------------------------------------------------------------
 
   /**
-   * the detector declared `port` down: stop using it. The baseline, like any ECMP switch, prunes a
-   * dead uplink from its group; what lies below waits for the controller's routes.
+   * the detector declared `port` down: stop using it. The baseline changes nothing before the
+   * controller's routes come (PortLand's fabric manager, F10 §7.4's 65 ms), unless `localFailover`
+   * (an ablation): then, like an ECMP switch's own failover, it prunes a dead uplink from its group.
    */
   portDown(port: number): void {
     this.detectedDown[port] = true;
     if (this.cfg.mode === 'controller') {
-      if (this.up.includes(port)) {
+      if (this.cfg.localFailover && this.up.includes(port)) {
         this.usable[port] = false;
         this.liveUp = this.up.filter((p) => this.usable[p]);
       }
