@@ -200,6 +200,32 @@ describe('the failure model', () => {
     const spared = drawFaults({ ...m, maxFaults: 200 }, 3, 4_000_000, new Map([['spine1', 0]]));
     expect(spared.some((e) => e.link?.includes('spine1'))).toBe(false);
   });
+
+  it('concurrent: 1 keeps one failure out at a time: a fault drawn while another is out is left out', () => {
+    const chaos = (limit: string) => `chaos:
+${limit}  failures:
+    - kind: link-down
+      targets: links
+      between: lognormal(200us, 1)
+      repair: lognormal(150us, 1)
+`;
+    const free = drawFaults(model(chaos('')), 5, 4_000_000);
+    const one = drawFaults(model(chaos('  concurrent: 1\n')), 5, 4_000_000);
+    const most = (drawn: DrawnEntry[]) => {
+      let open = 0;
+      let max = 0;
+      for (const e of drawn) {
+        open += e.action === 'link-up' ? -1 : 1;
+        max = Math.max(max, open);
+      }
+      return max;
+    };
+    expect(most(free)).toBeGreaterThan(1);
+    expect(most(one)).toBe(1);
+    expect(one.filter((e) => e.action === 'link-down').length).toBeGreaterThan(1);
+    // what it keeps is what the free draw had: the same faults at the same times
+    for (const e of one) expect(free).toContainEqual({ ...e, fault: expect.any(Number) });
+  });
 });
 
 describe('the reproducer scenario', () => {

@@ -45,6 +45,8 @@ export interface ChaosModel {
   fromNs: number;
   toNs: number;
   maxFaults: number;
+  /** faults out at once at most (Infinity: no limit) */
+  concurrent: number;
   failures: FailureSpec[];
   lossless: boolean;
   asserts: Assertion[];
@@ -247,6 +249,7 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
     fromNs,
     toNs,
     maxFaults: (raw.maxFaults as number) ?? 200,
+    concurrent: (raw.concurrent as number | undefined) ?? Number.POSITIVE_INFINITY,
     failures,
     lossless,
     asserts,
@@ -260,8 +263,9 @@ const componentKey = (t: Target): string[] =>
 /**
  * One run's faults, drawn from `seed`: each failure's components fail and recover in turn within the
  * window; a failure that would strike a component already out (or a link of a dead node) is left out,
- * so no two faults overlap on a component. Sorted by time; repairs past `endNs` are left out (the
- * fault lasts to the end). `maxFaults` keeps the earliest.
+ * so no two faults overlap on a component, and so is one that would strike while `concurrent` faults
+ * are out (a kill is out for good). Sorted by time; repairs past `endNs` are left out (the fault
+ * lasts to the end). `maxFaults` keeps the earliest.
  */
 export function drawFaults(
   model: ChaosModel,
@@ -293,9 +297,12 @@ export function drawFaults(
   // when each component (node, link) is busy until; a killed node is busy forever, and so are its links
   const busy = new Map<string, number>();
   const entries: DrawnEntry[] = [];
+  /** when each fault drawn so far ends */
+  const out: number[] = [];
   let faults = 0;
   for (const c of candidates) {
     if (faults >= model.maxFaults) break;
+    if (out.filter((until) => until > c.at).length >= model.concurrent) continue;
     const keys = componentKey(c.target);
     // a link fault needs both ends alive; a node fault needs the node free
     const dead = (n: string) => {
@@ -315,6 +322,7 @@ export function drawFaults(
     if (c.spec.step) e.step = `${Math.round(draw(c.spec.step, rng))}ns`;
     if (c.spec.freq) e.freq = Math.round(draw(c.spec.freq, rng) * 1000) / 1000;
     entries.push(e);
+    out.push(c.spec.kind === 'kill' ? Number.POSITIVE_INFINITY : c.until);
     const repair = REPAIRED[c.spec.kind];
     if (repair && c.until <= endNs) entries.push({ at: c.until, action: repair, ...base });
     faults++;

@@ -88,6 +88,12 @@ export const chaosSchema = {
       maximum: 1000,
       description: 'faults drawn per run at most; the earliest are kept (default 200)',
     },
+    concurrent: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'faults out at the same time at most: a failure drawn while this many are out is left out (default: no limit; 1: one failure at a time)',
+    },
     failures: {
       type: 'array',
       minItems: 1,
