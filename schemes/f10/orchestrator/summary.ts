@@ -52,6 +52,18 @@ declare module '../../../scheme/index.js' {
 
 export interface F10Summary {
   scheme: 'f10' | 'portland';
+  /**
+   * the control-plane times the run had, virtual ns, and the one factor their defaults were scaled by
+   * from the paper's (a time the scenario set is its own); congestion window null when off
+   */
+  timing: {
+    timeScale: number;
+    epochNs: number;
+    reportNs: number;
+    stableNs: number;
+    reactionDelayNs: number;
+    congestionWindowNs: number | null;
+  };
   failures: F10FailureSummary[];
   /**
    * Links declared down that no fault of the timeline had hit (by then): a process stalled past its
@@ -160,6 +172,14 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
   const afterDetection = failures.reduce((s, f) => s + f.lostAfterDetection, 0) + noRoute;
   return {
     scheme: s.kind,
+    timing: {
+      timeScale: s.timeScale,
+      epochNs: s.epochNs,
+      reportNs: s.reportNs,
+      stableNs: s.stableNs,
+      reactionDelayNs: s.reactionDelayNs,
+      congestionWindowNs: s.congestion?.windowNs ?? null,
+    },
     failures,
     // a paused node's own detector finds its links silent when it resumes: the pause's doing too
     spuriousDetections: events.filter(
