@@ -77,11 +77,30 @@ export default defineScheme<F10Settings, F10Summary>({
     {
       name: 'f10-fig8',
       description:
-        'F10 §7.4 figure 8: per seed, one workload and failure trace from the chaos: model on F10, F10 without congestion pushback and the PortLand baseline; the CDF of congestion loss per interval',
+        "F10 §7.4 figure 8: per seed, one workload and failure trace from the chaos: model on F10 and the PortLand baseline, their failure-free controls and two ablations; PortLand's congestion loss over F10's in total and the CDF of congestion loss per interval",
       scenario: 'examples/f10-fig8.yaml',
-      seeds: 5,
+      seeds: 3,
+      // F10 and PortLand always run (`--variants f10,portland`: those alone); the controls and ablations
+      // when chosen (schemes/f10/experiments.ts)
+      variants: [
+        'f10',
+        'portland',
+        'f10-no-failures',
+        'portland-no-failures',
+        'f10-no-congestion-pushback',
+        'portland-local-failover',
+      ],
       module: new URL('./experiments.js', import.meta.url).href,
       run: 'runFig8',
+    },
+    {
+      name: 'f10-fig9',
+      description:
+        "F10 §7.6 figure 9: per seed, MapReduce shuffles over TCP (our job shapes) and a failure trace from the chaos: model on F10 and the PortLand baseline; each job's speedup, PortLand's completion time over F10's",
+      scenario: 'examples/f10-fig9.yaml',
+      seeds: 3,
+      module: new URL('./experiments/fig9.js', import.meta.url).href,
+      run: 'runFig9',
     },
     {
       name: 'f10-fig6',

@@ -45,8 +45,8 @@ const HEADLINES = [
     scheme: 'F10',
     doc: 'f10',
     experiment: 'f10-fig8',
-    figure: "PortLand's congestion loss over F10's",
-    as: 'congestion loss the failures add, PortLand / F10, in total',
+    figure: "PortLand's congestion loss over F10's with the failures, in total",
+    as: 'congestion loss with the failures, PortLand / F10, in total (k = 4, one failure at a time)',
   },
   {
     scheme: 'TOP',

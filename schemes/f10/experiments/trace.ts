@@ -1,10 +1,10 @@
 /**
- * The pieces F10's experiments share (schemes/f10/experiments.ts, schemes/f10/fig9.ts): the variants
+ * The pieces F10's experiments share (schemes/f10/experiments.ts, schemes/f10/experiments/fig9.ts): the variants
  * (F10 on an AB FatTree, the PortLand baseline on a standard one), the `--set` lines each gets, one
  * run to its `summary.f10`, and one seed's failure trace drawn once and carried onto every variant's
  * tree.
  */
-import type { Topology } from '../../scheme/index.js';
+import type { Topology } from '../../../scheme/index.js';
 import {
   type DrawnEntry,
   drawFaults,
@@ -14,8 +14,8 @@ import {
   RuntimeError,
   resolveScenario,
   runForSummary,
-} from '../../scheme/study.js';
-import type { F10Summary } from './orchestrator/summary.js';
+} from '../../../scheme/study.js';
+import type { F10Summary } from '../orchestrator/summary.js';
 
 export interface Variant {
   name: string;
