@@ -374,6 +374,36 @@ describe('scenario kind f10', () => {
     expect(cfg.controllers).toEqual(['arb0', 'arb1']);
   });
 
+  it("scales every control-plane time from the paper's by one factor; a time the scenario sets is its own", () => {
+    const times = (scheme: string) => {
+      const s = withScheme(scheme).scheme as unknown as Record<string, unknown> & {
+        congestion: { windowNs: number } | null;
+      };
+      return [
+        s.timeScale,
+        s.epochNs,
+        s.reportNs,
+        s.stableNs,
+        s.reactionDelayNs,
+        s.congestion?.windowNs ?? null,
+      ];
+    };
+    // the paper's 1 s epoch, 500 ms reports (ours), 2 s stable (ours), PortLand's 65 ms, §6.2's 500 ms
+    expect(times('{ kind: f10 }')).toEqual([0.001, 1e6, 5e5, 2e6, 65_000, 5e5]);
+    expect(times('{ kind: portland, timeScale: 0.01 }')).toEqual([0.01, 1e7, 5e6, 2e7, 650_000, null]);
+    expect(
+      times('{ kind: f10, timeScale: 0.01, controller: { epoch: 3ms }, congestion: { window: 1ms } }'),
+    ).toEqual([0.01, 3e6, 5e6, 2e7, 650_000, 1e6]);
+    expect(
+      (withScheme('{ kind: portland, localFailover: true }').scheme as { localFailover: boolean })
+        .localFailover,
+    ).toBe(true);
+    expect(() => withScheme('{ kind: f10, localFailover: true }')).toThrow(
+      /scheme\.localFailover: localFailover is part of the PortLand baseline/,
+    );
+    expect(() => withScheme('{ kind: f10, timeScale: 2 }')).toThrow(/scheme\.timeScale/);
+  });
+
   it('names the field of a setting the scheme does not have', () => {
     expect(() => withScheme('{ kind: ecmp, pushback: true }')).toThrow(
       /f10\.yaml:2: scheme\.pushback: scheme ecmp has no setting 'pushback'/,
