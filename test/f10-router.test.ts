@@ -503,6 +503,22 @@ describe('controller-only baseline', () => {
   });
 });
 
+/** runs `node`'s congestion checks over one whole window (four quarter-window checks) */
+function congestionWindow(f: Fabric, node: string): void {
+  for (let i = 0; i < 4; i++) {
+    const k = f.timers.findIndex((t) => t.node === node);
+    const [timer] = f.timers.splice(k, 1);
+    timer.fn(timer.t);
+  }
+}
+
+/** the share of `flows` flows from host `src` to host `dst` whose path goes through `via` */
+function shareThrough(f: Fabric, src: number, dst: number, via: string, flows: number): number {
+  let n = 0;
+  for (let flow = 0; flow < flows; flow++) if (f.walk(src, dst, flow).path.includes(via)) n++;
+  return n / flows;
+}
+
 describe('F10 congestion pushback (§6.2)', () => {
   const WINDOW = 100_000;
   const congestion: F10CongestionConfig = { windowNs: WINDOW, threshold: 0.2, shed: 0.5 };
@@ -515,21 +531,8 @@ describe('F10 congestion pushback (§6.2)', () => {
       m.forwarded(makeFrame({ t: FrameType.Data, s: 0, d: 1, f: 0, z: 1500 }), egress, egress);
   };
 
-  /** runs `node`'s congestion checks over one whole window (four quarter-window checks) */
-  const window = (f: Fabric, node: string): void => {
-    for (let i = 0; i < 4; i++) {
-      const k = f.timers.findIndex((t) => t.node === node);
-      const [timer] = f.timers.splice(k, 1);
-      timer.fn(timer.t);
-    }
-  };
-
-  /** share of 1000 flows from host `src` to host `dst` whose path goes through `via` */
-  const through = (f: Fabric, src: number, dst: number, via: string): number => {
-    let n = 0;
-    for (let flow = 0; flow < 1000; flow++) if (f.walk(src, dst, flow).path.includes(via)) n++;
-    return n / 1000;
-  };
+  const window = congestionWindow;
+  const through = (f: Fabric, src: number, dst: number, via: string) => shareThrough(f, src, dst, via, 1000);
 
   it('a hot down link: the switches that can route around it cut their weight toward it, until the epoch', () => {
     const f = new Fabric(tree(4, 3, 'ab'), 'f10', congestion);
@@ -631,18 +634,8 @@ describe('F10 congestion pushback sent upstream (§6.2) for a lone surviving upl
     for (let sent = 0; sent < (bps / 8) * (WINDOW / 1e9); sent += 1500)
       m.forwarded(makeFrame({ t: FrameType.Data, s: 0, d: 1, f: 0, z: 1500 }), egress, egress);
   };
-  const window = (f: Fabric, node: string): void => {
-    for (let i = 0; i < 4; i++) {
-      const k = f.timers.findIndex((t) => t.node === node);
-      const [timer] = f.timers.splice(k, 1);
-      timer.fn(timer.t);
-    }
-  };
-  const through = (f: Fabric, src: number, dst: number, via: string): number => {
-    let n = 0;
-    for (let flow = 0; flow < 3000; flow++) if (f.walk(src, dst, flow).path.includes(via)) n++;
-    return n / 3000;
-  };
+  const window = congestionWindow;
+  const through = (f: Fabric, src: number, dst: number, via: string) => shareThrough(f, src, dst, via, 3000);
   const upPeers = (f: Fabric, node: string): string[] =>
     f.byName
       .get(node)!
