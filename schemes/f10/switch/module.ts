@@ -10,9 +10,11 @@
  * pb 0 = PBOnly / 1 = PBExcept for the prefix (loc, lv); st the subtree type stack (0 = A, 1 = B);
  * o the origin (who caused it: removal takes exactly its blocks); fl 1 = the type-stack flood of a
  * downward link failure, 0 = a block a parent pushes to its children because it ran out of upward
- * routes (scenarios 2 and 3); rm 1 = remove instead of install. A congestion pushback (§6.2) travels
- * the same way as a PBOnly flood with `cg` set: the weight factor the switches that can route around
- * the hot link apply to their up port toward it, instead of a block.
+ * routes (scenarios 2 and 3); rm 1 = remove instead of install. A congestion pushback (§6.2) for a
+ * hot down link travels the same way as a PBOnly flood with `cg` set: the weight factor the switches
+ * that can route around the hot link apply to their up port toward it, instead of a block. For hot up
+ * links it goes to the switch's children with `up` set: they apply the factor to their port toward it
+ * for the destinations outside its prefix.
  *
  * Congestion loss is counted per interval of `lossIntervalNs` from traffic start (F10 §7.4 aggregates
  * over 500 µs): data frames dropped on a full buffer toward another switch (and apart, toward a
