@@ -156,7 +156,7 @@ describe('dcemu experiment f10-fig9', () => {
     expect(f10.workload.pattern).toBe('list');
     expect(f10.workload.flows).toHaveLength(307);
     expect(portland.workload).toEqual(f10.workload);
-    expect(f10.transport).toEqual({ kind: 'baseline' });
+    expect(f10.transport).toEqual({ kind: 'baseline', cc: 'reno' });
     const entries = (s: { timeline?: Entry[] }) =>
       (s.timeline ?? []).map((e) => [e.at, e.action, e.link?.[0]]);
     expect(f10.timeline.map((e: Entry) => e.action)).toEqual(['link-down']);
@@ -174,7 +174,7 @@ describe('dcemu experiment f10-fig9', () => {
       [10, 116158, 122733],
       [16, 78255, 74979],
       [7, 204293, 204293],
-      [4, 318682, 373092],
+      [4, 285381, 301032],
       [11, 117038, 154392],
       [12, 124476, 128314],
       [15, 137898, 120740],
