@@ -38,6 +38,7 @@ const EXPERIMENTS = [
   'f10-fig9',
   'f10-fig9-dctcp',
   'f10-fig6',
+  'f10-fig6-k6',
   'ns3-crosscheck',
 ];
 /** the command line of an entry that is not simply `dcemu experiment <entry>` */
