@@ -395,7 +395,7 @@ describe('scenario kind f10', () => {
       times('{ kind: f10, timeScale: 0.01, controller: { epoch: 3ms }, congestion: { window: 1ms } }'),
     ).toEqual([0.01, 3e6, 5e6, 2e7, 650_000, 1e6]);
     expect(
-      (withScheme('{ kind: portland, localFailover: true }').scheme as { localFailover: boolean })
+      (withScheme('{ kind: portland, localFailover: true }').scheme as unknown as { localFailover: boolean })
         .localFailover,
     ).toBe(true);
     expect(() => withScheme('{ kind: f10, localFailover: true }')).toThrow(
