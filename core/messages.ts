@@ -57,7 +57,7 @@ export interface RouteUpdateConfig {
 
 /**
  * A scheme's part of a node's configuration. `core/` never reads `config`: the node's scheme registry
- * (switch/schemes.ts, node/schemes.ts, arbiter/schemes.ts) hands it to the module of `kind`.
+ * (scheme/parts.ts, `loadSchemeParts`) hands it to the module of `kind`, for the node's role.
  */
 export interface SchemeNodeConfig {
   kind: string;

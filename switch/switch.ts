@@ -2,7 +2,7 @@
  * The switch role: store-and-forward between egress ports using a routing module, source routes when
  * a frame carries one, path accounting for the orchestrator (the switch where a frame turns downward
  * stamps its id), and per-port telemetry: counters and a sampled queue-occupancy series. A scheme
- * (switch/schemes.ts) may bring its own routing, control frames and report section.
+ * (switch/scheme.ts) may bring its own routing, control frames and report section.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import { Histogram } from '../core/histogram.js';

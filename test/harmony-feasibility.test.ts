@@ -1,5 +1,5 @@
 /**
- * Harmony's feasibility region helpers (schemes/harmony/feasibility.ts) on made-up grid results: the
+ * Harmony's feasibility region helpers (schemes/harmony/experiments/feasibility.ts) on made-up grid results: the
  * Pareto front of worst-case slowdown against sustainable load, and a region's edge at a load.
  */
 import { describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@
 //   twin <input.txt> <out-dir>
 //
 // The input is what `dcemu experiment ns3-crosscheck` writes from a dcemu results folder (its
-// topology.json, scenario.json and flows.csv; orchestrator/ns3/twin-input.ts), one item per line:
+// topology.json, scenario.json and flows.csv; orchestrator/ns3/twin.ts, twinInput), one item per line:
 //
 //   seed <n>
 //   end_ns <ns>                 virtual time the run ends (flows still running then are unfinished)

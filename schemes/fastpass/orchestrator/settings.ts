@@ -272,7 +272,7 @@ export function fastpassFabric(topo: Topology): FastpassFabric {
       spineFactor,
       arbiters,
     };
-  // a FatTree: pods of racks and aggregation switches, numbered pod-major (topology/fattree.ts)
+  // a FatTree: pods of racks and aggregation switches, numbered pod-major (orchestrator/topology/fattree.ts)
   const pods = Math.max(...racks.map((r) => r.pod ?? 0)) + 1;
   const aggsOf = Array.from({ length: pods }, (_, p) => spines.filter((x) => x.pod === p));
   const racksOf = Array.from({ length: pods }, (_, p) => racks.filter((x) => x.pod === p));
