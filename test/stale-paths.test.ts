@@ -78,7 +78,8 @@ describe('paths named in comments and docs', () => {
     const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
       .trim()
       .split('\n')
-      .filter((f) => /\.(ts|mjs|cjs|cc|md|yaml)$/.test(f) && !f.startsWith('node_modules/'));
+      // this file plants stale paths and issue numbers on purpose
+      .filter((f) => /\.(ts|mjs|cjs|cc|md|yaml)$/.test(f) && f !== 'test/stale-paths.test.ts');
     expect(files.length).toBeGreaterThan(200);
     const exists = (p: string) => existsSync(join(ROOT, p));
     const found = files.flatMap((f) => stale(f, readFileSync(join(ROOT, f), 'utf8'), exists));

@@ -52,16 +52,22 @@ import type {
  * container has its own address, so one port for all is no clash).
  */
 export const NODE_UDP_PORT = 40000;
-/** containers created at once (their starts go one at a time, see `start`) */
-const CREATE_CONCURRENCY = 6;
+/**
+ * containers (here) or swarm services (runtime/swarm.ts: each a raft commit on the managers) created
+ * at once; the starts go one at a time (see `start`)
+ */
+export const CREATE_CONCURRENCY = 6;
 /**
  * Nodes whose orchestrator is gone without a teardown end this far apart (ms), in the run's order:
  * fewer of one network's containers end together (see `start`; no guarantee, a daemon under load may
  * take longer to clean up after one)
  */
 const EXIT_STAGGER_MS = 200;
-/** `docker stop` grace period, s: nodes end on SIGTERM at once; a wedged one is killed after this */
-const STOP_TIMEOUT_S = 1;
+/**
+ * `docker stop` grace period (and a swarm service's), s: nodes end on SIGTERM at once; a wedged one
+ * is killed after this
+ */
+export const STOP_TIMEOUT_S = 1;
 
 export interface DockerRuntimeOptions {
   /** image tag to run; default: `ensureImage()` (built when the app changed) */

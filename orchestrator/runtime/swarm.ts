@@ -30,7 +30,7 @@ import { nodeOptions } from '../../core/paths.js';
 import { RuntimeError } from '../engine/errors.js';
 import { inAllowedRange } from './addresses.js';
 import { RELAY_PORT } from './control-relay.js';
-import { NODE_UDP_PORT } from './docker.js';
+import { CREATE_CONCURRENCY, NODE_UDP_PORT, STOP_TIMEOUT_S } from './docker.js';
 import {
   type Docker,
   demuxLogs,
@@ -67,13 +67,10 @@ import type {
 export const GWBRIDGE = 'docker_gwbridge';
 /** the relay task's "node" label: not a node of the fabric */
 const RELAY = '(control relay)';
-/** services created at once: each is a raft commit on the managers */
-const CREATE_CONCURRENCY = 6;
 /** how often the tasks are polled for their state */
 const POLL_MS = 200;
 /** a task that is not running after this long fails the start, naming what the swarm says */
 const TASK_START_MS = 120_000;
-const STOP_TIMEOUT_S = 1;
 /** new tasks for a node whose task could not start, before the start fails */
 const START_RETRIES = 2;
 
