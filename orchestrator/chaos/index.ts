@@ -15,7 +15,7 @@ import { type Document, isMap, isSeq, parseDocument, visit, type YAMLMap } from 
 import { parseDurationNs } from '../../core/time.js';
 import { Fabric, type Summary } from '../api.js';
 import { isUserError } from '../engine/errors.js';
-import { NodePool } from '../runtime/pool.js';
+import { eachPooled, NodePool } from '../runtime/pool.js';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { checkInvariants, type Violation } from './invariants.js';
@@ -193,67 +193,58 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
   const say = opts.log ?? (() => {});
   mkdirSync(opts.out, { recursive: true });
   const runs: ChaosRun[] = new Array(opts.runs);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < opts.runs && !opts.signal?.aborted; i = next++) {
-      const seed = opts.seed + i;
-      const dir = join(opts.out, `seed-${seed}`);
-      mkdirSync(dir, { recursive: true });
-      const entries = drawFaults(prepared.model, seed, prepared.endNs, prepared.killed);
-      const scenarioFile = join(dir, 'scenario.yaml');
-      const faultCount = new Set(entries.map((e) => e.fault)).size;
-      writeFileSync(
-        scenarioFile,
-        timelineScenario(prepared, set, entries, header(file, seed, `${faultCount} faults`)),
-      );
-      say(`chaos run ${i + 1}/${opts.runs}: seed ${seed}, ${faultCount} faults`);
-      const a = await attempt(scenarioFile, dir, prepared.model, runtime, opts.signal);
-      if (opts.signal?.aborted) break;
-      const byKind: Record<string, number> = {};
-      for (const e of entries)
-        if (e.action !== 'resume' && e.action !== 'link-up') byKind[e.action] = (byKind[e.action] ?? 0) + 1;
-      const s = a.summary;
-      const run: ChaosRun = {
-        seed,
-        dir,
-        faults: faultCount,
-        byKind,
-        flows: {
-          planned: s?.flows.planned ?? 0,
-          completed: s?.flows.completed ?? 0,
-          failed: s?.flows.failed ?? 0,
-          unexplained: s?.flows.unexplained ?? 0,
-        },
-        violations: a.violations,
-      };
-      if (a.violations.length > 0 && !opts.signal?.aborted) {
-        say(`chaos: seed ${seed} broke ${[...new Set(a.violations.map((v) => v.invariant))].join(', ')}`);
-        for (const v of a.violations) say(`  ${v.invariant}: ${v.detail}`);
-        run.repro = await reduce(
-          prepared,
-          set,
-          file,
-          seed,
-          entries,
-          a.violations,
-          dir,
-          runtime,
-          opts.minimize ?? 8,
-          say,
-        );
-        say(`chaos: seed ${seed}: reproduce with dcemu run ${relative(process.cwd(), run.repro.file)}`);
-      }
-      runs[i] = run;
-    }
-  };
-  const n = Math.max(1, Math.min(opts.parallel ?? 1, opts.runs));
   // the runs' node processes run one run after another (runtime/pool.ts)
-  const pool = NodePool.open();
-  try {
-    await Promise.all(Array.from({ length: n }, worker));
-  } finally {
-    await pool.close();
-  }
+  const oneRun = async (i: number): Promise<void> => {
+    const seed = opts.seed + i;
+    const dir = join(opts.out, `seed-${seed}`);
+    mkdirSync(dir, { recursive: true });
+    const entries = drawFaults(prepared.model, seed, prepared.endNs, prepared.killed);
+    const scenarioFile = join(dir, 'scenario.yaml');
+    const faultCount = new Set(entries.map((e) => e.fault)).size;
+    writeFileSync(
+      scenarioFile,
+      timelineScenario(prepared, set, entries, header(file, seed, `${faultCount} faults`)),
+    );
+    say(`chaos run ${i + 1}/${opts.runs}: seed ${seed}, ${faultCount} faults`);
+    const a = await attempt(scenarioFile, dir, prepared.model, runtime, opts.signal);
+    if (opts.signal?.aborted) return;
+    const byKind: Record<string, number> = {};
+    for (const e of entries)
+      if (e.action !== 'resume' && e.action !== 'link-up') byKind[e.action] = (byKind[e.action] ?? 0) + 1;
+    const s = a.summary;
+    const run: ChaosRun = {
+      seed,
+      dir,
+      faults: faultCount,
+      byKind,
+      flows: {
+        planned: s?.flows.planned ?? 0,
+        completed: s?.flows.completed ?? 0,
+        failed: s?.flows.failed ?? 0,
+        unexplained: s?.flows.unexplained ?? 0,
+      },
+      violations: a.violations,
+    };
+    if (a.violations.length > 0 && !opts.signal?.aborted) {
+      say(`chaos: seed ${seed} broke ${[...new Set(a.violations.map((v) => v.invariant))].join(', ')}`);
+      for (const v of a.violations) say(`  ${v.invariant}: ${v.detail}`);
+      run.repro = await reduce(
+        prepared,
+        set,
+        file,
+        seed,
+        entries,
+        a.violations,
+        dir,
+        runtime,
+        opts.minimize ?? 8,
+        say,
+      );
+      say(`chaos: seed ${seed}: reproduce with dcemu run ${relative(process.cwd(), run.repro.file)}`);
+    }
+    runs[i] = run;
+  };
+  await eachPooled(opts.runs, opts.parallel ?? 1, oneRun, opts.signal);
   const done = runs.filter((r) => r !== undefined);
   const report: ChaosReport = {
     scenario: file,

@@ -185,3 +185,26 @@ export class NodePool {
     await Promise.race([ended, new Promise((r) => setTimeout(r, 3000).unref())]);
   }
 }
+
+/**
+ * Runs `task(i)` for every i in [0, count), at most `parallel` at once, each worker taking the next
+ * index when its last task ends; no new task starts once `signal` has aborted. The tasks' runs take
+ * their node processes from one NodePool, closed when every worker is done (chaos runs, sweep points).
+ */
+export async function eachPooled(
+  count: number,
+  parallel: number,
+  task: (i: number) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < count && !signal?.aborted; i = next++) await task(i);
+  };
+  const pool = NodePool.open();
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, count)) }, worker));
+  } finally {
+    await pool.close();
+  }
+}

@@ -13,7 +13,7 @@ import { csvField } from '../engine/collect.js';
 import { RuntimeError } from '../engine/errors.js';
 import { columnView, scaled, titleWithUnit } from '../engine/figures.js';
 import { writeSweepPlots } from '../plots/index.js';
-import { NodePool } from '../runtime/pool.js';
+import { eachPooled } from '../runtime/pool.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { schemeDefinition } from '../schemes/index.js';
@@ -112,34 +112,25 @@ export async function runSweep(file: string, axes: SweepAxis[], opts: SweepOptio
   for (const p of points) resolveScenario(loadScenarioFile(file, [...(opts.base ?? []), ...p]));
   mkdirSync(opts.out, { recursive: true });
   const rows: SweepRow[] = new Array(points.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < points.length && !opts.signal?.aborted; i = next++) {
-      const point = points[i];
-      const dir = join(
-        opts.out,
-        `${String(i).padStart(3, '0')}-${point.join(',').replace(/[^\w.=,+-]/g, '_')}`,
-      );
-      opts.log?.(`sweep ${i + 1}/${points.length}: ${point.join(' ')}`);
-      const set = Object.fromEntries([...(opts.base ?? []), ...point].map(splitSet));
-      await using fabric = await Fabric.fromScenario(file, { set })
-        .withRuntime(opts.runtime ?? 'process')
-        .withOutput(dir)
-        .start();
-      if (!opts.signal?.aborted) await fabric.run(undefined, opts.signal);
-      const done = await fabric.stop();
-      // a point cut short by Ctrl-C keeps its results folder but no row: its figures are not the point's
-      if (!opts.signal?.aborted) rows[i] = { point, dir, figures: sweepFigures(done.summary()) };
-    }
-  };
-  const n = Math.max(1, Math.min(opts.parallel ?? 1, points.length));
   // the points' node processes run one point after another (runtime/pool.ts)
-  const pool = NodePool.open();
-  try {
-    await Promise.all(Array.from({ length: n }, worker));
-  } finally {
-    await pool.close();
-  }
+  const onePoint = async (i: number): Promise<void> => {
+    const point = points[i];
+    const dir = join(
+      opts.out,
+      `${String(i).padStart(3, '0')}-${point.join(',').replace(/[^\w.=,+-]/g, '_')}`,
+    );
+    opts.log?.(`sweep ${i + 1}/${points.length}: ${point.join(' ')}`);
+    const set = Object.fromEntries([...(opts.base ?? []), ...point].map(splitSet));
+    await using fabric = await Fabric.fromScenario(file, { set })
+      .withRuntime(opts.runtime ?? 'process')
+      .withOutput(dir)
+      .start();
+    if (!opts.signal?.aborted) await fabric.run(undefined, opts.signal);
+    const done = await fabric.stop();
+    // a point cut short by Ctrl-C keeps its results folder but no row: its figures are not the point's
+    if (!opts.signal?.aborted) rows[i] = { point, dir, figures: sweepFigures(done.summary()) };
+  };
+  await eachPooled(points.length, opts.parallel ?? 1, onePoint, opts.signal);
   const done = rows.filter((r) => r !== undefined);
   writeTables(opts.out, axes, done);
   if (opts.plots !== false)
