@@ -12,9 +12,9 @@
  * The paper's jobs come from a trace of a 3,600-node production data center (Chowdhury et al.,
  * Orchestra, SIGCOMM'11) that we do not have: the job shapes and volumes here are ours (`SHUFFLE`).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { type ExperimentOptions, formatNs, Rng } from '../../../scheme/index.js';
+import { type ExperimentOptions, type FlowRow, flowRows, formatNs, Rng } from '../../../scheme/index.js';
 import {
   cdf,
   fmt,
@@ -320,37 +320,35 @@ function pickDistinct<T>(rng: Rng, xs: readonly T[], n: number): T[] {
 
 /**
  * Each job's completion time in the run in `dir` (its last flow's finish less the job's start), or
- * null when a flow of it did not finish (never started, or not done by the end of the run). Checks
- * that flows.csv's flows are the listed ones: the same hosts and starts by id.
+ * null when a flow of it did not finish (never started, or not done by the end of the run). Every
+ * flow the run started must be a listed one: the same hosts, started within 1 µs of its listed start.
  */
 function completionTimes(
   dir: string,
   jobs: readonly Job[],
   flows: readonly ListedFlow[],
 ): Array<number | null> {
-  const file = join(dir, 'flows.csv');
-  const [head, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
-  const col = new Map(head.split(',').map((c, i) => [c, i]));
-  const index = (c: string): number => {
-    const i = col.get(c);
-    if (i === undefined) throw new RuntimeError(`${file} has no ${c} column`);
-    return i;
-  };
-  const [id, src, dst, start, finish, outcome] = ['id', 'src', 'dst', 'start_ns', 'finish_ns', 'outcome'].map(
-    index,
-  );
+  // the run's started flows by their hosts, in start order (flowRows: flows.csv, then the unstarted)
+  const byHosts = new Map<string, FlowRow[]>();
+  const rows = flowRows(dir).filter((r) => Number.isFinite(r.startNs));
+  for (const r of rows) {
+    const same = byHosts.get(`${r.src}>${r.dst}`);
+    if (same) same.push(r);
+    else byHosts.set(`${r.src}>${r.dst}`, [r]);
+  }
   // finish by list index; absent: the flow never started
   const finished = new Map<number, number | null>();
-  for (const line of lines) {
-    const r = line.split(',');
-    const i = Number(r[id]) - 1;
-    const f = flows[i];
-    if (f === undefined || f.src !== r[src] || f.dst !== r[dst] || Math.abs(Number(r[start]) - f.start) > 1e3)
-      throw new RuntimeError(
-        `${file}: flow ${r[id]} (${r[src]} → ${r[dst]}) is not the workload's flow ${i + 1}`,
-      );
-    finished.set(i, r[outcome] === 'completed' ? Number(r[finish]) : null);
+  for (const [i, f] of flows.entries()) {
+    const same = byHosts.get(`${f.src}>${f.dst}`) ?? [];
+    const k = same.findIndex((r) => Math.abs(r.startNs - f.start) <= 1e3);
+    if (k < 0) continue;
+    const [r] = same.splice(k, 1);
+    finished.set(i, r.completed ? r.startNs + r.fctNs : null);
   }
+  if (finished.size !== rows.length)
+    throw new RuntimeError(
+      `${join(dir, 'flows.csv')}: ${rows.length - finished.size} flows the run started are not the workload's`,
+    );
   return jobs.map((j) => {
     let last = 0;
     for (let i = j.first; i < j.first + j.flows; i++) {
