@@ -731,6 +731,10 @@ class NodeProcess {
       m.inc('dropsWireDown', p.wire.droppedDown);
       m.inc('dropsWireLoss', p.wire.droppedLoss);
       m.inc('wireCorrupted', p.wire.corrupted);
+      // what the impairments did on the direction toward each peer, named only where they did
+      // something (a clean run reports as before)
+      for (const [k, v] of Object.entries(p.wire.counts))
+        if (v > 0) m.inc(`impair:${k}:${ctx.config.ports[p.index].peer}`, v);
       m.inc('ecnMarks', p.stats.ecnMarks);
     }
     // the role's report first: it adds its own counters to the metrics snapshotted below
@@ -802,7 +806,12 @@ function egressPorts(
   const ports = config.ports.map((p) => {
     const rng = new Rng(config.seed * 131 + p.index);
     const discipline = setup.discipline?.(config, p.index) ?? undefined;
-    return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next());
+    // each impairment model its own stream (core/wire.ts), apart from the loss and corruption draws
+    const streams = (salt: number) => {
+      const r = new Rng((config.seed * 4099 + p.index) * 32 + salt + 7_000_003);
+      return () => r.next();
+    };
+    return new EgressPort(p.index, p, sched, sink, discipline, () => rng.next(), streams);
   });
   const send = config.jitter?.send;
   if (send) {

@@ -13,9 +13,10 @@
 import type { Discipline } from './discipline.js';
 import { StrictPriority } from './discipline.js';
 import { Ecn, type Frame } from './frame.js';
+import type { Impairment } from './impair.js';
 import { InOrderLateness } from './lateness.js';
 import type { Scheduler, Timer } from './scheduler.js';
-import { WireFilter, WireVerdict } from './wire.js';
+import { type Streams, WireFilter, WireVerdict } from './wire.js';
 
 /** Ethernet's minimum frame on the wire, bytes: shorter frames are charged this much. */
 export const MIN_FRAME = 64;
@@ -31,6 +32,8 @@ export interface PortParams {
   ecnBytes: number;
   /** how long before its start a departure is committed (transmit pipeline depth), virtual ns */
   commitAheadNs: number;
+  /** this direction's own impairments (netem's set: core/impair.ts); absent: a clean link */
+  impair?: Impairment;
 }
 
 export interface PortStats {
@@ -102,11 +105,13 @@ export class EgressPort {
     readonly discipline: Discipline = new StrictPriority(),
     /** the wire filter's loss and corruption draws: a seeded generator, so runs repeat */
     random: () => number = unseeded,
+    /** the impairments' draws, a seeded stream per model */
+    streams?: Streams,
   ) {
     if (!(params.rateBps > 0))
       throw new RangeError(`port ${index}: rate must be > 0 bit/s, got ${params.rateBps}`);
     this.nsPerByte = 8e9 / params.rateBps;
-    this.wire = new WireFilter(random);
+    this.wire = new WireFilter(random, streams, params.impair);
   }
 
   /** Serialization time of `bytes` on this port, virtual ns. */
@@ -244,7 +249,10 @@ export class EgressPort {
       }
       this.queuedBytes -= f.z;
       // Ethernet's minimum frame: nothing is shorter on the wire, which is what bounds the lookahead
-      const end = start + Math.max(f.z, MIN_FRAME) * this.nsPerByte;
+      // a degraded port serializes slower (an impairment's rate): arrivals only come later, so the
+      // promises made at the link's rate still hold
+      const nsPerByte = this.wire.impaired ? 8e9 / this.wire.rateBps(this.params.rateBps) : this.nsPerByte;
+      const end = start + Math.max(f.z, MIN_FRAME) * nsPerByte;
       this.busyUntil = end;
       if (start > now) {
         this.pendStart.push(start);
@@ -257,7 +265,14 @@ export class EgressPort {
       if (this.onDepart !== null) this.onDepart(this.index, f, start);
       const verdict = this.wire.apply(f);
       if (this.capture !== null) this.capture(this.index, f, start, verdict);
-      if (verdict === WireVerdict.Pass) this.sink(this.index, f);
+      if (verdict === WireVerdict.Pass) {
+        this.sink(this.index, f);
+        const copy = this.wire.impaired ? this.wire.duplicateOf(f) : null;
+        if (copy !== null) {
+          if (this.capture !== null) this.capture(this.index, copy, start, verdict);
+          this.sink(this.index, copy);
+        }
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { Histogram } from '../../core/histogram.js';
 import type { FlowRecord, NodeReport } from '../../core/messages.js';
+import { type ImpairCounts, noImpairCounts } from '../../core/wire.js';
 import { segmentCount } from '../../node/transport/types.js';
 import type { Topology } from '../../topology/types.js';
 import { writeRunPlots } from '../plots/index.js';
@@ -21,7 +22,14 @@ import { appendRunLog } from './run-log.js';
 export { type BusiestQueue, busiestQueue, idealFct };
 
 import { hostPath } from '../topology/routing.js';
-import type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
+import type {
+  Fairness,
+  FaultSummary,
+  FlowRow,
+  ImpairedLink,
+  ImpairmentsSummary,
+  Summary,
+} from './results.js';
 
 export type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 
@@ -242,6 +250,7 @@ export function collect(
       foreignDatagrams: counters.foreignDatagrams ?? 0,
       forgedDatagrams: counters.forged ?? 0,
     },
+    ...impairmentsOf(r.reports),
     faults: r.faults.map((f) => summarizeFault(f, r, flows, topo)),
     processes: { ...r.processes, missingReports: r.missing },
     ...(r.interrupted && { interrupted: r.interrupted }),
@@ -707,6 +716,30 @@ function queuesCsv(r: FabricResult): string {
     }
   }
   return `${q.join('\n')}\n`;
+}
+
+/**
+ * What the links' impairments did (core/wire.ts), in all and per direction (`from` → `to`), from the
+ * nodes' `impair:<count>:<peer>` counters; absent when no impairment did anything.
+ */
+function impairmentsOf(reports: readonly NodeReport[]): { impairments?: ImpairmentsSummary } {
+  const total = noImpairCounts();
+  const links = new Map<string, ImpairedLink>();
+  for (const rep of reports) {
+    for (const [name, v] of Object.entries(rep.metrics.counters)) {
+      if (!name.startsWith('impair:')) continue;
+      const [, kind, to] = name.split(':') as [string, keyof ImpairCounts, string];
+      const key = `${rep.name}>${to}`;
+      let link = links.get(key);
+      if (link === undefined) links.set(key, (link = { from: rep.name, to, ...noImpairCounts() }));
+      link[kind] += v;
+      total[kind] += v;
+    }
+  }
+  if (links.size === 0) return {};
+  const order = (x: ImpairedLink, y: ImpairedLink) =>
+    x.from.localeCompare(y.from) || x.to.localeCompare(y.to);
+  return { impairments: { ...total, links: [...links.values()].sort(order) } };
 }
 
 /** nodes.json: each report's fidelity, counters and ports. */

@@ -30,7 +30,7 @@ export const OUTAGE_ENDS: Readonly<Record<string, string | null>> = {
 export const OUTAGES: ReadonlySet<string> = new Set(Object.keys(OUTAGE_ENDS));
 
 /** Link faults that drop frames while in force; `link-up` ends each. */
-export const LINK_DROPS: ReadonlySet<string> = new Set(['link-down', 'link-lossy']);
+export const LINK_DROPS: ReadonlySet<string> = new Set(['link-down', 'link-lossy', 'link-impair']);
 
 /** Timeline actions that repair: neighbours notice them as a port coming back up, not going down. */
 export const REPAIRS: ReadonlySet<string> = new Set(['resume', 'start', 'connect', 'link-up']);

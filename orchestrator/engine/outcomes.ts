@@ -9,6 +9,7 @@
  * runs hold every flow to this (orchestrator/chaos/); every run writes it into flows.csv.
  */
 
+import type { Impairment } from '../../core/impair.js';
 import type { FlowSpec } from '../../core/messages.js';
 import { formatNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
@@ -85,13 +86,19 @@ export function faultSpans(faults: FiredFault[]): { nodes: Map<string, Span[]>; 
       nodes.set(f.node, spans);
     }
     if (f.link && LINK_DROPS.has(f.action)) {
-      const lossy = f.action === 'link-lossy';
       const detail = f.detail ?? {};
-      if (lossy && !((detail.loss as number) > 0 || (detail.corrupt as number) > 0)) return;
+      if (f.action === 'link-lossy' && !((detail.loss as number) > 0 || (detail.corrupt as number) > 0))
+        return;
+      // an impairment explains lost frames only when it loses or corrupts some
+      const impair = detail.impair as Impairment | undefined;
+      if (f.action === 'link-impair' && !(impair?.loss || impair?.corrupt)) return;
       const same = (g: FiredFault) => g.link?.includes(f.link![0]) === true && g.link.includes(f.link![1]);
       const end = sorted
         .slice(i + 1)
-        .find((g) => same(g) && (g.action === 'link-up' || g.action === 'link-lossy'));
+        .find(
+          (g) =>
+            same(g) && (g.action === 'link-up' || g.action === 'link-lossy' || g.action === 'link-impair'),
+        );
       links.push({ fault: f, from: f.t, until: end ? end.t : Number.POSITIVE_INFINITY });
     }
   });

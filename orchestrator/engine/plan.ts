@@ -3,11 +3,13 @@
  * (ports with link and buffer parameters, routing tables, liveness, transport, its own flows) and the
  * complete flow list the orchestrator keeps for accounting.
  */
+import type { Impairment } from '../../core/impair.js';
 import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../../core/messages.js';
 import { draw, Rng } from '../../core/random.js';
 import type { Epoch } from '../../core/time.js';
 import { generateFlows } from '../../node/workload.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
+import { directionImpairment } from '../scenario/impairments.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { schemeDefinition } from '../schemes/index.js';
 import { routingTable } from '../topology/routing.js';
@@ -179,6 +181,13 @@ function portsOf(sc: Scenario, n: TopoNode, byName: ReadonlyMap<string, TopoNode
       bufferBytes: n.role === 'switch' ? sc.ports.bufferBytes : sc.ports.hostBufferBytes,
       ecnBytes: n.role === 'switch' ? sc.ports.ecnBytes : sc.ports.hostEcnBytes,
       commitAheadNs: sc.ports.commitAheadNs,
+      ...impairmentOn(sc, n.name, p.peer),
     };
   });
+}
+
+/** the direction's impairments (orchestrator/scenario/impairments.ts), on an impaired link only */
+function impairmentOn(sc: Scenario, from: string, to: string): { impair?: Impairment } {
+  const impair = sc.impairments && directionImpairment(sc.topology, sc.impairments, from, to);
+  return impair ? { impair } : {};
 }

@@ -3,6 +3,7 @@
  * sections. Collection (collect.ts) computes them; plots, reports and studies read them.
  */
 import type { FlowRecord } from '../../core/messages.js';
+import type { ImpairCounts } from '../../core/wire.js';
 import type { SchemeSections } from '../schemes/sections.js';
 import type { BusiestQueue } from '../schemes/stats.js';
 import type { CaptureFileSummary } from './capture.js';
@@ -132,6 +133,8 @@ export interface Summary extends Partial<SchemeSections> {
   /** how evenly concurrent senders share (Fastpass §7.2), null with never two senders at once */
   fairness: Fairness | null;
   drops: { congestion: number; fault: number; malformed: number; noRoute: number };
+  /** what the links' impairments did (scenarios.md#impairments), in all and per direction; absent on clean links */
+  impairments?: ImpairmentsSummary;
   /**
    * Who tried to take part in the run without being of it (docs/security.md): control connections
    * turned away (the first 100 listed: peer address, the node named, why, wall ms since the start),
@@ -193,3 +196,8 @@ export interface Fairness {
    */
   convergence: Array<{ t: number; active: number; convergedNs: number | null }>;
 }
+
+/** one direction's impairment counts (core/wire.ts ImpairCounts), from node `from` toward `to` */
+export type ImpairedLink = ImpairCounts & { from: string; to: string };
+
+export type ImpairmentsSummary = ImpairCounts & { links: ImpairedLink[] };

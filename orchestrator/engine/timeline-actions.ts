@@ -47,7 +47,9 @@ export function wireState(ev: TimelineEvent): Partial<WireState> {
       ? { down: false, loss: 0, corrupt: 0, delayNs: 0, ptpLoss: 0 }
       : ev.action === 'ptp-loss'
         ? { ptpLoss: ev.loss }
-        : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
+        : ev.action === 'link-impair'
+          ? { impair: ev.impair }
+          : { loss: ev.loss, corrupt: ev.corrupt, delayNs: ev.delayNs };
 }
 
 /**
@@ -68,7 +70,8 @@ export function wireFaults(
             [a, b],
             [b, a],
           ];
-  const state = wireState(ev);
+  // link-up also takes away what link-impair set: back to the link's own (`{}`: nothing over it)
+  const state = ev.action === 'link-up' ? { ...wireState(ev), impair: {} } : wireState(ev);
   const out: Array<[string, number, Partial<WireState>]> = [];
   for (const [from, to] of ends) {
     for (const p of portsOf(from)) if (p.peer === to) out.push([from, p.index, state]);

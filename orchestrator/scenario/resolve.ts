@@ -18,6 +18,12 @@ import { attachArbiters } from '../topology/arbiter.js';
 import { buildTopology } from './build-topology.js';
 import { type ClockModel, type PtpSettings, resolveClocks, resolveJitter, resolvePtp } from './clocks.js';
 import { DEFAULTS, type PortDefaults } from './defaults.js';
+import {
+  applyEachDelays,
+  classImpairment,
+  eachLinkImpairments,
+  type LinkImpairments,
+} from './impairments.js';
 import type { ScenarioSource } from './source.js';
 import { type CapturePort, resolveCapture, resolveTimeline, type TimelineEvent } from './timeline.js';
 import { resolveWorkload } from './workload.js';
@@ -44,6 +50,8 @@ export interface Scenario {
   host: HostStackConfig;
   /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/schemes/) */
   scheme: SchemeSettings;
+  /** the links' impairments (scenarios.md#impairments): absent when every link is clean */
+  impairments?: LinkImpairments;
   /** oscillator model; null: ideal clocks */
   clocks: ClockModel | null;
   /** PTP settings; null: no time synchronization */
@@ -149,9 +157,10 @@ export function resolveScenario(
 ): Scenario {
   const d = src.data;
   const num = unitReader(src);
-  const links = resolveLinks(src, num);
+  const { links, impairments: classes } = resolveLinks(src, num);
   // the scheme's arbiters (F10's controller, ...) join the topology as nodes with their own links
   const fabric = buildTopology(src, links);
+  const impairments = resolveImpairments(src, fabric, classes);
   const scheme = resolveScheme(src, fabric, links);
   const topology = attachArbiters(fabric, schemeDefinition(scheme.kind).arbiters?.(scheme, fabric) ?? []);
   const ports = resolvePorts(src, num);
@@ -193,6 +202,7 @@ export function resolveScenario(
     transport,
     host,
     scheme,
+    ...(impairments && { impairments }),
     clocks,
     ptp,
     jitter,
@@ -217,20 +227,43 @@ function unitReader(src: ScenarioSource): UnitReader {
   };
 }
 
-/** `links.host` and `links.fabric`: rate and delay. */
-function resolveLinks(src: ScenarioSource, num: UnitReader): { host: LinkParams; fabric: LinkParams } {
+/**
+ * `links.host` and `links.fabric`: rate and delay, and their impairments (a delay distribution's
+ * floor is the class's propagation delay).
+ */
+function resolveLinks(
+  src: ScenarioSource,
+  num: UnitReader,
+): {
+  links: { host: LinkParams; fabric: LinkParams };
+  impairments: Pick<LinkImpairments, 'host' | 'fabric'>;
+} {
+  const impairments: Pick<LinkImpairments, 'host' | 'fabric'> = {};
   const linkOf = (which: 'host' | 'fabric'): LinkParams => {
     const l = src.data.links?.[which] ?? {};
+    const rateBps = num(['links', which, 'rate'], l.rate ?? DEFAULTS.link.rate, parseRateBps);
+    if (!(rateBps > 0)) throw src.error(['links', which, 'rate'], 'link rate must be > 0');
+    const { propNs, impair } = classImpairment(src, which, rateBps);
+    if (impair) impairments[which] = impair;
     return {
-      rateBps: num(['links', which, 'rate'], l.rate ?? DEFAULTS.link.rate, parseRateBps),
-      propNs: num(['links', which, 'delay'], l.delay ?? DEFAULTS.link.delay, parseDurationNs),
+      rateBps,
+      propNs: propNs ?? num(['links', which, 'delay'], l.delay ?? DEFAULTS.link.delay, parseDurationNs),
     };
   };
-  const links = { host: linkOf('host'), fabric: linkOf('fabric') };
-  for (const w of ['host', 'fabric'] as const) {
-    if (!(links[w].rateBps > 0)) throw src.error(['links', w, 'rate'], 'link rate must be > 0');
-  }
-  return links;
+  return { links: { host: linkOf('host'), fabric: linkOf('fabric') }, impairments };
+}
+
+/** The classes' impairments with `links.each` over them, on the built fabric; undefined when every link is clean. */
+function resolveImpairments(
+  src: ScenarioSource,
+  topo: Topology,
+  classes: Pick<LinkImpairments, 'host' | 'fabric'>,
+): LinkImpairments | undefined {
+  const each = eachLinkImpairments(src, topo);
+  if (each.length === 0 && !classes.host && !classes.fabric) return undefined;
+  const imp: LinkImpairments = { ...classes, each, delays: {} };
+  imp.delays = applyEachDelays(topo, imp);
+  return imp;
 }
 
 /** `ports`: the switches' buffers and marking, and the hosts' NICs'. */

@@ -9,6 +9,7 @@ import { SizeCdf } from '../../node/cdf.js';
 import { schemeSchema } from '../schemes/index.js';
 import { chaosSchema, invariantsSchema } from './chaos-schema.js';
 import { DEFAULTS } from './defaults.js';
+import { eachLinkSchema, impairmentProperties } from './impairments.js';
 import { bytes, duration, rate } from './units.js';
 
 /** a schema fragment with its description (and its default, when it has one) */
@@ -31,19 +32,22 @@ const distribution = {
 };
 const probability = { type: 'number', minimum: 0, maximum: 1 };
 
-const link = (which: string) => ({
-  type: 'object',
-  additionalProperties: false,
-  description: `${which} links: their rate and propagation delay`,
-  properties: {
-    rate: doc(rate, `line rate of every ${which} link (bit/s: 10Gbps, 100Mbps)`, DEFAULTS.link.rate),
-    delay: doc(
-      duration,
-      `one-way propagation delay of every ${which} link, cable plus switch pipeline (ns: 1us, 500ns)`,
-      DEFAULTS.link.delay,
-    ),
-  },
-});
+const link = (which: string) => {
+  // (a class's rate is its line rate: a degraded port is one link's, in `each`)
+  const { rate: _degraded, ...impair } = impairmentProperties(
+    `one-way delay of every ${which} link, cable plus switch pipeline (ns: 1us, 500ns); a distribution varies it per frame, its least value the propagation delay`,
+  );
+  return {
+    type: 'object',
+    additionalProperties: false,
+    description: `${which} links: their rate and delay, and their impairments (netem's set)`,
+    properties: {
+      rate: doc(rate, `line rate of every ${which} link (bit/s: 10Gbps, 100Mbps)`, DEFAULTS.link.rate),
+      ...impair,
+      delay: { ...impair.delay, default: DEFAULTS.link.delay },
+    },
+  };
+};
 
 const linkRef = {
   type: 'array',
@@ -64,6 +68,9 @@ const captureRef = {
     'a node name (every link of the node) or the two node names at the ends of a link, e.g. [leaf0, spine1]; both directions are captured',
 };
 
+/** `link-impair`'s fields: a delay on top of the link's own */
+const TIMELINE_IMPAIR = impairmentProperties('extra one-way delay on top of the link’s own');
+
 /** the flow-size distributions data/workloads/ holds (`workload.sizes`) */
 const WORKLOADS = SizeCdf.names();
 
@@ -74,6 +81,7 @@ export const TIMELINE_ACTIONS = [
   'link-down',
   'link-up',
   'link-lossy',
+  'link-impair',
   'ptp-loss',
   'clock-step',
   'clock-freq',
@@ -165,8 +173,8 @@ export const scenarioSchema = {
       type: 'object',
       additionalProperties: false,
       description:
-        'link rates and delays: host links (host to its switch) and fabric links (switch to switch)',
-      properties: { host: link('host'), fabric: link('fabric') },
+        'link rates, delays and impairments: host links (host to its switch), fabric links (switch to switch), and single links or directions (each)',
+      properties: { host: link('host'), fabric: link('fabric'), each: eachLinkSchema },
     },
     ports: {
       type: 'object',
@@ -712,7 +720,7 @@ export const scenarioSchema = {
           at: doc(duration, 'when it fires, after traffic start (ns: 5ms)'),
           action: doc(
             { enum: [...TIMELINE_ACTIONS] },
-            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy a link; ptp-loss, clock-step, clock-freq a clock',
+            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy, link-impair (netem-like impairments over the link’s own; link-up takes them away) a link; ptp-loss, clock-step, clock-freq a clock',
           ),
           node: doc(nodeName, 'the node it acts on (node actions, clock actions)'),
           link: linkRef,
@@ -721,12 +729,19 @@ export const scenarioSchema = {
             'link actions: both directions, or only from the first named node (forward) or toward it (reverse)',
             'both',
           ),
-          loss: doc(probability, 'link-lossy, ptp-loss: the share of frames lost (0 ends the loss)'),
-          corrupt: doc(
-            probability,
-            'link-lossy: the share of frames corrupted (CRC error: dropped and counted)',
-          ),
-          delay: doc(duration, 'link-lossy: extra one-way delay on the link (ns)'),
+          ...TIMELINE_IMPAIR,
+          loss: {
+            description: `link-lossy, ptp-loss: the share of frames lost (0 ends the loss); link-impair: ${TIMELINE_IMPAIR.loss.description}`,
+            anyOf: TIMELINE_IMPAIR.loss.anyOf,
+          },
+          corrupt: {
+            description: `link-lossy: the share of frames corrupted (CRC error: dropped and counted); link-impair: ${TIMELINE_IMPAIR.corrupt.description}`,
+            anyOf: TIMELINE_IMPAIR.corrupt.anyOf,
+          },
+          delay: {
+            description: `link-lossy: extra one-way delay on the link (ns); link-impair: ${TIMELINE_IMPAIR.delay.description}`,
+            anyOf: TIMELINE_IMPAIR.delay.anyOf,
+          },
           step: doc(signedDuration, "clock-step: the node's clock jumps by this (ns, may be negative: -2us)"),
           freq: doc({ type: 'number' }, "clock-freq: the node's oscillator's new frequency error, ppm"),
           ifPresent: {

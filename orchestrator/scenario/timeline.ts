@@ -2,10 +2,12 @@
  * The `timeline:` and `run.capture` sections, and actions injected into a running fabric
  * (`resolveInjected`), checked against the topology.
  */
+import type { Impairment } from '../../core/impair.js';
 import { parseDurationNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
 import { ScenarioError } from '../engine/errors.js';
 import { signedNs } from './clocks.js';
+import { delayOf, impairmentOf } from './impairments.js';
 import { schemaProblem } from './load.js';
 import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
 import type { ScenarioSource } from './source.js';
@@ -21,6 +23,8 @@ export interface TimelineEvent {
   loss: number;
   corrupt: number;
   delayNs: number;
+  /** link-impair: the impairments it sets over the link's own (a delay on top of the link's) */
+  impair?: Impairment;
   /** clock-step: phase step of the node's oscillator, ns */
   stepNs: number;
   /** clock-freq: the node's oscillator frequency error from then on, ppm */
@@ -146,13 +150,22 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
     if (at > endNs)
       throw src.error([...path, 'at'], `at ${e.at} is after the run ends (workload duration + drain)`);
     const action = e.action as TimelineEvent['action'];
+    const impairing = action === 'link-impair';
+    if (!impairing) {
+      // the impairment models are link-impair's; the other actions take plain values
+      for (const k of ['loss', 'corrupt', 'delay'] as const)
+        if (typeof e[k] === 'object' && e[k] !== null)
+          throw src.error([...path, k], `'${action}' takes ${k} as a plain value; a model is link-impair's`);
+      for (const k of ['duplicate', 'reorder', 'rate'] as const)
+        if (e[k] !== undefined) throw src.error([...path, k], `${k} is link-impair's, not ${action}'s`);
+    }
     const ev: TimelineEvent = {
       at,
       action,
       direction: (e.direction as TimelineEvent['direction']) ?? 'both',
-      loss: (e.loss as number) ?? 0,
-      corrupt: (e.corrupt as number) ?? 0,
-      delayNs: e.delay !== undefined ? parseDurationNs(e.delay as string) : 0,
+      loss: impairing ? 0 : ((e.loss as number) ?? 0),
+      corrupt: impairing ? 0 : ((e.corrupt as number) ?? 0),
+      delayNs: !impairing && e.delay !== undefined ? parseDurationNs(e.delay as string) : 0,
       stepNs: e.step !== undefined ? signedNs(String(e.step)) : 0,
       freqPpm: (e.freq as number) ?? 0,
       line: src.lineOf(path),
@@ -184,7 +197,31 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
         throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
       }
       ev.link = [link[0], link[1]];
+      if (impairing) ev.impair = timelineImpairment(src, path, e, topo, ev.link);
     }
     return ev;
   });
+}
+
+/** `link-impair`'s impairments: at least one, a delay added to the link's own (floor 0) */
+function timelineImpairment(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  topo: Topology,
+  [a, b]: [string, string],
+): Impairment {
+  const link = topo.links.find(
+    (l) => (l.a.node === a && l.b.node === b) || (l.a.node === b && l.b.node === a),
+  );
+  const impair = impairmentOf(src, path, e, link?.rateBps) ?? {};
+  if (e.delay !== undefined) impair.delay = { ...delayOf(src, [...path, 'delay'], e.delay), floorNs: 0 };
+  if (impair.reorder && !impair.delay)
+    throw src.error([...path, 'reorder'], 'reordering sends frames without the delay: it needs a delay');
+  if (Object.keys(impair).length === 0)
+    throw src.error(
+      [...path, 'action'],
+      "'link-impair' needs an impairment: delay, loss, duplicate, reorder, corrupt or rate",
+    );
+  return impair;
 }
