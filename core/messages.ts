@@ -102,6 +102,11 @@ export interface HostStackConfig {
   smallQueueBytes: number;
   /** the congestion window grows only while it limits what the flow sends (Linux's tcp_is_cwnd_limited) */
   cwndValidation: boolean;
+  /**
+   * the kernel and NIC path each frame crosses on each side, ns: a frame handed down reaches the NIC's
+   * queue this much later, an arrived frame reaches the transport this much later (absent: none)
+   */
+  stackDelayNs?: number;
 }
 
 /** Unreliable, uncontrolled traffic (no acks, no retransmissions), paced at a fixed rate. */

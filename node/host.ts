@@ -4,7 +4,10 @@
  * start, retransmissions and frames sent on the sending side, finish, path and (UDP) frames received
  * on the receiving side, and the data bytes its NIC delivered up, sampled every `run.sample` (the
  * fabric's delivered throughput over time, around faults). When the scenario models clocks, the host
- * also runs its PTP port, or records how its free clock drifts.
+ * also runs its PTP port, or records how its free clock drifts. With `host.stackDelay`, every frame
+ * but PTP's crosses the kernel and NIC path on each side: handed down, it reaches the NIC's queue that
+ * much later; arrived, it reaches the transport (or the scheme's host part) that much later. The
+ * delivered bytes are counted where the NIC gets them.
  */
 import { type Frame, FrameType } from '../core/frame.js';
 import { InOrderLateness } from '../core/lateness.js';
@@ -47,6 +50,8 @@ export class Host implements Role {
   private sampler: Timer | null = null;
   /** the software stamp delay model (`jitter.stamp`): when PTP code gets to an arrived frame, in order */
   private readonly stampLate: InOrderLateness | null = null;
+  /** `host.stackDelay`, ns: the kernel and NIC path a frame crosses on each side (0: none) */
+  private readonly stackDelayNs: number;
 
   /** `part`: the scheme's host part, if the node runs one */
   constructor(
@@ -57,9 +62,16 @@ export class Host implements Role {
     const port = ctx.ports[0];
     if (!port) throw new Error(`host ${cfg.name}: no NIC port in config`);
     const sched = ctx.sched;
-    // the transport works in node time; the port takes the physical time of the event being handled
+    this.stackDelayNs = cfg.host?.stackDelayNs ?? 0;
+    // the transport works in node time; the port takes the physical time of the event being handled.
+    // A constant delay keeps the frames' order; the NIC's verdict on a delayed frame comes too late to
+    // return, so the send reports it taken (a drop still counts at the port).
     const nic: Nic = {
-      send: (f: Frame) => port.send(f, sched.current),
+      send: (f: Frame) => {
+        if (this.stackDelayNs === 0) return port.send(f, sched.current);
+        sched.atHardware(sched.current + this.stackDelayNs, this.sendAfterStack, f);
+        return true;
+      },
       rateBps: port.params.rateBps,
       backlog: () => port.occupancy(sched.current),
     };
@@ -118,7 +130,7 @@ export class Host implements Role {
               return;
             }
           }
-          nic.send(f);
+          port.send(f, sched.current);
         },
         emit: ctx.emit,
         linkPeer: cfg.ports[0].peerId,
@@ -131,6 +143,16 @@ export class Host implements Role {
       this.freeClock = newClockSeries();
     }
   }
+
+  /** a frame handed down that has crossed the host's stack (`host.stackDelay`) */
+  private readonly sendAfterStack = (now: number, frame: Frame): void => {
+    this.ctx.ports[0].send(frame, now);
+  };
+
+  /** an arrived frame that has crossed the host's stack: the transport gets it now */
+  private readonly upAfterStack = (_now: number, frame: Frame): void => {
+    this.transport.onFrame(frame, this.ctx.clock.now());
+  };
 
   /** a PTP event message that leaves the stack after its software send stamp was taken */
   private readonly ptpSendLate = (now: number, frame: Frame): void => {
@@ -195,7 +217,8 @@ export class Host implements Role {
         this.rxDataBytes += frame.z;
         this.countBySource(frame);
       }
-      this.transport.onFrame(frame, this.ctx.clock.now());
+      if (this.stackDelayNs === 0) this.transport.onFrame(frame, this.ctx.clock.now());
+      else this.ctx.sched.at(now + this.stackDelayNs, this.upAfterStack, frame);
     }
   }
 

@@ -101,6 +101,12 @@ describe('Fastpass', () => {
     expect(f).toMatchObject({ allocationsLost: 0, qdiscDrops: 0, retransmitted: 0, resets: 6 });
     expect(f.fcp.overhead).toBeGreaterThan(0);
     expect(f.fcp.overhead).toBeLessThan(0.04);
+    // the throughput cost split as §7.1 splits it: here the re-requested (late) timeslots, 4 frames of
+    // the baseline's bytes; the FCP reserve's part is the full run's ablation
+    expect(fig('cost_total_pct')).toMatchObject({ paper: 1.6 });
+    expect(fig('cost_total_pct').values[0]).toBeCloseTo(4.739, 3);
+    expect(fig('cost_rerequest_pct').values[0]).toBeCloseTo(0.121, 3);
+    expect(fig('cost_fcp_pct')).toBeUndefined();
     // experiment B: 5 pings each way in the first ms; round trip = request + reply completion times
     const fpPings = pingRtts(readFileSync(join(fp.out, 'flows.csv'), 'utf8'));
     const basePings = pingRtts(readFileSync(join(base.out, 'flows.csv'), 'utf8'));

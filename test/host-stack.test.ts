@@ -18,6 +18,8 @@ import { createQdisc, TxLedger } from '../node/qdisc/index.js';
 import { PFIFO_FAST_LIMIT, PfifoFast } from '../node/qdisc/pfifo-fast.js';
 import { BASELINE_DEFAULTS, BaselineTransport } from '../node/transport/baseline.js';
 import type { Nic, TransportComponents } from '../node/transport/types.js';
+import { parseScenario } from '../orchestrator/scenario/load.js';
+import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 
 const US = 1_000;
 const MS = 1_000_000;
@@ -316,5 +318,25 @@ describe('a sender whose own NIC is its bottleneck', () => {
     for (const f of fq) expect(f).toBeLessThan(30 * US);
     // behind ~1 MiB of the long flow: ~840 µs at 10 Gbit/s
     for (const f of fifo) expect(f).toBeGreaterThan(700 * US);
+  });
+});
+
+describe('host.stackDelay', () => {
+  const BASE = `topology: { kind: leaf-spine, leaves: 1, spines: 1, hostsPerLeaf: 2 }
+workload: { pattern: all-to-all, fixedSize: 10KB, load: 0.2, duration: 100us }
+`;
+  const host = (extra: string) => resolveScenario(parseScenario(BASE + extra, 'h.yaml')).host;
+
+  it('is absent unless set (every earlier scenario resolves as before), a duration when set', () => {
+    expect(host('').stackDelayNs).toBeUndefined();
+    expect(host('host: { stackDelay: 0us }').stackDelayNs).toBeUndefined();
+    expect(host('host: { stackDelay: 3us }').stackDelayNs).toBe(3 * US);
+  });
+
+  it('names the file, line and field of a bad value', () => {
+    expect(() => host('host: { stackDelay: -3us }')).toThrow(/h\.yaml:3: host\.stackDelay/);
+    expect(() => host('host: { stackDelay: fast }')).toThrow(
+      /h\.yaml:3: host\.stackDelay: 'fast' is not a duration/,
+    );
   });
 });

@@ -142,12 +142,18 @@ function resolveHost(src: ScenarioSource, num: UnitReader): HostStackConfig {
       ['host', 'sendBuffer'],
       `a send buffer must hold two ${WireSize.Mss}-byte segments (${2 * WireSize.Mss} B), got ${sendBufferBytes} B`,
     );
+  const stackDelayNs =
+    h.stackDelay === undefined ? 0 : num(['host', 'stackDelay'], h.stackDelay, parseDurationNs);
+  if (!(stackDelayNs >= 0))
+    throw src.error(['host', 'stackDelay'], `must be >= 0 ns (0: none), got ${stackDelayNs} ns`);
   return {
     stack,
     qdisc: h.qdisc ?? preset.qdisc,
     sendBufferBytes,
     smallQueueBytes: bytesOf('smallQueues'),
     cwndValidation: h.cwndValidation ?? preset.cwndValidation,
+    // absent when 0, so a scenario without it resolves as before
+    ...(stackDelayNs > 0 && { stackDelayNs }),
   };
 }
 

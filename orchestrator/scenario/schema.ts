@@ -235,6 +235,11 @@ export const scenarioSchema = {
           { type: 'boolean' },
           "the window grows only while it limits what the flow sends (Linux's tcp_is_cwnd_limited); default: the stack's",
         ),
+        stackDelay: doc(
+          duration,
+          "the kernel and NIC path each frame crosses, on each side: a frame the transport or a scheme's host part hands down reaches the NIC's queue this much later, and an arrived frame reaches them this much later (PTP frames excepted: their stamps are the NIC's). A latency, not a rate limit; e.g. 3us (docs/scenarios.md#host); default: 0, none",
+          '0ns',
+        ),
       },
     },
     liveness: {

@@ -17,6 +17,7 @@ import {
   OSCILLATORS,
   quantile,
   SEND_JITTER,
+  WireSize,
 } from '../../scheme/index.js';
 import {
   type Fairness,
@@ -77,6 +78,35 @@ const LATE_VARIANTS = LATENESS.map((m) => ({
   name: `fastpass-late-${m}`,
   set: { 'scheme.kind': 'fastpass', ...DEPLOYED, jitter: `{send: 'lognormal(${m}, 1)'}` },
 }));
+
+/**
+ * The host's kernel and NIC path (`host.stackDelay`, node/host.ts): each frame crosses it once at its
+ * sender and once at its receiver. 3 µs a side is what scripts/stack-delay.c measures on Linux: a
+ * 64-byte UDP round trip over loopback takes two sends and two receives through the kernel (system
+ * calls, UDP/IP, softirq, the waking of the receiving process), a median of about 12 µs, so 3 µs a
+ * crossing. Loopback has no NIC (no DMA, no interrupt moderation), so this is a floor for the
+ * paper's endpoints, not their figure. The paper's arbiter runs on DPDK (§6), off the kernel: the
+ * arbiter role does not take it.
+ */
+const STACK_DELAY = '3us';
+/** Experiment A and B with the host's stack path on both sides (the full run only): one change, `host.stackDelay`. */
+const STACK_VARIANTS = [
+  { name: 'fastpass-stack', set: { 'scheme.kind': 'fastpass', ...DEPLOYED, 'host.stackDelay': STACK_DELAY } },
+  { name: 'baseline-stack', set: { 'scheme.kind': 'ecmp', ...DEPLOYED, 'host.stackDelay': STACK_DELAY } },
+];
+/**
+ * §7.1 splits the throughput cost: "Most of the 1.6% difference in throughput can be attributed to
+ * Fastpass reserving about 1% of the achieved throughput for FCP traffic. The remainder is due to the
+ * client re-requesting timeslots when packet transmissions were delayed more than the allowed
+ * threshold (§6.3)." The FCP part here is this ablation's (the full run only): Fastpass on the same
+ * clocks with no timeslots kept free for FCP (`scheme.fcpShare: 0`). The re-request part is counted in
+ * the Fastpass run itself: each allocated timeslot left unused (late, or a clock stepped past it) is a
+ * full frame of the receiver's link not sent then.
+ */
+const NO_RESERVE = {
+  name: 'fastpass-no-reserve',
+  set: { 'scheme.kind': 'fastpass', 'scheme.fcpShare': '0', ...DEPLOYED },
+};
 
 /**
  * Experiment B's pings (§7.1): "a fifth machine sends a small request to the receiving server every
@@ -140,13 +170,13 @@ export async function runExperimentA(opts: ExperimentOptions): Promise<string> {
   const scaled = opts.quick
     ? withQuick(opts, [...QUICK_A, ...pings('1ms')])
     : { ...opts, set: [...FULL_A, ...(opts.set ?? [])] };
-  // the lateness ablation in the full run only (it adds two runs a seed)
-  const variants = opts.quick ? A_VARIANTS : [...A_VARIANTS, ...LATE_VARIANTS];
+  // the ablations in the full run only (lateness, the host's stack path, no FCP reserve: five runs a seed)
+  const variants = opts.quick ? A_VARIANTS : [...A_VARIANTS, ...LATE_VARIANTS, ...STACK_VARIANTS, NO_RESERVE];
   return reproduceVariants(scaled, {
     experiment: 'fastpass-a',
     paperScale:
       'a rack of 32 servers at 10 Gbit/s (one the arbiter), 4 senders × 20 TCP flows to one receiver, 20 minutes; PTP with NIC hardware stamps',
-    figures: [...FIGURES_A, ...lateFiguresA(opts.quick === true)],
+    figures: [...FIGURES_A, ...SPLIT_FIGURES_A, ...lateFiguresA(opts.quick === true)],
     variants,
     table: (o, runs) =>
       tableA(
@@ -235,18 +265,78 @@ const FIGURES_A = [
   },
 ];
 
-/** The lateness ablation's figures (the full run only). */
-function lateFiguresA(quick: boolean) {
-  return quick
-    ? []
-    : LATENESS.flatMap((m) =>
-        (['p50', 'p99'] as const).map((q) => ({
-          id: `late_${m}_${q}_kb`,
-          label: `bottleneck queue ${q}, Fastpass sending late by lognormal(${m}, 1)`,
-          unit: 'KB',
-          paper: null,
-        })),
-      );
+/**
+ * The throughput cost split as §7.1 splits it, in % of the baseline's throughput: the FCP part (the
+ * no-reserve ablation, full run only), the re-request part (unused allocated timeslots), what remains.
+ */
+const SPLIT_FIGURES_A: FigureSpec[] = [
+  {
+    id: 'cost_total_pct',
+    label: "throughput cost, Fastpass against the baseline (the bytes' share)",
+    unit: '%',
+    paper: 1.6,
+    source: '§7.1 A',
+    digits: 2,
+  },
+  {
+    id: 'cost_rerequest_pct',
+    label: 'of it, re-requested timeslots: allocated ones left unused (late, or a clock stepped past)',
+    unit: '%',
+    paper: null,
+    digits: 2,
+  },
+];
+
+/** The ablations' figures (the full run only): lateness, the host's stack path, no FCP reserve. */
+function lateFiguresA(quick: boolean): FigureSpec[] {
+  if (quick) return [];
+  const stack = (
+    id: string,
+    label: string,
+    unit: string,
+    paper: number | null,
+    source: string,
+    digits = 3,
+  ) => ({
+    id: `${id}_stack`,
+    label: `${label}, hosts' stack path ${STACK_DELAY} a side`,
+    unit,
+    paper,
+    ...(paper !== null && { source }),
+    digits,
+  });
+  return [
+    {
+      id: 'cost_fcp_pct',
+      label: "of it, FCP's reserved timeslots (Fastpass with fcpShare 0 against Fastpass)",
+      unit: '%',
+      paper: 1,
+      source: '§7.1 A, "about 1%"',
+      digits: 2,
+    },
+    {
+      id: 'cost_other_pct',
+      label: 'of it, the rest (the total less the FCP and re-request parts)',
+      unit: '%',
+      paper: null,
+      digits: 2,
+    },
+    ...LATENESS.flatMap((m) =>
+      (['p50', 'p99'] as const).map((q) => ({
+        id: `late_${m}_${q}_kb`,
+        label: `bottleneck queue ${q}, Fastpass sending late by lognormal(${m}, 1)`,
+        unit: 'KB',
+        paper: null,
+      })),
+    ),
+    stack('fp_ping_p50', 'ping round trip p50, Fastpass', 'ms', 0.23, '§7.1 B'),
+    stack('base_ping_p50', 'ping round trip p50, baseline', 'ms', 3.56, '§7.1 B'),
+    stack('fp_ping_p99', 'ping round trip p99, Fastpass', 'ms', 0.32, '§7.1 B'),
+    stack('ping_ratio', 'ping round trip p50, baseline / Fastpass', '×', 15.5, '§7.1 B', 1),
+    stack('fp_p50_kb', 'bottleneck queue p50, Fastpass', 'KB', 18, '§7.1 A', 2),
+    stack('fp_p99_kb', 'bottleneck queue p99, Fastpass', 'KB', 53, '§7.1 A', 2),
+    stack('throughput_pct', 'throughput, Fastpass against the baseline', '%', -1.6, '§7.1 A', 1),
+  ];
 }
 
 /** One seed's figures: the bottleneck queue of each side, throughput, ping round trips. */
@@ -263,7 +353,35 @@ function valuesA(runs: Summary[], out: string, variants: typeof A_VARIANTS): Rec
   }
   const [pf, pb] = [rttsOf(out, 'fastpass'), rttsOf(out, 'baseline')];
   const p50 = (p: { rtts: number[] }) => quantile(p.rtts, 0.5) / 1000;
+  const run = (name: string) => runs[variants.findIndex((v) => v.name === name)] as Summary | undefined;
+  // the throughput cost and its parts, in % of the baseline's data bytes over the same window
+  const [fpRun, baseRun] = [runs[0], runs[1]];
+  const pct = (bytes: number) => (bytes / (baseRun.throughput.bytes || 1)) * 100;
+  const ts = fpRun.fastpass?.timeslots;
+  const split: Record<string, number> = {
+    cost_total_pct: pct(baseRun.throughput.bytes - fpRun.throughput.bytes),
+    cost_rerequest_pct: pct(((ts?.late ?? 0) + (ts?.unused ?? 0)) * WireSize.Mtu),
+  };
+  const bare = run(NO_RESERVE.name);
+  if (bare) {
+    split.cost_fcp_pct = pct(bare.throughput.bytes - fpRun.throughput.bytes);
+    split.cost_other_pct = split.cost_total_pct - split.cost_fcp_pct - split.cost_rerequest_pct;
+  }
+  const [fs, bs] = [run('fastpass-stack'), run('baseline-stack')];
+  if (fs && bs) {
+    const [pfs, pbs] = [rttsOf(out, 'fastpass-stack'), rttsOf(out, 'baseline-stack')];
+    Object.assign(split, {
+      fp_ping_p50_stack: p50(pfs),
+      base_ping_p50_stack: p50(pbs),
+      fp_ping_p99_stack: quantile(pfs.rtts, 0.99) / 1000,
+      ping_ratio_stack: p50(pbs) / (p50(pfs) || 1),
+      fp_p50_kb_stack: (fs.queues.busiest?.p50Bytes ?? 0) / 1000,
+      fp_p99_kb_stack: (fs.queues.busiest?.p99Bytes ?? 0) / 1000,
+      throughput_pct_stack: ((fs.throughput.gbps - bs.throughput.gbps) / (bs.throughput.gbps || 1)) * 100,
+    });
+  }
   return {
+    ...split,
     fp_p50_kb: (fp.queue?.p50Bytes ?? 0) / 1000,
     fp_p99_kb: (fp.queue?.p99Bytes ?? 0) / 1000,
     base_p50_kb: (base.queue?.p50Bytes ?? 0) / 1000,
@@ -452,6 +570,9 @@ function tableC(opts: ExperimentOptions, all: Side[]): string {
   return table;
 }
 
+/** PTP as deployed, with the switches as transparent clocks instead (the control of §6.3's claim) */
+const TC_PTP = '{timestamping: hardware, transparentClocks: true}';
+
 const CLOCK_VARIANTS = [
   { name: 'ideal', set: {} },
   { name: 'ptp-hardware', set: { clocks: OSCILLATORS, ptp: DEPLOYED_PTP } },
@@ -467,14 +588,44 @@ const CLOCK_VARIANTS = [
 ] as const;
 
 /**
+ * §6.3's claim (the full run only): the same traffic, clocks and seed on the baseline (one change, the
+ * scheme), and the control: both sides again with the switches as PTP transparent clocks.
+ */
+const CLAIM_VARIANTS = [
+  { name: 'baseline-ptp-hardware', set: { 'scheme.kind': 'ecmp', clocks: OSCILLATORS, ptp: DEPLOYED_PTP } },
+  { name: 'ptp-hardware-tc', set: { clocks: OSCILLATORS, ptp: TC_PTP } },
+  { name: 'baseline-ptp-hardware-tc', set: { 'scheme.kind': 'ecmp', clocks: OSCILLATORS, ptp: TC_PTP } },
+] as const;
+
+/** §6.3's claim, side by side: which variant is Fastpass and which the baseline, without and with TCs */
+const CLAIM_PAIRS = [
+  { label: 'no transparent clocks', fp: 'ptp-hardware', base: 'baseline-ptp-hardware', id: '' },
+  {
+    label: 'transparent clocks (control)',
+    fp: 'ptp-hardware-tc',
+    base: 'baseline-ptp-hardware-tc',
+    id: '_tc',
+  },
+] as const;
+
+/**
  * `fastpass-clocks`: experiment A's bottleneck queue on the clocks Fastpass really runs on. Each seed
  * runs the scenario on ideal clocks (the example's, where the zero queue is built in), then on drifting
  * oscillators disciplined by PTP as the deployment had it (hardware stamps, no transparent clocks),
  * with and without the hosts' send lateness, and with software stamps. The oscillators are drawn from
  * the seed. The queue's figures include the first milliseconds before the servos lock.
+ *
+ * It also tests §6.3's claim, "Fastpass keeps queue-length variability low, enabling high quality time
+ * synchronization without PTP switch support": the baseline on the same traffic, seed and clocks with
+ * PTP as deployed (hardware stamps, no transparent clocks), the clock error after lock side by side,
+ * and both sides with transparent clocks, the control (they take the switches' queueing out of the
+ * offsets). The full run only (four runs a seed). PTP rides the control class (priority 7,
+ * core/ptp.ts), which the switches serve first: the data's standing queue delays a PTP frame only by
+ * the frame on the wire, not by the queue.
  */
 export async function runClocks(opts: ExperimentOptions): Promise<string> {
-  const figures = CLOCK_VARIANTS.flatMap((v) => [
+  const variants = opts.quick ? CLOCK_VARIANTS : [...CLOCK_VARIANTS, ...CLAIM_VARIANTS];
+  const figures: FigureSpec[] = CLOCK_VARIANTS.flatMap((v) => [
     {
       id: `p50_${v.name}`,
       label: `bottleneck queue p50, ${v.name}`,
@@ -491,22 +642,32 @@ export async function runClocks(opts: ExperimentOptions): Promise<string> {
     unit: 'ns',
     paper: null,
   });
-  const late = (s: Summary) => s.fastpass!.timeslots.late;
+  for (const pair of opts.quick ? [] : CLAIM_PAIRS)
+    for (const side of ['fp', 'base'] as const)
+      for (const q of ['p50', 'p99'] as const)
+        figures.push({
+          id: `claim_${side}_${q}${pair.id}`,
+          label: `clock error ${q} after lock, ${side === 'fp' ? 'Fastpass' : 'baseline'}, ${pair.label} (§6.3)`,
+          unit: 'ns',
+          paper: null,
+          digits: 0,
+        });
+  const late = (s: Summary) => s.fastpass?.timeslots.late;
   return reproduceVariants(withQuick(opts, QUICK_A), {
     experiment: 'fastpass-clocks',
     paperScale: 'a rack of 32 servers at 10 Gbit/s, PTP with NIC hardware stamps, Linux hrtimers',
     figures,
-    variants: CLOCK_VARIANTS,
+    variants,
     table: (o, runs) => {
       const t = [
         `# Fastpass experiment A on real clocks: ${o.file}`,
         '',
-        '| clocks | queue p50 | p99 | p99.9 | max | late timeslots | clock error p99 after lock / every sample | throughput |',
+        '| clocks | queue p50 | p99 | p99.9 | max | late timeslots | clock error after lock p50 / p99 / every sample p99 | throughput |',
         '| --- | --- | --- | --- | --- | --- | --- | --- |',
         ...runs.map((s, i) => {
           const q = s.queues.busiest;
           const c = s.clocks;
-          return `| ${CLOCK_VARIANTS[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${late(s)} | ${c ? `${c.errP99Ns} ns / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
+          return `| ${variants[i].name} | ${kb(q?.p50Bytes)} | ${kb(q?.p99Bytes)} | ${kb(q?.p999Bytes)} | ${kb(q?.maxBytes)} | ${late(s) ?? '-'} | ${c ? `${c.errP50Ns} / ${c.errP99Ns} / ${c.allSamples.errP99Ns} ns` : '-'} | ${s.throughput.gbps} Gbit/s |`;
         }),
       ].join('\n');
       writeTable(o.out, 'fastpass-clocks', t);
@@ -514,13 +675,22 @@ export async function runClocks(opts: ExperimentOptions): Promise<string> {
     },
     values: (runs) => {
       const v: Record<string, number> = {};
-      runs.forEach((s, i) => {
-        const name = CLOCK_VARIANTS[i].name;
-        v[`p50_${name}`] = (s.queues.busiest?.p50Bytes ?? 0) / 1000;
-        v[`p99_${name}`] = (s.queues.busiest?.p99Bytes ?? 0) / 1000;
-        v[`late_${name}`] = late(s);
-      });
-      if (runs[1].clocks) v.clock_err_p99 = runs[1].clocks.errP99Ns;
+      const byName = new Map(runs.map((s, i) => [variants[i].name, s]));
+      for (const x of CLOCK_VARIANTS) {
+        const s = byName.get(x.name)!;
+        v[`p50_${x.name}`] = (s.queues.busiest?.p50Bytes ?? 0) / 1000;
+        v[`p99_${x.name}`] = (s.queues.busiest?.p99Bytes ?? 0) / 1000;
+        v[`late_${x.name}`] = late(s) ?? 0;
+      }
+      const hw = byName.get('ptp-hardware')?.clocks;
+      if (hw) v.clock_err_p99 = hw.errP99Ns;
+      for (const pair of CLAIM_PAIRS)
+        for (const side of ['fp', 'base'] as const) {
+          const c = byName.get(pair[side])?.clocks;
+          if (!c) continue;
+          v[`claim_${side}_p50${pair.id}`] = c.errP50Ns;
+          v[`claim_${side}_p99${pair.id}`] = c.errP99Ns;
+        }
       return v;
     },
   });
