@@ -39,6 +39,7 @@ export {
   changePct,
   type DelaySpread,
   idealFct,
+  idealFctAfterHandshake,
   type MessageDelays,
   mean,
   messageDelays,

@@ -203,6 +203,16 @@ describe('dcemu experiment top-ablation', () => {
     expect(fig('fct_expresspass-fast-start')).toBeCloseTo(-2.7, 1);
     expect(fig('fct_top')).toBeCloseTo(-28.7, 1);
     expect(stdout).toContain('| average FCT, top against expresspass | % | -44.2 (§3.3) | -28.7 | -28.7 |');
+    // §3.3 footnote 1's slowdown, the handshake (request and first credit: 6.3 µs unloaded) in the
+    // ideal FCT, beside the one without it
+    expect(fig('slowhs_top')).toBeCloseTo(-57.7, 1);
+    expect(stdout).toContain('the first credit on the longest host path: 6.3 µs');
+    expect(stdout).toMatch(/\| top \| 28\/28 \| [^|]+ \| [^|]+ \| [^|]+ \| 1\.84 \| [^|]+ \| 1\.152 \|/);
+    // §3.2's ideal switch (every token ranked by its flow's packets left) gains no more than the 6
+    // classes here: the classes are not what keeps TOP from the paper's figures
+    expect(fig('fct_top-ideal-classes')).toBeCloseTo(-22.6, 1);
+    expect(fig('slow_top-ideal-classes')).toBeCloseTo(-57.6, 1);
+    expect(fig('fct_top_vs_ideal')).toBeCloseTo(-8.0, 1);
     // the headline again on PTP-disciplined clocks with late sends, on both sides: TOP keeps most of
     // its gain; its senders drop no valid token here: before PTP locks (1.7 ms) a sender's clock is at
     // most 17.8 µs off, under the shortest threshold (22.4 µs) (with 8 hosts a side, 14 were dropped)

@@ -121,6 +121,32 @@ describe('TOP ports with unscheduled packets (§4.4)', () => {
   });
 });
 
+describe("TOP's ideal switch (§3.2: an infinite number of priorities)", () => {
+  it('sends the token with the fewest packets left first and, full, drops its least urgent', () => {
+    // one token class holding 3, ranked by `k`; a burst of one token, then one per 1,584 ns
+    const d = new CreditLimited(RATE, SHARE, 8, CREDIT_BYTES, TopClasses.hi, TopClasses.hi, 0, -1, 3);
+    const token = (q: number, k: number): Frame => ({
+      ...makeFrame({ t: 3, s: 1, d: 2, z: CREDIT_BYTES, p: TopClasses.hi, q }),
+      x: { xp: XpCtl.Credit, k } satisfies XpControl,
+    });
+    expect(d.enqueue(token(0, 50))).toBe(true);
+    expect(d.enqueue(token(1, 7))).toBe(true);
+    expect(d.enqueue(token(2, 7))).toBe(true);
+    // full: an arrival less urgent than every waiting token is refused; a more urgent one pushes out
+    // the least urgent (50 packets left)
+    expect(d.enqueue(token(3, 60))).toBe(false);
+    expect(d.enqueue(token(4, 3))).toBe(true);
+    expect([d.refused, d.length, d.discarded()]).toEqual([2, 3, CREDIT_BYTES]);
+    // fewest packets left first, the earlier on a tie, at the limiter's pace; data meanwhile
+    d.enqueue(data(9));
+    expect(d.dequeue(0)?.q).toBe(4);
+    expect(d.dequeue(0)?.q).toBe(9);
+    expect(d.nextEligible(0)).toBe(1584);
+    expect([d.dequeue(1584)?.q, d.dequeue(3168)?.q]).toEqual([1, 2]);
+    expect(d.length).toBe(0);
+  });
+});
+
 describe('TOP class boundaries (§3.2)', () => {
   it('split the web-search bytes in equal shares: the byte quantiles of the distribution', () => {
     const cdf = SizeCdf.load('websearch');

@@ -18,6 +18,8 @@ export interface FlowRow {
   completed: boolean;
   fctNs: number;
   slowdown: number;
+  /** the FCT the slowdown divides by (flows.csv's ideal_ns: idealFct over the flow's own path) */
+  idealNs: number;
   bestEffort: boolean;
 }
 
@@ -35,7 +37,7 @@ export function flowRows(runDir: string): FlowRow[] {
     if (i === undefined) throw new Error(`${file} has no ${c} column`);
     return i;
   };
-  const [id, src, dst, size, start, fct, slowdown, outcome, bestEffort] = [
+  const [id, src, dst, size, start, fct, slowdown, ideal, outcome, bestEffort] = [
     'id',
     'src',
     'dst',
@@ -43,6 +45,7 @@ export function flowRows(runDir: string): FlowRow[] {
     'start_ns',
     'fct_ns',
     'slowdown',
+    'ideal_ns',
     'outcome',
     'best_effort',
   ].map(index);
@@ -58,6 +61,7 @@ export function flowRows(runDir: string): FlowRow[] {
       completed: r[outcome] === 'completed',
       fctNs: Number(r[fct]),
       slowdown: Number(r[slowdown]),
+      idealNs: Number(r[ideal]),
       bestEffort: r[bestEffort] === '1',
     };
   });
@@ -73,6 +77,7 @@ export function flowRows(runDir: string): FlowRow[] {
       completed: false,
       fctNs: Number.NaN,
       slowdown: Number.NaN,
+      idealNs: Number.NaN,
       bestEffort: false,
     });
   }

@@ -45,6 +45,16 @@ export function idealFct(size: number, links: number, rateBps: number, propNs: n
   return wire * nsPerByte + (links - 1) * Math.min(WireSize.Mtu, wire) * nsPerByte + links * propNs;
 }
 
+/**
+ * The ideal FCT of a receiver-driven transport whose data waits for a handshake: `idealNs` (idealFct's)
+ * plus `handshakeNs`, the unloaded round trip of the request and the first credit (or grant) that lets
+ * the data go. TOP (TPDS'20) §3.3 footnote 1: "Slowdown can be less than 1 if all data packets are
+ * successfully received before hand-shaking finished", so its optimal FCT counts the handshake.
+ */
+export function idealFctAfterHandshake(idealNs: number, handshakeNs: number): number {
+  return idealNs + handshakeNs;
+}
+
 export interface BusiestQueue {
   /** `node:index` */
   port: string;

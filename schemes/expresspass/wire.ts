@@ -56,6 +56,11 @@ export interface XpControl {
   pt?: number;
   /** credit: the flow's path epoch, which the switches hash with the flow (a restarted stream takes another path) */
   e?: number;
+  /**
+   * credit (TOP with `classes: ideal`): its flow's packets left when it was sent, the rank by which the
+   * ports order tokens (the fewest first)
+   */
+  k?: number;
 }
 
 export interface XpData {
@@ -81,10 +86,18 @@ export interface XpSwitchConfig {
   maxSojournNs?: number;
   /** TOP's unscheduled packets: their class, whose queue holds one full-length packet (switch ports only) */
   unscheduledClass?: number;
+  /**
+   * TOP with `classes: ideal` (§3.2's ideal switch, "an infinite number of priorities"): the one token
+   * class holds this many tokens ordered by their rank `k`, the fewest packets left first, and a full
+   * queue drops its least urgent token (0 or absent: FIFO classes)
+   */
+  rankedTokens?: number;
 }
 
 /** TOP's receiver and sender rules (§3.1, §4.3). */
 export interface TopHostConfig {
+  /** `classes: ideal`: every token in the top class, carrying its flow's packets left as its rank (`k`) */
+  ranked?: boolean;
   /**
    * the K−1 class boundaries, packets left, ascending: a flow with x packets left gets the class
    * (number of boundaries ≤ x) below the top, so K classes from TopClasses.hi down

@@ -440,6 +440,7 @@ export class ExpressPassTransport implements Transport {
       ack: r.low,
       pt: this.c.physNow(),
       ...(r.epoch > 0 && { e: r.epoch }),
+      ...(this.cfg.top?.ranked && { k: r.nSeg - r.count }),
     });
   }
 
@@ -544,6 +545,8 @@ export class ExpressPassTransport implements Transport {
   private tokenClass(r: XpRecv, now: number): number {
     const top = this.cfg.top;
     if (top === undefined) return XpClass.Credit;
+    // §3.2's ideal switch: one class, the ports order its tokens by their rank (sendCredit's `k`)
+    if (top.ranked) return TopClasses.hi;
     const left = r.nSeg - r.count;
     let c = 0;
     if (top.objective === 'deadline') {

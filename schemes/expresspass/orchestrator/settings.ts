@@ -5,6 +5,7 @@
  */
 import {
   alongHostPaths,
+  baseRttNs,
   bytes,
   dataPlane,
   duration,
@@ -70,10 +71,9 @@ export const expressPassProperties = {
       'top only: how token age is bounded. sender (default): a sender drops a token older than T = d + |P|·t_h by its node clock (§4.3, §5.4: the path from its receiver, its base one-way delay and queueCredits token times a hop); switch: switches drop a token that waited more than queueCredits pacing times (§3.1 R2); none',
   },
   classes: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 6,
-    description: 'top only: token classes K (default 6, or 5 with unscheduled packets: the most there are)',
+    enum: [1, 2, 3, 4, 5, 6, 'ideal'],
+    description:
+      "top only: token classes K (default 6, or 5 with unscheduled packets: the most there are), or ideal: §3.2's ideal switch with 'an infinite number of priorities', every token ranked by its flow's packets left (fct objective only)",
   },
   priorities: {
     enum: ['workload', 'log'],
@@ -103,8 +103,11 @@ export interface XpSettings {
   host: Omit<XpHostConfig, 'maxCreditsPerS' | 'nic'>;
   /** top: how token age is bounded (§3.1 R2 at the switches, §4.3 at the senders by PTP clocks) */
   tokenExpiry?: 'sender' | 'switch' | 'none';
-  /** top: where the class boundaries came from, and the boundaries in bytes left */
-  priorities?: { rule: 'workload' | 'log'; thresholdsBytes: number[] };
+  /**
+   * top: where the class boundaries came from, and the boundaries in bytes left (ideal: none, every
+   * token ranked by its flow's packets left)
+   */
+  priorities?: { rule: 'workload' | 'log' | 'ideal'; thresholdsBytes: number[] };
   /** top, deadline objective: the boundaries in time left to a flow's deadline */
   deadlines?: { thresholdsNs: number[] };
   /** top, sender expiry: the shortest and longest path's threshold T = d + |P|·t_h */
@@ -113,6 +116,12 @@ export interface XpSettings {
   hostRateBps: number;
   propNs: number;
   links: number;
+  /**
+   * TOP §3.3 footnote 1's handshake, for the slowdowns that count it: the unloaded round trip of the
+   * credit request and the first credit (84 B each: every link's propagation and serialization, both
+   * ways) on the longest host path, ns
+   */
+  handshakeNs: number;
   /**
    * the data queue bound (§2, "zero data loss can be ensured by allocating an amount of packet buffer
    * corresponding to the bounded delay"): how much later data may come back than the tokens that asked
@@ -166,19 +175,25 @@ export function resolveXp(src: ScenarioSource, topo: Topology, kind: string): Xp
   const unscheduled: number = kind === 'top' ? (sc.unscheduled ?? 0) : 0;
   // unscheduled packets take Q0 and move scheduled data to Q1: one token class fewer
   const tokenLo = unscheduled > 0 ? TopUnscheduled.lo : TopClasses.lo;
+  // the most token classes there are; an ideal switch's ranked buffer holds what they hold together
+  const most = TopClasses.hi - tokenLo + 1;
+  const ideal = kind === 'top' && sc.classes === 'ideal';
   if (kind === 'top') {
-    const k = sc.classes ?? TopClasses.hi - tokenLo + 1;
-    if (k > TopClasses.hi - tokenLo + 1)
-      throw src.error(
-        ['scheme', 'classes'],
-        `at most ${TopClasses.hi - tokenLo + 1} with unscheduled packets, got ${k}`,
-      );
+    const k: number = ideal ? 1 : (sc.classes ?? most);
+    if (k > most)
+      throw src.error(['scheme', 'classes'], `at most ${most} with unscheduled packets, got ${k}`);
     // K classes, K−1 boundaries at the quantiles i/K of what they split
     const levels = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
-    priorities = classBoundaries(src, levels);
+    priorities = ideal ? { rule: 'ideal', thresholdsBytes: [] } : classBoundaries(src, levels);
     const objective: 'fct' | 'deadline' = sc.objective ?? 'fct';
+    if (ideal && objective !== 'fct')
+      throw src.error(
+        ['scheme', 'classes'],
+        "ideal ranks tokens by packets left: it needs objective fct, got 'deadline'",
+      );
     if (objective === 'deadline') deadlines = deadlineBoundaries(src, levels);
     top = {
+      ...(ideal && { ranked: true }),
       objective,
       deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
       unscheduled,
@@ -214,6 +229,7 @@ export function resolveXp(src: ScenarioSource, topo: Topology, kind: string): Xp
       ...(kind === 'top' && {
         tokenClasses: [tokenLo, TopClasses.hi] as [number, number],
         maxSojournNs: tokenExpiry === 'switch' ? Math.round(queueCredits * pacingNs) : 0,
+        ...(ideal && { rankedTokens: most * queueCredits }),
         ...(unscheduled > 0 && { unscheduledClass: TopUnscheduled.unscheduled }),
       }),
     },
@@ -230,6 +246,7 @@ export function resolveXp(src: ScenarioSource, topo: Topology, kind: string): Xp
     hostRateBps: paths.hostRateBps,
     propNs: paths.maxPropNs,
     links,
+    handshakeNs: Math.round(baseRttNs(topo, CREDIT_BYTES)),
     maxRateBps: paths.maxRateBps,
     // tokens wait at most 8 pacing times a hop (the 8-token queues; TOP: the expiry that enforces it),
     // and paths differ by up to diameter − 2 links of propagation and one frame time each

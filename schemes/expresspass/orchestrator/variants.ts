@@ -17,6 +17,9 @@ export const VARIANTS: readonly AblationVariant[] = [
   { name: 'expresspass-fast-start', set: { scheme: '{kind: expresspass, alpha: 1}' }, base: 'expresspass' },
   { name: 'top-one-class', set: { scheme: '{kind: top, classes: 1}' }, base: 'expresspass' },
   { name: 'top', set: { scheme: '{kind: top}' }, base: 'expresspass' },
+  // §3.2's ideal switch, "an infinite number of priorities": every token ranked by its flow's packets
+  // left, the upper bound of what §3.1's classes approximate
+  { name: 'top-ideal-classes', set: { scheme: '{kind: top, classes: ideal}' }, base: 'expresspass' },
   // §3.1's hypothetical switch, whose system §3.3's figures are: tokens dropped at the switch once
   // queued 8 pacing times (R2), not judged by the senders' clocks (§4.3)
   { name: 'top-switch-expiry', set: { scheme: '{kind: top, tokenExpiry: switch}' }, base: 'expresspass' },
