@@ -8,9 +8,10 @@ import { edgeAt, type PointResult, paretoFront } from '../schemes/harmony/experi
 
 /** a point that sustains `load` with worst slowdown `worst` (null: no load sustained) */
 function point(key: string, load: number, worst: number | null): PointResult {
-  const at = worst === null ? null : { load, spread: countedSpread([1, worst], 0), worstFctNs: 0 };
+  const spread = countedSpread([1, worst ?? 1], 0);
+  const at = worst === null ? null : { load, spread, line: spread, worstFctNs: 0 };
   return {
-    point: { key, label: key, scheme: '', deltaNs: 0, boundNs: null },
+    point: { key, label: key, scheme: '', deltaNs: 0, boundNs: null, calibration: { key: '', scheme: '' } },
     runs: at ? [at] : [],
     sustainable: at ? load : 0,
     at,

@@ -12,7 +12,7 @@ const SIDES = [
   {
     key: 'harmony',
     label: 'Harmony',
-    // the paper's rule (asked again inside δadmission of its arrival, rejected after), given up after
+    // reading A of the reject (asked again inside δadmission of its arrival, rejected after), given up after
     scheme: '{kind: harmony, K: 8, rejectAfter: window, onReject: give-up}',
   },
   { key: 'dctcp', label: 'DCTCP (the baseline)', scheme: '{kind: ecmp}' },

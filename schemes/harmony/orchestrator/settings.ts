@@ -50,7 +50,7 @@ export const harmonyProperties = {
   rejectAfter: {
     enum: ['window', 'retries'],
     description:
-      "when a reject is final: window (default, the paper's §3.1-§3.2 and §5): a message not started within δadmission of its arrival is rejected, and inside that window every reject (no sender slot, no virtual link, receiver slots) is asked again at once with a new request; retries: after `retries` asks",
+      "when a reject is final: window (default; reading A of the paper, §3.2's sender retransmitting 'using a new request'): a message not started within δadmission of its arrival is rejected, and inside that window every reject (no sender slot, no virtual link, receiver slots) is asked again at once with a new request; retries: after `retries` asks (with retries 0, reading B: the first reject final, §3.1 and §5)",
   },
   retries: {
     type: 'integer',
@@ -96,7 +96,7 @@ export interface HarmonySettings {
 /**
  * Defaults and why: K = 8 and multi-slot as the paper's evaluation; 2% of every host's bandwidth kept
  * from the slots so second-class control is never starved (§3.2 "reserves a small amount of
- * bandwidth"); a message asked again after every reject inside its admission window (the paper's rule),
+ * bandwidth"); a message asked again after every reject inside its admission window (reading A of the paper, §3.2),
  * a failed one up to 3 times, then sent best effort.
  */
 export const HARMONY_DEFAULTS = {
