@@ -277,4 +277,36 @@ describe('impairments in a scenario', () => {
       /links\.host\.reorder: reordering sends frames without the delay/,
     );
   });
+
+  it('expands a partition, its heal and a flap into the link actions they are, the flap seeded', () => {
+    const timeline = (entries: string) =>
+      resolveScenario(loadScenarioFile(FILE, [`timeline=${entries}`])).timeline.map((e) =>
+        `${e.at} ${e.action} ${e.link!.join('-')} ${e.by ?? ''}`.trim(),
+      );
+    expect(
+      timeline(
+        '[{at: 1ms, action: partition, groups: [[leaf0, h0], [spine1, leaf1]]}, {at: 2ms, action: heal, groups: [[leaf0, h0], [spine1, leaf1]]}]',
+      ),
+    ).toEqual(['1000000 link-down leaf0-spine1 partition', '2000000 link-up leaf0-spine1 heal']);
+    const flap =
+      '[{at: 1ms, action: link-flap, link: [leaf1, spine0], down: 100us, up: "uniform(200us, 400us)", until: 2ms}]';
+    const flaps = timeline(flap);
+    expect(flaps).toEqual(timeline(flap));
+    expect(flaps.filter((f) => f.includes('link-down')).length).toBe(flaps.length / 2);
+    expect(flaps[0]).toBe('1000000 link-down leaf1-spine0 link-flap');
+    expect(flaps[1]).toBe('1100000 link-up leaf1-spine0 link-flap');
+    expect(Number(flaps.at(-1)!.split(' ')[0])).toBeLessThanOrEqual(2e6);
+    expect(problem(['timeline=[{at: 1ms, action: partition, groups: [[leaf0, h0], [h0]]}]'])).toMatch(
+      /timeline\.0\.groups\.1\.0: 'h0' is in two groups/,
+    );
+    expect(problem(['timeline=[{at: 1ms, action: partition, groups: [[h0], [h1]]}]'])).toMatch(
+      /timeline\.0\.groups: no link runs between the groups/,
+    );
+    expect(
+      problem(['timeline=[{at: 1ms, action: link-flap, link: [leaf1, spine0], down: 100us, up: 100us}]']),
+    ).toMatch(/timeline\.0\.until: 'link-flap' needs until/);
+    expect(
+      problem(['timeline=[{at: 1ms, action: link-down, link: [leaf1, spine0], groups: [[h0], [h1]]}]']),
+    ).toMatch(/timeline\.0\.groups: groups is for partition and heal, not link-down/);
+  });
 });
