@@ -31,6 +31,7 @@ const EXPERIMENTS = [
   'harmony-fig6',
   'harmony-fig7',
   'clock-jitter',
+  'clock-pdv',
   'f10-fig8',
   'f10-fig8-k6',
   'f10-fig8-load03',

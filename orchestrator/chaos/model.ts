@@ -249,11 +249,17 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
     // a setting of another kind would be drawn and written into the timeline, and do nothing
     for (const [field, owners] of FAILURE_SETTINGS)
       if (f[field] !== undefined && !(owners as readonly string[]).includes(kind))
-        throw src.error([...path, field], `${field} applies to ${owners.join(' and ')} failures, not ${kind}`);
+        throw src.error(
+          [...path, field],
+          `${field} applies to ${owners.join(' and ')} failures, not ${kind}`,
+        );
     if (kind === 'link-lossy')
       for (const field of ['loss', 'corrupt'] as const)
         if (typeof f[field] === 'object')
-          throw src.error([...path, field], `link-lossy takes ${field} as a probability; a model is link-impair's`);
+          throw src.error(
+            [...path, field],
+            `link-lossy takes ${field} as a probability; a model is link-impair's`,
+          );
     const impair = kind === 'link-impair' ? impairFields(src, path, f, topo) : undefined;
     const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
     return {
@@ -369,7 +375,10 @@ function impairFields(
   const out: NonNullable<FailureSpec['impair']> = {};
   for (const k of IMPAIR_FIELDS) if (f[k] !== undefined) out[k] = f[k];
   if (Object.keys(out).length === 0)
-    throw src.error([...path, 'kind'], 'link-impair needs an impairment: delay, loss, duplicate, reorder, corrupt or rate');
+    throw src.error(
+      [...path, 'kind'],
+      'link-impair needs an impairment: delay, loss, duplicate, reorder, corrupt or rate',
+    );
   const slowest = Math.min(...topo.links.map((l) => l.rateBps));
   impairmentOf(src, path, f, slowest);
   if (f.delay !== undefined) delayOf(src, [...path, 'delay'], f.delay);
