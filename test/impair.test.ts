@@ -5,13 +5,14 @@
  * below are the same on every run.
  */
 import { describe, expect, it } from 'vitest';
-import { makeFrame } from '../core/frame.js';
+import { FrameType, makeFrame } from '../core/frame.js';
 import {
   Correlated,
   DelayModel,
   type DelaySpec,
   delayAt,
   delayFloorNs,
+  flowPoint,
   LossModel,
   LossState,
   lossRateOf,
@@ -211,6 +212,41 @@ describe('the wire filter with impairments', () => {
     });
     sched.runBefore(1e6);
     expect(arrivals.sort((a, b) => a - b)).toEqual([2200, 5800]);
+  });
+});
+
+describe('gray failures', () => {
+  it('reach only the frame types and the share of flows they name; the others pass untouched', () => {
+    const w = new WireFilter(seeded(1), streams, {
+      loss: { model: 'random', p: 1, correlation: 0 },
+      types: [FrameType.Data],
+      flowShare: 0.25,
+    });
+    const verdicts = (t: number) =>
+      Array.from({ length: 4000 }, (_, f) => w.apply(makeFrame({ t, s: 3, d: 9, f, z: 1500 })));
+    // a quarter of the flows' data black-holed, by the hash of (source, destination, flow)
+    const data = verdicts(FrameType.Data).filter((v) => v === WireVerdict.Lost).length;
+    expect(Math.abs(data / 4000 - 0.25)).toBeLessThan(0.02);
+    // the flows it picks are the hash's: the same every time
+    expect(data).toBe(
+      Array.from({ length: 4000 }, (_, f) => flowPoint(3, 9, f) < 0.25).filter(Boolean).length,
+    );
+    // no keepalive, ack or control frame lost: no detector sees it
+    for (const t of [FrameType.Keepalive, FrameType.Ack, FrameType.Control])
+      expect(verdicts(t).every((v) => v === WireVerdict.Pass)).toBe(true);
+  });
+
+  it('node-impair is a link-impair on each of the node’s links, narrowed to the types named', () => {
+    const sc = resolveScenario(
+      loadScenarioFile('examples/impaired.yaml', [
+        'timeline=[{at: 1ms, action: node-impair, node: spine0, direction: forward, types: [control, routing], delay: {dist: constant, mean: 2ms, reorder: false}}]',
+      ]),
+    );
+    expect(sc.timeline.map((e) => `${e.action} ${e.link!.join('-')} ${e.direction} ${e.by}`)).toEqual([
+      'link-impair spine0-leaf0 forward node-impair',
+      'link-impair spine0-leaf1 forward node-impair',
+    ]);
+    expect(sc.timeline[0].impair).toMatchObject({ types: [FrameType.Control, FrameType.Routing] });
   });
 });
 

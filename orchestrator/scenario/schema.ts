@@ -83,6 +83,7 @@ export const TIMELINE_ACTIONS = [
   'link-lossy',
   'link-impair',
   'link-flap',
+  'node-impair',
   'partition',
   'heal',
   'ptp-loss',
@@ -728,7 +729,7 @@ export const scenarioSchema = {
           at: doc(duration, 'when it fires, after traffic start (ns: 5ms)'),
           action: doc(
             { enum: [...TIMELINE_ACTIONS] },
-            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy, link-impair (netem-like impairments over the link’s own; link-up takes them away), link-flap (down and up by turns until `until`) a link; partition/heal the links between node sets; ptp-loss, clock-step, clock-freq a clock',
+            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy, link-impair (netem-like impairments over the link’s own; link-up takes them away), link-flap (down and up by turns until `until`) a link; node-impair: link-impair on every link of a node (types and flows narrow it to a class of frames or a share of flows: gray failures); partition/heal the links between node sets; ptp-loss, clock-step, clock-freq a clock',
           ),
           node: doc(nodeName, 'the node it acts on (node actions, clock actions)'),
           link: linkRef,

@@ -26,7 +26,7 @@ export interface TimelineEvent {
   corrupt: number;
   delayNs: number;
   /** the action that made this link action (partition, heal, link-flap), one of many */
-  by?: 'partition' | 'heal' | 'link-flap';
+  by?: 'partition' | 'heal' | 'link-flap' | 'node-impair';
   /** link-impair: the impairments it sets over the link's own (a delay on top of the link's) */
   impair?: Impairment;
   /** clock-step: phase step of the node's oscillator, ns */
@@ -156,6 +156,7 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
     const action = e.action as TimelineEvent['action'];
     if (action === 'partition' || action === 'heal') return partitionEvents(src, path, e, at, topo);
     if (action === 'link-flap') return flapEvents(src, path, e, at, topo, endNs);
+    if (action === 'node-impair') return nodeImpairEvents(src, path, e, at, topo);
     for (const k of ['groups', 'down', 'up', 'until'] as const)
       if (e[k] !== undefined)
         throw src.error(
@@ -346,4 +347,34 @@ function flapEvents(
     t += Math.max(1, Math.round(draw(up, rng)));
   }
   return out;
+}
+
+/**
+ * `node-impair`: a link-impair on every link of the node, `direction` taken from the node (forward:
+ * what it sends, reverse: what it receives, both by default), marked `by: node-impair`. With `types`
+ * it is a switch that mistreats one class of frames (control, PTP, data); with `types: [control,
+ * routing]` and a delay that keeps order, a control plane that lags while data is forwarded.
+ */
+function nodeImpairEvents(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  at: number,
+  topo: Topology,
+): TimelineEvent[] {
+  const node = topo.nodes.find((n) => n.name === e.node);
+  if (e.node === undefined) throw src.error([...path, 'node'], "'node-impair' needs the node");
+  if (!node) throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);
+  if (e.link !== undefined)
+    throw src.error([...path, 'link'], "'node-impair' acts on every link of its node: no link");
+  const line = src.lineOf(path);
+  return node.ports.map((p) => {
+    const link: [string, string] = [node.name, p.peer];
+    return {
+      ...linkEvent(at, 'link-up', link, 'node-impair', line),
+      action: 'link-impair' as const,
+      direction: (e.direction as TimelineEvent['direction']) ?? 'both',
+      impair: timelineImpairment(src, path, { ...e, action: 'link-impair' }, topo, link),
+    };
+  });
 }
