@@ -60,6 +60,33 @@ export interface Impairment {
   corrupt?: Chance;
   /** a rate below the link's: the port serializes at it (a port renegotiated down) */
   rateBps?: number;
+  /**
+   * a gray failure's reach: the frame types (FrameType) the impairment acts on (absent: every frame);
+   * the others pass untouched
+   */
+  types?: number[];
+  /**
+   * a gray failure's reach: the share of flows it acts on, by a hash of each frame's source,
+   * destination and flow (an ECMP group's hash buckets); frames of other flows pass untouched
+   */
+  flowShare?: number;
+}
+
+/** Whether `imp` acts on a frame of type `t` from `s` to `d` in flow `f` (its types and flow share). */
+export function reaches(imp: Impairment, t: number, s: number, d: number, f: number): boolean {
+  if (imp.types !== undefined && !imp.types.includes(t)) return false;
+  return imp.flowShare === undefined || flowPoint(s, d, f) < imp.flowShare;
+}
+
+/** a flow's place in [0, 1): a 32-bit mix of its source, destination and id (murmur3's finalizer) */
+export function flowPoint(s: number, d: number, f: number): number {
+  let h = Math.imul(s, 0x9e3779b1) ^ Math.imul(d, 0x85ebca6b) ^ Math.imul(f + 1, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
 }
 
 /** netem's tables hold z within ±4 (16-bit multiples of 1/8192) */

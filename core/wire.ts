@@ -7,7 +7,7 @@
  * protocols must detect the consequences themselves.
  */
 import { type Frame, FrameType } from './frame.js';
-import { ChanceModel, DelayModel, type Impairment, LossModel, LossState } from './impair.js';
+import { ChanceModel, DelayModel, type Impairment, LossModel, LossState, reaches } from './impair.js';
 
 export interface WireState {
   down: boolean;
@@ -57,6 +57,11 @@ class Models {
     this.duplicate = spec.duplicate ? new ChanceModel(spec.duplicate, streams(salt + 3)) : null;
     this.reorder = spec.reorder ? new ChanceModel(spec.reorder, streams(salt + 4)) : null;
     this.corrupt = spec.corrupt ? new ChanceModel(spec.corrupt, streams(salt + 5)) : null;
+  }
+
+  /** whether these impairments act on `frame` (a gray failure reaches some types or flows only) */
+  reach(frame: Frame): Models | null {
+    return reaches(this.spec, frame.t, frame.s, frame.d, frame.f) ? this : null;
   }
 }
 
@@ -159,18 +164,18 @@ export class WireFilter {
    * null otherwise. The port sends it right after the original.
    */
   duplicateOf(frame: Frame): Frame | null {
-    const m = this.fault?.duplicate ?? this.base?.duplicate;
+    const m = this.fault?.reach(frame)?.duplicate ?? this.base?.reach(frame)?.duplicate;
     if (!m?.next()) return null;
     this.counts.duplicated++;
     const copy = { ...frame, a: this.plainArrival };
-    this.delay(copy);
+    this.delay(copy, this.fault?.reach(copy) ?? null, this.base?.reach(copy) ?? null);
     return copy;
   }
 
   /** netem's order: loss, corruption, then the delay (or none, for a frame reordering sends ahead) */
   private impair(frame: Frame): number {
-    const f = this.fault;
-    const b = this.base;
+    const f = this.fault?.reach(frame) ?? null;
+    const b = this.base?.reach(frame) ?? null;
     const loss = f?.loss ?? b?.loss;
     if (loss) {
       const lost = loss.next();
@@ -188,13 +193,11 @@ export class WireFilter {
       this.counts.corrupted++;
     }
     this.plainArrival = frame.a;
-    this.delay(frame);
+    this.delay(frame, f, b);
     return WireVerdict.Pass;
   }
 
-  private delay(frame: Frame): void {
-    const f = this.fault;
-    const b = this.base;
+  private delay(frame: Frame, f: Models | null, b: Models | null): void {
     const reorder = f?.reorder ?? b?.reorder;
     // a frame reordering picks goes without the models' delay (netem: "sent immediately")
     if (!reorder?.next()) {

@@ -6,6 +6,7 @@
  * (.dependency-cruiser.cjs: a scheme's node-side code imports only this module and its own folder).
  */
 
+export { ArbiterRole } from '../arbiter/role.js';
 // time: the node's clock, its scheduler, units
 export type { NodeClock } from '../core/clock.js';
 // egress queues and link liveness

@@ -31,6 +31,7 @@ const EXPERIMENTS = [
   'harmony-fig6',
   'harmony-fig7',
   'clock-jitter',
+  'clock-pdv',
   'f10-fig8',
   'f10-fig8-k6',
   'f10-fig8-load03',
@@ -261,6 +262,39 @@ for (const name of EXPERIMENTS) {
   }
 }
 
+/**
+ * Sections whose experiment has changed what it measures since their runs, kept until they are run
+ * again: each gets a line saying what changed (the README's headline table marks its figures too).
+ * Remove an entry when its experiment runs again.
+ */
+const STALE = {
+  'harmony-fig6':
+    'these figures predate one arrival trace for every point and both schemes, both readings of a reject, the slowdown over each message’s unloaded time and the 65 µs horizon series',
+  'harmony-fig5b':
+    'these figures predate one arrival trace for every grid point, both readings of a reject and the sweep to 0.99',
+  'harmony-sizes': 'these figures predate both readings of a reject and the sweep to 0.99',
+  'top-ablation-imc10':
+    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
+  'top-ablation-websearch-1000':
+    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
+  'top-ablation-40x40':
+    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
+  'flowtune-loads': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
+  'flowtune-websearch-9x16': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
+};
+const STALE_LINE = '> **Stale:**';
+/** a kept section, with its stale line when its experiment changed since its runs */
+function keptSection(name, text) {
+  if (!(name in STALE) || text.includes(STALE_LINE)) return text;
+  const [heading, ...rest] = text.split('\n');
+  return [
+    heading,
+    '',
+    `${STALE_LINE} ${STALE[name]}. Rerun: \`node scripts/reproductions.mjs --only ${name}\`.`,
+    ...rest,
+  ].join('\n');
+}
+
 // the document's sections as they are, by experiment (found by their markers)
 const docPath = join(root, 'docs', 'reproductions.md');
 const current = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '';
@@ -275,7 +309,7 @@ const sections = [];
 let machine = null;
 for (const name of EXPERIMENTS) {
   if (only !== null && name !== only && kept.has(name)) {
-    sections.push(`${MARK(name)}\n${kept.get(name)}`);
+    sections.push(`${MARK(name)}\n${keptSection(name, kept.get(name))}`);
     continue;
   }
   // a reproduction, or a study across the schemes (clock-jitter: one reproduction per scheme), or an

@@ -87,7 +87,7 @@ describe('the failure model', () => {
   failures:
     - { kind: link-down, targets: fabric, between: 1ms, repair: 1ms, loss: 0.1 }
 `),
-    ).toThrow(/chaos\.failures\.0\.loss: loss applies to link-lossy failures, not link-down/);
+    ).toThrow(/chaos\.failures\.0\.loss: loss applies to link-lossy and link-impair failures, not link-down/);
     expect(
       bad(`chaos:
   failures:
@@ -225,6 +225,51 @@ ${limit}  failures:
     expect(one.filter((e) => e.action === 'link-down').length).toBeGreaterThan(1);
     // what it keeps is what the free draw had: the same faults at the same times
     for (const e of one) expect(free).toContainEqual({ ...e, fault: expect.any(Number) });
+  });
+});
+
+describe('link-impair in chaos', () => {
+  const IMPAIR = `chaos:
+  failures:
+    - kind: link-impair
+      targets: fabric
+      delay: { dist: pareto, mean: 2us, jitter: 1us }
+      loss: { model: gilbert, p: 0.01, r: 0.3 }
+      between: lognormal(500us, 1)
+      repair: lognormal(200us, 1)
+`;
+
+  it('draws gray failures with their impairments, repaired by link-up, which the reproducer replays as the timeline does', () => {
+    const drawn = drawFaults(model(IMPAIR), 2, 4_000_000);
+    const impairs = drawn.filter((e) => e.action === 'link-impair');
+    expect(impairs.length).toBeGreaterThan(0);
+    for (const e of impairs) {
+      expect(e.delay).toEqual({ dist: 'pareto', mean: '2us', jitter: '1us' });
+      expect(e.loss).toEqual({ model: 'gilbert', p: 0.01, r: 0.3 });
+    }
+    expect(drawn.filter((e) => e.action === 'link-up').length).toBeGreaterThan(0);
+    // the reproducer's timeline resolves: the same impairment, a delay on top of the link's
+    const text = timelineScenario({ text: `${BASE}${IMPAIR}`, file: 'c.yaml' }, [], drawn, '# reproducer\n');
+    const replay = resolveScenario(parseScenario(text, 'repro.yaml')).timeline.filter(
+      (e) => e.action === 'link-impair',
+    );
+    expect(replay).toHaveLength(impairs.length);
+    expect(replay[0].impair).toMatchObject({
+      delay: { dist: 'pareto', meanNs: 2000, jitterNs: 1000, floorNs: 0 },
+      loss: { model: 'gilbert-elliott', p: 0.01, r: 0.3, lossBad: 1, lossGood: 0 },
+    });
+  });
+
+  it('names a misplaced impairment field', () => {
+    expect(() =>
+      model(
+        IMPAIR.replace('kind: link-impair', 'kind: link-down').replace(/ {6}(delay|loss):.*\n/g, '') +
+          '      duplicate: 0.1\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.duplicate: duplicate applies to link-impair failures, not link-down/);
+    expect(() => model(IMPAIR.replace(/ {6}(delay|loss):.*\n/g, ''))).toThrow(
+      /chaos\.failures\.0\.kind: link-impair needs an impairment/,
+    );
   });
 });
 

@@ -296,6 +296,11 @@ describe('dcemu experiment harmony-load', () => {
     // §5's window is δadmission, 5x the Theorem 3.1 bound here; it moves a share of the draws
     expect(fig('admissible_window_us')).toBe(252);
     expect(fig('moved_99')).toBeGreaterThan(fig('moved_30'));
+    // what "sustained at 0.99" offered: the admissible workload moves starts past the duration, so
+    // within it the messages offer less than the nominal load (two 128 KB messages per 252 µs window)
+    expect(fig('offered_a_30')).toBe(0.2688);
+    expect(fig('offered_a_99')).toBe(0.6272);
+    expect(fig('offered_at_sustainable_a')).toBe(fig('offered_a_99'));
     // every reject broken down by the reason of its last ask, per reading: reading B's one was a switch's
     for (const r of ['senderSlot', 'network', 'receiver']) expect(fig(`rejects_a_${r}_99`)).toBe(0);
     expect(fig('rejects_b_network_99')).toBe(1);

@@ -1,7 +1,7 @@
 /**
  * Links that fail as real ones do, on real processes (examples/impaired.yaml, shortened): delay that
  * varies per frame, Gilbert–Elliott bursts, a degraded port, duplication and reordering on a host
- * link, and a timeline's link-impair taken away by link-up. Run twice (a sweep of the same seed,
+ * link, a timeline's link-impair taken away by link-up, and a partition healed. Run twice (a sweep of the same seed,
  * in one pool): the same bytes, and the impairments' counts in the summary, exact.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,11 @@ const SHORT = [
   'timeline.0.at=500us',
   '--fix',
   'timeline.1.at=1500us',
+  // a partition of leaf1 from the spines, healed
+  '--fix',
+  'timeline.2={at: 1ms, action: partition, groups: [[leaf1, h4, h5, h6, h7], [spine0, spine1]]}',
+  '--fix',
+  'timeline.3={at: 1200us, action: heal, groups: [[leaf1, h4, h5, h6, h7], [spine0, spine1]]}',
 ];
 
 describe('link impairments', () => {
@@ -31,15 +36,15 @@ describe('link impairments', () => {
     const s = readJson(join(a, 'summary.json'));
     const { links, ...total } = s.impairments;
     expect(total).toEqual({
-      delayed: 4804,
-      reordered: 28,
+      delayed: 4800,
+      reordered: 29,
       duplicated: 1,
       lostGood: 0,
       lostBad: 32,
       corrupted: 0,
     });
-    // every loss is a fault drop, and lost in a burst (the good state loses nothing)
-    expect(s.drops.fault).toBe(32);
+    // the bursts' losses are fault drops (the good state loses nothing), beside what the partition cut
+    expect(s.drops.fault).toBe(117);
     const link = (from: string, to: string) =>
       links.find((l: { from: string; to: string }) => l.from === from && l.to === to);
     // the host link's direction with its own delay, duplication and reordering; its other direction is clean
@@ -47,7 +52,7 @@ describe('link impairments', () => {
       from: 'leaf0',
       to: 'h1',
       delayed: 299,
-      reordered: 1,
+      reordered: 2,
       duplicated: 1,
       lostGood: 0,
       lostBad: 0,
@@ -55,13 +60,23 @@ describe('link impairments', () => {
     });
     expect(link('h1', 'leaf0')).toBeUndefined();
     // the link the timeline impaired: the fabric's bursts and delay, and the action's delay on top
-    expect(link('leaf1', 'spine0')).toMatchObject({ delayed: 815, lostBad: 17 });
-    const faults = readFileSync(join(a, 'events.jsonl'), 'utf8')
+    expect(link('leaf1', 'spine0')).toMatchObject({ delayed: 817, lostBad: 17 });
+    const events = readFileSync(join(a, 'events.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.kind === 'fault');
-    expect(faults.map((f) => f.action)).toEqual(['link-impair', 'link-up']);
+      .map((l) => JSON.parse(l));
+    const faults = events.filter((e) => e.kind === 'fault');
+    const what = (f: { action: string; link: string[]; detail: { by?: string } }) =>
+      `${f.action} ${f.link.join('-')}${f.detail.by ? ` (${f.detail.by})` : ''}`;
+    // the partition cuts exactly the links between its groups, the heal brings them back
+    expect(faults.map(what)).toEqual([
+      'link-impair leaf1-spine0',
+      'link-down leaf1-spine0 (partition)',
+      'link-down leaf1-spine1 (partition)',
+      'link-up leaf1-spine0 (heal)',
+      'link-up leaf1-spine1 (heal)',
+      'link-up leaf1-spine0',
+    ]);
     expect(faults[0].detail.impair.delay).toEqual({
       dist: 'uniform',
       meanNs: 2000,
@@ -70,6 +85,15 @@ describe('link impairments', () => {
       reorder: false,
       floorNs: 0,
     });
+    // both ends of both cut links see them go, and come back
+    const seen = (kind: string) =>
+      events
+        .filter((e) => e.kind === kind && e.t >= 1e6 && e.t < 1.21e6)
+        .map((e) => `${e.node}>${e.peer}`)
+        .sort();
+    const ends = ['leaf1>spine0', 'leaf1>spine1', 'spine0>leaf1', 'spine1>leaf1'];
+    expect(seen('port-down-detected')).toEqual(ends);
+    expect(seen('port-up-detected')).toEqual(ends);
     expect(await ownNodePids()).toEqual([]);
   });
 });

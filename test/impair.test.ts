@@ -5,13 +5,14 @@
  * below are the same on every run.
  */
 import { describe, expect, it } from 'vitest';
-import { makeFrame } from '../core/frame.js';
+import { FrameType, makeFrame } from '../core/frame.js';
 import {
   Correlated,
   DelayModel,
   type DelaySpec,
   delayAt,
   delayFloorNs,
+  flowPoint,
   LossModel,
   LossState,
   lossRateOf,
@@ -214,6 +215,41 @@ describe('the wire filter with impairments', () => {
   });
 });
 
+describe('gray failures', () => {
+  it('reach only the frame types and the share of flows they name; the others pass untouched', () => {
+    const w = new WireFilter(seeded(1), streams, {
+      loss: { model: 'random', p: 1, correlation: 0 },
+      types: [FrameType.Data],
+      flowShare: 0.25,
+    });
+    const verdicts = (t: number) =>
+      Array.from({ length: 4000 }, (_, f) => w.apply(makeFrame({ t, s: 3, d: 9, f, z: 1500 })));
+    // a quarter of the flows' data black-holed, by the hash of (source, destination, flow)
+    const data = verdicts(FrameType.Data).filter((v) => v === WireVerdict.Lost).length;
+    expect(Math.abs(data / 4000 - 0.25)).toBeLessThan(0.02);
+    // the flows it picks are the hash's: the same every time
+    expect(data).toBe(
+      Array.from({ length: 4000 }, (_, f) => flowPoint(3, 9, f) < 0.25).filter(Boolean).length,
+    );
+    // no keepalive, ack or control frame lost: no detector sees it
+    for (const t of [FrameType.Keepalive, FrameType.Ack, FrameType.Control])
+      expect(verdicts(t).every((v) => v === WireVerdict.Pass)).toBe(true);
+  });
+
+  it('node-impair is a link-impair on each of the node’s links, narrowed to the types named', () => {
+    const sc = resolveScenario(
+      loadScenarioFile('examples/impaired.yaml', [
+        'timeline=[{at: 1ms, action: node-impair, node: spine0, direction: forward, types: [control, routing], delay: {dist: constant, mean: 2ms, reorder: false}}]',
+      ]),
+    );
+    expect(sc.timeline.map((e) => `${e.action} ${e.link!.join('-')} ${e.direction} ${e.by}`)).toEqual([
+      'link-impair spine0-leaf0 forward node-impair',
+      'link-impair spine0-leaf1 forward node-impair',
+    ]);
+    expect(sc.timeline[0].impair).toMatchObject({ types: [FrameType.Control, FrameType.Routing] });
+  });
+});
+
 describe('impairments in a scenario', () => {
   const FILE = 'examples/impaired.yaml';
   const problem = (set: string[]) => {
@@ -276,5 +312,37 @@ describe('impairments in a scenario', () => {
     expect(problem(['links.host.reorder=0.1'])).toMatch(
       /links\.host\.reorder: reordering sends frames without the delay/,
     );
+  });
+
+  it('expands a partition, its heal and a flap into the link actions they are, the flap seeded', () => {
+    const timeline = (entries: string) =>
+      resolveScenario(loadScenarioFile(FILE, [`timeline=${entries}`])).timeline.map((e) =>
+        `${e.at} ${e.action} ${e.link!.join('-')} ${e.by ?? ''}`.trim(),
+      );
+    expect(
+      timeline(
+        '[{at: 1ms, action: partition, groups: [[leaf0, h0], [spine1, leaf1]]}, {at: 2ms, action: heal, groups: [[leaf0, h0], [spine1, leaf1]]}]',
+      ),
+    ).toEqual(['1000000 link-down leaf0-spine1 partition', '2000000 link-up leaf0-spine1 heal']);
+    const flap =
+      '[{at: 1ms, action: link-flap, link: [leaf1, spine0], down: 100us, up: "uniform(200us, 400us)", until: 2ms}]';
+    const flaps = timeline(flap);
+    expect(flaps).toEqual(timeline(flap));
+    expect(flaps.filter((f) => f.includes('link-down')).length).toBe(flaps.length / 2);
+    expect(flaps[0]).toBe('1000000 link-down leaf1-spine0 link-flap');
+    expect(flaps[1]).toBe('1100000 link-up leaf1-spine0 link-flap');
+    expect(Number(flaps.at(-1)!.split(' ')[0])).toBeLessThanOrEqual(2e6);
+    expect(problem(['timeline=[{at: 1ms, action: partition, groups: [[leaf0, h0], [h0]]}]'])).toMatch(
+      /timeline\.0\.groups\.1\.0: 'h0' is in two groups/,
+    );
+    expect(problem(['timeline=[{at: 1ms, action: partition, groups: [[h0], [h1]]}]'])).toMatch(
+      /timeline\.0\.groups: no link runs between the groups/,
+    );
+    expect(
+      problem(['timeline=[{at: 1ms, action: link-flap, link: [leaf1, spine0], down: 100us, up: 100us}]']),
+    ).toMatch(/timeline\.0\.until: 'link-flap' needs until/);
+    expect(
+      problem(['timeline=[{at: 1ms, action: link-down, link: [leaf1, spine0], groups: [[h0], [h1]]}]']),
+    ).toMatch(/timeline\.0\.groups: groups is for partition and heal, not link-down/);
   });
 });

@@ -9,6 +9,7 @@ import { draw, Rng } from '../../core/random.js';
 import { parseDurationNs } from '../../core/time.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
 import type { FailureKind } from '../scenario/chaos-schema.js';
+import { delayOf, impairmentOf } from '../scenario/impairments.js';
 import { parseDist } from '../scenario/resolve.js';
 import type { ScenarioSource } from '../scenario/source.js';
 
@@ -16,13 +17,24 @@ export { chaosSchema, FAILURE_KINDS, type FailureKind } from '../scenario/chaos-
 
 const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq']);
 /** kinds that end by themselves after `repair` (the others are one-shot: a kill stays, a clock fault is the servo's to repair) */
-const REPAIRED: Record<string, string> = { pause: 'resume', 'link-down': 'link-up', 'link-lossy': 'link-up' };
-/** the failure settings that belong to one kind each */
+const REPAIRED: Record<string, string> = {
+  pause: 'resume',
+  'link-down': 'link-up',
+  'link-lossy': 'link-up',
+  'link-impair': 'link-up',
+};
+/** link-impair's fields, copied into the timeline entries it draws (and so into reproducers) */
+const IMPAIR_FIELDS = ['delay', 'loss', 'duplicate', 'reorder', 'corrupt', 'rate'] as const;
+/** the failure settings that belong to some kinds only */
 const FAILURE_SETTINGS = [
-  ['loss', 'link-lossy'],
-  ['corrupt', 'link-lossy'],
-  ['step', 'clock-step'],
-  ['freq', 'clock-freq'],
+  ['loss', ['link-lossy', 'link-impair']],
+  ['corrupt', ['link-lossy', 'link-impair']],
+  ['delay', ['link-impair']],
+  ['duplicate', ['link-impair']],
+  ['reorder', ['link-impair']],
+  ['rate', ['link-impair']],
+  ['step', ['clock-step']],
+  ['freq', ['clock-freq']],
 ] as const;
 
 type Target = { node: string } | { link: [string, string] };
@@ -35,6 +47,8 @@ export interface FailureSpec {
   repair: ReturnType<typeof parseDist> | null;
   loss: number;
   corrupt: number;
+  /** link-impair: its fields as the scenario gave them, for the timeline entries it draws */
+  impair?: Partial<Record<(typeof IMPAIR_FIELDS)[number], unknown>>;
   step: ReturnType<typeof parseDist> | null;
   freq: ReturnType<typeof parseDist> | null;
   /** line of the entry, for the timeline entries it draws */
@@ -65,10 +79,15 @@ export interface DrawnEntry {
   action: string;
   node?: string;
   link?: [string, string];
-  loss?: number;
-  corrupt?: number;
+  loss?: unknown;
+  corrupt?: unknown;
   step?: string;
   freq?: number;
+  /** link-impair: its impairments, as the scenario wrote them */
+  delay?: unknown;
+  duplicate?: unknown;
+  reorder?: unknown;
+  rate?: unknown;
   /** index of the failure (its repair shares it): faults are dropped in pairs when a reproducer is minimized */
   fault: number;
 }
@@ -228,17 +247,29 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
     if (kind === 'link-lossy' && f.loss === undefined && f.corrupt === undefined)
       throw src.error([...path, 'loss'], 'link-lossy needs loss (and/or corrupt)');
     // a setting of another kind would be drawn and written into the timeline, and do nothing
-    for (const [field, owner] of FAILURE_SETTINGS)
-      if (f[field] !== undefined && kind !== owner)
-        throw src.error([...path, field], `${field} applies to ${owner} failures, not ${kind}`);
+    for (const [field, owners] of FAILURE_SETTINGS)
+      if (f[field] !== undefined && !(owners as readonly string[]).includes(kind))
+        throw src.error(
+          [...path, field],
+          `${field} applies to ${owners.join(' and ')} failures, not ${kind}`,
+        );
+    if (kind === 'link-lossy')
+      for (const field of ['loss', 'corrupt'] as const)
+        if (typeof f[field] === 'object')
+          throw src.error(
+            [...path, field],
+            `link-lossy takes ${field} as a probability; a model is link-impair's`,
+          );
+    const impair = kind === 'link-impair' ? impairFields(src, path, f, topo) : undefined;
     const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
     return {
       kind,
       targets: resolveTargets(src, [...path, 'targets'], f.targets, kind, topo),
       between: positive('between'),
       repair: repaired ? positive('repair') : null,
-      loss: (f.loss as number) ?? 0,
-      corrupt: (f.corrupt as number) ?? 0,
+      loss: kind === 'link-lossy' ? ((f.loss as number) ?? 0) : 0,
+      corrupt: kind === 'link-lossy' ? ((f.corrupt as number) ?? 0) : 0,
+      ...(impair && { impair }),
       step: f.step !== undefined ? d([...path, 'step'], f.step, signed) : null,
       freq: f.freq !== undefined ? d([...path, 'freq'], f.freq, Number) : null,
       line: src.lineOf(path),
@@ -319,6 +350,7 @@ export function drawFaults(
       if (c.spec.loss > 0) e.loss = c.spec.loss;
       if (c.spec.corrupt > 0) e.corrupt = c.spec.corrupt;
     }
+    if (c.spec.impair) Object.assign(e, c.spec.impair);
     if (c.spec.step) e.step = `${Math.round(draw(c.spec.step, rng))}ns`;
     if (c.spec.freq) e.freq = Math.round(draw(c.spec.freq, rng) * 1000) / 1000;
     entries.push(e);
@@ -328,4 +360,29 @@ export function drawFaults(
     faults++;
   }
   return entries.sort((a, b) => a.at - b.at || a.fault - b.fault);
+}
+
+/**
+ * link-impair's fields, checked as the timeline checks them (on the first target's link: the same
+ * rate bound on every link of a class) and kept as written, for the timeline entries it draws.
+ */
+function impairFields(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  f: Record<string, unknown>,
+  topo: Topology,
+): FailureSpec['impair'] {
+  const out: NonNullable<FailureSpec['impair']> = {};
+  for (const k of IMPAIR_FIELDS) if (f[k] !== undefined) out[k] = f[k];
+  if (Object.keys(out).length === 0)
+    throw src.error(
+      [...path, 'kind'],
+      'link-impair needs an impairment: delay, loss, duplicate, reorder, corrupt or rate',
+    );
+  const slowest = Math.min(...topo.links.map((l) => l.rateBps));
+  impairmentOf(src, path, f, slowest);
+  if (f.delay !== undefined) delayOf(src, [...path, 'delay'], f.delay);
+  if (f.reorder !== undefined && f.delay === undefined)
+    throw src.error([...path, 'reorder'], 'reordering sends frames without the delay: it needs a delay');
+  return out;
 }

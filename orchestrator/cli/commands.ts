@@ -503,6 +503,15 @@ const STUDIES: SchemeExperiment[] = [
     run: 'runClockJitter',
   },
   {
+    name: 'clock-pdv',
+    description:
+      "PTP's clock error under the fabric's delay variation: an asymmetric link (against half the asymmetry), delay that varies on every link, the queues of traffic at swept loads; without and with transparent clocks, peer to peer",
+    scenario: 'examples/clock-pdv.yaml',
+    seeds: 3,
+    module: new URL('../studies/clock-pdv.js', import.meta.url).href,
+    run: 'runClockPdv',
+  },
+  {
     name: 'ns3-crosscheck',
     description:
       "dcemu's baseline (DCTCP, NewReno) against ns-3 3.37 running the same fabric, flows and TCP settings: per-flow FCT ratios, FCT per size range, the bottleneck's queue, marks and drops (needs libns3-dev and g++; docs/ns3.md)",

@@ -232,6 +232,16 @@ function outcomeOf(spec: FlowSpec, row: FlowFacts | undefined, ctx: Judge): Flow
     return running(
       `the drain ran out: still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end); a longer run.drain lets it finish`,
     );
+  // joined, yet a link on its way lost frames to the end: a gray failure (or a lossy link) stalled it
+  const lossy = ctx.spans.links.find((sp) => {
+    if (sp.fault.action === 'link-down' || sp.until < endNs || sp.from > endNs) return false;
+    const [a, b] = sp.fault.link!;
+    return ctx.crosses(src, dst, a, b) || ctx.crosses(src, dst, b, a);
+  });
+  if (lossy)
+    return failed(
+      `unfinished: ${label(lossy.fault)} was losing frames on its way to the end (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
+    );
   return {
     outcome: 'unexplained',
     reason: `unfinished though ${src} and ${dst} stayed joined (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,

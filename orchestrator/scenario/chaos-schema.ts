@@ -1,13 +1,18 @@
 /**
- * The `chaos:` section of the scenario schema (the failure model of `dcemu chaos`): its own module, free
- * of imports, so the scenario schema takes it without a circle through the resolver.
+ * The `chaos:` section of the scenario schema (the failure model of `dcemu chaos`): its own module,
+ * importing no resolver, so the scenario schema takes it without a circle through one.
  */
+import { impairmentProperties } from './impairments.js';
+
+/** link-impair's fields, as the timeline's: a delay on top of the link's own */
+const IMPAIR = impairmentProperties('link-impair: extra one-way delay on top of the link’s own');
 
 export const FAILURE_KINDS = [
   'kill',
   'pause',
   'link-down',
   'link-lossy',
+  'link-impair',
   'clock-step',
   'clock-freq',
 ] as const;
@@ -107,7 +112,7 @@ export const chaosSchema = {
           kind: {
             enum: [...FAILURE_KINDS],
             description:
-              "kill: SIGKILL the node, which stays dead; pause: SIGSTOP it until repair; link-down: the link carries nothing until repair; link-lossy: it drops and corrupts frames (loss, corrupt) until repair; clock-step: the node's oscillator jumps by step; clock-freq: its frequency error becomes freq (clock kinds need a clocks: section; the PTP servo repairs them)",
+              "kill: SIGKILL the node, which stays dead; pause: SIGSTOP it until repair; link-down: the link carries nothing until repair; link-lossy: it drops and corrupts frames (loss, corrupt) until repair; link-impair: netem-like impairments (delay, loss, duplicate, reorder, corrupt, rate; docs/scenarios.md#impairments) over the link's own until repair; clock-step: the node's oscillator jumps by step; clock-freq: its frequency error becomes freq (clock kinds need a clocks: section; the PTP servo repairs them)",
           },
           targets,
           between: {
@@ -118,22 +123,20 @@ export const chaosSchema = {
           repair: {
             ...dist,
             description:
-              "time to repair: a duration ('300us' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required for pause, link-down and link-lossy, refused for the other kinds",
+              "time to repair: a duration ('300us' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required for pause, link-down, link-lossy and link-impair, refused for the other kinds",
           },
           loss: {
-            type: 'number',
-            minimum: 0,
-            maximum: 1,
-            description:
-              'link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds refuse it)',
+            description: `link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds refuse it); link-impair: ${IMPAIR.loss.description}`,
+            anyOf: IMPAIR.loss.anyOf,
           },
           corrupt: {
-            type: 'number',
-            minimum: 0,
-            maximum: 1,
-            description:
-              'link-lossy: probability that a frame is corrupted (default 0; link-lossy needs loss or corrupt, the other kinds refuse it)',
+            description: `link-lossy: probability that a frame is corrupted (default 0; link-lossy needs loss or corrupt, the other kinds refuse it); link-impair: ${IMPAIR.corrupt.description}`,
+            anyOf: IMPAIR.corrupt.anyOf,
           },
+          delay: IMPAIR.delay,
+          duplicate: IMPAIR.duplicate,
+          reorder: IMPAIR.reorder,
+          rate: IMPAIR.rate,
           step: {
             ...dist,
             description:

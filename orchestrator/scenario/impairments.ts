@@ -5,6 +5,7 @@
  * `delay` may be a distribution: the link's delay varies per frame, and its least value is the
  * propagation delay the fabric's promises count on. In a timeline the delay is added to the link's.
  */
+import { FrameType } from '../../core/frame.js';
 import {
   DELAY_DISTS,
   type DelaySpec,
@@ -83,6 +84,16 @@ const lossModel = {
   ],
 };
 
+/** the frame types by the names a scenario gives them */
+const TYPES: Record<string, number> = {
+  data: FrameType.Data,
+  ack: FrameType.Ack,
+  keepalive: FrameType.Keepalive,
+  control: FrameType.Control,
+  ptp: FrameType.Ptp,
+  routing: FrameType.Routing,
+};
+
 /** the impairment fields, for a link class, a link of `links.each` and `link-impair` */
 export const impairmentProperties = (delayMeaning: string) => ({
   delay: {
@@ -98,6 +109,18 @@ export const impairmentProperties = (delayMeaning: string) => ({
   rate: {
     ...rate,
     description: "a rate below the link's: the port serializes at it (a port renegotiated down)",
+  },
+  types: {
+    type: 'array',
+    minItems: 1,
+    items: { enum: Object.keys(TYPES) },
+    description:
+      'a gray failure: only frames of these types are impaired (data, ack, control, ptp, keepalive, routing); the others pass untouched',
+  },
+  flows: {
+    ...probability,
+    description:
+      'a gray failure: only this share of flows is impaired, by a hash of source, destination and flow (an ECMP group’s buckets); the others pass untouched',
   },
 });
 
@@ -222,6 +245,15 @@ export function impairmentOf(
       );
     out.rateBps = bps;
   }
+  // the reach of a gray failure narrows the others: alone it impairs nothing
+  const acts = Object.keys(out).length > 0 || raw.delay !== undefined;
+  if (raw.types !== undefined) out.types = (raw.types as string[]).map((t) => TYPES[t]);
+  if (raw.flows !== undefined) out.flowShare = raw.flows as number;
+  if (!acts && (raw.types !== undefined || raw.flows !== undefined))
+    throw src.error(
+      [...path, raw.types !== undefined ? 'types' : 'flows'],
+      'types and flows narrow an impairment: name what it does (loss, delay, ...)',
+    );
   return Object.keys(out).length > 0 ? out : undefined;
 }
 

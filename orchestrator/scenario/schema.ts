@@ -82,6 +82,10 @@ export const TIMELINE_ACTIONS = [
   'link-up',
   'link-lossy',
   'link-impair',
+  'link-flap',
+  'node-impair',
+  'partition',
+  'heal',
   'ptp-loss',
   'clock-step',
   'clock-freq',
@@ -725,10 +729,26 @@ export const scenarioSchema = {
           at: doc(duration, 'when it fires, after traffic start (ns: 5ms)'),
           action: doc(
             { enum: [...TIMELINE_ACTIONS] },
-            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy, link-impair (netem-like impairments over the link’s own; link-up takes them away) a link; ptp-loss, clock-step, clock-freq a clock',
+            'kill, pause/resume, stop/start (containers), disconnect/connect (containers) a node; link-down/up, link-lossy, link-impair (netem-like impairments over the link’s own; link-up takes them away), link-flap (down and up by turns until `until`) a link; node-impair: link-impair on every link of a node (types and flows narrow it to a class of frames or a share of flows: gray failures); partition/heal the links between node sets; ptp-loss, clock-step, clock-freq a clock',
           ),
           node: doc(nodeName, 'the node it acts on (node actions, clock actions)'),
           link: linkRef,
+          groups: {
+            type: 'array',
+            minItems: 2,
+            items: { type: 'array', minItems: 1, items: nodeName },
+            description:
+              'partition, heal: two or more sets of node names; every link between two sets goes down (partition) or up (heal)',
+          },
+          down: doc(
+            distribution,
+            'link-flap: how long the link stays down each time (a duration or uniform(a, b) / lognormal(median, sigma))',
+          ),
+          up: doc(distribution, 'link-flap: how long it stays up between (the same forms)'),
+          until: doc(
+            duration,
+            'link-flap: when the flapping ends, after traffic start (the link is up from then)',
+          ),
           direction: doc(
             { enum: ['both', 'forward', 'reverse'] },
             'link actions: both directions, or only from the first named node (forward) or toward it (reverse)',

@@ -3,10 +3,12 @@
  * (`resolveInjected`), checked against the topology.
  */
 import type { Impairment } from '../../core/impair.js';
+import { draw, Rng } from '../../core/random.js';
 import { parseDurationNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
 import { ScenarioError } from '../engine/errors.js';
-import { signedNs } from './clocks.js';
+import { parseDist, signedNs } from './clocks.js';
+import { DEFAULTS } from './defaults.js';
 import { delayOf, impairmentOf } from './impairments.js';
 import { schemaProblem } from './load.js';
 import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
@@ -23,6 +25,8 @@ export interface TimelineEvent {
   loss: number;
   corrupt: number;
   delayNs: number;
+  /** the action that made this link action (partition, heal, link-flap), one of many */
+  by?: 'partition' | 'heal' | 'link-flap' | 'node-impair';
   /** link-impair: the impairments it sets over the link's own (a delay on top of the link's) */
   impair?: Impairment;
   /** clock-step: phase step of the node's oscillator, ns */
@@ -144,12 +148,21 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
         e.ifPresent !== true ||
         (e.node !== undefined ? has(e.node) : ((e.link as unknown[] | undefined) ?? []).every(has)),
     );
-  return present.map(([e, i]) => {
+  return present.flatMap(([e, i]): TimelineEvent[] => {
     const path = ['timeline', i];
     const at = parseDurationNs(e.at as string);
     if (at > endNs)
       throw src.error([...path, 'at'], `at ${e.at} is after the run ends (workload duration + drain)`);
     const action = e.action as TimelineEvent['action'];
+    if (action === 'partition' || action === 'heal') return partitionEvents(src, path, e, at, topo);
+    if (action === 'link-flap') return flapEvents(src, path, e, at, topo, endNs);
+    if (action === 'node-impair') return nodeImpairEvents(src, path, e, at, topo);
+    for (const k of ['groups', 'down', 'up', 'until'] as const)
+      if (e[k] !== undefined)
+        throw src.error(
+          [...path, k],
+          `${k} is for ${k === 'groups' ? 'partition and heal' : 'link-flap'}, not ${action}`,
+        );
     const impairing = action === 'link-impair';
     if (!impairing) {
       // the impairment models are link-impair's; the other actions take plain values
@@ -199,7 +212,7 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
       ev.link = [link[0], link[1]];
       if (impairing) ev.impair = timelineImpairment(src, path, e, topo, ev.link);
     }
-    return ev;
+    return [ev];
   });
 }
 
@@ -224,4 +237,144 @@ function timelineImpairment(
       "'link-impair' needs an impairment: delay, loss, duplicate, reorder, corrupt or rate",
     );
   return impair;
+}
+
+/** A link action that a partition, a heal or a flap made, at `at`. */
+function linkEvent(
+  at: number,
+  action: 'link-down' | 'link-up',
+  link: [string, string],
+  by: NonNullable<TimelineEvent['by']>,
+  line: number,
+): TimelineEvent {
+  return {
+    at,
+    action,
+    link,
+    direction: 'both',
+    loss: 0,
+    corrupt: 0,
+    delayNs: 0,
+    stepNs: 0,
+    freqPpm: 0,
+    line,
+    by,
+  };
+}
+
+/**
+ * `partition` and `heal`: every link between two of the named sets of nodes goes down (up), each as
+ * a link-down (link-up) at `at`, in the topology's order of links.
+ */
+function partitionEvents(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  at: number,
+  topo: Topology,
+): TimelineEvent[] {
+  const action = e.action as 'partition' | 'heal';
+  const groups = e.groups as string[][] | undefined;
+  if (!groups)
+    throw src.error([...path, 'groups'], `'${action}' needs groups: two or more sets of node names`);
+  const groupOf = new Map<string, number>();
+  for (const [g, names] of groups.entries())
+    for (const [k, name] of names.entries()) {
+      if (!topo.nodes.some((n) => n.name === name))
+        throw src.error([...path, 'groups', g, k], `no node named '${name}' in the topology`);
+      if (groupOf.has(name)) throw src.error([...path, 'groups', g, k], `'${name}' is in two groups`);
+      groupOf.set(name, g);
+    }
+  for (const k of ['link', 'down', 'up', 'until', 'loss', 'corrupt', 'delay'] as const)
+    if (e[k] !== undefined)
+      throw src.error([...path, k], `'${action}' cuts the links between its groups: no ${k}`);
+  const cut = topo.links.filter((l) => {
+    const [a, b] = [groupOf.get(l.a.node), groupOf.get(l.b.node)];
+    return a !== undefined && b !== undefined && a !== b;
+  });
+  if (cut.length === 0)
+    throw src.error([...path, 'groups'], `no link runs between the groups: '${action}' would cut nothing`);
+  const line = src.lineOf(path);
+  return cut.map((l) =>
+    linkEvent(at, action === 'partition' ? 'link-down' : 'link-up', [l.a.node, l.b.node], action, line),
+  );
+}
+
+/**
+ * `link-flap`: the link goes down at `at`, comes up after a draw of `down`, goes down again after a
+ * draw of `up`, and so on; it is up from `until` on. The draws are seeded by the scenario's seed and
+ * the entry's place in the timeline: the same flaps on every run.
+ */
+function flapEvents(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  at: number,
+  topo: Topology,
+  endNs: number,
+): TimelineEvent[] {
+  const link = e.link as [string, string] | undefined;
+  if (!link) throw src.error([...path, 'link'], "'link-flap' needs link: [nodeA, nodeB]");
+  const a = topo.nodes.find((n) => n.name === link[0]);
+  if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
+  if (!a.ports.some((p) => p.peer === link[1]))
+    throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
+  for (const k of ['down', 'up', 'until'] as const)
+    if (e[k] === undefined) throw src.error([...path, k], `'link-flap' needs ${k}`);
+  const dist = (k: 'down' | 'up') => {
+    try {
+      return parseDist(e[k] as string | number, (v) => parseDurationNs(v));
+    } catch (err) {
+      throw src.error([...path, k], (err as Error).message);
+    }
+  };
+  const down = dist('down');
+  const up = dist('up');
+  const until = parseDurationNs(e.until as string);
+  if (!(until > at)) throw src.error([...path, 'until'], `until ${e.until} is not after at`);
+  if (until > endNs)
+    throw src.error([...path, 'until'], `until ${e.until} is after the run ends (workload duration + drain)`);
+  const rng = new Rng(
+    ((src.data.seed as number | undefined) ?? DEFAULTS.seed) * 7877 + Number(path[1]) * 131 + 5,
+  );
+  const line = src.lineOf(path);
+  const out: TimelineEvent[] = [];
+  // each period at least 1 ns: a draw at or below 0 (a normal's tail) moves on at once
+  for (let t = at; t < until; ) {
+    out.push(linkEvent(t, 'link-down', [link[0], link[1]], 'link-flap', line));
+    t = Math.min(until, t + Math.max(1, Math.round(draw(down, rng))));
+    out.push(linkEvent(t, 'link-up', [link[0], link[1]], 'link-flap', line));
+    t += Math.max(1, Math.round(draw(up, rng)));
+  }
+  return out;
+}
+
+/**
+ * `node-impair`: a link-impair on every link of the node, `direction` taken from the node (forward:
+ * what it sends, reverse: what it receives, both by default), marked `by: node-impair`. With `types`
+ * it is a switch that mistreats one class of frames (control, PTP, data); with `types: [control,
+ * routing]` and a delay that keeps order, a control plane that lags while data is forwarded.
+ */
+function nodeImpairEvents(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  at: number,
+  topo: Topology,
+): TimelineEvent[] {
+  const node = topo.nodes.find((n) => n.name === e.node);
+  if (e.node === undefined) throw src.error([...path, 'node'], "'node-impair' needs the node");
+  if (!node) throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);
+  if (e.link !== undefined)
+    throw src.error([...path, 'link'], "'node-impair' acts on every link of its node: no link");
+  const line = src.lineOf(path);
+  return node.ports.map((p) => {
+    const link: [string, string] = [node.name, p.peer];
+    return {
+      ...linkEvent(at, 'link-up', link, 'node-impair', line),
+      action: 'link-impair' as const,
+      direction: (e.direction as TimelineEvent['direction']) ?? 'both',
+      impair: timelineImpairment(src, path, { ...e, action: 'link-impair' }, topo, link),
+    };
+  });
 }

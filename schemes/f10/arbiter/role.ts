@@ -11,12 +11,12 @@
  */
 
 import {
+  ArbiterRole,
   type Frame,
   FrameType,
   makeFrame,
   type NodeContext,
   Priority,
-  type Role,
   type Timer,
   type Topology,
   type TopoNode,
@@ -69,7 +69,7 @@ export interface F10ArbiterSection {
   stepDowns: number;
 }
 
-export class F10Arbiter implements Role {
+export class F10Arbiter extends ArbiterRole {
   private readonly cfg: F10ArbiterConfig;
   private readonly controller: F10Controller;
   private readonly portOf = new Map<string, number>();
@@ -94,6 +94,7 @@ export class F10Arbiter implements Role {
   };
 
   constructor(private readonly ctx: NodeContext) {
+    super();
     const cfg = ctx.config.scheme?.config as F10ArbiterConfig;
     this.cfg = cfg;
     this.controller = new F10Controller(cfg.topology, {
@@ -314,14 +315,6 @@ export class F10Arbiter implements Role {
     this.ctx.emit('f10-rebalance', now, { placed: plan.placed, unplaced: plan.unplaced });
   }
 
-  portDown(): void {}
-
-  portUp(): void {}
-
-  progress(): { flowsDone: number; flowsStarted: number } {
-    return { flowsDone: 0, flowsStarted: 0 };
-  }
-
   report() {
     const m = this.ctx.metrics;
     m.inc('f10Epochs', this.stats.epochs);
@@ -333,7 +326,7 @@ export class F10Arbiter implements Role {
       m.inc('f10Takeovers', this.stats.takeovers);
       m.inc('f10StepDowns', this.stats.stepDowns);
     }
-    return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
+    return this.sectionReport({ ...this.stats });
   }
 
   stop(): void {

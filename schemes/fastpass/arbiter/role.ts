@@ -13,13 +13,13 @@
  * Timers run on the arbiter's node clock; timeslot s starts at node time s · slotNs on every clock.
  */
 import {
+  ArbiterRole,
   type Frame,
   FrameType,
   makeFrame,
   type NodeContext,
   Priority,
   Rng,
-  type Role,
   type Timer,
 } from '../../../scheme/node.js';
 import {
@@ -83,7 +83,7 @@ class Session {
   constructor(readonly nonce: number) {}
 }
 
-export class FastpassArbiter implements Role {
+export class FastpassArbiter extends ArbiterRole {
   private readonly cfg: FastpassArbiterConfig;
   private readonly rng: Rng;
   private allocator: TimeslotAllocator;
@@ -114,6 +114,7 @@ export class FastpassArbiter implements Role {
   private readonly stats: FastpassArbiterSection;
 
   constructor(private readonly ctx: NodeContext) {
+    super();
     const cfg = ctx.config.scheme?.config as FastpassArbiterConfig;
     this.cfg = cfg;
     this.rng = new Rng(ctx.config.seed * 181 + 17);
@@ -495,20 +496,12 @@ export class FastpassArbiter implements Role {
     this.becomePrimary(now);
   };
 
-  portDown(): void {}
-
-  portUp(): void {}
-
-  progress(): { flowsDone: number; flowsStarted: number } {
-    return { flowsDone: 0, flowsStarted: 0 };
-  }
-
   report() {
     const m = this.ctx.metrics;
     m.inc('fastpassTimeslots', this.stats.timeslots);
     m.inc('fastpassRequests', this.stats.requests);
     m.inc('fastpassUnknownFrames', this.stats.unknownFrames);
-    return { flows: [], received: [], queues: [], queueHist: null, scheme: { ...this.stats } };
+    return this.sectionReport({ ...this.stats });
   }
 
   stop(): void {

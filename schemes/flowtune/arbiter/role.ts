@@ -13,13 +13,13 @@
 
 import { performance } from 'node:perf_hooks';
 import {
+  ArbiterRole,
   type Frame,
   FrameType,
   Histogram,
   type HistogramSnapshot,
   makeFrame,
   type NodeContext,
-  type Role,
   type Timer,
 } from '../../../scheme/node.js';
 import {
@@ -90,7 +90,7 @@ class HostState {
   }
 }
 
-export class FlowtuneAllocator implements Role {
+export class FlowtuneAllocator extends ArbiterRole {
   private readonly cfg: FlowtuneAllocatorConfig;
   private readonly links: FabricLinks;
   private readonly ned: Ned;
@@ -103,6 +103,7 @@ export class FlowtuneAllocator implements Role {
   private readonly stats: Omit<FlowtuneAllocatorSection, 'iterationCpuNs' | 'overAllocation' | 'iterations'>;
 
   constructor(private readonly ctx: NodeContext) {
+    super();
     this.cfg = ctx.config.scheme?.config as FlowtuneAllocatorConfig;
     this.links = new FabricLinks(this.cfg.fabric);
     // capacities in Gbit/s, less the headroom: by default the update threshold (§6.4: "the allocator
@@ -319,7 +320,7 @@ export class FlowtuneAllocator implements Role {
 
   // ---- topology changes: the spines it reaches ----
 
-  portDown(port: number): void {
+  override portDown(port: number): void {
     if (this.cfg.fabric.spines === 0) return;
     this.liveSpines &= ~(1 << port);
     this.stats.spines.push([this.ctx.sched.current, port, 0]);
@@ -328,15 +329,11 @@ export class FlowtuneAllocator implements Role {
     for (const h of this.hosts) if (h.flows.size > 0) h.ackDue = true;
   }
 
-  portUp(port: number): void {
+  override portUp(port: number): void {
     if (this.cfg.fabric.spines === 0) return;
     this.liveSpines |= 1 << port;
     this.stats.spines.push([this.ctx.sched.current, port, 1]);
     this.ctx.emit('flowtune-spine-up', this.ctx.sched.current, { spine: port });
-  }
-
-  progress(): { flowsDone: number; flowsStarted: number } {
-    return { flowsDone: 0, flowsStarted: 0 };
   }
 
   report() {
@@ -354,7 +351,7 @@ export class FlowtuneAllocator implements Role {
     };
     this.ctx.metrics.inc('flowtuneIterations', this.iterations);
     this.ctx.metrics.inc('flowtuneUnknownFrames', this.stats.unknownFrames);
-    return { flows: [], received: [], queues: [], queueHist: null, scheme: section };
+    return this.sectionReport(section);
   }
 
   stop(): void {
