@@ -26,6 +26,14 @@ const ALONE = [
  */
 const FIRST = ['test/containers.integration.test.ts'];
 
+/**
+ * `npm run test:unit` (DCEMU_UNIT=1): the edit-test loop, the files that start no fabric. Integration,
+ * browser and container files and the ones that must run alone are left out; the full suite is
+ * `npm test`.
+ */
+const UNIT = process.env.DCEMU_UNIT === '1';
+const NOT_UNIT = ['test/**/*.integration.test.ts', 'test/**/*.browser.test.ts', 'examples/schemes/*/test/**'];
+
 class DockerFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const first = (f: TestSpecification) => FIRST.some((name) => f.moduleId.endsWith(name));
@@ -68,7 +76,7 @@ export default defineConfig({
           // the project's tests, and the example scheme packages' own (they import dcemu's SDK by its
           // package name: here, the SDK's source)
           include: ['test/**/*.test.ts', 'examples/schemes/*/test/**/*.test.js'],
-          exclude: ALONE,
+          exclude: UNIT ? [...ALONE, ...NOT_UNIT] : ALONE,
           // two files at a time: exact (conservative) fabrics give the same figures however slowly
           // they run, and one file's start-ups, teardowns and daemon waits leave a core idle. Three or
           // four at a time were no faster (the suite is CPU-bound) and slowed the Docker file 1.5-2x
@@ -81,7 +89,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'alone',
-          include: ALONE,
+          include: UNIT ? [] : ALONE,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
         },

@@ -554,11 +554,14 @@ class NodeProcess {
       index: p.index,
       send: (f: Frame) => p.send(f, sched.current),
     }));
+    // the detector runs on the node's clock, so its `now` is node time; the role takes physical time,
+    // as everywhere (what it sends starts then: a node clock behind would stamp frames before the
+    // promises already made on the link)
     const livenessEvents = {
       portDown: (port: number, now: number, silentNs: number) => {
         const unconfirmed = txSinceHeard[port];
         emit('port-down-detected', now, { port, peer: config.ports[port].peer, silentNs, unconfirmed });
-        sched.runCode(now, (t) => this.role?.portDown(port, t));
+        sched.runCode(sched.current, (t) => this.role?.portDown(port, t));
       },
       portUp: (port: number, now: number) => {
         emit('port-up-detected', now, {
@@ -567,7 +570,7 @@ class NodeProcess {
           sentWhileDown: sentWhileDown[port],
         });
         sentWhileDown[port] = 0;
-        sched.runCode(now, (t) => this.role?.portUp(port, t));
+        sched.runCode(sched.current, (t) => this.role?.portUp(port, t));
       },
     };
     return (

@@ -25,6 +25,12 @@ export {
   flowRows,
   spreadOf,
 } from '../orchestrator/schemes/flows.js';
+// queueing delay along a run's host-to-host paths, from its sampled switch queues
+export {
+  type PathQueueDelay,
+  type PathQueueOptions,
+  pathQueueDelays,
+} from '../orchestrator/schemes/path-queues.js';
 // a run's reports by their node's role, and the scheme sections in them
 export { reportsOf, sectionsOf } from '../orchestrator/schemes/reports.js';
 /**

@@ -115,6 +115,16 @@ describe('PTP on the emulated fabric', () => {
     expect(events).not.toContain('"kind":"ptp-grandmaster","node":"h0"');
   });
 
+  it('acts on what a node clock behind fabric time detects at fabric time: no frame before a promise', async () => {
+    const { out, s } = await runScenario('behind', 'test/fixtures/clocks-behind.yaml');
+    const events = readFileSync(join(out, 'events.jsonl'), 'utf8');
+    // h3's leaf finds it dead and withdraws it from the spines...
+    expect(events).toContain('"kind":"port-down-detected","node":"leaf1"');
+    expect(events).toContain('"kind":"routes-updated","node":"leaf1"');
+    // ...sending at fabric time: a role that took the detector's node time sent into the past
+    expect(s.fidelity.causalityMisses).toBe(0);
+  });
+
   it('measures free-running clocks when there is no PTP', async () => {
     const c = (await runScenario('free', 'test/fixtures/clocks-free.yaml')).s.clocks;
     expect(c.timestamping).toBe('none');

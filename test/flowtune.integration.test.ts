@@ -58,7 +58,7 @@ describe('Flowtune', () => {
     const out = join(top, 'seed-1', 'flowtune');
     const s = readJson(join(out, 'summary.json'));
     expect(r.stdout).toContain(
-      '| slowest convergence to 1/N, Flowtune’s rates | µs | 20.0 (§6.3) | 34.8 | 34.8 |',
+      '| slowest convergence to 1/N, Flowtune’s rates, senders 1 ms apart (--quick; §6.3: 10 ms) | µs | 20.0 (§6.3) | 34.8 | 34.8 |',
     );
     // the ablation: control above data converges within 25 µs
     expect(r.stdout).toContain(
@@ -258,6 +258,13 @@ describe('Flowtune', () => {
       '| raw p99 FCT of 1-packet flowlets, DCTCP / Flowtune (not normalized) | × | - | 4.3 | 4.3 |',
     );
     expect(r.stdout).toContain('| 2-10 | 139 | 4.43 | 11.87 | 2.68× |');
+    // figure 9's metric: p99 queueing delay on 2-hop and 4-hop paths, at run.sample (10 µs) and at the
+    // paper's 1 ms (3 instants in the quick run's 3 ms), beside the paper's "below 8.9 µs"
+    expect(r.stdout).toContain('| flowtune-alive | 18.5 µs | 20.8 µs | 2.4 µs | 4.8 µs |');
+    expect(r.stdout).toContain('| dctcp | 75.3 µs | 122.8 µs | 86.4 µs | 96.0 µs |');
+    expect(r.stdout).toMatch(
+      /\| p99 queueing delay on 4-hop paths, Flowtune \(figure 9's metric, sampled every run.sample\), at this load \| µs \| below 8.9 \(§6.5, figure 9\) \| 20.8 \|/,
+    );
     expect(dctcp.flows.bySize['1'].p99Ns).toBeGreaterThanOrEqual(4 * alive.flows.bySize['1'].p99Ns);
     // settled rates are optimal; over all the time, the flowlets' waits for their first rate and the
     // climbs after 817 flowlet events (one every ~4 µs) leave 79.8% of the optimum applied
@@ -304,7 +311,12 @@ describe('Flowtune', () => {
       '| 0.8 | 1 | 56 | 48.1 µs (5.169) | 88.8 µs (18.662) | 18.3 µs (2.423) | 1.8× | 0.4× |',
     );
     expect(rep.figures.find((f: { id: string }) => f.id === 'norm_pf_1_0.8').paper).toBe('1.7–2.4');
-    expect(rep.figures.find((f: { id: string }) => f.id === 'queue_ratio_0.8').paper).toBe(12);
+    // the paper's 12× is figure 9's path delay at 0.8, not our bytes over every port
+    for (const id of ['qdelay_ratio_2_0.8', 'qdelay_ratio_4_0.8', 'qdelay_ratio_4_1ms_0.8'])
+      expect(rep.figures.find((f: { id: string }) => f.id === id).paper).toBe(12);
+    expect(rep.figures.find((f: { id: string }) => f.id === 'qdelay_ratio_4_0.2').paper).toBeNull();
+    expect(rep.figures.find((f: { id: string }) => f.id === 'queue_ratio_0.8').paper).toBeNull();
+    expect(fig('qdelay_ft_4_0.8')).toBeGreaterThan(0);
     // §6.5's metric per the paper's ranges (normalized p99s); a range some side did not finish has no ratio
     expect(stdout).toContain('| 0.8 | 1 | 56 | 5.17 | 18.66 | 2.42 | 3.61× | 0.47× |');
     expect(stdout).toContain('| 0.8 | 100-1000 | 50 | 38/50 | 36/50 | 40/50 | - | - |');

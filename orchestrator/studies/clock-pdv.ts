@@ -6,12 +6,13 @@
  * - an asymmetric link (the grandmaster's uplink slower one way), quiet: end-to-end PTP takes the path
  *   as symmetric, so every slave behind it is off by half the asymmetry (IEEE 1588's offset from the
  *   four stamps: ((t2 − t1) − (t4 − t3)) / 2); transparent clocks and peer-to-peer delay do not remove
- *   it (they correct residence time and measure the mean link delay), which the theory says and the
- *   runs check;
+ *   it (they correct residence time and measure the mean link delay), nor do boundary clocks (each
+ *   hop's slave sees the same asymmetry), which the theory says and the runs check;
  * - delay that varies on every link (normal, its standard deviation swept), quiet: noise the servo
  *   filters; transparent clocks do not see it (it is on the wire, not in a switch);
  * - the fabric's own queues at swept loads of web-search traffic, without and with transparent clocks:
- *   residence time that transparent clocks remove.
+ *   residence time that transparent clocks remove;
+ * - software stamps on a quiet fabric: the host's own stamp noise, for scale.
  *
  * Each variant's figures are the slaves' true clock error after their first lock (p50, p99, max, and
  * the signed mean), beside the theory where it gives one. Exact in conservative mode.
@@ -27,6 +28,10 @@ const QUIET = '{pattern: list, duration: 6ms, flows: [{src: h2, dst: h3, size: 1
 const asymmetric = (ns: number) => `[{link: [h0, leaf0], from: h0, delay: ${1000 + ns}ns}]`;
 const TC =
   '{timestamping: hardware, switchClocks: transparent, warmup: 4ms, syncInterval: 100us, announceInterval: 1ms, candidates: [h0]}';
+const BC =
+  '{timestamping: hardware, switchClocks: boundary, warmup: 4ms, syncInterval: 100us, announceInterval: 1ms, candidates: [h0]}';
+const SOFTWARE =
+  '{timestamping: software, switchClocks: none, warmup: 4ms, syncInterval: 100us, announceInterval: 1ms, candidates: [h0]}';
 const P2P =
   '{timestamping: hardware, switchClocks: transparent, delayMechanism: p2p, warmup: 4ms, syncInterval: 100us, announceInterval: 1ms, candidates: [h0]}';
 /** every link's delay normal around its 1 µs, standard deviation `ns` */
@@ -68,6 +73,18 @@ function variants(quick: boolean): Variant[] {
             words: 'the same 1000 ns asymmetry, peer-to-peer delay, transparent clocks',
             set: { workload: QUIET, 'links.each': asymmetric(1000), ptp: P2P },
             theoryNs: 500,
+          },
+          {
+            name: 'asym-1000ns-bc',
+            words: 'the same 1000 ns asymmetry, boundary clocks in the switches',
+            set: { workload: QUIET, 'links.each': asymmetric(1000), ptp: BC },
+            theoryNs: 500,
+          },
+          {
+            name: 'quiet-sw',
+            words: 'quiet, symmetric links, software stamps',
+            set: { workload: QUIET, ptp: SOFTWARE },
+            theoryNs: null,
           },
         ] as Variant[])),
     ...sigmas.flatMap((sd): Variant[] => [
