@@ -279,7 +279,6 @@ const STALE = {
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-40x40':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
-  'flowtune-loads': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
   'flowtune-websearch-9x16': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
 };
 const STALE_LINE = '> **Stale:**';
