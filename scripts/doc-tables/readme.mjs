@@ -72,6 +72,9 @@ const HEADLINES = [
     experiment: 'harmony-load',
     figure: ['maximum sustainable load, reading A', "maximum sustainable load, the paper's rule"],
     as: 'maximum sustainable load, 128 KB RPCs (nominal; reading A of a reject, docs/harmony.md)',
+    // a maximum at the sweep's highest load is a lower bound: its companion figure is 1 on every seed
+    atEnd:
+      "maximum sustainable load, reading A (a reject asked again within δadmission, §3.2), §5's workload: 1 where it is the highest load swept",
   },
   {
     scheme: 'Harmony',
@@ -125,7 +128,9 @@ function headlines() {
       const row = labels.map((l) => rows.find((r) => r.startsWith(`| ${l}`))).find((r) => r !== undefined);
       if (!row && h.optional) return [];
       if (!row) throw new Error(`docs/reproductions.md ${h.experiment}: no figure '${labels[0]}'`);
-      const [, unit, paper, ours] = row.slice(2, -2).split(' | ');
+      const [, unit, paper, value] = row.slice(2, -2).split(' | ');
+      const end = h.atEnd && rows.find((r) => r.startsWith(`| ${h.atEnd}`));
+      const ours = end?.slice(2, -2).split(' | ')[3].startsWith('1.00 ± 0.00') ? `≥ ${value}` : value;
       // a section from runs of an earlier definition says so, and so does its headline
       const mark = stale ? ' (stale: an earlier definition, see reproductions.md)' : '';
       return [
