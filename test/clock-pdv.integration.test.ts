@@ -9,7 +9,7 @@ import { quickExperiment } from './helpers.js';
 describe('clock-pdv', () => {
   it('reports the clock error without transparent clocks against half the asymmetry, and the queues’ cost (--quick)', async () => {
     const { fig, stdout } = await quickExperiment('clock-pdv');
-    // 1 µs of asymmetry: every slave off by its half (and the oscillator's 8 ns granularity)
+    // 1 µs of asymmetry: every slave off by its half (and the oscillator's 8 ns granularity), over every sample
     expect(fig('asym-1000ns_p50_ns')).toBe(504);
     expect(fig('asym-1000ns_max_ns')).toBe(504);
     expect(fig('asym-1000ns_over_theory')).toBe(1.008);
