@@ -272,7 +272,6 @@ const STALE = {
     'these figures predate one arrival trace for every point and both schemes, both readings of a reject, the slowdown over each message’s unloaded time and the 65 µs horizon series',
   'harmony-fig5b':
     'these figures predate one arrival trace for every grid point, both readings of a reject and the sweep to 0.99',
-  'harmony-sizes': 'these figures predate both readings of a reject and the sweep to 0.99',
   'top-ablation-imc10':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-websearch-1000':
