@@ -283,7 +283,10 @@ const STALE = {
 const STALE_LINE = '> **Stale:**';
 /** a kept section, with its stale line when its experiment changed since its runs */
 function keptSection(name, text) {
-  if (!(name in STALE) || text.includes(STALE_LINE)) return text;
+  // an experiment run again since is no longer stale: its line goes
+  if (!(name in STALE))
+    return text.replace(new RegExp(`\\n\\n${STALE_LINE.replace(/\*/g, '\\*')} [^\\n]*`), '');
+  if (text.includes(STALE_LINE)) return text;
   const [heading, ...rest] = text.split('\n');
   return [
     heading,
