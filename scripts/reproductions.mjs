@@ -272,7 +272,6 @@ const STALE = {
     'these figures predate one arrival trace for every point and both schemes, both readings of a reject, the slowdown over each message’s unloaded time and the 65 µs horizon series',
   'harmony-fig5b':
     'these figures predate one arrival trace for every grid point, both readings of a reject and the sweep to 0.99',
-  'harmony-sizes': 'these figures predate both readings of a reject and the sweep to 0.99',
   'top-ablation-imc10':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-websearch-1000':
@@ -284,7 +283,10 @@ const STALE = {
 const STALE_LINE = '> **Stale:**';
 /** a kept section, with its stale line when its experiment changed since its runs */
 function keptSection(name, text) {
-  if (!(name in STALE) || text.includes(STALE_LINE)) return text;
+  // an experiment run again since is no longer stale: its line goes
+  if (!(name in STALE))
+    return text.replace(new RegExp(`\\n\\n${STALE_LINE.replace(/\*/g, '\\*')} [^\\n]*`), '');
+  if (text.includes(STALE_LINE)) return text;
   const [heading, ...rest] = text.split('\n');
   return [
     heading,
