@@ -53,7 +53,7 @@ export default defineConfig({
   test: {
     testTimeout: 240_000,
     hookTimeout: 60_000,
-    // the default reporter, then the slowest files (the suite's budget: 12 minutes on 2 cores), with
+    // the default reporter, then the slowest files (the suite's budget: 10 minutes on 2 cores, docs/testing.md), with
     // the CPU each took
     reporters: ['default', './test/slowest-reporter.ts'],
     // the tests run dist/: a build older than a source file stops the run before any test
