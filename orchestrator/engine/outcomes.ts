@@ -233,11 +233,9 @@ function outcomeOf(spec: FlowSpec, row: FlowFacts | undefined, ctx: Judge): Flow
       `the drain ran out: still delivering when the run ended (new data ${formatNs(endNs - row.lastProgress)} before the end); a longer run.drain lets it finish`,
     );
   // joined, yet a link on its way lost frames to the end: a gray failure (or a lossy link) stalled it
-  const lossy = ctx.spans.links.find((sp) => {
-    if (sp.fault.action === 'link-down' || sp.until < endNs || sp.from > endNs) return false;
-    const [a, b] = sp.fault.link!;
-    return ctx.crosses(src, dst, a, b) || ctx.crosses(src, dst, b, a);
-  });
+  const lossy = linkSpansOnPath(ctx, src, dst).find(
+    (sp) => sp.fault.action !== 'link-down' && sp.until >= endNs && sp.from <= endNs,
+  );
   if (lossy)
     return failed(
       `unfinished: ${label(lossy.fault)} was losing frames on its way to the end (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
@@ -302,6 +300,14 @@ function noPath(ctx: Judge, src: string, dst: string): string {
   return `no path from ${src} to ${dst} at the end: ${cause.join(', ')}`;
 }
 
+/** The link faults in force on a link of one of the flow's shortest paths, either direction. */
+function linkSpansOnPath(ctx: Judge, src: string, dst: string) {
+  return ctx.spans.links.filter((s) => {
+    const [a, b] = s.fault.link!;
+    return ctx.crosses(src, dst, a, b) || ctx.crosses(src, dst, b, a);
+  });
+}
+
 /**
  * Why an unreliable flow lost frames, or null: only a fault its frames may have met (a switch on one
  * of its shortest paths, or a link of one), or a full queue on one.
@@ -311,10 +317,7 @@ function lossCause(ctx: Judge, src: string, dst: string, from: number): string |
   const switchOutages = [...ctx.spans.nodes.entries()]
     .filter(([n]) => topo.nodes.find((x) => x.name === n)?.role === 'switch' && ctx.through(src, dst, n))
     .flatMap(([, s]) => s);
-  const links = ctx.spans.links.filter((s) => {
-    const [a, b] = s.fault.link!;
-    return ctx.crosses(src, dst, a, b) || ctx.crosses(src, dst, b, a);
-  });
+  const links = linkSpansOnPath(ctx, src, dst);
   const dropping = [...switchOutages, ...links]
     .filter((s) => s.until > from && s.from <= endNs)
     .sort((a, b) => a.from - b.from);

@@ -14,7 +14,7 @@ import {
   type LossSpec,
 } from '../../core/impair.js';
 import { parseDurationNs, parseRateBps } from '../../core/time.js';
-import type { Topology } from '../../topology/types.js';
+import type { TopoLink, Topology } from '../../topology/types.js';
 import type { ScenarioSource } from './source.js';
 import { duration, rate } from './units.js';
 
@@ -319,9 +319,7 @@ export function eachLinkImpairments(src: ScenarioSource, topo: Topology): Direct
     ] as const)
       if (!topo.nodes.some((n) => n.name === name))
         throw src.error([...path, 'link', k], `no node named '${name}' in the topology`);
-    const link = topo.links.find(
-      (l) => (l.a.node === a && l.b.node === b) || (l.a.node === b && l.b.node === a),
-    );
+    const link = linkBetween(topo, a, b);
     if (!link) throw src.error([...path, 'link'], `no link between '${a}' and '${b}'`);
     if (e.from !== undefined && e.from !== a && e.from !== b)
       throw src.error([...path, 'from'], `'${e.from}' is not an end of the link [${a}, ${b}]`);
@@ -343,6 +341,11 @@ export function eachLinkImpairments(src: ScenarioSource, topo: Topology): Direct
   return out;
 }
 
+/** The link that joins `a` and `b`, either way round (undefined: none). */
+export function linkBetween(topo: Topology, a: string, b: string): TopoLink | undefined {
+  return topo.links.find((l) => (l.a.node === a && l.b.node === b) || (l.a.node === b && l.b.node === a));
+}
+
 /** the class a link belongs to: `host` with a host at an end, `fabric` between switches, none else (an arbiter's) */
 export function linkClass(topo: Topology, a: string, b: string): 'host' | 'fabric' | null {
   const role = (name: string) => topo.nodes.find((n) => n.name === name)?.role;
@@ -357,18 +360,11 @@ export function linkClass(topo: Topology, a: string, b: string): 'host' | 'fabri
  * above that floor (by `from>to`): its own from `links.each`, else its class's.
  */
 export function applyEachDelays(topo: Topology, imp: LinkImpairments): Record<string, DelaySpec> {
-  const touched = new Set<number>();
-  for (const d of imp.each) {
-    if (!d.delay) continue;
-    touched.add(
-      topo.links.findIndex(
-        (l) => (l.a.node === d.from && l.b.node === d.to) || (l.a.node === d.to && l.b.node === d.from),
-      ),
-    );
-  }
+  // (eachLinkImpairments checked that a link joins each entry's ends)
+  const touched = new Set<TopoLink>();
+  for (const d of imp.each) if (d.delay) touched.add(linkBetween(topo, d.from, d.to)!);
   const specs: Record<string, DelaySpec> = {};
-  for (const i of touched) {
-    const link = topo.links[i];
+  for (const link of touched) {
     const cls = linkClass(topo, link.a.node, link.b.node);
     const own = (cls && imp[cls]?.delay) || {
       dist: 'constant' as const,

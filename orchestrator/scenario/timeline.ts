@@ -9,7 +9,7 @@ import type { Topology } from '../../topology/types.js';
 import { ScenarioError } from '../engine/errors.js';
 import { parseDist, signedNs } from './clocks.js';
 import { DEFAULTS } from './defaults.js';
-import { delayOf, impairmentOf } from './impairments.js';
+import { delayOf, impairmentOf, linkBetween } from './impairments.js';
 import { schemaProblem } from './load.js';
 import { CONTAINER_ACTIONS, TIMELINE_ACTIONS } from './schema.js';
 import type { ScenarioSource } from './source.js';
@@ -202,18 +202,27 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
         throw src.error([...path, 'node'], `no node named '${e.node}' in the topology`);
       ev.node = e.node as string;
     } else {
-      const link = e.link as [string, string] | undefined;
-      if (!link) throw src.error([...path, 'link'], `'${action}' needs link: [nodeA, nodeB]`);
-      const a = topo.nodes.find((n) => n.name === link[0]);
-      if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
-      if (!a.ports.some((p) => p.peer === link[1])) {
-        throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
-      }
-      ev.link = [link[0], link[1]];
+      ev.link = entryLink(src, path, e, topo);
       if (impairing) ev.impair = timelineImpairment(src, path, e, topo, ev.link);
     }
     return [ev];
   });
+}
+
+/** A link action's `link: [a, b]`, checked against the topology: both ends exist and a link joins them. */
+function entryLink(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  e: Record<string, unknown>,
+  topo: Topology,
+): [string, string] {
+  const link = e.link as [string, string] | undefined;
+  if (!link) throw src.error([...path, 'link'], `'${e.action}' needs link: [nodeA, nodeB]`);
+  const a = topo.nodes.find((n) => n.name === link[0]);
+  if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
+  if (!a.ports.some((p) => p.peer === link[1]))
+    throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
+  return [link[0], link[1]];
 }
 
 /** `link-impair`'s impairments: at least one, a delay added to the link's own (floor 0) */
@@ -224,10 +233,7 @@ function timelineImpairment(
   topo: Topology,
   [a, b]: [string, string],
 ): Impairment {
-  const link = topo.links.find(
-    (l) => (l.a.node === a && l.b.node === b) || (l.a.node === b && l.b.node === a),
-  );
-  const impair = impairmentOf(src, path, e, link?.rateBps) ?? {};
+  const impair = impairmentOf(src, path, e, linkBetween(topo, a, b)?.rateBps) ?? {};
   if (e.delay !== undefined) impair.delay = { ...delayOf(src, [...path, 'delay'], e.delay), floorNs: 0 };
   if (impair.reorder && !impair.delay)
     throw src.error([...path, 'reorder'], 'reordering sends frames without the delay: it needs a delay');
@@ -313,12 +319,7 @@ function flapEvents(
   topo: Topology,
   endNs: number,
 ): TimelineEvent[] {
-  const link = e.link as [string, string] | undefined;
-  if (!link) throw src.error([...path, 'link'], "'link-flap' needs link: [nodeA, nodeB]");
-  const a = topo.nodes.find((n) => n.name === link[0]);
-  if (!a) throw src.error([...path, 'link'], `no node named '${link[0]}' in the topology`);
-  if (!a.ports.some((p) => p.peer === link[1]))
-    throw src.error([...path, 'link'], `no link between '${link[0]}' and '${link[1]}'`);
+  const link = entryLink(src, path, e, topo);
   for (const k of ['down', 'up', 'until'] as const)
     if (e[k] === undefined) throw src.error([...path, k], `'link-flap' needs ${k}`);
   const dist = (k: 'down' | 'up') => {

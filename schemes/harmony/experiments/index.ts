@@ -125,14 +125,25 @@ function movedShare(out: string, admissibleRun: string, plainRun: string): numbe
  * (two 128 KB messages in 252 µs at 10 Gbit/s: 0.83) starts fall behind and this stays below the
  * nominal load.
  */
-export function offeredLoad(out: string, runName: string, file: string, set: readonly string[]): number {
-  const sc = resolveScenario(loadScenarioFile(file, [...set]));
-  const hosts = sc.topology.nodes.filter((n) => n.role === 'host');
-  const capacityBytes = (hosts.length * sc.links.host.rateBps * sc.workload.durationNs) / 8e9;
+export function offeredLoad(out: string, runName: string, window: OfferWindow): number {
   const bytes = flowRows(join(out, runName))
-    .filter((f) => f.startNs < sc.workload.durationNs)
+    .filter((f) => f.startNs < window.durationNs)
     .reduce((sum, f) => sum + f.size, 0);
-  return bytes / capacityBytes;
+  return bytes / window.capacityBytes;
+}
+
+/** the workload's duration and what the hosts' links carry in it: what offeredLoad divides by */
+export interface OfferWindow {
+  durationNs: number;
+  capacityBytes: number;
+}
+
+/** `file` with `set`'s OfferWindow (the same for every load of a sweep) */
+export function offerWindow(file: string, set: readonly string[]): OfferWindow {
+  const sc = resolveScenario(loadScenarioFile(file, [...set]));
+  const hosts = sc.topology.nodes.filter((n) => n.role === 'host').length;
+  const durationNs = sc.workload.durationNs;
+  return { durationNs, capacityBytes: (hosts * sc.links.host.rateBps * durationNs) / 8e9 };
 }
 
 /** Harmony's settings as `file` with `set` resolves them */
@@ -169,6 +180,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
   const racks = hostRacks(o.file, o.set);
   const bytes = messageBytes(o.file, o.set);
   const gap = calibrationGapNs(bytes, settings.bounds.hostRateBps, delta);
+  const window = offerWindow(o.file, o.set);
   const variants = [
     ...MODES.flatMap((m) =>
       loads.map((load) => ({
@@ -327,7 +339,7 @@ export async function runLoad(opts: ExperimentOptions): Promise<string> {
       });
       const sd = slowdowns(runs, out);
       loads.forEach((load, li) => {
-        v[`offered_a_${loadPct(load)}`] = offeredLoad(out, `a-${loadPct(load)}`, o.file, o.set);
+        v[`offered_a_${loadPct(load)}`] = offeredLoad(out, `a-${loadPct(load)}`, window);
         if (load === v.sustainable_a) v.offered_at_sustainable_a = v[`offered_a_${loadPct(load)}`];
         v[`moved_${loadPct(load)}`] = 100 * movedShare(out, `a-${loadPct(load)}`, `plain-${loadPct(load)}`);
         for (const mi of [0, 1]) {
