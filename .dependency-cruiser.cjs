@@ -10,10 +10,11 @@
  * A scheme is one folder, schemes/<s>/: index.ts (its definition, `defineScheme`), parts.ts (what
  * node processes load, `defineSchemeParts`), its parts' folders (switch/, host/, arbiter/), the
  * definition's (orchestrator/), its studies (experiments.ts or experiments/) and the files its parts
- * share. A node process loads its scheme's parts by module (scheme/parts.ts), the command line a
+ * share. A node process loads its scheme's parts by module (core/scheme-parts.ts), the command line a
  * scheme's experiments: neither is imported by the layers below. A scheme imports dcemu through the
  * SDK alone, as an outside one does: its node-side code scheme/node.ts, its definition
- * scheme/index.ts, its studies scheme/study.ts too.
+ * scheme/index.ts, its studies scheme/study.ts too. The entry points register the built-in schemes
+ * (schemes/built-in.ts) with the registry below them, so no layer imports one above it (LAYERS).
  */
 const ROLES = '^(switch|node|arbiter)/';
 /** each role's runtime folder, and its folder inside a scheme */
@@ -47,8 +48,40 @@ const BELOW_API =
 /** a scheme's node-side code: its parts' folders, parts.ts and the files they share */
 const SCHEME_NODE_SIDE = '^schemes/[^/]+/((switch|host|arbiter)/|(?!index[.]ts$|experiments[.]ts$)[^/]+[.]ts$)';
 
+/**
+ * The layers, bottom to top: a module imports only from its own layer and those below it, so no
+ * arrow runs up (`layer-<name>-imports-nothing-above`). Every source file is in one
+ * (test/layers.test.ts checks it). The schemes sit above the orchestrator's engine, on the SDK; the
+ * entry points (api.ts, the command line) register the built-in ones (schemes/built-in.ts).
+ */
+const LAYERS = [
+  ['core', '^core/'],
+  ['topology', '^topology/'],
+  ['roles', ROLES],
+  ['sdk-node', '^scheme/(node|parts)[.]ts$'],
+  ['scheme-node-side', SCHEME_NODE_SIDE],
+  ['engine', '^orchestrator/(scenario|topology|runtime|schemes|plots|page|engine)/'],
+  ['sdk', '^scheme/(index|settings)[.]ts$'],
+  ['scheme-definitions', '^schemes/[^/]+/(orchestrator/|index[.]ts$)'],
+  ['built-in-schemes', '^schemes/built-in[.]ts$'],
+  ['api', '^orchestrator/api[.]ts$'],
+  ['studies', STUDIES],
+  ['commands', COMMANDS],
+  ['bench', '^bench/'],
+];
+const LAYER_RULES = LAYERS.slice(0, -1).map(([name, path], i) => ({
+  name: `layer-${name}-imports-nothing-above`,
+  comment: `the ${name} layer imports from its own layer and those below: ${LAYERS.slice(i + 1)
+    .map(([n]) => n)
+    .join(', ')} are above it`,
+  severity: 'error',
+  from: { path },
+  to: { path: LAYERS.slice(i + 1).map(([, p]) => `(${p})`).join('|') },
+}));
+
 module.exports = {
   forbidden: [
+    ...LAYER_RULES,
     {
       name: 'no-circular',
       comment: 'no module reaches itself through its imports (type-only and dynamic imports included)',
@@ -81,7 +114,7 @@ module.exports = {
     {
       name: 'roles-learn-no-scheme',
       comment:
-        "a role runtime imports no scheme: a node process loads its scheme's parts by module when its config names them (scheme/parts.ts)",
+        "a role runtime imports no scheme: a node process loads its scheme's parts by module when its config names them (core/scheme-parts.ts)",
       severity: 'error',
       from: { path: ROLES },
       to: { path: '^schemes/' },
@@ -146,3 +179,5 @@ module.exports = {
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },
   },
 };
+// the layers for test/layers.test.ts (every source file is in one), out of the keys the config's schema checks
+Object.defineProperty(module.exports, 'layers', { value: LAYERS, enumerable: false });

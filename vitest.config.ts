@@ -59,8 +59,9 @@ export default defineConfig({
     // the tests run dist/: a build older than a source file stops the run before any test
     globalSetup: ['./test/fresh-build.ts'],
     // the CPU each file took; its temp folders removed after it passed; the tag its processes carry;
-    // the end of its node pool
+    // the end of its node pool; dcemu's own schemes registered, as the entry points do
     setupFiles: [
+      './test/built-in-schemes.ts',
       './test/cpu-probe.ts',
       './test/temp-cleanup.ts',
       './test/own-processes.ts',

@@ -4,7 +4,8 @@
  * arbiter extends it and writes what it does: its frames, its start and stop, its report's section.
  */
 import type { Frame } from '../core/frame.js';
-import type { Role } from '../core/node-runtime.js';
+import type { DetectorFactory } from '../core/liveness.js';
+import type { Role, RoleFactory } from '../core/node-runtime.js';
 
 export abstract class ArbiterRole implements Role {
   abstract onFrame(now: number, port: number, frame: Frame): void;
@@ -24,4 +25,10 @@ export abstract class ArbiterRole implements Role {
   protected sectionReport(scheme: unknown): ReturnType<Role['report']> {
     return { flows: [], received: [], queues: [], queueHist: null, scheme };
   }
+}
+
+/** What a scheme runs as an arbiter process (attached by its own links: `arbiters` in its definition). */
+export interface ArbiterPart {
+  create: RoleFactory;
+  detector?: DetectorFactory;
 }

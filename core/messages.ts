@@ -57,7 +57,7 @@ export interface RouteUpdateConfig {
 
 /**
  * A scheme's part of a node's configuration. `core/` never reads `config`: the node's scheme registry
- * (scheme/parts.ts, `loadSchemeParts`) hands it to the module of `kind`, for the node's role.
+ * (core/scheme-parts.ts, `loadSchemeParts`) hands it to the module of `kind`, for the node's role.
  */
 export interface SchemeNodeConfig {
   kind: string;

@@ -17,10 +17,9 @@ import type { NodeContext, Role } from '../core/node-runtime.js';
 import { isStampedMessage, newClockSeries, PtpPort, ptpStart, type SteerableClock } from '../core/ptp.js';
 import { draw, Rng } from '../core/random.js';
 import type { Timer } from '../core/scheduler.js';
-import type { HostPart } from '../scheme/parts.js';
 import { HostQdisc, TxLedger } from './qdisc/index.js';
 import { BASELINE_DEFAULTS, createTransport, type Transport } from './transport/index.js';
-import type { Nic, TransportComponents } from './transport/types.js';
+import type { HostPart, Nic, TransportComponents } from './transport/types.js';
 
 /** How often a free-running clock's true error is recorded (PTP runs use `ptp.sample`). */
 const FREE_CLOCK_SAMPLE_NS = 10_000;

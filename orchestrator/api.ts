@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NodeEvent, SyncMode } from '../core/messages.js';
 import { parseDurationNs } from '../core/time.js';
+import { BUILT_IN_SCHEMES } from '../schemes/built-in.js';
 import { type FlowNotDone, type FlowRow, finishRun, type Summary } from './engine/collect.js';
 import { Engine, type Progress, type StartedEngine } from './engine/engine.js';
 import { RuntimeError, ScenarioError } from './engine/errors.js';
@@ -27,6 +28,7 @@ import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveInjected, resolveScenario, type Scenario } from './scenario/resolve.js';
 import type { TIMELINE_ACTIONS } from './scenario/schema.js';
 import type { ScenarioSource } from './scenario/source.js';
+import { registerSchemes } from './schemes/index.js';
 
 // the built-in schemes' summary sections (each declares its key in SchemeSections)
 export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/orchestrator/summary.js';
@@ -37,6 +39,9 @@ export type { HarmonySummary } from '../schemes/harmony/orchestrator/summary.js'
 export { RuntimeError, ScenarioError } from './engine/errors.js';
 export type { SchemeSections } from './engine/results.js';
 export type { FiredFault, FlowNotDone, FlowRow, NodeEvent, Progress, Scenario, Summary };
+
+// the library knows dcemu's own schemes, as the command line does; a scenario names others by module
+registerSchemes(BUILT_IN_SCHEMES);
 
 /** `--set`-style overrides: `{ 'workload.load': 0.3, seed: 5 }` (values as YAML would give them). */
 export type Overrides = Record<string, string | number | boolean>;

@@ -37,9 +37,14 @@ await bundle.close();
 // The scenario schema's validator as code (Ajv standalone, CommonJS): every command that reads a
 // scenario loads it instead of compiling the schema at start (~100 ms). Scheme modules' schemas are
 // still compiled when a scenario names one.
+// It knows the schemes the entry points register (dcemu's own), and says which: a program that
+// registered others compiles the schema it needs.
 const { AJV_OPTIONS, scenarioSchema } = await import('../dist/orchestrator/scenario/schema.js');
+const { registerSchemes, registeredKinds } = await import('../dist/orchestrator/schemes/index.js');
+const { BUILT_IN_SCHEMES } = await import('../dist/schemes/built-in.js');
+registerSchemes(BUILT_IN_SCHEMES);
 const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
 writeFileSync(
   'dist/orchestrator/scenario/scenario-validator.cjs',
-  standaloneCode(ajv, ajv.compile(scenarioSchema)),
+  `${standaloneCode(ajv, ajv.compile(scenarioSchema()))}\nmodule.exports.kinds = ${JSON.stringify(registeredKinds())};\n`,
 );

@@ -4,7 +4,8 @@
  * section. The switch keeps the books (counters, queue series, path accounting) and knows no scheme.
  */
 import type { Frame } from '../core/frame.js';
-import type { NodeContext } from '../core/node-runtime.js';
+import type { DetectorFactory } from '../core/liveness.js';
+import type { DisciplineFactory, NodeContext } from '../core/node-runtime.js';
 import type { Routing } from './routing.js';
 
 export interface SwitchScheme {
@@ -25,3 +26,13 @@ export interface SwitchScheme {
 }
 
 export type SwitchSchemeFactory = (ctx: NodeContext) => SwitchScheme;
+
+/** What a scheme plugs into a switch process. */
+export interface SwitchPart {
+  /** its module: routing, control frames, hooks on forwarded frames, a report section (absent: ECMP tables) */
+  create?: SwitchSchemeFactory;
+  /** its link failure detector (else the BFD-like one of `liveness:`) */
+  detector?: DetectorFactory;
+  /** its queue discipline per egress port (else 8 strict-priority queues) */
+  discipline?: DisciplineFactory;
+}

@@ -8,8 +8,10 @@
  */
 import type { NodeClock } from '../../core/clock.js';
 import { type Frame, WireSize } from '../../core/frame.js';
+import type { DetectorFactory } from '../../core/liveness.js';
 import type { FlowSpec, HostStackConfig, TransportConfig } from '../../core/messages.js';
 import type { Metrics } from '../../core/metrics.js';
+import type { DisciplineFactory } from '../../core/node-runtime.js';
 
 export interface Nic {
   /** queues a frame on the host's egress port now; false when the NIC buffer dropped it */
@@ -128,3 +130,27 @@ export interface Transport {
 }
 
 export type TransportFactory = (config: TransportConfig, components: TransportComponents) => Transport;
+
+/** What a scheme plugs into a host process: a transport over the run's, or a layer under it. */
+export interface HostPart {
+  detector?: DetectorFactory;
+  /**
+   * the NIC's queue discipline; a scheme with a transport of its own gets strict priority without one,
+   * any other host the run's qdisc (`host.qdisc`)
+   */
+  discipline?: DisciplineFactory;
+  /** its `under` layer is the host's qdisc (Fastpass's, which replaces Linux's): the NIC has no other */
+  replacesQdisc?: boolean;
+  /** its transport, over the run's transport (which it may use for best-effort delivery) */
+  transport?(config: unknown, components: TransportComponents, bestEffort: Transport): Transport;
+  /**
+   * its layer under the run's transport: it makes the run's transport with the components it gives it.
+   * The run's qdisc (`host.qdisc`) still runs beneath it on the NIC unless `replacesQdisc` says the
+   * layer is the host's qdisc itself (Fastpass's).
+   */
+  under?(
+    config: unknown,
+    components: TransportComponents,
+    makeRunTransport: (components: TransportComponents) => Transport,
+  ): Transport;
+}

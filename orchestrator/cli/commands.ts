@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { BUILT_IN_SCHEMES } from '../../schemes/built-in.js';
 import { resolveChaos, resolveInvariants } from '../chaos/model.js';
 import { memoryProblem } from '../engine/engine.js';
 import { isUserError, RuntimeError } from '../engine/errors.js';
@@ -17,6 +18,7 @@ import { NodePool } from '../runtime/pool.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { scenarioSchemaDocument } from '../scenario/schema.js';
+import { registerSchemes } from '../schemes/index.js';
 import type { ExperimentOptions, SchemeExperiment } from '../schemes/types.js';
 import { composeFile } from '../studies/compose.js';
 import type { Reproduction } from '../studies/reproduction.js';
@@ -40,6 +42,9 @@ function interruptible(): AbortController {
   });
   return abort;
 }
+
+// the command line knows dcemu's own schemes; a scenario names others by module
+registerSchemes(BUILT_IN_SCHEMES);
 
 /** index.html of a folder of runs (loaded when asked for) */
 async function writeIndex(dir: string, title?: string): Promise<string | null> {

@@ -9,7 +9,12 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { type Document, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
 import { ScenarioError } from '../engine/errors.js';
-import { loadSchemeModule, moduleSchemeSchema, type SchemeDefinition } from '../schemes/index.js';
+import {
+  loadSchemeModule,
+  moduleSchemeSchema,
+  registeredKinds,
+  type SchemeDefinition,
+} from '../schemes/index.js';
 import { AJV_OPTIONS, scenarioSchema, signedDuration } from './schema.js';
 import type { RawScenario, ScenarioSource } from './source.js';
 import { bytes, duration, rate } from './units.js';
@@ -17,7 +22,8 @@ import { bytes, duration, rate } from './units.js';
 export type { RawScenario, ScenarioSource } from './source.js';
 
 let ajv: Ajv | null = null;
-let validate: ValidateFunction | null = null;
+/** the validator of the schemes registered when it was made (their kinds, joined) */
+let validate: { kinds: string; fn: ValidateFunction } | null = null;
 /** per scheme loaded from a module: the scenario schema with that scheme's `scheme:` section */
 const moduleValidators = new Map<SchemeDefinition, ValidateFunction>();
 
@@ -38,25 +44,29 @@ function compile(schema: object): ValidateFunction {
  * the schema costs ~100 ms of every command's start), else (from the TypeScript sources) compiled here.
  */
 function builtinValidator(): ValidateFunction {
-  if (validate === null) {
+  const kinds = registeredKinds().join();
+  if (validate?.kinds !== kinds) {
+    let fn: ValidateFunction | undefined;
     try {
-      validate = createRequire(import.meta.url)('./scenario-validator.cjs') as ValidateFunction;
+      const built = createRequire(import.meta.url)('./scenario-validator.cjs') as ValidateFunction & {
+        kinds?: string[];
+      };
+      // the build's validator knows dcemu's own schemes: a program that registered others compiles its own
+      if (built.kinds?.join() === kinds) fn = built;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-      validate = compile(scenarioSchema);
     }
+    validate = { kinds, fn: fn ?? compile(scenarioSchema()) };
   }
-  return validate;
+  return validate.fn;
 }
 
 function validatorFor(scheme: SchemeDefinition | null): ValidateFunction {
   if (scheme === null) return builtinValidator();
   let v = moduleValidators.get(scheme);
   if (!v) {
-    const schema = {
-      ...scenarioSchema,
-      properties: { ...scenarioSchema.properties, scheme: moduleSchemeSchema(scheme) },
-    };
+    const all = scenarioSchema();
+    const schema = { ...all, properties: { ...all.properties, scheme: moduleSchemeSchema(scheme) } };
     v = compile(schema);
     moduleValidators.set(scheme, v);
   }

@@ -121,7 +121,7 @@ const computeRole = (role: string) =>
     properties: { model: computeModel, scale: computeScale },
   }) as const;
 
-export const scenarioSchema = {
+const scenarioSchemaBody = {
   type: 'object',
   additionalProperties: false,
   required: ['topology', 'workload'],
@@ -483,7 +483,8 @@ export const scenarioSchema = {
         },
       },
     },
-    scheme: schemeSchema,
+    // the registered schemes' kinds and settings: scenarioSchema() puts them here
+    scheme: {},
     transport: {
       type: 'object',
       additionalProperties: false,
@@ -781,6 +782,14 @@ export const scenarioSchema = {
 } as const;
 
 /**
+ * The scenario schema with the schemes registered now (orchestrator/schemes/index.ts) in its `scheme:`
+ * section.
+ */
+export function scenarioSchema() {
+  return { ...scenarioSchemaBody, properties: { ...scenarioSchemaBody.properties, scheme: schemeSchema() } };
+}
+
+/**
  * The schema as a standalone JSON Schema document (`dcemu schema`, docs/scenario.schema.json), for
  * editors that validate YAML: `# yaml-language-server: $schema=<path>` at the top of a scenario.
  */
@@ -790,6 +799,6 @@ export function scenarioSchemaDocument(): Record<string, unknown> {
     title: 'dcemu scenario',
     description:
       'A dcemu scenario file: topology, links, scheme, clocks, workload, run settings and fault timeline.',
-    ...scenarioSchema,
+    ...scenarioSchema(),
   };
 }

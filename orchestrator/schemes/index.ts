@@ -1,8 +1,10 @@
 /**
- * The schemes the orchestrator knows, by `scheme.kind`: the built-in ones, and any a scenario names
- * by module (`scheme: { kind: pfabric, module: ./pfabric/index.js }`). Both are `defineScheme`
- * objects, found and used the same way; a module's scheme is loaded (synchronously: Node's require
- * of an ES module) when a scenario that names it is read, and stays known for the process.
+ * The schemes the orchestrator knows, by `scheme.kind`: those an entry point registers (the command
+ * line and the library register dcemu's own, schemes/built-in.ts), and any a scenario names by module
+ * (`scheme: { kind: pfabric, module: ./pfabric/index.js }`). Both are `defineScheme` objects, found
+ * and used the same way; a module's scheme is loaded (synchronously: Node's require of an ES module)
+ * when a scenario that names it is read, and stays known for the process. This layer imports no
+ * scheme: the schemes sit above it, on the SDK.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,12 +12,6 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import { packageRoot } from '../../core/paths.js';
-import ecmp from '../../schemes/ecmp/index.js';
-import expresspass from '../../schemes/expresspass/index.js';
-import f10 from '../../schemes/f10/index.js';
-import fastpass from '../../schemes/fastpass/index.js';
-import flowtune from '../../schemes/flowtune/index.js';
-import harmony from '../../schemes/harmony/index.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
 import type { ScenarioSource } from '../scenario/source.js';
 import type { SchemeDefinition, SchemeExperiment, SchemeSettings, TimingStudy } from './types.js';
@@ -28,32 +24,67 @@ export type {
   SummaryTotals,
 } from './types.js';
 
-const BUILT_IN: readonly SchemeDefinition[] = [ecmp, f10, harmony, expresspass, fastpass, flowtune];
-
+/** the registered schemes, in their order of registration: the scenario schema's kinds */
+const registered: SchemeDefinition[] = [];
 const byKind = new Map<string, SchemeDefinition>();
-for (const d of BUILT_IN) for (const k of d.kinds) byKind.set(k, d);
-const BUILT_IN_KINDS = [...byKind.keys()];
 
-/** The `scheme:` section of the scenario schema: a built-in kind and its settings. */
-export const schemeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind'],
-  description:
-    'the fabric design that runs: its kind and its own settings (each kind reads only its own; docs/schemes.md); absent: ECMP over the baseline transport',
-  properties: {
-    kind: {
-      enum: BUILT_IN_KINDS,
-      description: `the design: ${BUILT_IN_KINDS.join(', ')}, or a kind of your own with module`,
+function claimKinds(d: SchemeDefinition, who: string): void {
+  for (const k of d.kinds) {
+    const other = byKind.get(k);
+    if (other && other !== d) throw new Error(`${who}: scheme kind '${k}' is taken by another scheme`);
+  }
+  for (const k of d.kinds) byKind.set(k, d);
+}
+
+/**
+ * Makes `d` a scheme of the scenario schema (its kinds and settings), as an entry point does for the
+ * schemes it comes with. Registering the same definition twice does nothing; another definition
+ * claiming a registered kind is an error.
+ */
+export function registerScheme(d: SchemeDefinition): void {
+  if (registered.includes(d)) return;
+  claimKinds(d, `scheme ${d.kinds.join('/')}`);
+  registered.push(d);
+  schemaOfRegistered = null;
+}
+
+/** Registers each of `ds` (registerScheme). */
+export function registerSchemes(ds: readonly SchemeDefinition[]): void {
+  for (const d of ds) registerScheme(d);
+}
+
+/** The kinds of the registered schemes, in order. */
+export function registeredKinds(): string[] {
+  return registered.flatMap((d) => d.kinds);
+}
+
+let schemaOfRegistered: object | null = null;
+
+/** The `scheme:` section of the scenario schema: a registered kind and its settings. */
+export function schemeSchema(): object {
+  if (schemaOfRegistered !== null) return schemaOfRegistered;
+  const kinds = registeredKinds();
+  schemaOfRegistered = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['kind'],
+    description:
+      'the fabric design that runs: its kind and its own settings (each kind reads only its own; docs/schemes.md); absent: ECMP over the baseline transport',
+    properties: {
+      kind: {
+        enum: kinds,
+        description: `the design: ${kinds.join(', ')}, or a kind of your own with module`,
+      },
+      module: {
+        type: 'string',
+        description:
+          "a scheme of your own: the module whose default export is its defineScheme({...}) (a path from the scenario's folder, or a package name)",
+      },
+      ...Object.assign({}, ...registered.map((d) => d.properties)),
     },
-    module: {
-      type: 'string',
-      description:
-        "a scheme of your own: the module whose default export is its defineScheme({...}) (a path from the scenario's folder, or a package name)",
-    },
-    ...Object.assign({}, ...BUILT_IN.map((d) => d.properties)),
-  },
-};
+  };
+  return schemaOfRegistered;
+}
 
 /** The `scheme:` section's schema for a scenario that runs `d`, loaded from a module. */
 export function moduleSchemeSchema(d: SchemeDefinition): object {
@@ -72,23 +103,33 @@ export function experiments(): Map<string, SchemeExperiment> {
 }
 
 /**
- * The built-in schemes' timing studies (`dcemu experiment clock-jitter`): each by the scheme kind its
+ * The registered schemes' timing studies (`dcemu experiment clock-jitter`): each by the scheme kind its
  * scenario runs, with the summary section its figures read.
  */
 export function timingStudies(): Array<{ kind: string; section: string; study: TimingStudy<unknown> }> {
-  return BUILT_IN.filter((d) => d.timing !== undefined && d.summaryKey !== undefined).map((d) => ({
-    kind: String(
-      (parse(readFileSync(join(packageRoot(), d.timing!.scenario), 'utf8')) as { scheme?: { kind?: string } })
-        .scheme?.kind ?? d.kinds[0],
-    ),
-    section: d.summaryKey!,
-    study: d.timing!,
-  }));
+  return registered
+    .filter((d) => d.timing !== undefined && d.summaryKey !== undefined)
+    .map((d) => ({
+      kind: String(
+        (
+          parse(readFileSync(join(packageRoot(), d.timing!.scenario), 'utf8')) as {
+            scheme?: { kind?: string };
+          }
+        ).scheme?.kind ?? d.kinds[0],
+      ),
+      section: d.summaryKey!,
+      study: d.timing!,
+    }));
 }
 
 export function schemeDefinition(kind: string): SchemeDefinition {
   const d = byKind.get(kind);
-  if (!d) throw new Error(`no scheme '${kind}' (known: ${[...byKind.keys()].join(', ')})`);
+  if (!d)
+    throw new Error(
+      byKind.size === 0
+        ? `no scheme '${kind}': no scheme is registered (an entry point registers dcemu's own: import 'dcemu' or schemes/built-in.ts)`
+        : `no scheme '${kind}' (known: ${[...byKind.keys()].join(', ')})`,
+    );
   return d;
 }
 
@@ -128,11 +169,7 @@ export function loadSchemeModule(specifier: string, scenarioFile: string): Schem
   const d = mod.default;
   if (!d || typeof d !== 'object' || !Array.isArray(d.kinds) || typeof d.resolve !== 'function')
     throw new Error(`${specifier} has no scheme as its default export (export default defineScheme({...}))`);
-  for (const k of d.kinds) {
-    const other = byKind.get(k);
-    if (other && other !== d) throw new Error(`${specifier}: scheme kind '${k}' is taken by another scheme`);
-  }
-  for (const k of d.kinds) byKind.set(k, d);
+  claimKinds(d, specifier);
   fromModule.set(key, d);
   return d;
 }
