@@ -1,24 +1,20 @@
 /**
- * The house's rooms and which way their doors open (docs/architecture.md, "Rooms"). `npm test` runs
- * it (`npm run deps`); every rule is an error.
- *
- *   core  <-  topology  <-  roles (switch, node, arbiter)  <-  schemes/<s>/{switch,host,arbiter}
- *   core, topology  <-  orchestrator  <-  schemes/<s>/orchestrator  (a scheme's driver)
- *   orchestrator: engine/ (with scenario/, topology/, runtime/, schemes/, plots/, page/)  <-  api.ts
- *   <-  studies (studies/, chaos/, ns3/, schemes/<s>/experiments)  <-  cli.ts, cli/
+ * The house's rooms and which way their doors open (docs/architecture.md, "Layers"). `npm test` runs
+ * it (`npm run deps`); every rule is an error. The layers, bottom to top, are LAYERS below: a module
+ * imports from its own layer and those below it, never one above.
  *
  * A scheme is one folder, schemes/<s>/: index.ts (its definition, `defineScheme`), parts.ts (what
- * node processes load, `defineSchemeParts`), its parts' folders (switch/, host/, arbiter/), the
- * definition's (orchestrator/), its studies (experiments.ts or experiments/) and the files its parts
- * share. A node process loads its scheme's parts by module (core/scheme-parts.ts), the command line a
- * scheme's experiments: neither is imported by the layers below. A scheme imports dcemu through the
- * SDK alone, as an outside one does: its node-side code scheme/node.ts, its definition
- * scheme/index.ts, its studies scheme/study.ts too. The entry points register the built-in schemes
- * (schemes/built-in.ts) with the registry below them, so no layer imports one above it (LAYERS).
+ * node processes load, `defineSchemeParts`), its parts' folders (switch/, host/, arbiter/), its
+ * definition's own files (definition/), its studies (experiments.ts or experiments/) and the files its
+ * parts share. A node process loads its scheme's parts by module (core/scheme-parts.ts), the command
+ * line a scheme's experiments: neither is imported by the layers below. A scheme imports dcemu through
+ * the SDK alone, as an outside one does: its node-side code sdk/node.ts, its definition sdk/index.ts,
+ * its studies sdk/study.ts too. The entry points register the built-in schemes (schemes/built-in.ts)
+ * with the registry below them (orchestrator/registry/index.ts).
  */
-const ROLES = '^(switch|node|arbiter)/';
+const ROLES = '^(switch|host|arbiter)/';
 /** each role's runtime folder, and its folder inside a scheme */
-const ROLE_DIRS = { switch: ['switch', 'switch'], host: ['node', 'host'], arbiter: ['arbiter', 'arbiter'] };
+const ROLE_DIRS = { switch: ['switch', 'switch'], host: ['host', 'host'], arbiter: ['arbiter', 'arbiter'] };
 const roleCode = ([runtime, part]) => `^${runtime}/|^schemes/[^/]+/${part}/`;
 /** a switch, a host and an arbiter are different processes: none imports another's role code */
 const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
@@ -35,16 +31,16 @@ const ROLE_RULES = Object.entries(ROLE_DIRS).map(([role, dirs]) => ({
 }));
 /**
  * The orchestrator's layers are its folders: engine/ (a run from a resolved scenario to its results,
- * with scenario/, topology/, runtime/, schemes/, plots/ and page/ beside it), then api.ts (the
+ * with scenario/, topology/, runtime/, registry/, plots/ and page/ beside it), then api.ts (the
  * library's Fabric), then the studies that drive whole runs (studies/, chaos/, ns3/, and each scheme's
- * experiments), then the command line (cli.ts and cli/). test/layers.test.ts checks that no file of
- * the orchestrator lives outside these.
+ * experiments), then the command line (cli.ts and cli/). test/layers.test.ts checks that every source
+ * file is in one layer.
  */
 const STUDIES =
-  '^(orchestrator/(studies|chaos|ns3)/|scheme/study[.]ts$|schemes/[^/]+/experiments([.]ts$|/))';
+  '^(orchestrator/(studies|chaos|ns3)/|sdk/study[.]ts$|schemes/[^/]+/experiments([.]ts$|/))';
 const COMMANDS = '^orchestrator/(cli[.]ts$|cli/)';
 const BELOW_API =
-  '^(orchestrator/(scenario|topology|runtime|schemes|plots|page|engine)/|schemes/[^/]+/(orchestrator/|index[.]ts$))';
+  '^(orchestrator/(scenario|topology|runtime|registry|plots|page|engine)/|schemes/[^/]+/(definition/|index[.]ts$))';
 /** a scheme's node-side code: its parts' folders, parts.ts and the files they share */
 const SCHEME_NODE_SIDE = '^schemes/[^/]+/((switch|host|arbiter)/|(?!index[.]ts$|experiments[.]ts$)[^/]+[.]ts$)';
 
@@ -58,11 +54,11 @@ const LAYERS = [
   ['core', '^core/'],
   ['topology', '^topology/'],
   ['roles', ROLES],
-  ['sdk-node', '^scheme/(node|parts)[.]ts$'],
+  ['sdk-node', '^sdk/(node|parts)[.]ts$'],
   ['scheme-node-side', SCHEME_NODE_SIDE],
-  ['engine', '^orchestrator/(scenario|topology|runtime|schemes|plots|page|engine)/'],
-  ['sdk', '^scheme/(index|settings)[.]ts$'],
-  ['scheme-definitions', '^schemes/[^/]+/(orchestrator/|index[.]ts$)'],
+  ['engine', '^orchestrator/(scenario|topology|runtime|registry|plots|page|engine)/'],
+  ['sdk', '^sdk/(index|settings)[.]ts$'],
+  ['scheme-definitions', '^schemes/[^/]+/(definition/|index[.]ts$)'],
   ['built-in-schemes', '^schemes/built-in[.]ts$'],
   ['api', '^orchestrator/api[.]ts$'],
   ['studies', STUDIES],
@@ -94,14 +90,14 @@ module.exports = {
       comment: 'core/ is the frame, the clock, the sync and the endpoint: it learns no role, scheme or orchestrator',
       severity: 'error',
       from: { path: '^core/' },
-      to: { path: '^(topology|switch|node|arbiter|schemes|orchestrator|bench|test)/' },
+      to: { path: '^(topology|switch|host|arbiter|schemes|orchestrator|bench|test)/' },
     },
     {
       name: 'topology-is-shared-data',
       comment: 'the topology types are read by roles, schemes and the orchestrator alike: they import core only',
       severity: 'error',
       from: { path: '^topology/' },
-      to: { path: '^(switch|node|arbiter|schemes|orchestrator|bench)/' },
+      to: { path: '^(switch|host|arbiter|schemes|orchestrator|bench)/' },
     },
     {
       name: 'roles-never-import-the-orchestrator',
@@ -122,32 +118,32 @@ module.exports = {
     {
       name: 'schemes-use-the-sdk-alone',
       comment:
-        "a built-in scheme imports dcemu only through the SDK (scheme/node.ts, scheme/index.ts, scheme/study.ts), as an outside one does",
+        "a built-in scheme imports dcemu only through the SDK (sdk/node.ts, sdk/index.ts, sdk/study.ts), as an outside one does",
       severity: 'error',
       from: { path: '^schemes/' },
-      to: { path: '^(core|topology|switch|node|arbiter|orchestrator|bench)/|^scheme/parts[.]ts$' },
+      to: { path: '^(core|topology|switch|host|arbiter|orchestrator|bench)/|^sdk/parts[.]ts$' },
     },
     {
       name: 'scheme-parts-use-the-node-sdk',
       comment:
-        "what node processes run of a scheme (its parts and the files they share) imports the SDK's node side, scheme/node.ts: the rest would carry the orchestrator into every node's bundle",
+        "what node processes run of a scheme (its parts and the files they share) imports the SDK's node side, sdk/node.ts: the rest would carry the orchestrator into every node's bundle",
       severity: 'error',
       from: { path: SCHEME_NODE_SIDE },
-      to: { path: '^scheme/(index|study)[.]ts$' },
+      to: { path: '^sdk/(index|study)[.]ts$' },
     },
     {
       name: 'node-process-parts-stay-out-of-the-orchestrator',
       comment: "what node processes load (a scheme's parts, the SDK's node side and loader) imports nothing of the orchestrator",
       severity: 'error',
-      from: { path: '^schemes/[^/]+/parts[.]ts$|^scheme/(parts|node)[.]ts$' },
-      to: { path: '^orchestrator/|^schemes/[^/]+/orchestrator/' },
+      from: { path: '^schemes/[^/]+/parts[.]ts$|^sdk/(parts|node)[.]ts$' },
+      to: { path: '^orchestrator/|^schemes/[^/]+/definition/' },
     },
     {
       name: 'scheme-shared-code-serves-every-part',
       comment: "a scheme's shared files (wire formats, configs, detectors) import none of its parts",
       severity: 'error',
       from: { path: '^schemes/[^/]+/[^/]+[.]ts$', pathNot: '/(experiments|parts|index)[.]ts$' },
-      to: { path: '^schemes/[^/]+/(switch|host|arbiter|orchestrator)/' },
+      to: { path: '^schemes/[^/]+/(switch|host|arbiter|definition)/' },
     },
     {
       name: 'schemes-never-import-each-other',

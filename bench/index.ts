@@ -41,7 +41,7 @@ import { FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';
 import { nodeEntry, nodeOptions, packageRoot } from '../core/paths.js';
 import { monotonicEpoch, PhysClock } from '../core/time.js';
-import { quantile } from '../orchestrator/schemes/stats.js';
+import { quantile } from '../orchestrator/registry/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';

@@ -9,8 +9,8 @@
  * Past `limit` frames a port's frames are only counted, so a capture never grows without bound.
  */
 import { Packr } from 'msgpackr';
+import { WireVerdict } from './fault-filter.js';
 import type { Frame } from './frame.js';
-import { WireVerdict } from './wire.js';
 
 /** What `run.capture` asks of one node: which of its ports, and how many frames at most per port. */
 export interface CaptureConfig {

@@ -5,6 +5,7 @@
 
 import type { CaptureConfig } from './capture.js';
 import type { PeerAddress } from './endpoint.js';
+import type { WireState } from './fault-filter.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { PortParams } from './port.js';
@@ -12,7 +13,6 @@ import type { Dist } from './random.js';
 import type { ComputeSettings, ComputeSnapshot, FidelitySnapshot } from './scheduler.js';
 import type { ServoConfig } from './servo.js';
 import type { Epoch } from './time.js';
-import type { WireState } from './wire.js';
 
 /** A node process's role: hosts and switches make the fabric; arbiters are a scheme's central control. */
 export type NodeKind = 'host' | 'switch' | 'arbiter';
@@ -66,7 +66,7 @@ export interface SchemeNodeConfig {
   parts?: string;
 }
 
-/** The host transport, by kind (node/transport/): one per run, the same on every host. */
+/** The host transport, by kind (host/transport/): one per run, the same on every host. */
 export type TransportConfig = BaselineTransportConfig | UdpTransportConfig;
 
 export interface BaselineTransportConfig {
@@ -85,7 +85,7 @@ export interface BaselineTransportConfig {
   dupAcks: number;
 }
 
-/** A host's NIC queueing discipline (node/qdisc/): Linux's fq_codel, fq or pfifo_fast, or dcemu's 8 strict-priority FIFOs. */
+/** A host's NIC queueing discipline (host/qdisc/): Linux's fq_codel, fq or pfifo_fast, or dcemu's 8 strict-priority FIFOs. */
 export type QdiscKind = 'fq_codel' | 'fq' | 'pfifo_fast' | 'prio';
 
 /**
@@ -139,7 +139,7 @@ export interface FlowSpec {
 }
 
 /**
- * How the UDP transport spaces an ON period's packets (node/onoff.ts): gap after gap drawn from `dist`
+ * How the UDP transport spaces an ON period's packets (host/onoff.ts): gap after gap drawn from `dist`
  * by an Rng seeded with `seed`, the same draws the generator counted the packets with.
  */
 export interface FlowGaps {

@@ -809,7 +809,7 @@ function egressPorts(
   const ports = config.ports.map((p) => {
     const rng = new Rng(config.seed * 131 + p.index);
     const discipline = setup.discipline?.(config, p.index) ?? undefined;
-    // each impairment model its own stream (core/wire.ts), apart from the loss and corruption draws
+    // each impairment model its own stream (core/fault-filter.ts), apart from the loss and corruption draws
     const streams = (salt: number) => {
       const r = new Rng((config.seed * 4099 + p.index) * 32 + salt + 7_000_003);
       return () => r.next();

@@ -21,17 +21,14 @@ export function packageRoot(): string {
   }
 }
 
-/** The folder of each node process role's entry (`<folder>/main.ts`). */
-const ROLE_FOLDER: Record<NodeKind, string> = { host: 'node', switch: 'switch', arbiter: 'arbiter' };
-
 /**
- * The built entry script of a node process role: its bundle (scripts/postbuild.mjs, dist/bundle/),
+ * The built entry script of a node process role (the role's folder's `main.ts`): its bundle (scripts/postbuild.mjs, dist/bundle/),
  * a few modules to load instead of dozens, which shortens every node's start-up.
  */
 export function nodeEntry(role: NodeKind): string {
   // DCEMU_UNBUNDLED=1: the module tree instead, for `npm run bench` to compare start-ups
-  if (process.env.DCEMU_UNBUNDLED === '1') return join(packageRoot(), 'dist', ROLE_FOLDER[role], 'main.js');
-  return join(packageRoot(), 'dist', 'bundle', `${ROLE_FOLDER[role]}.js`);
+  if (process.env.DCEMU_UNBUNDLED === '1') return join(packageRoot(), 'dist', role, 'main.js');
+  return join(packageRoot(), 'dist', 'bundle', `${role}.js`);
 }
 
 /**

@@ -12,11 +12,11 @@
 
 import type { Discipline } from './discipline.js';
 import { StrictPriority } from './discipline.js';
+import { type Streams, WireFilter, WireVerdict } from './fault-filter.js';
 import { Ecn, type Frame } from './frame.js';
 import type { Impairment } from './impair.js';
 import { InOrderLateness } from './lateness.js';
 import type { Scheduler, Timer } from './scheduler.js';
-import { type Streams, WireFilter, WireVerdict } from './wire.js';
 
 /** Ethernet's minimum frame on the wire, bytes: shorter frames are charged this much. */
 export const MIN_FRAME = 64;

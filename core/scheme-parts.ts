@@ -3,7 +3,7 @@
  * module whose default export holds them (`defineSchemeParts({ switch, host, arbiter })`), and each
  * node process loads that module by name when its config arrives, beside the node runtime. Roles
  * import no scheme, and a scheme in a package of its own runs the same way as the built-in ones. Each
- * role reads its own part's type (switch/scheme.ts `SwitchPart`, node/transport/types.ts `HostPart`,
+ * role reads its own part's type (switch/scheme.ts `SwitchPart`, host/transport/types.ts `HostPart`,
  * arbiter/role.ts `ArbiterPart`).
  */
 import type { NodeConfig } from './messages.js';

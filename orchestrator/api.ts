@@ -22,20 +22,20 @@ import { type FlowNotDone, type FlowRow, finishRun, type Summary } from './engin
 import { Engine, type Progress, type StartedEngine } from './engine/engine.js';
 import { RuntimeError, ScenarioError } from './engine/errors.js';
 import type { FiredFault } from './engine/fired.js';
+import { registerSchemes } from './registry/index.js';
 import { createRuntime } from './runtime/index.js';
 import { NodePool } from './runtime/pool.js';
 import { loadScenarioFile, parseScenario } from './scenario/load.js';
 import { resolveInjected, resolveScenario, type Scenario } from './scenario/resolve.js';
 import type { TIMELINE_ACTIONS } from './scenario/schema.js';
 import type { ScenarioSource } from './scenario/source.js';
-import { registerSchemes } from './schemes/index.js';
 
 // the built-in schemes' summary sections (each declares its key in SchemeSections)
-export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/orchestrator/summary.js';
-export type { F10Summary } from '../schemes/f10/orchestrator/summary.js';
-export type { FastpassSummary } from '../schemes/fastpass/orchestrator/summary.js';
-export type { FlowtuneSummary } from '../schemes/flowtune/orchestrator/summary.js';
-export type { HarmonySummary } from '../schemes/harmony/orchestrator/summary.js';
+export type { XpSummary as ExpressPassSummary } from '../schemes/expresspass/definition/summary.js';
+export type { F10Summary } from '../schemes/f10/definition/summary.js';
+export type { FastpassSummary } from '../schemes/fastpass/definition/summary.js';
+export type { FlowtuneSummary } from '../schemes/flowtune/definition/summary.js';
+export type { HarmonySummary } from '../schemes/harmony/definition/summary.js';
 export { RuntimeError, ScenarioError } from './engine/errors.js';
 export type { SchemeSections } from './engine/results.js';
 export type { FiredFault, FlowNotDone, FlowRow, NodeEvent, Progress, Scenario, Summary };

@@ -1,6 +1,6 @@
 // After tsc: makes the CLI entry executable (npm links `bin` to it), and bundles what node processes
-// load into dist/bundle/: each role's entry (node.js, switch.js, arbiter.js), every built-in scheme's
-// parts (schemes/<s>/parts.js) and the scheme SDK's node side (scheme.js, from scheme/node.ts: in a node
+// load into dist/bundle/: each role's entry (host.js, switch.js, arbiter.js), every built-in scheme's
+// parts (schemes/<s>/parts.js) and the scheme SDK's node side (scheme.js, from sdk/node.ts: in a node
 // process `dcemu/scheme` and `dcemu/scheme/node` are that, since parts use nothing else), split into shared chunks so that a
 // role and the scheme parts it loads at run time share one copy of every module. Node processes run
 // with `--conditions=dcemu-bundle`, under which `dcemu/scheme` and `dcemu/schemes/<s>/parts` resolve
@@ -15,10 +15,10 @@ import { rolldown } from 'rolldown';
 chmodSync('dist/orchestrator/cli.js', 0o755);
 
 const input = {
-  node: 'dist/node/main.js',
+  host: 'dist/host/main.js',
   switch: 'dist/switch/main.js',
   arbiter: 'dist/arbiter/main.js',
-  scheme: 'dist/scheme/node.js',
+  scheme: 'dist/sdk/node.js',
 };
 for (const s of readdirSync('dist/schemes')) {
   if (existsSync(`dist/schemes/${s}/parts.js`)) input[`schemes/${s}/parts`] = `dist/schemes/${s}/parts.js`;
@@ -40,7 +40,7 @@ await bundle.close();
 // It knows the schemes the entry points register (dcemu's own), and says which: a program that
 // registered others compiles the schema it needs.
 const { AJV_OPTIONS, scenarioSchema } = await import('../dist/orchestrator/scenario/schema.js');
-const { registerSchemes, registeredKinds } = await import('../dist/orchestrator/schemes/index.js');
+const { registerSchemes, registeredKinds } = await import('../dist/orchestrator/registry/index.js');
 const { BUILT_IN_SCHEMES } = await import('../dist/schemes/built-in.js');
 registerSchemes(BUILT_IN_SCHEMES);
 const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { CaptureRecorder, CHUNK_BYTES, DcemuHeader, RECORD_HEAD } from '../core/capture.js';
+import { WireVerdict } from '../core/fault-filter.js';
 import { Ecn, FrameType, makeFrame } from '../core/frame.js';
 import { monotonicEpoch } from '../core/time.js';
-import { WireVerdict } from '../core/wire.js';
 import { CaptureFiles, DCEMU_UDP_PORT, ipChecksum, SNAPLEN } from '../orchestrator/engine/capture.js';
 import { ScenarioError } from '../orchestrator/engine/errors.js';
 import {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type Discipline, StrictPriority } from '../core/discipline.js';
+import { WireVerdict } from '../core/fault-filter.js';
 import { Ecn, type Frame, makeFrame } from '../core/frame.js';
 import { EgressPort, type PortParams } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
-import { WireVerdict } from '../core/wire.js';
 
 interface Out {
   /** scheduler time at which the sink got the frame */

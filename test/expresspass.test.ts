@@ -10,11 +10,11 @@ import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import { Metrics } from '../core/metrics.js';
 import { EgressPort } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
-import { SizeCdf } from '../node/cdf.js';
-import type { Transport } from '../node/transport/types.js';
+import { SizeCdf } from '../host/cdf.js';
+import type { Transport } from '../host/transport/types.js';
+import { chosenVariants, VARIANTS } from '../schemes/expresspass/definition/variants.js';
 import { CreditLimited } from '../schemes/expresspass/discipline.js';
 import { ExpressPassTransport } from '../schemes/expresspass/host/transport.js';
-import { chosenVariants, VARIANTS } from '../schemes/expresspass/orchestrator/variants.js';
 import {
   CREDIT_BYTES,
   TopClasses,

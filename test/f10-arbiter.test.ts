@@ -9,9 +9,9 @@ import type { NodeConfig } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import type { NodeContext } from '../core/node-runtime.js';
 import { Scheduler } from '../core/scheduler.js';
+import { schemeDefinition } from '../orchestrator/registry/index.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import { F10Arbiter } from '../schemes/f10/arbiter/role.js';
 import type { F10Command, F10Report } from '../schemes/f10/control.js';
 

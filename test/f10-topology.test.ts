@@ -5,9 +5,9 @@
  * miswired copy, a duplicate address and a tree claimed as the other variant.
  */
 import { describe, expect, it } from 'vitest';
+import { schemeDefinition } from '../orchestrator/registry/index.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import {
   f10Tree,
   fatTree,

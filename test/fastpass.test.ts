@@ -17,8 +17,8 @@ import { type Allocation, TimeslotAllocator } from '../schemes/fastpass/arbiter/
 import { FaultIsolation } from '../schemes/fastpass/arbiter/isolation.js';
 import { colourEdges, selectPaths } from '../schemes/fastpass/arbiter/pathsel.js';
 import { FastpassArbiter } from '../schemes/fastpass/arbiter/role.js';
+import { fastpassFabric } from '../schemes/fastpass/definition/settings.js';
 import { FastpassQdisc } from '../schemes/fastpass/host/qdisc.js';
-import { fastpassFabric } from '../schemes/fastpass/orchestrator/settings.js';
 import {
   type FastpassArbiterConfig,
   type FastpassFabric,

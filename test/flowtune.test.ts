@@ -14,7 +14,7 @@ import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { FabricLinks } from '../schemes/flowtune/arbiter/links.js';
 import { Ned } from '../schemes/flowtune/arbiter/ned.js';
 import { FlowtuneAllocator } from '../schemes/flowtune/arbiter/role.js';
-import { ProportionalFair } from '../schemes/flowtune/orchestrator/optimum.js';
+import { ProportionalFair } from '../schemes/flowtune/definition/optimum.js';
 import {
   allocatorRoute,
   allSpines,

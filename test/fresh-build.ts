@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
-const SOURCES = ['core', 'topology', 'switch', 'node', 'arbiter', 'scheme', 'schemes', 'orchestrator'];
+const SOURCES = ['core', 'topology', 'switch', 'host', 'arbiter', 'sdk', 'schemes', 'orchestrator'];
 /** written last by `npm run build` (scripts/postbuild.mjs) */
 const BUILT = 'dist/orchestrator/scenario/scenario-validator.cjs';
 

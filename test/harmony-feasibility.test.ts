@@ -3,7 +3,7 @@
  * Pareto front of worst-case slowdown against sustainable load, and a region's edge at a load.
  */
 import { describe, expect, it } from 'vitest';
-import { countedSpread } from '../orchestrator/schemes/flows.js';
+import { countedSpread } from '../orchestrator/registry/flows.js';
 import { edgeAt, type PointResult, paretoFront } from '../schemes/harmony/experiments/feasibility.js';
 
 /** a point that sustains `load` with worst slowdown `worst` (null: no load sustained) */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { countedSpread } from '../orchestrator/schemes/flows.js';
+import { countedSpread } from '../orchestrator/registry/flows.js';
 import { quickExperiment } from './helpers.js';
 
 describe('dcemu experiment harmony-fig7', () => {

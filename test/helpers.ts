@@ -186,7 +186,7 @@ export async function ownNodePids(): Promise<number[]> {
   if (own === undefined)
     throw new Error(`${TAG_VAR} unset: vitest.config.ts runs test/own-processes.ts first`);
   const tag = `${TAG_VAR}=${own}`;
-  const pids = await nodePids(`${ROOT}/dist/(bundle/(node|switch|arbiter)|(node|switch|arbiter)/main)\\.js`);
+  const pids = await nodePids(`${ROOT}/dist/(bundle/(host|switch|arbiter)|(host|switch|arbiter)/main)\\.js`);
   return pids.filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(tag);

@@ -1,5 +1,5 @@
 /**
- * The host stack under the baseline transport (node/qdisc/, node/transport/baseline.ts): Linux's
+ * The host stack under the baseline transport (host/qdisc/, host/transport/baseline.ts): Linux's
  * qdiscs one by one (pfifo_fast's bands and limit, fq's per-flow limit and control queue, fq_codel's
  * round robin, new-flow priority, overflow drop and CoDel), and a sender whose own NIC is its
  * bottleneck with each limit of the stack on and off: the send buffer, TCP small queues, the window
@@ -12,12 +12,12 @@ import type { FlowSpec, HostStackConfig, QdiscKind } from '../core/messages.js';
 import { Metrics } from '../core/metrics.js';
 import { EgressPort, type PortParams } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
-import { Fq } from '../node/qdisc/fq.js';
-import { FqCodel } from '../node/qdisc/fq-codel.js';
-import { createQdisc, TxLedger } from '../node/qdisc/index.js';
-import { PFIFO_FAST_LIMIT, PfifoFast } from '../node/qdisc/pfifo-fast.js';
-import { BASELINE_DEFAULTS, BaselineTransport } from '../node/transport/baseline.js';
-import type { Nic, TransportComponents } from '../node/transport/types.js';
+import { Fq } from '../host/qdisc/fq.js';
+import { FqCodel } from '../host/qdisc/fq-codel.js';
+import { createQdisc, TxLedger } from '../host/qdisc/index.js';
+import { PFIFO_FAST_LIMIT, PfifoFast } from '../host/qdisc/pfifo-fast.js';
+import { BASELINE_DEFAULTS, BaselineTransport } from '../host/transport/baseline.js';
+import type { Nic, TransportComponents } from '../host/transport/types.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

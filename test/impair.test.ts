@@ -1,10 +1,11 @@
 /**
- * Link impairments (core/impair.ts, core/wire.ts): netem's delay shapes and their floors, Gilbert–
+ * Link impairments (core/impair.ts, core/fault-filter.ts): netem's delay shapes and their floors, Gilbert–
  * Elliott's bursts, netem's correlation, reordering or not, duplication and a degraded rate at a
  * port; and the scenario errors that name file, line and field. Every draw is seeded: the figures
  * below are the same on every run.
  */
 import { describe, expect, it } from 'vitest';
+import { WireFilter, WireVerdict } from '../core/fault-filter.js';
 import { FrameType, makeFrame } from '../core/frame.js';
 import {
   Correlated,
@@ -21,7 +22,6 @@ import {
 import { EgressPort } from '../core/port.js';
 import { Rng } from '../core/random.js';
 import { Scheduler } from '../core/scheduler.js';
-import { WireFilter, WireVerdict } from '../core/wire.js';
 import { loadScenarioFile } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

@@ -15,7 +15,7 @@ const config = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cj
 };
 
 /** the folders of the project's source (`npm run deps`) */
-const ROOMS = ['core', 'topology', 'switch', 'node', 'arbiter', 'scheme', 'schemes', 'orchestrator', 'bench'];
+const ROOMS = ['core', 'topology', 'switch', 'host', 'arbiter', 'sdk', 'schemes', 'orchestrator', 'bench'];
 
 /** every broken rule under `baseDir`, as `rule: from -> to` */
 async function violations(baseDir: string, rooms: string[]): Promise<string[]> {
@@ -37,19 +37,17 @@ describe('the rooms and their doors', () => {
 
   it('catches a circle, a core that imports up, an engine that imports a scheme, a scheme reaching into another or past the SDK, a role naming a scheme and one importing another role', async () => {
     const planted = join(ROOT, 'test/fixtures/layers');
-    expect(
-      await violations(planted, ['core', 'node', 'orchestrator', 'scheme', 'schemes', 'switch']),
-    ).toEqual([
+    expect(await violations(planted, ['core', 'host', 'orchestrator', 'sdk', 'schemes', 'switch'])).toEqual([
       'core-imports-nothing-of-ours: core/clock.ts -> orchestrator/plan.ts',
       'layer-engine-imports-nothing-above: orchestrator/engine/registry.ts -> schemes/a/index.ts',
       'layer-roles-imports-nothing-above: switch/switch.ts -> schemes/a/wire.ts',
-      'layer-scheme-node-side-imports-nothing-above: schemes/a/host/transport.ts -> scheme/index.ts',
+      'layer-scheme-node-side-imports-nothing-above: schemes/a/host/transport.ts -> sdk/index.ts',
       'no-circular: core/clock.ts -> orchestrator/plan.ts',
       'roles-learn-no-scheme: switch/switch.ts -> schemes/a/wire.ts',
-      'scheme-parts-use-the-node-sdk: schemes/a/host/transport.ts -> scheme/index.ts',
+      'scheme-parts-use-the-node-sdk: schemes/a/host/transport.ts -> sdk/index.ts',
       'schemes-never-import-each-other: schemes/a/wire.ts -> schemes/b/wire.ts',
       'schemes-use-the-sdk-alone: schemes/a/host/transport.ts -> core/clock.ts',
-      'switch-imports-no-other-role: switch/switch.ts -> node/host.ts',
+      'switch-imports-no-other-role: switch/switch.ts -> host/host.ts',
     ]);
   }, 60_000);
 });

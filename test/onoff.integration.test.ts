@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateFlows } from '../node/workload.js';
+import { generateFlows } from '../host/workload.js';
 import { loadScenarioFile } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 import { runScenario } from './helpers.js';

@@ -1,5 +1,5 @@
 /**
- * The on-off workload pattern (F10 §7.2's ON/OFF sources, node/onoff.ts): each host's ON periods in
+ * The on-off workload pattern (F10 §7.2's ON/OFF sources, host/onoff.ts): each host's ON periods in
  * turn with OFF gaps between them, packet counts that the transport's replayed gaps reproduce, the
  * load scaling of the packet gaps, determinism, and the scenario section's checks naming their field.
  */
@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { WireSize } from '../core/frame.js';
 import type { FlowSpec } from '../core/messages.js';
 import type { Dist } from '../core/random.js';
-import { distMean, GapStream, type OnOffSpec, packetGaps } from '../node/onoff.js';
-import { generateFlows } from '../node/workload.js';
+import { distMean, GapStream, type OnOffSpec, packetGaps } from '../host/onoff.js';
+import { generateFlows } from '../host/workload.js';
 import { DEFAULTS } from '../orchestrator/scenario/defaults.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';

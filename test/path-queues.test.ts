@@ -1,11 +1,11 @@
 /**
- * pathQueueDelays (orchestrator/schemes/path-queues.ts) on a run folder written by hand: two racks
+ * pathQueueDelays (orchestrator/registry/path-queues.ts) on a run folder written by hand: two racks
  * under one spine, every link 10 Gbit/s (1,250 bytes queued: 1 µs), queues sampled every 10 µs.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pathQueueDelays } from '../scheme/index.js';
+import { pathQueueDelays } from '../sdk/index.js';
 import { tempOut } from './helpers.js';
 
 const RATE = 10e9;

@@ -8,9 +8,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { schemeDefinition } from '../orchestrator/registry/index.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveInjected, resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { schemeDefinition } from '../orchestrator/schemes/index.js';
 import { ROOT } from './helpers.js';
 
 const project = mkdtempSync(join(tmpdir(), 'dcemu-scheme-module-'));

@@ -13,8 +13,8 @@ import { Metrics } from '../core/metrics.js';
 import { EgressPort, type PortParams } from '../core/port.js';
 import { Rng } from '../core/random.js';
 import { Scheduler } from '../core/scheduler.js';
-import { BASELINE_DEFAULTS, BaselineTransport } from '../node/transport/baseline.js';
-import type { Nic, TransportComponents } from '../node/transport/types.js';
+import { BASELINE_DEFAULTS, BaselineTransport } from '../host/transport/baseline.js';
+import type { Nic, TransportComponents } from '../host/transport/types.js';
 
 const US = 1_000;
 const MS = 1_000_000;

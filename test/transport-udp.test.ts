@@ -16,10 +16,10 @@ import type { FlowGaps, FlowSpec, NodeReport, UdpTransportConfig } from '../core
 import { Metrics } from '../core/metrics.js';
 import { EgressPort } from '../core/port.js';
 import { Scheduler } from '../core/scheduler.js';
-import { GapStream } from '../node/onoff.js';
-import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../node/transport/index.js';
-import type { Nic, TransportComponents } from '../node/transport/types.js';
-import { NIC_BACKLOG_BYTES, UdpTransport } from '../node/transport/udp.js';
+import { GapStream } from '../host/onoff.js';
+import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../host/transport/index.js';
+import type { Nic, TransportComponents } from '../host/transport/types.js';
+import { NIC_BACKLOG_BYTES, UdpTransport } from '../host/transport/udp.js';
 import { collect, writeResults } from '../orchestrator/engine/collect.js';
 import type { FabricResult } from '../orchestrator/engine/engine.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../core/random.js';
-import { SizeCdf } from '../node/cdf.js';
-import { generateFlows, meanFlowSize, type WorkloadSpec } from '../node/workload.js';
+import { SizeCdf } from '../host/cdf.js';
+import { generateFlows, meanFlowSize, type WorkloadSpec } from '../host/workload.js';
 
 const RATE = 100e9;
 

@@ -7,7 +7,7 @@
  */
 import type { FlowNotDone, Summary } from '../engine/collect.js';
 import { type FiredFault, LINK_DROPS, OUTAGES } from '../engine/fired.js';
-import { schemeDefinition } from '../schemes/index.js';
+import { schemeDefinition } from '../registry/index.js';
 import type { Assertion } from './model.js';
 
 export interface Violation {

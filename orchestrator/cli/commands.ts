@@ -12,14 +12,14 @@ import { resolveChaos, resolveInvariants } from '../chaos/model.js';
 import { memoryProblem } from '../engine/engine.js';
 import { isUserError, RuntimeError } from '../engine/errors.js';
 import { onInterrupt } from '../engine/interrupts.js';
+import { registerSchemes } from '../registry/index.js';
+import type { ExperimentOptions, SchemeExperiment } from '../registry/types.js';
 import { lendFolder } from '../runtime/hardening.js';
 import { ensureImage } from '../runtime/image.js';
 import { NodePool } from '../runtime/pool.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { scenarioSchemaDocument } from '../scenario/schema.js';
-import { registerSchemes } from '../schemes/index.js';
-import type { ExperimentOptions, SchemeExperiment } from '../schemes/types.js';
 import { composeFile } from '../studies/compose.js';
 import type { Reproduction } from '../studies/reproduction.js';
 import { parseAxis, runSweep } from '../studies/sweep.js';
@@ -573,7 +573,7 @@ program
         junit?: string;
       },
     ) => {
-      const { experiments } = await import('../schemes/index.js');
+      const { experiments } = await import('../registry/index.js');
       const all = new Map([...experiments(), ...STUDIES.map((x) => [x.name, x] as const)]);
       const e = name === undefined ? undefined : all.get(name);
       if (e === undefined) {

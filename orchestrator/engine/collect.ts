@@ -5,14 +5,14 @@
  * measured.
  */
 import { writeFileSync } from 'node:fs';
+import { type ImpairCounts, noImpairCounts } from '../../core/fault-filter.js';
 import { Histogram } from '../../core/histogram.js';
 import type { FlowRecord, NodeReport } from '../../core/messages.js';
-import { type ImpairCounts, noImpairCounts } from '../../core/wire.js';
-import { segmentCount } from '../../node/transport/types.js';
+import { segmentCount } from '../../host/transport/types.js';
 import type { Topology } from '../../topology/types.js';
 import { writeRunPlots } from '../plots/index.js';
-import { schemeDefinition } from '../schemes/index.js';
-import { type BusiestQueue, busiestQueue, idealFct, quantile } from '../schemes/stats.js';
+import { schemeDefinition } from '../registry/index.js';
+import { type BusiestQueue, busiestQueue, idealFct, quantile } from '../registry/stats.js';
 import { summarizeClocks, writeClockFiles } from './clocks.js';
 import type { FabricResult } from './engine.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
@@ -719,7 +719,7 @@ function queuesCsv(r: FabricResult): string {
 }
 
 /**
- * What the links' impairments did (core/wire.ts), in all and per direction (`from` → `to`), from the
+ * What the links' impairments did (core/fault-filter.ts), in all and per direction (`from` → `to`), from the
  * nodes' `impair:<count>:<peer>` counters; absent when no impairment did anything.
  */
 function impairmentsOf(reports: readonly NodeReport[]): { impairments?: ImpairmentsSummary } {

@@ -7,11 +7,11 @@ import type { Impairment } from '../../core/impair.js';
 import type { ClockConfig, FlowSpec, NodeConfig, PortConfig, PtpConfig } from '../../core/messages.js';
 import { draw, Rng } from '../../core/random.js';
 import type { Epoch } from '../../core/time.js';
-import { generateFlows } from '../../node/workload.js';
+import { generateFlows } from '../../host/workload.js';
 import type { Topology, TopoNode } from '../../topology/types.js';
+import { schemeDefinition } from '../registry/index.js';
 import { directionImpairment } from '../scenario/impairments.js';
 import type { Scenario } from '../scenario/resolve.js';
-import { schemeDefinition } from '../schemes/index.js';
 import { routingTable } from '../topology/routing.js';
 
 export interface Plan {

@@ -2,7 +2,7 @@
  * Human-readable output: the live progress line and the summary table printed after a run.
  */
 import { formatNs } from '../../core/time.js';
-import { schemeDefinition } from '../schemes/index.js';
+import { schemeDefinition } from '../registry/index.js';
 import type { Progress } from './engine.js';
 import { REPAIRS } from './fired.js';
 import type { Summary } from './results.js';

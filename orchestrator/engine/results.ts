@@ -2,10 +2,11 @@
  * The shapes of a run's results: a flow's row (flows.csv), the summary (summary.json) and its
  * sections. Collection (collect.ts) computes them; plots, reports and studies read them.
  */
+
+import type { ImpairCounts } from '../../core/fault-filter.js';
 import type { FlowRecord } from '../../core/messages.js';
-import type { ImpairCounts } from '../../core/wire.js';
-import type { SchemeSections } from '../schemes/sections.js';
-import type { BusiestQueue } from '../schemes/stats.js';
+import type { SchemeSections } from '../registry/sections.js';
+import type { BusiestQueue } from '../registry/stats.js';
 import type { CaptureFileSummary } from './capture.js';
 import type { ClockSummary } from './clocks.js';
 import type { Outcome } from './outcomes.js';
@@ -175,7 +176,7 @@ export interface Summary extends Partial<SchemeSections> {
   };
   /**
    * The scheme's own section, under its name (`f10`: failures, reroutes, detours, pushback, losses),
-   * made by its summary code in orchestrator/schemes/.
+   * made by its summary code in orchestrator/registry/.
    */
   [scheme: string]: unknown;
 }
@@ -197,7 +198,7 @@ export interface Fairness {
   convergence: Array<{ t: number; active: number; convergedNs: number | null }>;
 }
 
-/** one direction's impairment counts (core/wire.ts ImpairCounts), from node `from` toward `to` */
+/** one direction's impairment counts (core/fault-filter.ts ImpairCounts), from node `from` toward `to` */
 export type ImpairedLink = ImpairCounts & { from: string; to: string };
 
 export type ImpairmentsSummary = ImpairCounts & { links: ImpairedLink[] };

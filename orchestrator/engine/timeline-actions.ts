@@ -3,8 +3,9 @@
  * it sets, the egress ports it changes, the record it leaves in the fault list, and the check that
  * every container `start` follows a `stop`. The engine (engine.ts) fires them at their times.
  */
+
+import type { WireState } from '../../core/fault-filter.js';
 import type { FaultCommand, PortConfig } from '../../core/messages.js';
-import type { WireState } from '../../core/wire.js';
 import type { TimelineEvent } from '../scenario/resolve.js';
 import type { FiredFault } from './fired.js';
 

@@ -9,11 +9,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WireSize } from '../../core/frame.js';
-import { segmentCount } from '../../node/transport/types.js';
+import { segmentCount } from '../../host/transport/types.js';
 import { RuntimeError } from '../engine/errors.js';
 import type { Summary } from '../engine/results.js';
-import { quantile } from '../schemes/stats.js';
-import type { ExperimentOptions } from '../schemes/types.js';
+import { quantile } from '../registry/stats.js';
+import type { ExperimentOptions } from '../registry/types.js';
 import { overridesOf, runForSummary } from '../studies/experiments.js';
 import { type FigureSpec, reproduce, scaleOf } from '../studies/reproduction.js';
 import { type FlowResult, ns3Missing, readFlows, readQueue, runTwin, type TwinOptions } from './twin.js';

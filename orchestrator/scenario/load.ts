@@ -14,7 +14,7 @@ import {
   moduleSchemeSchema,
   registeredKinds,
   type SchemeDefinition,
-} from '../schemes/index.js';
+} from '../registry/index.js';
 import { AJV_OPTIONS, scenarioSchema, signedDuration } from './schema.js';
 import type { RawScenario, ScenarioSource } from './source.js';
 import { bytes, duration, rate } from './units.js';

@@ -10,10 +10,10 @@ import type { HostStackConfig, LivenessConfig, SyncMode, TransportConfig } from 
 import type { Dist } from '../../core/random.js';
 import type { ComputeModel, ComputeSettings } from '../../core/scheduler.js';
 import { parseBytes, parseDurationNs, parseRateBps } from '../../core/time.js';
-import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../node/transport/index.js';
-import type { WorkloadSpec } from '../../node/workload.js';
+import { BASELINE_DEFAULTS, UDP_DEFAULTS } from '../../host/transport/index.js';
+import type { WorkloadSpec } from '../../host/workload.js';
 import type { LinkParams, Topology } from '../../topology/types.js';
-import { resolveScheme, type SchemeSettings, schemeDefinition } from '../schemes/index.js';
+import { resolveScheme, type SchemeSettings, schemeDefinition } from '../registry/index.js';
 import { attachArbiters } from '../topology/arbiter.js';
 import { buildTopology } from './build-topology.js';
 import { type ClockModel, type PtpSettings, resolveClocks, resolveJitter, resolvePtp } from './clocks.js';
@@ -48,7 +48,7 @@ export interface Scenario {
   transport: TransportConfig;
   /** the host stack under the transport: send buffer, TCP small queues, the NIC's qdisc */
   host: HostStackConfig;
-  /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/schemes/) */
+  /** the fabric design: ECMP, F10, the controller-only baseline, ... (orchestrator/registry/) */
   scheme: SchemeSettings;
   /** the links' impairments (scenarios.md#impairments): absent when every link is clean */
   impairments?: LinkImpairments;

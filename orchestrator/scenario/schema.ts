@@ -5,8 +5,8 @@
  * silently ignored key.
  */
 
-import { SizeCdf } from '../../node/cdf.js';
-import { schemeSchema } from '../schemes/index.js';
+import { SizeCdf } from '../../host/cdf.js';
+import { schemeSchema } from '../registry/index.js';
 import { chaosSchema, invariantsSchema } from './chaos-schema.js';
 import { DEFAULTS } from './defaults.js';
 import { eachLinkSchema, impairmentProperties } from './impairments.js';
@@ -782,7 +782,7 @@ const scenarioSchemaBody = {
 } as const;
 
 /**
- * The scenario schema with the schemes registered now (orchestrator/schemes/index.ts) in its `scheme:`
+ * The scenario schema with the schemes registered now (orchestrator/registry/index.ts) in its `scheme:`
  * section.
  */
 export function scenarioSchema() {

@@ -3,9 +3,9 @@
  * topology.
  */
 import { parseBytes, parseDurationNs } from '../../core/time.js';
-import { SizeCdf } from '../../node/cdf.js';
-import { distMean, dutyCycle, type OnOffSpec, onOffProblem } from '../../node/onoff.js';
-import type { WorkloadSpec } from '../../node/workload.js';
+import { SizeCdf } from '../../host/cdf.js';
+import { distMean, dutyCycle, type OnOffSpec, onOffProblem } from '../../host/onoff.js';
+import type { WorkloadSpec } from '../../host/workload.js';
 import type { Topology } from '../../topology/types.js';
 import { parseDist } from './clocks.js';
 import { DEFAULTS } from './defaults.js';
@@ -190,7 +190,7 @@ function onOff(
 }
 
 /**
- * `workload.admissible`: Harmony §5's window (node/workload.ts admissible()). Only a Poisson pattern
+ * `workload.admissible`: Harmony §5's window (host/workload.ts admissible()). Only a Poisson pattern
  * has bursts to spread, and its largest flow must take less than the window at the host link rate.
  */
 function admissibleWindow(

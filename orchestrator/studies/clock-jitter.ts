@@ -19,8 +19,8 @@ import { OSCILLATORS, SEND_JITTER } from '../engine/clock-presets.js';
 import type { Summary } from '../engine/collect.js';
 import { type Plot, writePlots } from '../plots/render.js';
 import { frame, symlog } from '../plots/style.js';
-import { timingStudies } from '../schemes/index.js';
-import type { ExperimentOptions } from '../schemes/types.js';
+import { timingStudies } from '../registry/index.js';
+import type { ExperimentOptions } from '../registry/types.js';
 import { runVariants } from './experiments.js';
 import {
   type FigureSpec,

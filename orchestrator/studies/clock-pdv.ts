@@ -20,7 +20,7 @@
  */
 import type { Overrides } from '../api.js';
 import type { Summary } from '../engine/collect.js';
-import type { ExperimentOptions } from '../schemes/types.js';
+import type { ExperimentOptions } from '../registry/types.js';
 import { type FigureSpec, fmt, reproduceVariants, writeTable } from './reproduction.js';
 
 /** a quiet fabric: one small flow near the end, so that the workload has one (PTP alone runs) */

@@ -18,13 +18,13 @@ import { Document } from 'yaml';
 import { SECRET_FILE_ENV } from '../../core/auth.js';
 import { nodeEnv, nodeOptions } from '../../core/paths.js';
 import { RuntimeError, ScenarioError } from '../engine/errors.js';
+import { userSchemeDir } from '../registry/index.js';
 import { allocateAddresses, CONTROL_PORT, pickSubnet } from '../runtime/addresses.js';
 import { NODE_PROCESS_FAULTS } from '../runtime/attached.js';
 import { containerUser, HARDENED_HOST, SECRET_IN_CONTAINER } from '../runtime/hardening.js';
 import { APP_DIR, imageEntry } from '../runtime/image.js';
 import { parseScenario } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
-import { userSchemeDir } from '../schemes/index.js';
 
 /** the environment variable that carries the scenario text to the orchestrator service */
 export const SCENARIO_ENV = 'DCEMU_SCENARIO';

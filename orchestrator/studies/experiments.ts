@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Fabric, type Overrides } from '../api.js';
 import type { Summary } from '../engine/collect.js';
-import type { ExperimentOptions } from '../schemes/types.js';
+import type { ExperimentOptions } from '../registry/types.js';
 
 export async function runForSummary(
   file: string,

@@ -11,9 +11,9 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Overrides } from '../api.js';
 import type { Summary } from '../engine/collect.js';
+import type { ExperimentOptions } from '../registry/types.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
-import type { ExperimentOptions } from '../schemes/types.js';
 import { runVariants } from './experiments.js';
 
 export interface FigureSpec {

@@ -13,10 +13,10 @@ import { csvField } from '../engine/collect.js';
 import { RuntimeError } from '../engine/errors.js';
 import { columnView, scaled, titleWithUnit } from '../engine/figures.js';
 import { writeSweepPlots } from '../plots/index.js';
+import { schemeDefinition } from '../registry/index.js';
 import { eachPooled } from '../runtime/pool.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
-import { schemeDefinition } from '../schemes/index.js';
 
 /** One swept field and its values, as given (`ptp.timestamping=hardware,software`). */
 export interface SweepAxis {

@@ -2,7 +2,7 @@
  * ECMP, the best-effort baseline: no arbiter, nothing in the nodes beyond their ECMP tables and the
  * run's transport. A scheme like every other, only with nothing to add.
  */
-import { defineScheme } from '../../scheme/index.js';
+import { defineScheme } from '../../sdk/index.js';
 
 export default defineScheme({
   kinds: ['ecmp'],

@@ -13,7 +13,7 @@
  * priorities ... (similar to pFabric [31])": one buffer of that many tokens, the one with the fewest
  * packets left (its `k`) sent first (the earliest on a tie), and a full buffer dropping its least urgent.
  */
-import { type Frame, StrictPriority } from '../../scheme/node.js';
+import { type Frame, StrictPriority } from '../../sdk/node.js';
 import { CREDIT_BYTES, XpClass, type XpControl, type XpSwitchConfig } from './wire.js';
 
 /** The credit-limited discipline of one port of `rateBps` under config `c` (switch ports and NICs alike). */

@@ -5,9 +5,9 @@ import {
   type FlowRow,
   flowRows,
   idealFctAfterHandshake,
-} from '../../scheme/index.js';
-import { reproduceVariants, type Summary, withQuick, writeTable } from '../../scheme/study.js';
-import { type AblationVariant, chosenVariants } from './orchestrator/variants.js';
+} from '../../sdk/index.js';
+import { reproduceVariants, type Summary, withQuick, writeTable } from '../../sdk/study.js';
+import { type AblationVariant, chosenVariants } from './definition/variants.js';
 
 /** TOP's headline comparisons: the paper's value goes beside both */
 const HEADLINE = new Set(['top', 'top-switch-expiry', 'top-ptp']);

@@ -4,15 +4,10 @@ import {
   type SchemeNodeConfig,
   type Topology,
   type TopoNode,
-} from '../../scheme/index.js';
-import {
-  expressPassProperties,
-  resolveXp,
-  tokenThresholds,
-  type XpSettings,
-} from './orchestrator/settings.js';
-import { summarizeXp, type XpSummary } from './orchestrator/summary.js';
-import { VARIANTS } from './orchestrator/variants.js';
+} from '../../sdk/index.js';
+import { expressPassProperties, resolveXp, tokenThresholds, type XpSettings } from './definition/settings.js';
+import { summarizeXp, type XpSummary } from './definition/summary.js';
+import { VARIANTS } from './definition/variants.js';
 import { CREDIT_BYTES, EXPRESSPASS_KIND, TOP_KIND, type XpHostConfig } from './wire.js';
 
 export default defineScheme<XpSettings, XpSummary>({

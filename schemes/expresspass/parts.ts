@@ -2,8 +2,8 @@
  * ExpressPass's and TOP's node-process parts: the switch module, the credit transport, and on every
  * port (a switch's and a NIC's) the credit classes under one limiter.
  */
-import type { DisciplineFactory } from '../../scheme/node.js';
-import { defineSchemeParts } from '../../scheme/node.js';
+import type { DisciplineFactory } from '../../sdk/node.js';
+import { defineSchemeParts } from '../../sdk/node.js';
 import { creditPort } from './discipline.js';
 import { ExpressPassTransport } from './host/transport.js';
 import { ExpressPassModule } from './switch/module.js';

@@ -4,7 +4,7 @@
  * controller (schemes/f10/arbiter) its timing and the data-plane topology. All of it rides in a node config's
  * opaque `scheme` section, kind `f10`.
  */
-import type { F10Address, F10Shape, NodeConfig } from '../../scheme/node.js';
+import type { F10Address, F10Shape, NodeConfig } from '../../sdk/node.js';
 
 /** The node-config scheme kind of F10 and of its controller-only baseline (PortLand). */
 export const F10_KIND = 'f10';

@@ -5,7 +5,7 @@
  * link would be most of the fabric's frames.
  */
 
-import type { DetectorFactory, Frame, LinkDetector, LivenessEvents } from '../../scheme/node.js';
+import type { DetectorFactory, Frame, LinkDetector, LivenessEvents } from '../../sdk/node.js';
 import { f10ControlDetectorOf, f10DetectorOf } from './config.js';
 import { F10Detector } from './detector.js';
 

@@ -32,7 +32,7 @@ import {
   type LivenessPort,
   type NodeClock,
   type Timer,
-} from '../../scheme/node.js';
+} from '../../sdk/node.js';
 import type { F10DetectorConfig } from './config.js';
 
 /** The sender's view of the link, carried in a keepalive's `q`. */

@@ -18,7 +18,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { type ExperimentOptions, formatNs, percent } from '../../scheme/index.js';
+import { type ExperimentOptions, formatNs, percent } from '../../sdk/index.js';
 import {
   cdf,
   frame,
@@ -31,10 +31,10 @@ import {
   withQuick,
   writePlots,
   writeTable,
-} from '../../scheme/study.js';
+} from '../../sdk/study.js';
+import type { F10Settings } from './definition/settings.js';
+import { type F10Summary, intervalRates, rateStats } from './definition/summary.js';
 import { F10, PORTLAND, runOne, setsFor, traces, type Variant } from './experiments/trace.js';
-import type { F10Settings } from './orchestrator/settings.js';
-import { type F10Summary, intervalRates, rateStats } from './orchestrator/summary.js';
 
 /** the headline: both schemes on the same workload and failure trace */
 const FIG8_MAIN: Variant[] = [F10, PORTLAND];

@@ -13,11 +13,11 @@ import {
   type SchemeNodeConfig,
   type Topology,
   type TopoNode,
-} from '../../scheme/index.js';
+} from '../../sdk/index.js';
 import type { F10ArbiterConfig } from './arbiter/role.js';
 import { F10_CONTROLLERS, F10_KIND, type F10Config, type F10LinkConfig } from './config.js';
-import { type F10Settings, f10Properties, resolveF10 } from './orchestrator/settings.js';
-import { type F10Summary, summarizeF10 } from './orchestrator/summary.js';
+import { type F10Settings, f10Properties, resolveF10 } from './definition/settings.js';
+import { type F10Summary, summarizeF10 } from './definition/summary.js';
 
 /** the controllers a run has: the primary, and with `controller.backup` the backup (F10 §8) */
 const controllersOf = (s: F10Settings): string[] => F10_CONTROLLERS.slice(0, s.backup ? 2 : 1);

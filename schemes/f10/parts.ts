@@ -1,5 +1,5 @@
 /** F10's node-process parts: the switch module (router, pushback, detector), the controller, and the detector every end of a link speaks. */
-import { defineSchemeParts } from '../../scheme/node.js';
+import { defineSchemeParts } from '../../sdk/node.js';
 import { F10Arbiter } from './arbiter/role.js';
 import { f10DetectorFactory } from './detector-factory.js';
 import { F10Module } from './switch/module.js';

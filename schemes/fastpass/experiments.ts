@@ -18,7 +18,7 @@ import {
   quantile,
   SEND_JITTER,
   WireSize,
-} from '../../scheme/index.js';
+} from '../../sdk/index.js';
 import {
   type Fairness,
   type FigureSpec,
@@ -26,7 +26,7 @@ import {
   type Summary,
   withQuick,
   writeTable,
-} from '../../scheme/study.js';
+} from '../../sdk/study.js';
 
 interface Side {
   name: string;
@@ -80,7 +80,7 @@ const LATE_VARIANTS = LATENESS.map((m) => ({
 }));
 
 /**
- * The host's kernel and NIC path (`host.stackDelay`, node/host.ts): each frame crosses it once at its
+ * The host's kernel and NIC path (`host.stackDelay`, host/host.ts): each frame crosses it once at its
  * sender and once at its receiver. 3 µs a side is what scripts/stack-delay.c measures on Linux: a
  * 64-byte UDP round trip over loopback takes two sends and two receives through the kernel (system
  * calls, UDP/IP, softirq, the waking of the receiving process), a median of about 12 µs, so 3 µs a

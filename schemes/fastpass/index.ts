@@ -11,7 +11,7 @@ import {
   type SchemeNodeConfig,
   type Topology,
   type TopoNode,
-} from '../../scheme/index.js';
+} from '../../sdk/index.js';
 import {
   arbiterRacks,
   arbiterRoutes,
@@ -20,13 +20,13 @@ import {
   fastpassFabric,
   fastpassProperties,
   resolveFastpass,
-} from './orchestrator/settings.js';
+} from './definition/settings.js';
 import {
   type FastpassSummary,
   fastpassRejectedFlows,
   fastpassRows,
   summarizeFastpass,
-} from './orchestrator/summary.js';
+} from './definition/summary.js';
 import type { FastpassArbiterConfig, FastpassHostConfig } from './wire.js';
 import { FASTPASS_KIND, notifyBatches } from './wire.js';
 

@@ -2,7 +2,7 @@
  * Fastpass's node-process parts: the arbiter (allocator, path selection, FCP), the qdisc under the
  * run's transport, and in message mode the switches' queueing stamp.
  */
-import { defineSchemeParts } from '../../scheme/node.js';
+import { defineSchemeParts } from '../../sdk/node.js';
 import { FastpassArbiter } from './arbiter/role.js';
 import { FastpassTransport } from './host/transport.js';
 import { QueueingStamp } from './switch/stamp.js';

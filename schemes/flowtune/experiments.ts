@@ -11,14 +11,14 @@
  *   the scenario has it (its timeline kills the allocator), Flowtune with the allocator left alive
  *   (`timeline=[]`), and DCTCP; the lapses of the first run. The headline ratios are §6.5's: p99s of
  *   FCTs normalized by the empty network's, per the paper's size ranges (`p99ByRange`), raw beside;
- *   and figure 9's p99 queueing delay on 2-hop and 4-hop paths (orchestrator/queueing.ts);
+ *   and figure 9's p99 queueing delay on 2-hop and 4-hop paths (schemes/flowtune/definition/queueing.ts);
  * - `flowtune-loads` (§6.5, figures 8 and 9 across their loads 0.2-0.8): the same against DCTCP and
  *   pFabric, per range and load, and the queueing delay on paths (the paper's 12× is at 0.8).
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ExperimentOptions, formatNs, quantile, segmentCount } from '../../scheme/index.js';
+import { type ExperimentOptions, formatNs, quantile, segmentCount } from '../../sdk/index.js';
 import {
   loadScenarioFile,
   reproduceVariants,
@@ -26,8 +26,8 @@ import {
   type Summary,
   withQuick,
   writeTable,
-} from '../../scheme/study.js';
-import { HOPS, over, type PathP99, pathP99, pathTable } from './orchestrator/queueing.js';
+} from '../../sdk/study.js';
+import { HOPS, over, type PathP99, pathP99, pathTable } from './definition/queueing.js';
 
 const us = (ns: number | null | undefined) => (ns === null || ns === undefined ? 'never' : formatNs(ns));
 
@@ -127,7 +127,7 @@ function paperRatio(against: 'dctcp' | 'pfabric', range: string): string | null 
 
 /**
  * Figure 9's figures (§6.5) beside Flowtune's and DCTCP's runs: p99 queueing delay on 2-hop and 4-hop
- * paths (schemes/flowtune/orchestrator/queueing.ts), at the run's sampling and at the paper's 1 ms, and their
+ * paths (schemes/flowtune/definition/queueing.ts), at the run's sampling and at the paper's 1 ms, and their
  * ratio; `id`s end in `suffix`, labels in `where`; the paper's 12× only at `paperLoad` (its 0.8).
  */
 function queueingFigures(suffix: string, where: string, paperLoad: boolean) {

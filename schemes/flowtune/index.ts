@@ -13,8 +13,7 @@ import {
   type SchemeNodeConfig,
   type Topology,
   type TopoNode,
-} from '../../scheme/index.js';
-import type { FlowtuneHostSection } from './host/transport.js';
+} from '../../sdk/index.js';
 import {
   emptyRttNs,
   type FlowtuneSettings,
@@ -22,8 +21,9 @@ import {
   flowtuneProperties,
   flowtuneShape,
   resolveFlowtune,
-} from './orchestrator/settings.js';
-import { type FlowtuneSummary, flowtuneRows, summarizeFlowtune } from './orchestrator/summary.js';
+} from './definition/settings.js';
+import { type FlowtuneSummary, flowtuneRows, summarizeFlowtune } from './definition/summary.js';
+import type { FlowtuneHostSection } from './host/transport.js';
 import type { FlowtuneAllocatorConfig, FlowtuneHostConfig } from './wire.js';
 import { FLOWTUNE_KIND } from './wire.js';
 

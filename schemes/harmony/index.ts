@@ -4,14 +4,14 @@
  * runs check: no data frame finds more than the bound queued and no Harmony frame is dropped by a full
  * buffer, whatever fails.
  */
-import { defineScheme, type SchemeNodeConfig, type Topology, type TopoNode } from '../../scheme/index.js';
-import { type HarmonySettings, harmonyProperties, resolveHarmony } from './orchestrator/settings.js';
+import { defineScheme, type SchemeNodeConfig, type Topology, type TopoNode } from '../../sdk/index.js';
+import { type HarmonySettings, harmonyProperties, resolveHarmony } from './definition/settings.js';
 import {
   type HarmonySummary,
   harmonyFailedFlows,
   harmonyRows,
   summarizeHarmony,
-} from './orchestrator/summary.js';
+} from './definition/summary.js';
 import { HARMONY_KIND, type HarmonyHostConfig, type HarmonySwitchConfig } from './wire.js';
 
 export default defineScheme<HarmonySettings, HarmonySummary>({

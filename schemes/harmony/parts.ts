@@ -1,5 +1,5 @@
 /** Harmony's node-process parts: the switch module (virtual links, rsvp, queue-bound books), its ports' control reserve, and the RPC transport. */
-import { defineSchemeParts } from '../../scheme/node.js';
+import { defineSchemeParts } from '../../sdk/node.js';
 import { HarmonyTransport } from './host/transport.js';
 import { ControlReserve } from './switch/discipline.js';
 import { HarmonyModule } from './switch/module.js';

@@ -1,6 +1,6 @@
 /**
  * pFabric's node-process parts: its port on every switch port and every NIC, and its transport on
- * every host. Loaded by each node process whose config names the scheme (dcemu's `scheme/parts`).
+ * every host. Loaded by each node process whose config names the scheme (dcemu's `sdk/parts`).
  */
 import { defineSchemeParts } from 'dcemu/scheme/node';
 import { PFabricQueue } from './queue.js';

@@ -29,7 +29,7 @@ import {
   type Timer,
   type Transport,
   type TransportComponents,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   CREDIT_BYTES,
   TopClasses,

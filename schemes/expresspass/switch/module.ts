@@ -17,7 +17,7 @@ import {
   type NodeContext,
   type Routing,
   type SwitchScheme,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import { CreditLimited } from '../discipline.js';
 import type { XpSwitchConfig } from '../wire.js';
 

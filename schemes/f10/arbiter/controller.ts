@@ -7,7 +7,7 @@
  * next hops around the failures. No I/O, no clock: every call receives `now` (virtual ns); the
  * controller works on the names and port indices of the Topology.
  */
-import type { TopoLink, Topology, TopoNode } from '../../../scheme/node.js';
+import type { TopoLink, Topology, TopoNode } from '../../../sdk/node.js';
 
 export interface F10ControllerOptions {
   /** scheduling epoch, virtual ns; also the traffic report period, so a pair's rate is bytes·8/epochNs */

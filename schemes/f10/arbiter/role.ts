@@ -21,7 +21,7 @@ import {
   type Topology,
   type TopoNode,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import type { F10DetectorConfig } from '../config.js';
 import { type F10Command, isF10Report } from '../control.js';
 import { F10Controller } from './controller.js';

@@ -14,7 +14,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { type ExperimentOptions, type FlowRow, flowRows, formatNs, Rng } from '../../../scheme/index.js';
+import { type ExperimentOptions, type FlowRow, flowRows, formatNs, Rng } from '../../../sdk/index.js';
 import {
   cdf,
   fmt,
@@ -29,7 +29,7 @@ import {
   withQuick,
   writePlots,
   writeTable,
-} from '../../../scheme/study.js';
+} from '../../../sdk/study.js';
 import { F10, PORTLAND, runOne, traces } from './trace.js';
 
 /** The shuffles drawn per seed: how often jobs arrive, how many mappers and reducers, how many bytes. */
@@ -282,7 +282,7 @@ async function fig9Seed(
  * a mapper and a reducer, as a server runs map and reduce tasks alike: that pair's share stays on the
  * host, no flow), `model.bytes` split evenly over the M·R pairs. A job left with no flow (one mapper
  * and one reducer on one host) is counted in `local` and left out. The flows are listed job by job in
- * start order, so flows.csv's id of list entry i is i + 1 (node/workload.ts numbers a list's flows by
+ * start order, so flows.csv's id of list entry i is i + 1 (host/workload.ts numbers a list's flows by
  * start, ties in list order).
  */
 function drawJobs(

@@ -4,7 +4,7 @@
  * run to its `summary.f10`, and one seed's failure trace drawn once and carried onto every variant's
  * tree.
  */
-import type { Topology } from '../../../scheme/index.js';
+import type { Topology } from '../../../sdk/index.js';
 import {
   type DrawnEntry,
   drawFaults,
@@ -14,8 +14,8 @@ import {
   RuntimeError,
   resolveScenario,
   runForSummary,
-} from '../../../scheme/study.js';
-import type { F10Summary } from '../orchestrator/summary.js';
+} from '../../../sdk/study.js';
+import type { F10Summary } from '../definition/summary.js';
 
 export interface Variant {
   name: string;

@@ -34,7 +34,7 @@ import {
   type SwitchScheme,
   type Timer,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import type { F10Config } from '../config.js';
 import { type F10Command, type F10Report, isF10Command } from '../control.js';
 import { F10Router, inflationOf } from './router.js';

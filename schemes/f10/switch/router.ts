@@ -24,7 +24,7 @@ import {
   prefix,
   type SubtreeType,
   samePrefix,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import type { F10Config } from '../config.js';
 
 export const TAG = 0xf1;

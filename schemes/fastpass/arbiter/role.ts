@@ -21,7 +21,7 @@ import {
   Priority,
   Rng,
   type Timer,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   type FastpassArbiterConfig,
   Fcp,

@@ -19,7 +19,7 @@ import {
   segmentBytes,
   segmentCount,
   type Timer,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import type { MessageAsk, MessageData } from '../wire.js';
 
 /** The host's message section, read by schemes/fastpass/orchestrator. */

@@ -28,7 +28,7 @@ import {
   Priority,
   type Timer,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   type FastpassHostConfig,
   Fcp,

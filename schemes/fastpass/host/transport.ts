@@ -12,7 +12,7 @@ import {
   type SenderStats,
   type Transport,
   type TransportComponents,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import type { FastpassHostConfig } from '../wire.js';
 import { isMessageData } from '../wire.js';
 import { MessageHost } from './messages.js';

@@ -5,7 +5,7 @@
  * so both schemes' in-network queueing is measured the same way. Forwarding stays the source routes'.
  * Only message-mode runs load it: the paper's Fastpass runs no switch module.
  */
-import type { Frame, SwitchScheme } from '../../../scheme/node.js';
+import type { Frame, SwitchScheme } from '../../../sdk/node.js';
 import { isMessageData } from '../wire.js';
 
 export class QueueingStamp implements SwitchScheme {

@@ -21,7 +21,7 @@ import {
   makeFrame,
   type NodeContext,
   type Timer,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   allSpines,
   downRoute,

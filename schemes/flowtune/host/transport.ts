@@ -28,7 +28,7 @@ import {
   type TransportComponents,
   type WindowControl,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   allocatorRoute,
   allSpines,

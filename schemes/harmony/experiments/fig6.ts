@@ -1,5 +1,5 @@
-import type { CountedSpread, ExperimentOptions, MessageDelays } from '../../../scheme/index.js';
-import { fmt, reproduceVariants, type Summary, writeTable } from '../../../scheme/study.js';
+import type { CountedSpread, ExperimentOptions, MessageDelays } from '../../../sdk/index.js';
+import { fmt, reproduceVariants, type Summary, writeTable } from '../../../sdk/study.js';
 import {
   ARRIVALS_MULTIPLE,
   arrivalWindow,

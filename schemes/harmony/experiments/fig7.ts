@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { type CountedSpread, type ExperimentOptions, flowRows, spreadOf } from '../../../scheme/index.js';
-import { fmt, reproduceVariants, type Summary, writeTable } from '../../../scheme/study.js';
+import { type CountedSpread, type ExperimentOptions, flowRows, spreadOf } from '../../../sdk/index.js';
+import { fmt, reproduceVariants, type Summary, writeTable } from '../../../sdk/study.js';
 import { deltaAdmissionNs, loadPct, SPREAD } from './index.js';
 
 interface Point {

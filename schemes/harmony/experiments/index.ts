@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { countedSpread, type ExperimentOptions, flowRows } from '../../../scheme/index.js';
+import { countedSpread, type ExperimentOptions, flowRows } from '../../../sdk/index.js';
 import {
   fmt,
   loadScenarioFile,
@@ -7,8 +7,8 @@ import {
   resolveScenario,
   type Summary,
   writeTable,
-} from '../../../scheme/study.js';
-import type { HarmonySettings } from '../orchestrator/settings.js';
+} from '../../../sdk/study.js';
+import type { HarmonySettings } from '../definition/settings.js';
 import { hostRacks, readUnloaded, unloadedSlowdowns, unloadedVariant } from './unloaded.js';
 
 /** up to 0.99: a maximum at the sweep's end reads "≥" (the paper's value, 0.9, is inside); 0.1 for reading B */

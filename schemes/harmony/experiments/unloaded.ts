@@ -8,8 +8,8 @@
  * rack for Fastpass, stays in). The line-rate ratio, flows.csv's `slowdown`, stays beside it.
  */
 import { join } from 'node:path';
-import { type CountedSpread, countedSpread, type FlowRow, flowRows } from '../../../scheme/index.js';
-import { loadScenarioFile, resolveScenario } from '../../../scheme/study.js';
+import { type CountedSpread, countedSpread, type FlowRow, flowRows } from '../../../sdk/index.js';
+import { loadScenarioFile, resolveScenario } from '../../../sdk/study.js';
 
 /** a calibration run's folder name for the scheme setting `key` */
 export const unloadedName = (key: string) => `unloaded-${key}`;

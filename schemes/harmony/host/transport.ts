@@ -34,7 +34,7 @@ import {
   type Transport,
   type TransportComponents,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   Ctl,
   FailureWhy,

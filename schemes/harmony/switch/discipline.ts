@@ -8,7 +8,7 @@
  * second class has been held back longer than its share allows (a 64-byte frame: 2.56 µs at 2% of
  * 10 Gbit/s).
  */
-import { type Frame, StrictPriority } from '../../../scheme/node.js';
+import { type Frame, StrictPriority } from '../../../sdk/node.js';
 import { HarmonyClass } from '../wire.js';
 
 export class ControlReserve extends StrictPriority {

@@ -27,7 +27,7 @@ import {
   Rng,
   type SwitchScheme,
   WireSize,
-} from '../../../scheme/node.js';
+} from '../../../sdk/node.js';
 import {
   Ctl,
   HarmonyClass,

@@ -15,7 +15,7 @@ import {
   type ScenarioSource,
   type Topology,
   WireSize,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 
 /** The `scheme:` properties Harmony reads (besides kind). */
 export const harmonyProperties = {

@@ -12,13 +12,13 @@ import {
   sectionsOf,
   sum,
   WireSize,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import type { XpHostSection } from '../host/transport.js';
 import type { XpSwitchSection } from '../switch/module.js';
 
 import type { XpSettings } from './settings.js';
 
-declare module '../../../scheme/index.js' {
+declare module '../../../sdk/index.js' {
   /** `summary.expresspass` */
   interface SchemeSections {
     expresspass: XpSummary;

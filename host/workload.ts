@@ -4,7 +4,7 @@
  * list around; that only works because the result is a pure function of its inputs: one Rng seeded
  * from spec.seed, hosts taken in ascending id order, and draws made in a fixed order within each host.
  * Arrivals are Poisson with the rate that makes the offered load the requested fraction of a host link;
- * the on-off pattern instead alternates each host between OFF and ON periods (node/onoff.ts).
+ * the on-off pattern instead alternates each host between OFF and ON periods (host/onoff.ts).
  */
 import type { FlowSpec } from '../core/messages.js';
 import { Rng } from '../core/random.js';

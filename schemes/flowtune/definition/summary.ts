@@ -24,7 +24,7 @@ import {
   type SummaryTotals,
   sectionsOf,
   sum,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import { FabricLinks } from '../arbiter/links.js';
 import type { FlowtuneAllocatorSection } from '../arbiter/role.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../host/transport.js';
@@ -54,7 +54,7 @@ export interface FlowtuneConvergence {
   }>;
 }
 
-declare module '../../../scheme/index.js' {
+declare module '../../../sdk/index.js' {
   /** `summary.flowtune` */
   interface SchemeSections {
     flowtune: FlowtuneSummary;

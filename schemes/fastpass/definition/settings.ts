@@ -17,7 +17,7 @@ import {
   type Topology,
   type TopoNode,
   WireSize,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import { DEFAULT_CORES } from '../arbiter/cost.js';
 import { type FastpassFabric, type FastpassHostConfig, planes, routeVia } from '../wire.js';
 

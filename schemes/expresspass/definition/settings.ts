@@ -17,7 +17,7 @@ import {
   type Topology,
   type TopoNode,
   WireSize,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import { CREDIT_BYTES, TopClasses, TopUnscheduled, type XpHostConfig, type XpSwitchConfig } from '../wire.js';
 
 const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };

@@ -5,7 +5,7 @@
  * loads that module by name when its config arrives (core/scheme-parts.ts).
  */
 import type { ArbiterPart } from '../arbiter/role.js';
-import type { HostPart } from '../node/transport/types.js';
+import type { HostPart } from '../host/transport/types.js';
 import type { SwitchPart } from '../switch/scheme.js';
 
 export type { ArbiterPart, HostPart, SwitchPart };

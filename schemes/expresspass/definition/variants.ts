@@ -2,7 +2,7 @@
  * The variants of `top-ablation` (experiments.ts says what each changes), apart from the experiment's
  * code so that its definition can list them for `--variants` without loading the runs' machinery.
  */
-import { OSCILLATORS, SEND_JITTER } from '../../../scheme/index.js';
+import { OSCILLATORS, SEND_JITTER } from '../../../sdk/index.js';
 
 /** servers' oscillators under PTP with NIC hardware stamps, and sends late by hrtimer and qdisc delays */
 const REAL_CLOCKS = {

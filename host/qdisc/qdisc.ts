@@ -12,7 +12,7 @@ import { MIN_FRAME } from '../../core/port.js';
 /**
  * Told of a frame's life in the qdisc and NIC: it entered, its transmission was committed to end at
  * `end` (physical ns), or the qdisc dropped it. TCP small queues count a flow's bytes between the first
- * and the other two (node/qdisc/ledger.ts).
+ * and the other two (host/qdisc/ledger.ts).
  */
 export interface TxAccounting {
   entered(frame: Frame): void;

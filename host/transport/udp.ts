@@ -11,7 +11,7 @@
  * With `flowRateBps` every flow is also a paced stream at that rate (a constant-bit-rate sender, as an
  * ON period of a streaming source): a flow's next frame waits until a frame time at its rate after
  * its last, and the pump serves the flows whose time has come, round-robin. An ON period of an ON/OFF
- * source (a flow with `gaps`, node/onoff.ts) is paced by its own drawn gaps instead, open loop: its
+ * source (a flow with `gaps`, host/onoff.ts) is paced by its own drawn gaps instead, open loop: its
  * k-th packet is due at the sum of the first k-1 gaps after its start, however late the ones before
  * it left, and its packets carry `gaps.packet` bytes on the wire each.
  *

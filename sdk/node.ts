@@ -38,7 +38,7 @@ export type { EgressPort } from '../core/port.js';
 export { Rng } from '../core/random.js';
 export type { Scheduler, Timer } from '../core/scheduler.js';
 export { formatNs, parseBytes, parseDurationNs, parseRateBps } from '../core/time.js';
-export { SizeCdf } from '../node/cdf.js';
+export { SizeCdf } from '../host/cdf.js';
 // hosts: the transport a scheme's transport sits on, and the flow-size distributions
 export type {
   Nic,
@@ -46,8 +46,8 @@ export type {
   Transport,
   TransportComponents,
   WindowControl,
-} from '../node/transport/types.js';
-export { partialPathsOver, segmentBytes, segmentCount } from '../node/transport/types.js';
+} from '../host/transport/types.js';
+export { partialPathsOver, segmentBytes, segmentCount } from '../host/transport/types.js';
 // switches: routing and the module a scheme plugs in
 export { EcmpUpDown, flowHash, type Routing } from '../switch/routing.js';
 export type { SwitchScheme } from '../switch/scheme.js';

@@ -17,7 +17,7 @@ import {
   type RunRecord,
   sectionsOf,
   sum,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import type { HarmonyHostSection } from '../host/transport.js';
 import { Outcome } from '../host/transport.js';
 import type { HarmonySwitchSection } from '../switch/module.js';
@@ -39,7 +39,7 @@ export interface HarmonyFaultSummary {
   unresolved: number;
 }
 
-declare module '../../../scheme/index.js' {
+declare module '../../../sdk/index.js' {
   /** `summary.harmony` */
   interface SchemeSections {
     harmony: HarmonySummary;

@@ -20,7 +20,7 @@ import {
   nearestRank,
   type RunRecord,
   type SummaryTotals,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import { F10_CONTROLLERS } from '../config.js';
 import type { F10SwitchSection } from '../switch/module.js';
 import type { F10Settings } from './settings.js';
@@ -43,7 +43,7 @@ export interface F10FailureSummary {
   lostAfterDetection: number;
 }
 
-declare module '../../../scheme/index.js' {
+declare module '../../../sdk/index.js' {
   /** `summary.f10` */
   interface SchemeSections {
     f10: F10Summary;

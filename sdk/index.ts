@@ -15,29 +15,26 @@
 export { OSCILLATORS, SEND_JITTER } from '../orchestrator/engine/clock-presets.js';
 // the faults a run fired, to tell a failed flow from an unexplained one
 export { concerns, type FiredFault, OUTAGES } from '../orchestrator/engine/fired.js';
-export type { ScenarioSource } from '../orchestrator/scenario/source.js';
-// schema fragments for a scheme's settings: a duration ("2us"), a rate ("10Gbps"), a size ("64KB")
-export { bytes, duration, rate } from '../orchestrator/scenario/units.js';
 export {
   type CountedSpread,
   countedSpread,
   type FlowRow,
   flowRows,
   spreadOf,
-} from '../orchestrator/schemes/flows.js';
+} from '../orchestrator/registry/flows.js';
 // queueing delay along a run's host-to-host paths, from its sampled switch queues
 export {
   type PathQueueDelay,
   type PathQueueOptions,
   pathQueueDelays,
-} from '../orchestrator/schemes/path-queues.js';
+} from '../orchestrator/registry/path-queues.js';
 // a run's reports by their node's role, and the scheme sections in them
-export { reportsOf, sectionsOf } from '../orchestrator/schemes/reports.js';
+export { reportsOf, sectionsOf } from '../orchestrator/registry/reports.js';
 /**
  * A scheme's section of summary.json, declared by the scheme:
  * `declare module 'dcemu/scheme' { interface SchemeSections { mine: MySummary } }`.
  */
-export type { SchemeSections } from '../orchestrator/schemes/sections.js';
+export type { SchemeSections } from '../orchestrator/registry/sections.js';
 // statistics over a run's reports and flows
 export {
   type BusiestQueue,
@@ -53,7 +50,7 @@ export {
   percent,
   quantile,
   sum,
-} from '../orchestrator/schemes/stats.js';
+} from '../orchestrator/registry/stats.js';
 // the definition (orchestrator side)
 export type {
   ExperimentOptions,
@@ -62,8 +59,11 @@ export type {
   SchemeExperiment,
   SchemeSettings,
   SummaryTotals,
-} from '../orchestrator/schemes/types.js';
-export { defineScheme } from '../orchestrator/schemes/types.js';
+} from '../orchestrator/registry/types.js';
+export { defineScheme } from '../orchestrator/registry/types.js';
+export type { ScenarioSource } from '../orchestrator/scenario/source.js';
+// schema fragments for a scheme's settings: a duration ("2us"), a rate ("10Gbps"), a size ("64KB")
+export { bytes, duration, rate } from '../orchestrator/scenario/units.js';
 // the topology as the orchestrator sees it: arbiters, paths, ports
 export { type ArbiterSpec, dataPlane } from '../orchestrator/topology/arbiter.js';
 export { portToward } from '../orchestrator/topology/build.js';

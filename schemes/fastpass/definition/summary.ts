@@ -21,7 +21,7 @@ import {
   type SummaryTotals,
   sectionsOf,
   sum,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import { BATCH } from '../arbiter/allocator.js';
 import type { FastpassArbiterSection } from '../arbiter/role.js';
 import type { MessageHostSection } from '../host/messages.js';
@@ -45,7 +45,7 @@ export interface FastpassFailover {
   packetsLost: number;
 }
 
-declare module '../../../scheme/index.js' {
+declare module '../../../sdk/index.js' {
   /** `summary.fastpass` */
   interface SchemeSections {
     fastpass: FastpassSummary;

@@ -14,7 +14,7 @@ import {
   rate,
   type ScenarioSource,
   type Topology,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import type { F10ControllerTiming } from '../arbiter/role.js';
 import type { F10CongestionConfig, F10DetectorConfig } from '../config.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { WIRE_OK, WireFilter, WireVerdict } from '../core/fault-filter.js';
 import { makeFrame } from '../core/frame.js';
-import { WIRE_OK, WireFilter, WireVerdict } from '../core/wire.js';
 
 /** A random function that replays `draws` and counts how often it was called. */
 function scripted(draws: number[]) {

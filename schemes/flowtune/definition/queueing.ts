@@ -12,7 +12,7 @@
  * inferred from sampled queue lengths").
  */
 import { join } from 'node:path';
-import { pathQueueDelays } from '../../../scheme/index.js';
+import { pathQueueDelays } from '../../../sdk/index.js';
 
 /** the paper's sampling period (§6.5, "every 1 ms") */
 export const PAPER_SAMPLE_NS = 1_000_000;

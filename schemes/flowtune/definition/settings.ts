@@ -17,7 +17,7 @@ import {
   type Topology,
   type TopoNode,
   WireSize,
-} from '../../../scheme/index.js';
+} from '../../../sdk/index.js';
 import type { FlowtuneFabric, Normalize } from '../wire.js';
 
 /** The `scheme:` properties Flowtune reads (besides kind). */
