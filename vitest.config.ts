@@ -47,7 +47,7 @@ export default defineConfig({
   resolve: {
     alias: ['index', 'node', 'study'].map((m) => ({
       find: m === 'index' ? /^dcemu\/scheme$/ : new RegExp(`^dcemu/scheme/${m}$`),
-      replacement: join(import.meta.dirname, `scheme/${m}.ts`),
+      replacement: join(import.meta.dirname, `sdk/${m}.ts`),
     })),
   },
   test: {

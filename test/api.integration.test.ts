@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Fabric, ScenarioError, withNodePool } from '../orchestrator/api.js';
-import { ownNodePids, ROOT } from './helpers.js';
+import { ownNodePids, ROOT, tempOut } from './helpers.js';
 
 const STAR = `name: api-star
 seed: 2
@@ -19,7 +19,9 @@ workload: { pattern: all-to-all, fixedSize: 20KB, load: 0.3, duration: 200us }
 
 describe('library API', () => {
   it('runs in exact steps, takes faults while it runs and gives the results', async () => {
-    await using fabric = await Fabric.fromYaml(STAR, { set: { 'workload.load': 0.2 } }).start();
+    await using fabric = await Fabric.fromYaml(STAR, { set: { 'workload.load': 0.2 } })
+      .withOutput(tempOut('api'))
+      .start();
     expect(fabric.now()).toBe(0);
     await fabric.runFor('50us');
     expect(fabric.now()).toBe(50_000);
@@ -53,7 +55,9 @@ describe('library API', () => {
 topology: { kind: star, hosts: 3 }
 workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }] }
 `,
-    ).start();
+    )
+      .withOutput(tempOut('api'))
+      .start();
     await fabric.run();
     const s = (await fabric.stop()).summary();
     expect(s.flows.completed).toBe(1);
@@ -64,7 +68,7 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
   });
 
   it('refuses faults in the past and unknown actions, naming the entry', async () => {
-    await using fabric = await Fabric.fromYaml(STAR).start();
+    await using fabric = await Fabric.fromYaml(STAR).withOutput(tempOut('api')).start();
     await fabric.runFor('20us');
     expect(() => fabric.inject({ action: 'kill', node: 'h0', at: '10us' })).toThrow(/in the past/);
     // a typo is a type error in TypeScript (FaultAction), and a plain message from JavaScript
@@ -108,7 +112,7 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
     const runs = await withNodePool(async () => {
       const done = [];
       for (let i = 0; i < 2; i++) {
-        await using fabric = await Fabric.fromYaml(STAR).start();
+        await using fabric = await Fabric.fromYaml(STAR).withOutput(tempOut('api')).start();
         await fabric.run();
         done.push(await fabric.stop());
         // between the runs the pool's processes wait for the next
@@ -127,7 +131,7 @@ workload: { pattern: list, flows: [{ src: h0, dst: h1, size: 30KB, start: 10us }
 
   it('await using stops every node when the test throws', async () => {
     const body = async () => {
-      await using fabric = await Fabric.fromYaml(STAR).start();
+      await using fabric = await Fabric.fromYaml(STAR).withOutput(tempOut('api')).start();
       await fabric.runFor('10us');
       expect((await ownNodePids()).length).toBe(5);
       throw new Error('the user test failed');

@@ -4,8 +4,7 @@
  * records into Ethernet/IPv4/UDP packets of the frames' virtual sizes, and `run.capture` names ports
  * or fails with file, line and field.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +27,7 @@ import {
 import { planRun } from '../orchestrator/engine/plan.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
+import { tempOut } from './helpers.js';
 import { option, readPcapng } from './pcapng-reader.js';
 
 describe('pcapng blocks', () => {
@@ -191,7 +191,7 @@ describe('capture files (orchestrator side)', () => {
   it('turns records into Ethernet/IPv4/UDP packets of the virtual size, at fabric time, snapped at 128 bytes', () => {
     const sc = resolve(`${STAR}run: { capture: [[h0, sw0]] }\n`);
     const plan = planRun(sc, { epoch: monotonicEpoch(), bindHost: () => '127.0.0.1', logDir: null });
-    const dir = mkdtempSync(join(tmpdir(), 'dcemu-capture-unit-'));
+    const dir = tempOut('capture-unit');
     const errors: string[] = [];
     const files = new CaptureFiles(join(dir, 'capture'), sc.topology, plan.nodes, (m) => errors.push(m));
     const h0 = plan.nodes.find((n) => n.name === 'h0')!;
@@ -275,7 +275,7 @@ describe('capture files (orchestrator side)', () => {
   it('counts frames past the limit from each process of a node (a restarted container counts from 0)', () => {
     const sc = resolve(`${STAR}run: { capture: [h1] }\n`);
     const plan = planRun(sc, { epoch: monotonicEpoch(), bindHost: () => '127.0.0.1', logDir: null });
-    const dir = mkdtempSync(join(tmpdir(), 'dcemu-capture-unit-'));
+    const dir = tempOut('capture-unit');
     const files = new CaptureFiles(join(dir, 'capture'), sc.topology, plan.nodes, () => {});
     files.write('h1', new Uint8Array(0), [4], 0);
     files.write('h1', new Uint8Array(0), [7], 0);

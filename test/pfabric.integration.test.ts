@@ -4,19 +4,18 @@
  * package would. Its settings are checked with their file and line, its summary
  * section comes out, and two runs give the same bytes.
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { nodePids, ROOT, readJson } from './helpers.js';
+import { nodePids, ROOT, readJson, tempOut } from './helpers.js';
 
 const PACKAGE = join(ROOT, 'examples/schemes/pfabric');
 /** the example cut short: 1 ms of the web-search workload, 3 ms to drain */
 const SHORT = ['--set', 'workload.duration=1ms', '--set', 'run.drain=3ms'];
 
 describe('a scheme in a package of its own: pFabric', () => {
-  const project = mkdtempSync(join(tmpdir(), 'dcemu-pfabric-'));
+  const project = tempOut('pfabric');
   const cli = join(project, 'node_modules/dcemu/dist/orchestrator/cli.js');
   const dcemu = (args: string[]) =>
     execa(process.execPath, [cli, ...args], { cwd: project, reject: false, env: { FORCE_COLOR: '0' } });

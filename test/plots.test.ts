@@ -3,8 +3,7 @@
  * plots appear, what they encode), the thinning that bounds their data, and real rendering to SVG and
  * PNG (signature, size, axis titles, text drawn with the shipped font).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderAsync } from '@resvg/resvg-js';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { PNG_SCALE, writePlots } from '../orchestrator/plots/render.js';
 import { CLOCK_NODES, QUEUE_PORTS, type RunPlotInput, runPlots } from '../orchestrator/plots/run.js';
 import { sweepPlots } from '../orchestrator/plots/sweep.js';
 import { cdf, thin } from '../orchestrator/plots/thin.js';
+import { tempOut } from './helpers.js';
 
 const T0 = 1_000_000; // physical time of the start of traffic
 const SAMPLE = 5_000;
@@ -238,7 +238,7 @@ describe('sweep plots', () => {
 
 describe('rendering', () => {
   it('writes spec, SVG and PNG per plot, with axis titles drawn in the shipped font', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dcemu-plots-'));
+    const dir = tempOut('plots');
     const plots = runPlots(input()).filter((p) => p.name === 'fct-cdf' || p.name === 'faults');
     const outcome = await writePlots(dir, plots);
     expect(outcome).toEqual({ written: ['fct-cdf', 'faults'], problems: [] });
@@ -266,7 +266,7 @@ describe('rendering', () => {
   });
 
   it('says which plot could not be drawn, keeps its spec, and still draws the others', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dcemu-plots-'));
+    const dir = tempOut('plots');
     const good = runPlots(input()).find((p) => p.name === 'slowdown-cdf')!;
     // biome-ignore lint/suspicious/noExplicitAny: a spec Vega-Lite rejects on purpose
     const bad = { name: 'broken', spec: { data: { values: [] }, mark: 'no-such-mark' } as any };

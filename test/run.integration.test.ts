@@ -197,11 +197,10 @@ describe('dcemu run (process runtime)', () => {
     expect(leaf1).toBeGreaterThan(0);
     // mid-traffic: the fabric has moved past its start (a barrier or two in), not yet at its end
     await sleep(300);
-    const t0 = Date.now();
     process.kill(leaf1, 'SIGKILL');
     const r = await run;
-    // never the stall watchdog's 60 s: the rest of the run takes seconds
-    expect(Date.now() - t0).toBeLessThan(45_000);
+    // the run went on at once: never stopped by the stall watchdog
+    expect(r.stderr).not.toContain('made no progress');
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(
       /node leaf1 crashed at .* \(signal SIGKILL\); the run went on without it and is not reproducible/,

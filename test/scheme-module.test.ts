@@ -4,16 +4,15 @@
  * for faults injected into a running fabric, and a plain message for a module that is not there.
  * The example pFabric package sits in a temporary project whose `dcemu` links to this checkout.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { schemeDefinition } from '../orchestrator/registry/index.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveInjected, resolveScenario } from '../orchestrator/scenario/resolve.js';
-import { ROOT } from './helpers.js';
+import { ROOT, tempOut } from './helpers.js';
 
-const project = mkdtempSync(join(tmpdir(), 'dcemu-scheme-module-'));
+const project = tempOut('scheme-module');
 for (const f of ['index.js', 'parts.js', 'queue.js', 'transport.js', 'pfabric.yaml', 'package.json'])
   cpSync(join(ROOT, 'examples/schemes/pfabric', f), join(project, f));
 mkdirSync(join(project, 'node_modules'));

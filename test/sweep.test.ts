@@ -2,11 +2,11 @@
  * The sweep's grid and tables, without running fabrics: value lists split at commas outside
  * parentheses, the grid in order (first axis slowest), and the CSV and Markdown tables.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { grid, parseAxis, writeTables } from '../orchestrator/studies/sweep.js';
+import { tempOut } from './helpers.js';
 
 describe('sweep grid', () => {
   it('splits value lists at commas outside parentheses', () => {
@@ -35,7 +35,7 @@ describe('sweep grid', () => {
   });
 
   it('writes one row per point: swept values, then figures', () => {
-    const out = mkdtempSync(join(tmpdir(), 'dcemu-sweep-'));
+    const out = tempOut('sweep');
     const axes = [parseAxis('ptp.timestamping=hardware,software')];
     const rows = [
       { point: ['ptp.timestamping=hardware'], dir: 'a', figures: { fct_p50_ns: 100, faithful: 'yes' } },
@@ -54,7 +54,7 @@ describe('sweep grid', () => {
   });
 
   it('reads as a person would: done/planned, µs and KB by magnitude, no column no point fills', () => {
-    const out = mkdtempSync(join(tmpdir(), 'dcemu-sweep-'));
+    const out = tempOut('sweep');
     const axes = [parseAxis('workload.load=0.2,0.6')];
     const figures = (done: number, fct: number, queue: number) => ({
       flows_completed: done,

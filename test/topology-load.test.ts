@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { f10Tree, toJson, validateTopology } from '../orchestrator/topology/index.js';
 import { loadTopologyFile } from '../orchestrator/topology/load.js';
+import { tempOut } from './helpers.js';
 
 const LINK = { rateBps: 10e9, propNs: 1000 };
-const dir = mkdtempSync(join(tmpdir(), 'dcemu-topo-'));
+const dir = tempOut('topo');
 
 function write(name: string, text: string): string {
   const f = join(dir, name);

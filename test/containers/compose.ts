@@ -3,8 +3,7 @@
  * daemon and docker-compose; skipped with a warning without them, except in CI, where it must run).
  * Every container and network the run made is removed afterwards, also when the test fails.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,7 +51,7 @@ describe('dcemu compose: the file', () => {
     const net = f.networks.fabric;
     expect(net).toMatchObject({ internal: true, labels: { dcemu: 'dcemu-unit' } });
     expect(net.ipam.config[0].subnet).toBe(c.subnet);
-    const secretFile = join(mkdtempSync(join(tmpdir(), 'dcemu-compose-')), 'secret');
+    const secretFile = join(tempOut('compose'), 'secret');
     const site = await new AttachedRuntime({ subnet: c.subnet, secretFile }).prepare(nodes);
     expect(site.controlPort).toBe(CONTROL_PORT);
     // the attached runtime draws the run's secret and writes it where the nodes read it; release removes it
