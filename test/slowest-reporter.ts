@@ -1,13 +1,16 @@
 /**
  * A vitest reporter beside the default one: after the run it prints the slowest test files (tests and
  * hooks, wall time) and the CPU each took with its fabrics (test/cpu-probe.ts, where /proc says), so a
- * suite that creeps past its budget shows where (`npm test` on a 2-core machine must stay within 12
- * minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less; the
+ * suite that creeps past its budget shows where (docs/testing.md: a fresh clone's `.ci/run` on a 2-core
+ * machine within 10 minutes). Wall time moves with the machine and with a neighbour's load; CPU seconds much less; the
  * datagrams the file's fabrics exchanged (the run log, orchestrator/engine/run-log.ts, each run labelled
  * with its test by test/cpu-probe.ts) hardly at all: a shorter scenario shows there on any machine.
+ * With `DCEMU_SUITE_RECORD=<file.md>` it also writes the suite's figures between that file's
+ * `<!-- suite: figures -->` markers (docs/testing.md's budget), so the one place that says what the
+ * suite takes is written by the suite.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -69,6 +72,9 @@ export default class SlowestFiles implements Reporter {
   /** the run log this suite's runs append to: its own, unless DCEMU_RUN_LOG names one */
   private readonly log: string;
   private readonly ownLog: boolean;
+
+  /** when the run began, for the record's wall time */
+  private readonly startedAt = Date.now();
 
   constructor() {
     this.ownLog = !process.env.DCEMU_RUN_LOG;
@@ -135,6 +141,21 @@ export default class SlowestFiles implements Reporter {
     // every file and test, for a closer look: DCEMU_TEST_PROFILE=<file.json> npm test
     const profile = process.env.DCEMU_TEST_PROFILE;
     if (profile) writeFileSync(profile, `${JSON.stringify({ files: rows, tests: all }, null, 1)}\n`);
+    const record = process.env.DCEMU_SUITE_RECORD;
+    if (record) {
+      const failed = modules.some((m) => m.state() === 'failed');
+      if (failed) process.stdout.write(`\nsuite figures not recorded in ${record}: a test failed\n`);
+      else
+        recordSuite(record, {
+          files: rows.length,
+          tests: modules.reduce((n, m) => n + [...m.children.allTests()].length, 0),
+          wallS: (Date.now() - this.startedAt) / 1000,
+          cpuS: cpu,
+          runs,
+          nodes,
+          datagrams,
+        });
+    }
     if (tests.length > 0)
       process.stdout.write(
         `\nthe tests that took the most CPU:\n${tests
@@ -145,4 +166,38 @@ export default class SlowestFiles implements Reporter {
           .join('\n')}\n`,
       );
   }
+}
+
+/**
+ * The suite's figures written between `<!-- suite: figures -->` and `<!-- /suite: figures -->` in
+ * `file`: when, on what machine, and what it took.
+ */
+function recordSuite(
+  file: string,
+  f: {
+    files: number;
+    tests: number;
+    wallS: number;
+    cpuS: number;
+    runs: number;
+    nodes: number;
+    datagrams: number;
+  },
+): void {
+  const text = readFileSync(file, 'utf8');
+  const block = /(<!-- suite: figures -->\n)[\s\S]*?(<!-- \/suite: figures -->)/;
+  if (!block.test(text)) {
+    process.stdout.write(`\nsuite figures not recorded: ${file} has no <!-- suite: figures --> markers\n`);
+    return;
+  }
+  const cores = cpus();
+  const machine = `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GB`;
+  const minS = (s: number) => `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+  const line =
+    `Recorded by the suite (\`DCEMU_SUITE_RECORD=docs/testing.md npm test\`) on ${new Date().toISOString().slice(0, 10)}, ` +
+    `${machine}${process.env.CI === 'true' ? ', CI=true' : ''}: ${f.files} test files, ${f.tests.toLocaleString('en-US')} tests, ` +
+    `vitest ${minS(f.wallS)} of wall and ${Math.round(f.cpuS)} CPU-s of tests, ${f.runs} runs of ` +
+    `${f.nodes.toLocaleString('en-US')} node processes exchanging ${kilo(f.datagrams)}k datagrams.`;
+  writeFileSync(file, text.replace(block, `$1${line}\n$2`));
+  process.stdout.write(`\nsuite figures recorded in ${file}\n`);
 }
