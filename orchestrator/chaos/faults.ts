@@ -6,13 +6,20 @@ import { formatNs, parseDurationNs } from '../../core/time.js';
 import { type ChaosModel, type DrawnEntry, REPAIR_ACTIONS } from './model.js';
 import { cutLinks, partitionOf } from './partition.js';
 
+/** what a link-lossy or link-impair sets, named beside it: a gray failure reads as what it does */
+const SETTINGS = ['loss', 'corrupt', 'delay', 'duplicate', 'reorder', 'rate', 'types', 'flows'] as const;
+
+const settingText = (v: unknown): string =>
+  Array.isArray(v) ? v.join('/') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+
 /** A drawn fault as a report names it: its kind, what it strikes, and when. */
 export function describeFault(e: DrawnEntry): string {
   const what = e.groups
     ? e.groups.map((g) => `[${g.join(', ')}]`).join(' | ')
     : (e.node ?? e.link!.join('–'));
   const until = e.until !== undefined ? ` to ${formatNs(parseDurationNs(e.until))}` : '';
-  return `${e.action} ${what} at ${formatNs(e.at)}${until}`;
+  const set = SETTINGS.filter((k) => e[k] !== undefined).map((k) => `${k} ${settingText(e[k])}`);
+  return `${e.action} ${what}${set.length > 0 ? ` (${set.join(', ')})` : ''} at ${formatNs(e.at)}${until}`;
 }
 
 /** The faults of a draw (not their repairs), each as describeFault names it, in time order. */

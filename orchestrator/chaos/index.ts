@@ -374,6 +374,10 @@ function chaosTable(r: ChaosReport, out: string): string {
         } | ${x.flows.completed} / ${x.flows.failed} / ${x.flows.unexplained} of ${x.flows.planned} | ${[...new Set(x.violations.map((v) => v.invariant))].join(', ') || '-'} | ${x.repro ? `${relative(out, x.repro.file)} (${x.repro.faults} faults)` : '-'} |`,
     ),
   ];
+  if (r.runs.some((x) => x.drawn.length > 0)) {
+    lines.push('', 'Faults drawn:', '');
+    for (const x of r.runs) if (x.drawn.length > 0) lines.push(`- seed ${x.seed}: ${x.drawn.join('; ')}`);
+  }
   if (Object.keys(r.violations).length > 0) {
     lines.push('', '| invariant | runs breaking it |', '| --- | --- |');
     for (const [k, n] of Object.entries(r.violations)) lines.push(`| ${k} | ${n} |`);
