@@ -196,6 +196,11 @@ export class Endpoint {
    * (`last`); such arrivals are quiet events (`Scheduler.atQuiet`). Null: every frame may send.
    */
   quietKeepalive: ((port: number, at: number, last: number) => boolean) | null = null;
+  /**
+   * Frames whose frame check failed, at their arrival (a detector that counts bit transitions hears
+   * them: core/liveness.ts `garbled`). Null: they are counted and dropped on receipt, never scheduled.
+   */
+  onGarbled: ((port: number) => void) | null = null;
   private readonly sentPromise: Float64Array;
   private readonly sentCond: Float64Array;
   private readonly sentNeed: Float64Array;
@@ -600,6 +605,10 @@ export class Endpoint {
       await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
+  private readonly garbled = (_now: number, port: number): void => {
+    this.onGarbled?.(port);
+  };
+
   private readonly deliver = (now: number, port: number, frame: Frame): void => {
     // counted when handled, not when received: a frame still in flight when the run stops is not,
     // so the count is exact whatever the operating system did with the last datagrams
@@ -691,6 +700,12 @@ export class Endpoint {
       if (f.c !== 0) {
         // the frame check fails: the wire corrupted it
         this.stats.corrupted++;
+        if (this.onGarbled === null) continue;
+        // yet its bits arrived, at its time: an arrival like any other, which a detector may act on
+        if (this.conservative && f.a < this.rxUnackedMin[port]) this.rxUnackedMin[port] = f.a;
+        if (f.a > this.lastArrival[port]) this.lastArrival[port] = f.a;
+        sched.atKeyed(f.a, lane + this.frameSeq[port]++, this.garbled, port, f);
+        if (f.a > latest) latest = f.a;
         continue;
       }
       if (!this.conservative) fid.arrivalLateness.record(now > f.a ? now - f.a : 0);

@@ -32,6 +32,12 @@ export interface LinkDetector {
   heard(port: number, now: number, frame?: Frame): void;
   /** every frame a port sends */
   sent(port: number, now: number): void;
+  /**
+   * Every frame a port receives whose frame check failed (the wire corrupted it): the link carries
+   * bit transitions, though not a valid frame. Only a detector that counts transitions has it (F10
+   * §5.4's setting for power loss); the others never hear of corrupted frames.
+   */
+  garbled?(port: number, now: number): void;
 }
 
 export type DetectorFactory = (

@@ -521,6 +521,9 @@ class NodeProcess {
       endpoint.quietKeepalive = (port, at, last) => live.staysUp(port, at, last);
       quietDetectNs = live.quietDetectNs;
     }
+    // a detector that counts bit transitions hears the frames the wire corrupted, at their arrival
+    const garbled = (live as LinkDetector).garbled?.bind(live);
+    if (garbled) endpoint.onGarbled = (port) => garbled(port, clock.now());
     const roleFrame = (now: number, port: number, frame: Frame): void => role.onFrame(now, port, frame);
     endpoint.onFrame((now, port, frame) => {
       live.heard(port, clock.now(), frame);

@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
+import { describeFaults, smallerFaults } from '../orchestrator/chaos/faults.js';
 import { timelineScenario } from '../orchestrator/chaos/index.js';
 import { checkInvariants } from '../orchestrator/chaos/invariants.js';
 import { type DrawnEntry, drawFaults, resolveChaos, resolveInvariants } from '../orchestrator/chaos/model.js';
+import { chaosSuites } from '../orchestrator/cli/junit.js';
 import type { Summary } from '../orchestrator/engine/collect.js';
 import type { FiredFault } from '../orchestrator/engine/fired.js';
 import { flowOutcomes } from '../orchestrator/engine/outcomes.js';
@@ -269,6 +271,264 @@ describe('link-impair in chaos', () => {
     ).toThrow(/chaos\.failures\.0\.duplicate: duplicate applies to link-impair failures, not link-down/);
     expect(() => model(IMPAIR.replace(/ {6}(delay|loss):.*\n/g, ''))).toThrow(
       /chaos\.failures\.0\.kind: link-impair needs an impairment/,
+    );
+  });
+});
+
+describe('partitions and flaps in chaos', () => {
+  const CUTS = `chaos:
+  failures:
+    - kind: partition
+      targets: [leaf*, spine*]
+      size: 2
+      between: lognormal(600us, 1)
+      repair: lognormal(200us, 1)
+    - kind: link-flap
+      targets: [[leaf0, spine0]]
+      down: uniform(10us, 30us)
+      up: uniform(20us, 60us)
+      between: lognormal(500us, 1)
+      repair: 200us
+`;
+
+  it('draws a cut set, its neighbours and its heal, and flaps with their own seed, never overlapping', () => {
+    const m = model(CUTS);
+    expect(m.failures[0].targets).toEqual([{ cut: ['leaf0', 'leaf1', 'spine0', 'spine1'], size: 2 }]);
+    const drawn = drawFaults(m, 3, 4_000_000);
+    expect(drawFaults(m, 3, 4_000_000)).toEqual(drawn);
+    expect(describeFaults(drawn)).toEqual([
+      'partition [leaf0, spine1] | [h0, h1, leaf1, spine0] at 248.9 µs',
+      'link-flap leaf0–spine0 at 889.3 µs to 1.09 ms',
+      'link-flap leaf0–spine0 at 1.30 ms to 1.50 ms',
+      'partition [leaf0, leaf1] | [h0, h1, h2, h3, spine0, spine1] at 1.50 ms',
+    ]);
+    // the heal names the same groups; a flap ends itself at its until
+    expect(drawn.filter((e) => e.action === 'heal').map((e) => [e.at, e.groups])).toEqual([
+      [
+        374_971,
+        [
+          ['leaf0', 'spine1'],
+          ['h0', 'h1', 'leaf1', 'spine0'],
+        ],
+      ],
+      [
+        1_724_383,
+        [
+          ['leaf0', 'leaf1'],
+          ['h0', 'h1', 'h2', 'h3', 'spine0', 'spine1'],
+        ],
+      ],
+    ]);
+    expect(drawn.filter((e) => e.action === 'link-flap').map((e) => [e.until, e.seed])).toEqual([
+      ['1089326ns', 689_014_124],
+      ['1496675ns', 1_349_104_857],
+    ]);
+    // a link a partition cuts is busy while it is cut: a link-down drawn on it then is left out
+    const both = model(`chaos:
+  failures:
+    - { kind: partition, groups: [[leaf0], [spine*]], between: 100us, repair: 1ms }
+    - { kind: link-down, targets: [[leaf0, spine0], [leaf1, spine0]], between: 300us, repair: 50us }
+`);
+    const d = drawFaults(both, 1, 4_000_000);
+    const cut = d.find((e) => e.action === 'partition')!;
+    expect(cut).toMatchObject({ at: 100_000, groups: [['leaf0'], ['spine0', 'spine1']] });
+    const downs = d.filter((e) => e.action === 'link-down');
+    expect(downs.some((e) => e.link!.includes('leaf1'))).toBe(true);
+    for (const e of downs) if (e.link!.includes('leaf0')) expect(e.at).toBeGreaterThanOrEqual(1_100_000);
+  });
+
+  it('names the file, line and field of a malformed partition or flap', () => {
+    const bad = (chaos: string) => () => model(chaos);
+    expect(bad('chaos:\n  failures:\n    - { kind: partition, between: 1ms, repair: 1ms }\n')).toThrow(
+      /c\.yaml:8: chaos\.failures\.0\.targets: partition needs targets \(the nodes it may cut off\) or groups/,
+    );
+    expect(
+      bad(
+        'chaos:\n  failures:\n    - { kind: partition, targets: spine*, size: 3, between: 1ms, repair: 1ms }\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.size: 3 nodes cut off together, but the targets name 2/);
+    expect(
+      bad(
+        'chaos:\n  failures:\n    - { kind: partition, groups: [[h0], [h1]], between: 1ms, repair: 1ms }\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.groups: no link runs between the groups/);
+    expect(
+      bad(
+        'chaos:\n  failures:\n    - { kind: partition, groups: [[leaf0], [leaf0, spine0]], between: 1ms, repair: 1ms }\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.groups: 'leaf0' is in both groups/);
+    expect(bad('chaos:\n  failures:\n    - { kind: partition, targets: leaf0, between: 1ms }\n')).toThrow(
+      /chaos\.failures\.0\.repair: partition needs repair: the time to heal/,
+    );
+    expect(
+      bad(
+        'chaos:\n  failures:\n    - { kind: link-flap, targets: fabric, up: 10us, between: 1ms, repair: 1ms }\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.down: link-flap needs down/);
+    expect(
+      bad(
+        'chaos:\n  failures:\n    - { kind: link-down, targets: fabric, down: 10us, between: 1ms, repair: 1ms }\n',
+      ),
+    ).toThrow(/chaos\.failures\.0\.down: down applies to link-flap failures, not link-down/);
+    expect(bad('chaos:\n  failures:\n    - { kind: kill, targets: hosts, size: 2, between: 1ms }\n')).toThrow(
+      /chaos\.failures\.0\.size: size applies to partition failures, not kill/,
+    );
+  });
+
+  it('replays exactly: the reproducer expands to the same link actions, whatever else it drops', () => {
+    const m = model(CUTS);
+    const drawn = drawFaults(m, 3, 4_000_000);
+    const replay = (entries: DrawnEntry[]) =>
+      resolveScenario(
+        parseScenario(
+          timelineScenario({ text: `${BASE}${CUTS}`, file: 'c.yaml' }, [], entries, ' h'),
+          'r.yaml',
+        ),
+      ).timeline.map((e) => `${e.at} ${e.action} ${e.link!.join('-')} ${e.by}`);
+    const all = replay(drawn);
+    // the first partition cuts leaf0 and spine1 off (not the link between them), the heal restores it
+    expect(all.slice(0, 8)).toEqual([
+      '248897 link-down h0-leaf0 partition',
+      '248897 link-down h1-leaf0 partition',
+      '248897 link-down leaf0-spine0 partition',
+      '248897 link-down leaf1-spine1 partition',
+      '374971 link-up h0-leaf0 heal',
+      '374971 link-up h1-leaf0 heal',
+      '374971 link-up leaf0-spine0 heal',
+      '374971 link-up leaf1-spine1 heal',
+    ]);
+    const secondFlap = all.filter((l) => l.includes('link-flap') && Number(l.split(' ')[0]) >= 1_296_675);
+    expect(secondFlap).toHaveLength(8);
+    // alone in its file (the others dropped, as a reduction drops them), the flap flaps the same
+    expect(replay(drawn.filter((e) => e.fault === 2))).toEqual(secondFlap);
+  });
+
+  it('shrinks a partition to half its cut set and a flap to half its window', () => {
+    const m = model(CUTS);
+    const drawn = drawFaults(m, 3, 4_000_000);
+    const of = (f: number) => drawn.filter((e) => e.fault === f);
+    expect(
+      smallerFaults(of(3), m).map((c) => c.map((e) => `${e.action} ${JSON.stringify(e.groups)}`)),
+    ).toEqual([
+      [
+        'partition [["leaf0"],["h0","h1","spine0","spine1"]]',
+        'heal [["leaf0"],["h0","h1","spine0","spine1"]]',
+      ],
+      [
+        'partition [["leaf1"],["h2","h3","spine0","spine1"]]',
+        'heal [["leaf1"],["h2","h3","spine0","spine1"]]',
+      ],
+    ]);
+    // one node left: nothing smaller
+    expect(smallerFaults(smallerFaults(of(3), m)[0], m)).toEqual([]);
+    expect(smallerFaults(of(2), m)).toEqual([[{ ...of(2)[0], until: '1396675ns' }]]);
+    // of two named groups, half the first: the second stays
+    const named = model(`chaos:
+  failures:
+    - { kind: partition, groups: [[leaf*], [spine0]], between: 100us, repair: 1ms }
+`);
+    const p = drawFaults(named, 1, 4_000_000).filter((e) => e.fault === 0);
+    expect(smallerFaults(p, named).map((c) => c[0].groups)).toEqual([
+      [['leaf0'], ['spine0']],
+      [['leaf1'], ['spine0']],
+    ]);
+  });
+
+  it('names the partition as the cause of what it broke, and JUnit names each fault', () => {
+    const groups = [['leaf1'], ['h2', 'h3', 'spine0', 'spine1']];
+    const cutAt = (t: number, link: [string, string], action = 'link-down') =>
+      fault(t, action, link, { by: action === 'link-down' ? 'partition' : 'heal', groups });
+    const out = flowOutcomes({
+      topology: topo,
+      planned: [flow(1, 0, 2)],
+      flows: [row(1, -1)],
+      faults: [
+        cutAt(1_000_000, ['h2', 'leaf1']),
+        cutAt(1_000_000, ['h3', 'leaf1']),
+        cutAt(1_000_000, ['leaf1', 'spine0']),
+        cutAt(1_000_000, ['leaf1', 'spine1']),
+      ],
+      endNs: 4_000_000,
+      stoppedEarly: false,
+      reliable: true,
+      congested: new Set<string>(),
+    });
+    expect(out.get(1)).toEqual({
+      outcome: 'failed',
+      reason: 'no path from h0 to h2 at the end: partition [leaf1] | [h2, h3, spine0, spine1] at 1.00 ms',
+    });
+    // F10's own invariant names the partition that made the link fault
+    const v = checkInvariants(
+      {
+        summary: summary({
+          scheme: 'f10',
+          f10: {
+            scheme: 'f10',
+            failures: [
+              {
+                action: 'link-down',
+                target: 'leaf1--spine0',
+                by: 'partition [leaf1] | [h2, h3, spine0, spine1]',
+                t: 1_000_000,
+                lostAfterDetection: 2,
+              },
+            ],
+          },
+        }),
+        outcomes: [],
+        faults: [],
+        error: null,
+        survivors: 0,
+      },
+      { lossless: false, asserts: [] },
+    );
+    expect(v).toEqual([
+      {
+        invariant: 'f10-no-frame-into-dead-port',
+        detail:
+          'link-down leaf1--spine0 (partition [leaf1] | [h2, h3, spine0, spine1]) at 1.00 ms: 2 frames sent into a port known dead',
+      },
+    ]);
+    const [suite] = chaosSuites({
+      scenario: 'c.yaml',
+      failingSeeds: [3],
+      violations: { 'flows-accounted': 1 },
+      runs: [
+        {
+          seed: 3,
+          dir: 'out/seed-3',
+          faults: 2,
+          byKind: { partition: 1, 'link-flap': 1 },
+          drawn: [
+            'partition [leaf1] | [h2, h3, spine0, spine1] at 1.00 ms',
+            'link-flap leaf0–spine0 at 2.00 ms to 2.20 ms',
+          ],
+          flows: { planned: 4, completed: 3, failed: 0, unexplained: 1 },
+          violations: [
+            { invariant: 'flows-accounted', detail: 'flow 1: unfinished though h0 and h2 stayed joined' },
+          ],
+          repro: {
+            file: 'out/repro-seed-3.yaml',
+            faults: 1,
+            runs: 4,
+            drawn: ['partition [leaf1] | [h2, h3, spine0, spine1] at 1.00 ms'],
+          },
+        },
+      ],
+    });
+    expect(suite.cases[0].out).toBe(
+      [
+        '3/4 flows completed, 0 failed; results in out/seed-3',
+        'fault: partition [leaf1] | [h2, h3, spine0, spine1] at 1.00 ms',
+        'fault: link-flap leaf0–spine0 at 2.00 ms to 2.20 ms',
+      ].join('\n'),
+    );
+    expect(suite.cases[0].failure?.detail).toBe(
+      [
+        'flows-accounted: flow 1: unfinished though h0 and h2 stayed joined',
+        'reproduce: dcemu run out/repro-seed-3.yaml (1 faults, reduced in 4 runs)',
+        '  partition [leaf1] | [h2, h3, spine0, spine1] at 1.00 ms',
+      ].join('\n'),
     );
   });
 });

@@ -236,6 +236,27 @@ describe('F10Detector failure detection', () => {
     expect(ok.b.up).toEqual([true]);
   });
 
+  it("counts a corrupted frame's transitions only when set to (§5.4's two settings)", () => {
+    // frames every 1 µs, all corrupted from 5T on: valid packets stop (the last at 49 µs), transitions do not
+    const run = (counts: F10DetectorConfig['counts']) => {
+      const { sched, det, log, hear } = single(1, { ...CFG, counts });
+      det.start(0);
+      hear(0, 0, 5 * T, 1000);
+      for (let t = 5 * T; t < 20 * T; t += 1000) sched.at(t, (now) => det.garbled?.(0, now));
+      sched.runDue(20 * T);
+      return log.downs;
+    };
+    expect(run('packets')).toEqual([{ port: 0, now: 6 * T, silent: 11_000 }]);
+    expect(run(undefined)).toEqual([{ port: 0, now: 6 * T, silent: 11_000 }]);
+    expect(run('transitions')).toEqual([]);
+    // a link that carries nothing shows no transitions either: down as with packets
+    const { sched, det, log, hear } = single(1, { ...CFG, counts: 'transitions' });
+    det.start(0);
+    hear(0, 0, 5 * T, 1000);
+    sched.runDue(20 * T);
+    expect(log.downs).toEqual([{ port: 0, now: 6 * T, silent: 11_000 }]);
+  });
+
   it('detects a one-directional cut at both ends', () => {
     const { sched, a, b, ab, logA, logB } = pair();
     sched.at(50 * T + 300, () => (ab.cut = true));

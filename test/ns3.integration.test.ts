@@ -4,11 +4,12 @@
  * bounds the full cross-check justified (`dcemu experiment ns3-crosscheck`, docs/reproductions.md). Outside CI the test skips, saying so,
  * where ns-3 is not installed; in CI (.ci/run installs libns3-dev and g++) it runs.
  */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CASES, crossCheckCase } from '../orchestrator/ns3/crosscheck.js';
 import { ns3Missing, twinInput } from '../orchestrator/ns3/twin.js';
-import { tempOut } from './helpers.js';
+import { dcemu, tempOut } from './helpers.js';
 
 const missing = ns3Missing();
 const skip = missing !== null && process.env.CI !== 'true';
@@ -37,6 +38,18 @@ describe.skipIf(skip)('dcemu against ns-3', () => {
     expect(f.star_queue_p99_dcemu_kb / f.star_queue_p99_ns3_kb).toBeLessThan(BOUNDS.starQueue[1]);
     expect(f.star_marks_dcemu).toBeGreaterThan(0);
     expect(f.star_marks_ns3).toBeGreaterThan(0);
+    // `dcemu ns3` on the same run folder: the same twin, the same figures, in the same table
+    const cli = await dcemu(['ns3', join(dir, 'dcemu'), '--out', join(dir, 'ns3-cli')]);
+    expect(cli.exitCode).toBe(0);
+    expect(cli.stdout).toMatch(
+      /^\| ns3_star_incast: per-flow FCT dcemu \/ ns-3, median \| × \| 1\.000 \(agreement\) \| /m,
+    );
+    const table = JSON.parse(readFileSync(join(dir, 'ns3-cli/ns3.json'), 'utf8')) as {
+      figures: Array<{ id: string; values: number[] }>;
+    };
+    const ours = (id: string) => table.figures.find((x) => x.id === `ns3_star_incast_${id}`)?.values;
+    for (const id of ['ratio_p50', 'fct_p99_ns3_us', 'queue_p99_ns3_kb', 'marks_ns3', 'completed_ns3'])
+      expect(ours(id), id).toEqual([f[`star_${id}`]]);
   }, 180_000);
 
   it('DCTCP over a 4:1 dumbbell with web-search sizes: per-flow FCT ratios and the bottleneck agree', async () => {
@@ -98,6 +111,38 @@ describe.skipIf(skip)('dcemu against ns-3', () => {
     expect(f.rack_marks_dcemu).toBe(0);
     expect(f.rack_marks_ns3).toBe(0);
   }, 180_000);
+});
+
+describe('dcemu ns3 <results>', () => {
+  it('refuses a folder that holds no run, and a run whose scheme has no twin, in one line each', async () => {
+    const empty = tempOut('ns3-empty');
+    const none = await dcemu(['ns3', empty]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toBe(
+      `dcemu: ns3: ${empty} is not a run's results folder (no summary.json, scenario.json, topology.json, flows.csv, queues.csv, nodes.json); give the folder of a dcemu run`,
+    );
+    // a run of a scheme: ns-3 knows none (checked before ns-3 is looked for)
+    const run = join(tempOut('ns3-fastpass'), 'run');
+    mkdirSync(run);
+    for (const f of ['topology.json', 'flows.csv', 'queues.csv', 'nodes.json'])
+      writeFileSync(join(run, f), '');
+    writeFileSync(join(run, 'summary.json'), JSON.stringify({ scheme: 'fastpass', queues: {} }));
+    writeFileSync(
+      join(run, 'scenario.json'),
+      JSON.stringify({
+        name: 'x',
+        seed: 1,
+        workload: { durationNs: 1 },
+        run: { drainNs: 1 },
+        transport: { kind: 'baseline' },
+      }),
+    );
+    const fp = await dcemu(['ns3', run]);
+    expect(fp.exitCode).toBe(2);
+    expect(fp.stderr).toBe(
+      "dcemu: ns3: the run's scheme is fastpass, which has no ns-3 twin: only a best-effort run (scheme ecmp, the baseline transport) has one",
+    );
+  });
 });
 
 /**

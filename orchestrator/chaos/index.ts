@@ -18,8 +18,9 @@ import { isUserError } from '../engine/errors.js';
 import { eachPooled, NodePool } from '../runtime/pool.js';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
+import { describeFaults, smallerFaults } from './faults.js';
 import { checkInvariants, type Violation } from './invariants.js';
-import { type ChaosModel, type DrawnEntry, drawFaults, resolveChaos } from './model.js';
+import { type ChaosModel, type DrawnEntry, drawFaults, REPAIR_ACTIONS, resolveChaos } from './model.js';
 
 export type { Violation } from './invariants.js';
 
@@ -46,10 +47,12 @@ export interface ChaosRun {
   /** faults drawn (a fault and its repair count once) */
   faults: number;
   byKind: Record<string, number>;
+  /** the faults drawn, each its kind, what it strikes and when (model.ts describeFault) */
+  drawn: string[];
   flows: { planned: number; completed: number; failed: number; unexplained: number };
   violations: Violation[];
   /** the reduced reproducer, when the run broke an invariant */
-  repro?: { file: string; faults: number; runs: number };
+  repro?: { file: string; faults: number; runs: number; drawn: string[] };
 }
 
 export interface ChaosReport {
@@ -115,7 +118,7 @@ export function timelineScenario(
     ? (base.toJSON() as Array<Record<string, unknown>>)
     : [];
   const atNs = (v: unknown) => parseDurationNs(v as string | number);
-  const drawn = entries.map(({ fault: _fault, at, ...e }) => ({ at: `${at}ns`, ...e }));
+  const drawn = entries.map(({ fault: _fault, failure: _failure, at, ...e }) => ({ at: `${at}ns`, ...e }));
   const merged = [...existing, ...drawn].sort((a, b) => atNs(a.at) - atNs(b.at));
   if (merged.length > 0) {
     const seq = doc.createNode(merged, { aliasDuplicateObjects: false });
@@ -210,13 +213,14 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
     if (opts.signal?.aborted) return;
     const byKind: Record<string, number> = {};
     for (const e of entries)
-      if (e.action !== 'resume' && e.action !== 'link-up') byKind[e.action] = (byKind[e.action] ?? 0) + 1;
+      if (!REPAIR_ACTIONS.has(e.action)) byKind[e.action] = (byKind[e.action] ?? 0) + 1;
     const s = a.summary;
     const run: ChaosRun = {
       seed,
       dir,
       faults: faultCount,
       byKind,
+      drawn: describeFaults(entries),
       flows: {
         planned: s?.flows.planned ?? 0,
         completed: s?.flows.completed ?? 0,
@@ -263,7 +267,9 @@ export async function runChaos(file: string, opts: ChaosOptions): Promise<ChaosR
 /**
  * The smallest set of the run's faults (a fault and its repair go together) that still breaks one of
  * the invariants it broke, by delta debugging (drop a chunk, keep the drop if it still breaks; halve
- * the chunks when nothing can go), within `budget` extra runs. Writes the reproducer and returns it.
+ * the chunks when nothing can go), then each fault kept made smaller while it still breaks (a
+ * partition cuts fewer nodes off, a flap ends sooner: model.ts smallerFaults), within `budget` extra
+ * runs. Writes the reproducer and returns it.
  */
 async function reduce(
   p: Prepared,
@@ -277,11 +283,25 @@ async function reduce(
   budget: number,
   say: (line: string) => void,
   signal?: AbortSignal,
-): Promise<{ file: string; faults: number; runs: number }> {
+): Promise<{ file: string; faults: number; runs: number; drawn: string[] }> {
   const wanted = new Set(broke.map((v) => v.invariant));
   let keep = [...new Set(entries.map((e) => e.fault))];
   let best = { entries, violations: broke };
   let runs = 0;
+  /** the violations of the wanted invariants a candidate breaks (none: it does not break them) */
+  const attemptWith = async (tryEntries: DrawnEntry[], what: string): Promise<Violation[]> => {
+    const tryDir = join(dir, 'reduce', String(runs));
+    mkdirSync(tryDir, { recursive: true });
+    const tryFile = join(tryDir, 'scenario.yaml');
+    writeFileSync(tryFile, timelineScenario(p, set, tryEntries, header(file, seed, 'reducing')));
+    runs++;
+    const a = await attempt(tryFile, tryDir, p.model, runtime, signal);
+    const same = a.violations.filter((v) => wanted.has(v.invariant));
+    if (!signal?.aborted)
+      say(`chaos: seed ${seed}: ${what} ${same.length > 0 ? 'still break it' : 'do not'}`);
+    rmSync(tryDir, { recursive: true, force: true });
+    return signal?.aborted ? [] : same;
+  };
   let chunks = 2;
   while (runs < budget && keep.length > 0 && !signal?.aborted) {
     const size = Math.ceil(keep.length / chunks);
@@ -289,18 +309,8 @@ async function reduce(
     for (let c = 0; c < keep.length && runs < budget; c += size) {
       const candidate = keep.filter((_, i) => i < c || i >= c + size);
       const tryEntries = entries.filter((e) => candidate.includes(e.fault));
-      const tryDir = join(dir, 'reduce', String(runs));
-      mkdirSync(tryDir, { recursive: true });
-      const tryFile = join(tryDir, 'scenario.yaml');
-      writeFileSync(tryFile, timelineScenario(p, set, tryEntries, header(file, seed, 'reducing')));
-      runs++;
-      const a = await attempt(tryFile, tryDir, p.model, runtime, signal);
+      const same = await attemptWith(tryEntries, `${candidate.length} of ${keep.length} faults`);
       if (signal?.aborted) break;
-      const same = a.violations.filter((v) => wanted.has(v.invariant));
-      say(
-        `chaos: seed ${seed}: ${candidate.length} of ${keep.length} faults ${same.length > 0 ? 'still break it' : 'do not'}`,
-      );
-      rmSync(tryDir, { recursive: true, force: true });
       if (same.length > 0) {
         keep = candidate;
         best = { entries: tryEntries, violations: same };
@@ -314,15 +324,35 @@ async function reduce(
       chunks = Math.min(keep.length, chunks * 2);
     }
   }
+  // each fault kept, smaller while it still breaks
+  for (let shrunk = true; shrunk && runs < budget && !signal?.aborted; ) {
+    shrunk = false;
+    for (const f of keep) {
+      const mine = best.entries.filter((e) => e.fault === f);
+      for (const smaller of smallerFaults(mine, p.model)) {
+        if (runs >= budget || signal?.aborted) break;
+        const tryEntries = [...best.entries.filter((e) => e.fault !== f), ...smaller].sort(
+          (a, b) => a.at - b.at || a.fault - b.fault,
+        );
+        const same = await attemptWith(tryEntries, describeFaults(smaller).join(', '));
+        if (same.length > 0) {
+          best = { entries: tryEntries, violations: same };
+          shrunk = true;
+          break;
+        }
+      }
+    }
+  }
   rmSync(join(dir, 'reduce'), { recursive: true, force: true });
   const out = resolve(dir, '..', `repro-seed-${seed}.yaml`);
   const faults = new Set(best.entries.map((e) => e.fault)).size;
   const what = [
     `breaks ${[...new Set(best.violations.map((v) => v.invariant))].join(', ')} with ${faults} of the run's ${new Set(entries.map((e) => e.fault)).size} faults`,
+    ...describeFaults(best.entries).map((d) => `   fault: ${d}`),
     ...best.violations.slice(0, 5).map((v) => `   ${v.invariant}: ${v.detail}`),
   ].join('\n');
   writeFileSync(out, timelineScenario(p, set, best.entries, header(file, seed, what)));
-  return { file: out, faults, runs };
+  return { file: out, faults, runs, drawn: describeFaults(best.entries) };
 }
 
 function chaosTable(r: ChaosReport, out: string): string {
@@ -344,6 +374,10 @@ function chaosTable(r: ChaosReport, out: string): string {
         } | ${x.flows.completed} / ${x.flows.failed} / ${x.flows.unexplained} of ${x.flows.planned} | ${[...new Set(x.violations.map((v) => v.invariant))].join(', ') || '-'} | ${x.repro ? `${relative(out, x.repro.file)} (${x.repro.faults} faults)` : '-'} |`,
     ),
   ];
+  if (r.runs.some((x) => x.drawn.length > 0)) {
+    lines.push('', 'Faults drawn:', '');
+    for (const x of r.runs) if (x.drawn.length > 0) lines.push(`- seed ${x.seed}: ${x.drawn.join('; ')}`);
+  }
   if (Object.keys(r.violations).length > 0) {
     lines.push('', '| invariant | runs breaking it |', '| --- | --- |');
     for (const [k, n] of Object.entries(r.violations)) lines.push(`| ${k} | ${n} |`);

@@ -12,19 +12,29 @@ import type { FailureKind } from '../scenario/chaos-schema.js';
 import { delayOf, impairmentOf } from '../scenario/impairments.js';
 import { parseDist } from '../scenario/resolve.js';
 import type { ScenarioSource } from '../scenario/source.js';
+import { cutLinks, partitionOf } from './partition.js';
 
 export { chaosSchema, FAILURE_KINDS, type FailureKind } from '../scenario/chaos-schema.js';
 
-const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq']);
-/** kinds that end by themselves after `repair` (the others are one-shot: a kill stays, a clock fault is the servo's to repair) */
-const REPAIRED: Record<string, string> = {
+/** kinds whose targets are nodes (a partition's: the nodes it may cut off) */
+const NODE_KINDS: ReadonlySet<string> = new Set(['kill', 'pause', 'clock-step', 'clock-freq', 'partition']);
+/**
+ * kinds that end by themselves after `repair`, with the action that ends them (the others are
+ * one-shot: a kill stays, a clock fault is the servo's to repair); a link-flap's `repair` is how long
+ * it flaps, its own entry's `until`
+ */
+const REPAIRED: Record<string, string | null> = {
   pause: 'resume',
   'link-down': 'link-up',
   'link-lossy': 'link-up',
   'link-impair': 'link-up',
+  'link-flap': null,
+  partition: 'heal',
 };
+/** the actions that end a drawn fault: not counted as faults */
+export const REPAIR_ACTIONS: ReadonlySet<string> = new Set(['resume', 'link-up', 'heal']);
 /** link-impair's fields, copied into the timeline entries it draws (and so into reproducers) */
-const IMPAIR_FIELDS = ['delay', 'loss', 'duplicate', 'reorder', 'corrupt', 'rate'] as const;
+const IMPAIR_FIELDS = ['delay', 'loss', 'duplicate', 'reorder', 'corrupt', 'rate', 'types', 'flows'] as const;
 /** the failure settings that belong to some kinds only */
 const FAILURE_SETTINGS = [
   ['loss', ['link-lossy', 'link-impair']],
@@ -33,11 +43,25 @@ const FAILURE_SETTINGS = [
   ['duplicate', ['link-impair']],
   ['reorder', ['link-impair']],
   ['rate', ['link-impair']],
+  ['types', ['link-impair']],
+  ['flows', ['link-impair']],
+  ['down', ['link-flap']],
+  ['up', ['link-flap']],
+  ['size', ['partition']],
+  ['groups', ['partition']],
   ['step', ['clock-step']],
   ['freq', ['clock-freq']],
 ] as const;
 
-type Target = { node: string } | { link: [string, string] };
+/**
+ * What a failure strikes: a node, a link, or (partition) the nodes it may cut off, `size` at a time
+ * from their neighbours, or two fixed groups.
+ */
+type Target =
+  | { node: string }
+  | { link: [string, string] }
+  | { cut: string[]; size: number }
+  | { groups: [string[], string[]] };
 
 export interface FailureSpec {
   kind: FailureKind;
@@ -49,6 +73,8 @@ export interface FailureSpec {
   corrupt: number;
   /** link-impair: its fields as the scenario gave them, for the timeline entries it draws */
   impair?: Partial<Record<(typeof IMPAIR_FIELDS)[number], unknown>>;
+  /** link-flap: its down and up periods as the scenario gave them */
+  flap?: { down: unknown; up: unknown };
   step: ReturnType<typeof parseDist> | null;
   freq: ReturnType<typeof parseDist> | null;
   /** line of the entry, for the timeline entries it draws */
@@ -56,6 +82,8 @@ export interface FailureSpec {
 }
 
 export interface ChaosModel {
+  /** what the targets name: a partition's cut is drawn against it */
+  topology: Topology;
   fromNs: number;
   toNs: number;
   maxFaults: number;
@@ -88,8 +116,19 @@ export interface DrawnEntry {
   duplicate?: unknown;
   reorder?: unknown;
   rate?: unknown;
-  /** index of the failure (its repair shares it): faults are dropped in pairs when a reproducer is minimized */
+  types?: unknown;
+  flows?: unknown;
+  /** partition and its heal: the nodes cut off, and their neighbours (or the two groups) */
+  groups?: [string[], string[]];
+  /** link-flap: its periods, its end (`<ns>ns`) and the seed of its draws */
+  down?: unknown;
+  up?: unknown;
+  until?: string;
+  seed?: number;
+  /** index of the fault (its repair shares it): faults are dropped in pairs when a reproducer is minimized */
   fault: number;
+  /** index of the failure in the model that drew it (a reproducer is reduced by its kind) */
+  failure: number;
 }
 
 const glob = (pattern: string) =>
@@ -113,16 +152,16 @@ function resolveTargets(
   raw: unknown,
   kind: FailureKind,
   topo: Topology,
-): Target[] {
+): Array<{ node: string } | { link: [string, string] }> {
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   const matchNodes = (p: string): TopoNode[] => {
     const re = glob(p);
     return topo.nodes.filter((n) => re.test(n.name));
   };
   const items = Array.isArray(raw) ? raw : [raw];
-  const out: Target[] = [];
+  const out: Array<{ node: string } | { link: [string, string] }> = [];
   const seen = new Set<string>();
-  const add = (t: Target) => {
+  const add = (t: { node: string } | { link: [string, string] }) => {
     const key = 'node' in t ? t.node : [...t.link].sort().join('\n');
     if (!seen.has(key)) {
       seen.add(key);
@@ -133,7 +172,12 @@ function resolveTargets(
     const at = Array.isArray(raw) ? [...path, i] : path;
     if (NODE_KINDS.has(kind)) {
       if (typeof item !== 'string')
-        throw src.error(at, `${kind} strikes nodes: give node names or switches, hosts, arbiters, nodes`);
+        throw src.error(
+          at,
+          kind === 'partition'
+            ? 'partition cuts nodes off: give node names or switches, hosts, arbiters, nodes (two groups go in groups)'
+            : `${kind} strikes nodes: give node names or switches, hosts, arbiters, nodes`,
+        );
       const ns = ROLES[item] ? topo.nodes.filter(ROLES[item]) : matchNodes(item);
       if (ns.length === 0) throw src.error(at, `'${item}' names no node of the topology`);
       for (const n of ns) add({ node: n.name });
@@ -231,7 +275,9 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
     if (repaired && f.repair === undefined)
       throw src.error(
         [...path, 'repair'],
-        `${kind} needs repair: the time to repair (e.g. lognormal(200us, 1))`,
+        kind === 'link-flap'
+          ? 'link-flap needs repair: how long the link flaps (e.g. lognormal(300us, 1))'
+          : `${kind} needs repair: the time to ${kind === 'partition' ? 'heal' : 'repair'} (e.g. lognormal(200us, 1))`,
       );
     if (!repaired && f.repair !== undefined)
       throw src.error(
@@ -260,16 +306,33 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
             [...path, field],
             `link-lossy takes ${field} as a probability; a model is link-impair's`,
           );
+    if (kind === 'link-flap')
+      for (const k of ['down', 'up'] as const) {
+        if (f[k] === undefined)
+          throw src.error([...path, k], `link-flap needs ${k}: how long the link stays ${k} each time`);
+        d([...path, k], f[k], parseDurationNs);
+      }
+    if (f.targets === undefined && !(kind === 'partition' && f.groups !== undefined))
+      throw src.error(
+        [...path, 'targets'],
+        kind === 'partition'
+          ? 'partition needs targets (the nodes it may cut off) or groups (two groups to cut apart)'
+          : `${kind} needs targets: the components it strikes`,
+      );
     const impair = kind === 'link-impair' ? impairFields(src, path, f, topo) : undefined;
     const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
     return {
       kind,
-      targets: resolveTargets(src, [...path, 'targets'], f.targets, kind, topo),
+      targets:
+        kind === 'partition'
+          ? [partitionTarget(src, path, f, topo)]
+          : resolveTargets(src, [...path, 'targets'], f.targets, kind, topo),
       between: positive('between'),
       repair: repaired ? positive('repair') : null,
       loss: kind === 'link-lossy' ? ((f.loss as number) ?? 0) : 0,
       corrupt: kind === 'link-lossy' ? ((f.corrupt as number) ?? 0) : 0,
       ...(impair && { impair }),
+      ...(kind === 'link-flap' && { flap: { down: f.down, up: f.up } }),
       step: f.step !== undefined ? d([...path, 'step'], f.step, signed) : null,
       freq: f.freq !== undefined ? d([...path, 'freq'], f.freq, Number) : null,
       line: src.lineOf(path),
@@ -277,6 +340,7 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
   });
   const { lossless, asserts } = resolveInvariants(src, raw.invariants, ['chaos', 'invariants']);
   return {
+    topology: topo,
     fromNs,
     toNs,
     maxFaults: (raw.maxFaults as number) ?? 200,
@@ -287,16 +351,20 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
   };
 }
 
-/** a node by its name, a link by its two ends in either order: two failures on one link never overlap */
-const componentKey = (t: Target): string[] =>
-  'node' in t ? [t.node] : [[...t.link].sort().join('\n'), ...t.link];
+/** a link by its two ends in either order: two failures on one link never overlap */
+const linkKey = (l: readonly string[]): string => [...l].sort().join('\n');
+
+/** One drawn strike: on a node, a link, or (partition) the two groups it cuts apart. */
+type Struck = { node: string } | { link: [string, string] } | { groups: [string[], string[]] };
 
 /**
  * One run's faults, drawn from `seed`: each failure's components fail and recover in turn within the
- * window; a failure that would strike a component already out (or a link of a dead node) is left out,
- * so no two faults overlap on a component, and so is one that would strike while `concurrent` faults
- * are out (a kill is out for good). Sorted by time; repairs past `endNs` are left out (the fault
- * lasts to the end). `maxFaults` keeps the earliest.
+ * window (a partition is one component: it strikes, heals, and strikes again, cutting a new draw of
+ * `size` of its targets off each time); a failure that would strike a component already out (or a
+ * link of a dead node) is left out, so no two faults overlap on a component (a partition's are the
+ * links it cuts), and so is one that would strike while `concurrent` faults are out (a kill is out for
+ * good). Sorted by time; repairs past `endNs` are left out (the fault lasts to the end; a flap ends
+ * there). `maxFaults` keeps the earliest.
  */
 export function drawFaults(
   model: ChaosModel,
@@ -308,17 +376,32 @@ export function drawFaults(
   const rng = new Rng(seed);
   interface Candidate {
     spec: FailureSpec;
-    target: Target;
+    failure: number;
+    target: Struck;
     at: number;
     until: number;
   }
+  const topo = model.topology;
+  const strike = (t: Target): Struck | null => {
+    if (!('cut' in t)) return t;
+    // `size` of the targets, drawn without replacement
+    const pool = [...t.cut];
+    for (let i = 0; i < t.size; i++) {
+      const j = i + Math.floor(rng.next() * (pool.length - i));
+      [pool[i], pool[j]] = [pool[j], pool[i]];
+    }
+    const groups = partitionOf(topo, pool.slice(0, t.size));
+    return groups[1].length > 0 ? { groups } : null;
+  };
   const candidates: Candidate[] = [];
-  for (const spec of model.failures) {
+  for (const [failure, spec] of model.failures.entries()) {
     for (const target of spec.targets) {
       let t = model.fromNs + draw(spec.between, rng);
       while (t < model.toNs) {
         const until = spec.repair ? t + Math.max(1, draw(spec.repair, rng)) : Number.POSITIVE_INFINITY;
-        candidates.push({ spec, target, at: Math.round(t), until: Math.round(until) });
+        const struck = strike(target);
+        if (struck)
+          candidates.push({ spec, failure, target: struck, at: Math.round(t), until: Math.round(until) });
         if (!Number.isFinite(until)) break;
         t = until + draw(spec.between, rng);
       }
@@ -334,23 +417,30 @@ export function drawFaults(
   for (const c of candidates) {
     if (faults >= model.maxFaults) break;
     if (out.filter((until) => until > c.at).length >= model.concurrent) continue;
-    const keys = componentKey(c.target);
+    const links =
+      'groups' in c.target ? cutLinks(topo, ...c.target.groups) : 'link' in c.target ? [c.target.link] : [];
+    const keys = 'node' in c.target ? [c.target.node] : links.map(linkKey);
     // a link fault needs both ends alive; a node fault needs the node free
     const dead = (n: string) => {
       const k = killed.get(n);
       return busy.has(`dead:${n}`) || (k !== undefined && k <= c.until);
     };
-    const ends = 'link' in c.target ? c.target.link : [c.target.node];
-    if (ends.some(dead) || (busy.get(keys[0]) ?? -1) > c.at) continue;
+    const ends = 'node' in c.target ? [c.target.node] : links.flat();
+    if (ends.some(dead) || keys.some((k) => (busy.get(k) ?? -1) > c.at)) continue;
     if ('node' in c.target && c.spec.kind === 'kill') busy.set(`dead:${c.target.node}`, 0);
-    busy.set(keys[0], c.spec.kind === 'kill' ? Number.POSITIVE_INFINITY : c.until);
-    const base = { fault: faults, ...c.target };
+    for (const k of keys) busy.set(k, c.spec.kind === 'kill' ? Number.POSITIVE_INFINITY : c.until);
+    const base = { fault: faults, failure: c.failure, ...c.target };
     const e: DrawnEntry = { at: c.at, action: c.spec.kind, ...base };
     if (c.spec.kind === 'link-lossy') {
       if (c.spec.loss > 0) e.loss = c.spec.loss;
       if (c.spec.corrupt > 0) e.corrupt = c.spec.corrupt;
     }
     if (c.spec.impair) Object.assign(e, c.spec.impair);
+    if (c.spec.flap) {
+      Object.assign(e, c.spec.flap);
+      e.until = `${Math.min(c.until, endNs)}ns`;
+      e.seed = Math.floor(rng.next() * 2 ** 31);
+    }
     if (c.spec.step) e.step = `${Math.round(draw(c.spec.step, rng))}ns`;
     if (c.spec.freq) e.freq = Math.round(draw(c.spec.freq, rng) * 1000) / 1000;
     entries.push(e);
@@ -360,6 +450,42 @@ export function drawFaults(
     faults++;
   }
   return entries.sort((a, b) => a.at - b.at || a.fault - b.fault);
+}
+
+/**
+ * A partition's target: `size` of its targets (nodes) cut off together, or its two `groups` (names,
+ * roles or globs), which must be apart and have a link between them.
+ */
+function partitionTarget(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  f: Record<string, unknown>,
+  topo: Topology,
+): Target {
+  const names = (at: Array<string | number>, raw: unknown) =>
+    resolveTargets(src, at, raw, 'partition', topo).map((t) => (t as { node: string }).node);
+  if (f.groups !== undefined) {
+    if (f.targets !== undefined || f.size !== undefined)
+      throw src.error(
+        [...path, 'groups'],
+        'partition takes groups (two groups cut apart) or targets and size (nodes cut off), not both',
+      );
+    const raw = f.groups as unknown[][];
+    const groups = raw.map((g, i) => names([...path, 'groups', i], g)) as [string[], string[]];
+    const both = groups[0].find((n) => groups[1].includes(n));
+    if (both !== undefined) throw src.error([...path, 'groups'], `'${both}' is in both groups`);
+    if (cutLinks(topo, groups[0], groups[1]).length === 0)
+      throw src.error(
+        [...path, 'groups'],
+        'no link runs between the groups: the partition would cut nothing',
+      );
+    return { groups };
+  }
+  const cut = names([...path, 'targets'], f.targets);
+  const size = (f.size as number | undefined) ?? 1;
+  if (size > cut.length)
+    throw src.error([...path, 'size'], `${size} nodes cut off together, but the targets name ${cut.length}`);
+  return { cut, size };
 }
 
 /**

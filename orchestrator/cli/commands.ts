@@ -342,6 +342,23 @@ program
   });
 
 program
+  .command('ns3')
+  .description(
+    "run a best-effort run's fabric and flows in ns-3 (its twin, docs/ns3.md) and print how the two agree, as ns3-crosscheck does",
+  )
+  .argument('<results>', "a run's results folder (scheme ecmp, the baseline transport)")
+  .option('--out <dir>', 'where the twin runs and ns3.md/ns3.json go (default <results>/ns3)')
+  .action(async (dir: string, opts: { out?: string }) => {
+    const { crossCheckResults } = await import('../ns3/results.js');
+    const at = resolve(dir);
+    const r = await crossCheckResults(at, resolve(opts.out ?? join(at, 'ns3')), (l) =>
+      process.stderr.write(`dcemu: ${l}\n`),
+    );
+    for (const n of r.notes) process.stderr.write(`dcemu: note: ${n}\n`);
+    process.stdout.write(`${r.table}\n\nresults in ${r.out}\n`);
+  });
+
+program
   .command('topo')
   .description('print the topology of a scenario without running it')
   .argument('<scenario>', 'scenario YAML file')

@@ -7,7 +7,8 @@
  * - `run`: the run's invariants (those chaos checks, and the scenario's own `assert` lines) as one
  *   suite, and every planned flow as a case of a second (failing when it did not complete: its outcome
  *   and reason);
- * - `chaos`: one case per run, failing with the invariants it broke and the reduced reproducer;
+ * - `chaos`: one case per run, naming the faults drawn (kind, targets, time), failing with the
+ *   invariants it broke and the reduced reproducer with its faults;
  * - `experiment`: one case per figure, ours beside the paper's, failing where it leaves the bound the
  *   experiment states for it.
  */
@@ -142,12 +143,18 @@ export function chaosSuites(report: ChaosReport): Suite[] {
       cases: report.runs.map((r) => {
         const names = [...new Set(r.violations.map((v) => v.invariant))];
         const repro = r.repro
-          ? `\nreproduce: dcemu run ${r.repro.file} (${r.repro.faults} faults, reduced in ${r.repro.runs} runs)`
+          ? [
+              `\nreproduce: dcemu run ${r.repro.file} (${r.repro.faults} faults, reduced in ${r.repro.runs} runs)`,
+              ...r.repro.drawn.map((d) => `  ${d}`),
+            ].join('\n')
           : '';
         return {
           classname: `${report.scenario}.chaos`,
           name: `seed ${r.seed} (${r.faults} faults)`,
-          out: `${r.flows.completed}/${r.flows.planned} flows completed, ${r.flows.failed} failed; results in ${r.dir}`,
+          out: [
+            `${r.flows.completed}/${r.flows.planned} flows completed, ${r.flows.failed} failed; results in ${r.dir}`,
+            ...r.drawn.map((d) => `fault: ${d}`),
+          ].join('\n'),
           ...(names.length > 0 && {
             failure: {
               message: `invariants broken: ${names.join(', ')}${r.repro ? `; reproducer ${r.repro.file}` : ''}`,

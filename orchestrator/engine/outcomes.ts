@@ -70,7 +70,18 @@ interface Span {
   until: number;
 }
 
-const label = (f: FiredFault): string => `${f.action} ${f.node ?? f.link!.join('–')} at ${formatNs(f.t)}`;
+/**
+ * A fault as a reason names it: its action and node or link, and the action that made it, when one
+ * did (a partition names its groups: every link it cut reads the same, so a reason lists it once).
+ */
+function faultLabel(f: FiredFault): string {
+  const by = f.detail?.by as string | undefined;
+  const groups = f.detail?.groups as string[][] | undefined;
+  if ((by === 'partition' || by === 'heal') && groups)
+    return `${by} ${groups.map((g) => `[${g.join(', ')}]`).join(' | ')} at ${formatNs(f.t)}`;
+  const what = `${f.action} ${f.node ?? f.link!.join('–')}`;
+  return by === 'link-flap' ? `${what} (link-flap) at ${formatNs(f.t)}` : `${what} at ${formatNs(f.t)}`;
+}
 
 /** When each node and each link fault was in force. */
 export function faultSpans(faults: FiredFault[]): { nodes: Map<string, Span[]>; links: Span[] } {
@@ -238,7 +249,7 @@ function outcomeOf(spec: FlowSpec, row: FlowFacts | undefined, ctx: Judge): Flow
   );
   if (lossy)
     return failed(
-      `unfinished: ${label(lossy.fault)} was losing frames on its way to the end (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
+      `unfinished: ${faultLabel(lossy.fault)} was losing frames on its way to the end (${row.retransmits} retransmits, ${row.timeouts} timeouts)`,
     );
   return {
     outcome: 'unexplained',
@@ -284,7 +295,7 @@ function endpointOutage(ctx: Judge, src: string, dst: string, from: number): str
     .sort((a, b) => a.s.from - b.s.from)[0];
   if (!endpoint) return null;
   const back = Number.isFinite(endpoint.s.until) ? ` (back at ${formatNs(endpoint.s.until)})` : '';
-  return `${endpoint.role} ${label(endpoint.s.fault)}${back}`;
+  return `${endpoint.role} ${faultLabel(endpoint.s.fault)}${back}`;
 }
 
 /** No path from `src` to `dst` at the end: the outages in force then (another host's cuts no path but its own). */
@@ -296,8 +307,8 @@ function noPath(ctx: Judge, src: string, dst: string): string {
   const cause = [...relays, ...ctx.spans.links]
     .filter((s) => s.from <= endNs && s.until > endNs)
     .sort((a, b) => a.from - b.from)
-    .map((s) => label(s.fault));
-  return `no path from ${src} to ${dst} at the end: ${cause.join(', ')}`;
+    .map((s) => faultLabel(s.fault));
+  return `no path from ${src} to ${dst} at the end: ${[...new Set(cause)].join(', ')}`;
 }
 
 /** The link faults in force on a link of one of the flow's shortest paths, either direction. */
@@ -322,7 +333,7 @@ function lossCause(ctx: Judge, src: string, dst: string, from: number): string |
     .filter((s) => s.until > from && s.from <= endNs)
     .sort((a, b) => a.from - b.from);
   if (dropping.length > 0)
-    return `frames lost while ${label(dropping[0].fault)} was in force (the transport does not retransmit)`;
+    return `frames lost while ${faultLabel(dropping[0].fault)} was in force (the transport does not retransmit)`;
   const full = [...ctx.input.congested].find((k) => {
     const [a, b] = k.split('>');
     return ctx.crosses(src, dst, a, b);

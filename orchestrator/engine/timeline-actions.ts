@@ -35,7 +35,12 @@ export function firedRecord(ev: TimelineEvent, t: number): FiredFault {
   if (ev.node !== undefined) fired.node = ev.node;
   if (ev.link) {
     fired.link = ev.link;
-    fired.detail = { direction: ev.direction, ...wireState(ev), ...(ev.by && { by: ev.by }) };
+    fired.detail = {
+      direction: ev.direction,
+      ...wireState(ev),
+      ...(ev.by && { by: ev.by }),
+      ...(ev.groups && { groups: ev.groups }),
+    };
   } else if (ev.action === 'clock-step' || ev.action === 'clock-freq') fired.detail = { ...clockFault(ev) };
   return fired;
 }

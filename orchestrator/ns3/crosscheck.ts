@@ -102,7 +102,11 @@ const RANGES: ReadonlyArray<[string, number, number]> = [
   ['>100', 100, Number.POSITIVE_INFINITY],
 ];
 
-function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
+/** The figures of one case (`c.name` prefixes their ids and labels), with those of each ablation. */
+export function figuresOf(
+  c: Pick<Case, 'name' | 'bulk'>,
+  ablations: ReadonlyArray<{ name: string }>,
+): FigureSpec[] {
   const f = (
     id: string,
     label: string,

@@ -13,6 +13,8 @@ export const FAILURE_KINDS = [
   'link-down',
   'link-lossy',
   'link-impair',
+  'link-flap',
+  'partition',
   'clock-step',
   'clock-freq',
 ] as const;
@@ -107,14 +109,40 @@ export const chaosSchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['kind', 'targets', 'between'],
+        required: ['kind', 'between'],
         properties: {
           kind: {
             enum: [...FAILURE_KINDS],
             description:
-              "kill: SIGKILL the node, which stays dead; pause: SIGSTOP it until repair; link-down: the link carries nothing until repair; link-lossy: it drops and corrupts frames (loss, corrupt) until repair; link-impair: netem-like impairments (delay, loss, duplicate, reorder, corrupt, rate; docs/scenarios.md#impairments) over the link's own until repair; clock-step: the node's oscillator jumps by step; clock-freq: its frequency error becomes freq (clock kinds need a clocks: section; the PTP servo repairs them)",
+              "kill: SIGKILL the node, which stays dead; pause: SIGSTOP it until repair; link-down: the link carries nothing until repair; link-lossy: it drops and corrupts frames (loss, corrupt) until repair; link-impair: netem-like impairments (delay, loss, duplicate, reorder, corrupt, rate, narrowed by types and flows: gray failures; docs/scenarios.md#impairments) over the link's own until repair; link-flap: the link goes down and up by turns (down, up) until repair; partition: size of the targets (or the first of two groups) cut from their neighbours (the second group) until repair, the heal; clock-step: the node's oscillator jumps by step; clock-freq: its frequency error becomes freq (clock kinds need a clocks: section; the PTP servo repairs them)",
           },
-          targets,
+          targets: {
+            ...targets,
+            description: `${targets.description}; required except for a partition given groups`,
+          },
+          size: {
+            type: 'integer',
+            minimum: 1,
+            description:
+              'partition: how many of its targets are cut off together, drawn anew each time (default 1); each is cut from every neighbour that is not cut with it (control links to arbiters stay, unless an arbiter is cut)',
+          },
+          groups: {
+            type: 'array',
+            minItems: 2,
+            maxItems: 2,
+            items: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+            description:
+              'partition, instead of targets: two groups of nodes (names, roles or globs: [[leaf0, h0, h1], [spine*]]); every link between them is cut at once',
+          },
+          down: {
+            ...dist,
+            description:
+              "link-flap, required (the other kinds refuse it): how long the link stays down each time, a duration ('50us' or ns) or uniform(a, b) / lognormal(median, sigma)",
+          },
+          up: {
+            ...dist,
+            description: 'link-flap, required: how long it stays up between, in the same forms',
+          },
           between: {
             ...dist,
             description:
@@ -123,7 +151,7 @@ export const chaosSchema = {
           repair: {
             ...dist,
             description:
-              "time to repair: a duration ('300us' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required for pause, link-down, link-lossy and link-impair, refused for the other kinds",
+              "time to repair: a duration ('300us' or ns) or uniform(a, b) / lognormal(median, sigma), above zero; required for pause, link-down, link-lossy, link-impair, link-flap (how long it flaps) and partition (when it heals), refused for the other kinds",
           },
           loss: {
             description: `link-lossy: probability that a frame is dropped (default 0; link-lossy needs loss or corrupt, the other kinds refuse it); link-impair: ${IMPAIR.loss.description}`,
@@ -137,6 +165,8 @@ export const chaosSchema = {
           duplicate: IMPAIR.duplicate,
           reorder: IMPAIR.reorder,
           rate: IMPAIR.rate,
+          types: IMPAIR.types,
+          flows: IMPAIR.flows,
           step: {
             ...dist,
             description:

@@ -750,6 +750,10 @@ const scenarioSchemaBody = {
             duration,
             'link-flap: when the flapping ends, after traffic start (the link is up from then)',
           ),
+          seed: doc(
+            { type: 'integer', minimum: 0 },
+            "link-flap: the seed of its down and up draws (default: from the scenario's seed and the entry's place in the timeline); a chaos run gives each flap its own, so its reproducer replays the same flaps",
+          ),
           direction: doc(
             { enum: ['both', 'forward', 'reverse'] },
             'link actions: both directions, or only from the first named node (forward) or toward it (reverse)',

@@ -27,6 +27,8 @@ export interface TimelineEvent {
   delayNs: number;
   /** the action that made this link action (partition, heal, link-flap), one of many */
   by?: 'partition' | 'heal' | 'link-flap' | 'node-impair';
+  /** partition, heal: the groups it cut (healed), as the scenario named them: what a failure's cause names */
+  groups?: string[][];
   /** link-impair: the impairments it sets over the link's own (a delay on top of the link's) */
   impair?: Impairment;
   /** clock-step: phase step of the node's oscillator, ns */
@@ -157,7 +159,7 @@ export function resolveTimeline(src: ScenarioSource, topo: Topology, endNs: numb
     if (action === 'partition' || action === 'heal') return partitionEvents(src, path, e, at, topo);
     if (action === 'link-flap') return flapEvents(src, path, e, at, topo, endNs);
     if (action === 'node-impair') return nodeImpairEvents(src, path, e, at, topo);
-    for (const k of ['groups', 'down', 'up', 'until'] as const)
+    for (const k of ['groups', 'down', 'up', 'until', 'seed'] as const)
       if (e[k] !== undefined)
         throw src.error(
           [...path, k],
@@ -291,7 +293,7 @@ function partitionEvents(
       if (groupOf.has(name)) throw src.error([...path, 'groups', g, k], `'${name}' is in two groups`);
       groupOf.set(name, g);
     }
-  for (const k of ['link', 'down', 'up', 'until', 'loss', 'corrupt', 'delay'] as const)
+  for (const k of ['link', 'down', 'up', 'until', 'seed', 'loss', 'corrupt', 'delay'] as const)
     if (e[k] !== undefined)
       throw src.error([...path, k], `'${action}' cuts the links between its groups: no ${k}`);
   const cut = topo.links.filter((l) => {
@@ -301,15 +303,18 @@ function partitionEvents(
   if (cut.length === 0)
     throw src.error([...path, 'groups'], `no link runs between the groups: '${action}' would cut nothing`);
   const line = src.lineOf(path);
-  return cut.map((l) =>
-    linkEvent(at, action === 'partition' ? 'link-down' : 'link-up', [l.a.node, l.b.node], action, line),
-  );
+  return cut.map((l) => ({
+    ...linkEvent(at, action === 'partition' ? 'link-down' : 'link-up', [l.a.node, l.b.node], action, line),
+    groups,
+  }));
 }
 
 /**
  * `link-flap`: the link goes down at `at`, comes up after a draw of `down`, goes down again after a
- * draw of `up`, and so on; it is up from `until` on. The draws are seeded by the scenario's seed and
- * the entry's place in the timeline: the same flaps on every run.
+ * draw of `up`, and so on; it is up from `until` on. The draws are seeded by the entry's `seed`, else
+ * by the scenario's seed and the entry's place in the timeline: the same flaps on every run. (A chaos
+ * run gives each flap its own `seed`, so a reproducer that drops other entries, or ends the flap
+ * sooner, replays the same flaps: orchestrator/chaos/model.ts.)
  */
 function flapEvents(
   src: ScenarioSource,
@@ -336,7 +341,9 @@ function flapEvents(
   if (until > endNs)
     throw src.error([...path, 'until'], `until ${e.until} is after the run ends (workload duration + drain)`);
   const rng = new Rng(
-    ((src.data.seed as number | undefined) ?? DEFAULTS.seed) * 7877 + Number(path[1]) * 131 + 5,
+    e.seed !== undefined
+      ? (e.seed as number)
+      : ((src.data.seed as number | undefined) ?? DEFAULTS.seed) * 7877 + Number(path[1]) * 131 + 5,
   );
   const line = src.lineOf(path);
   const out: TimelineEvent[] = [];

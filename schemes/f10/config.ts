@@ -24,6 +24,11 @@ export const F10_CONTROLLERS = ['arb0', 'arb1'] as const;
 export interface F10DetectorConfig {
   /** t: aggregation window, virtual ns */
   windowNs: number;
+  /**
+   * what is counted (§5.4's two settings): valid frames ('packets', to detect corruption), or every
+   * frame that arrived, corrupted or not ('transitions', to detect power loss); default 'packets'
+   */
+  counts?: 'packets' | 'transitions';
   /** c: valid frames per window a working link needs to stay up */
   keepUp: number;
   /** d: valid frames per window a failed link needs to come back up */

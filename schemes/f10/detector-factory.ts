@@ -28,6 +28,7 @@ export const f10DetectorFactory: DetectorFactory = (config, clock, ports, events
   const ctl = new F10Detector(control, clock, ports, config.id, split.events, isControl);
   split.owners = isControl.map((c) => (c ? ctl : data));
   split.parts = [data, ctl];
+  if (data.garbled || ctl.garbled) split.garbled = (port, now) => split.owners[port].garbled?.(port, now);
   return split;
 };
 
@@ -36,6 +37,8 @@ class SplitDetector implements LinkDetector {
   readonly up: boolean[];
   owners: F10Detector[] = [];
   parts: F10Detector[] = [];
+  /** present when a part counts bit transitions: the corrupted frames of its ports go to it */
+  garbled?: (port: number, now: number) => void;
   /** the parts' events: the port's state here first, then the node's */
   readonly events: LivenessEvents;
 

@@ -5,8 +5,13 @@
  * a window is declared down at that window's end. Idle ports send a keepalive every `keepaliveNs` (the
  * §7.1 prototype fills idle output slots with test packets), so a working link carries at least
  * ⌊t / keepaliveNs⌋ frames per window and a link that dies at any instant is declared down at the end
- * of the window it dies in or of the next one: within 2t. Every frame that reaches `heard` counts as
- * valid (corrupted frames are dropped below, §5.4's "valid packets"); bit transitions are not modelled.
+ * of the window it dies in or of the next one: within 2t. §5.4 gives the administrator two settings:
+ * with `counts: 'packets'` (the default) only valid frames count, those that reach `heard` (corrupted
+ * ones are dropped below, §5.4's "valid packets to detect corruption"); with `counts: 'transitions'`
+ * a corrupted frame counts too, through `garbled` ("bit transitions to detect power loss"): its bits
+ * arrived though its check failed, so a powered link that corrupts everything stays up, while a link
+ * that is down carries nothing at all. A frame stands for its transitions: c and d count frames
+ * either way (an idle port's keepalives keep transitions coming, as a PHY's idle symbols would).
  *
  * Every keepalive carries its sender's state of the link in `q` (LinkState). A port that is not Up
  * sends one every `keepaliveNs` however busy it is: these are §5.4's "failure detected" packets, so an
@@ -57,8 +62,10 @@ export class F10Detector {
   /** per port: current hold-down, windows */
   readonly hold: number[];
   keepalivesSent = 0;
+  /** `counts: 'transitions'` only: a corrupted frame arrived on `port`, its bits seen (§5.4) */
+  readonly garbled?: (port: number, now: number) => void;
 
-  /** valid frames heard in the current window */
+  /** frames counted in the current window (valid ones; with transitions, corrupted ones too) */
   private readonly count: number[];
   /** consecutive completed windows with at least `bringUp` frames (Down and Init only) */
   private readonly good: number[];
@@ -109,6 +116,11 @@ export class F10Detector {
     this.lastTx = new Array<number>(n).fill(0);
     this.lastKa = new Array<number>(n).fill(0);
     this.upAt = new Array<number>(n).fill(0);
+    if (cfg.counts === 'transitions')
+      this.garbled = (port, now) => {
+        this.lastRx[port] = now;
+        this.count[port]++;
+      };
   }
 
   /** Starts the first window at `now`; ports start Up, their silence counted from `now`. */

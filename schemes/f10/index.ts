@@ -126,7 +126,7 @@ export default defineScheme<F10Settings, F10Summary>({
       .filter((f) => f.lostAfterDetection > 0)
       .map((f) => ({
         invariant: 'f10-no-frame-into-dead-port',
-        detail: `${f.action} ${f.target} at ${formatNs(f.t)}: ${f.lostAfterDetection} frames sent into a port known dead`,
+        detail: `${f.action} ${f.target}${f.by ? ` (${f.by})` : ''} at ${formatNs(f.t)}: ${f.lostAfterDetection} frames sent into a port known dead`,
       }));
   },
 

@@ -35,6 +35,11 @@ const detectorSchema = (d: {
   type: 'object',
   additionalProperties: false,
   properties: {
+    counts: {
+      enum: ['packets', 'transitions'],
+      description:
+        "what keepUp and bringUp count (§5.4's two settings): packets, valid frames only (a link that corrupts frames is declared down); transitions, every frame that arrives, corrupted or not (bit transitions: only a link that carries nothing, one without power, is declared down) (default packets)",
+    },
     window: {
       ...duration,
       description: `t: the window valid frames are counted in; an up link that delivered fewer than keepUp in one is declared down at its end (duration, ns if a number; default ${d.window})`,
@@ -323,6 +328,7 @@ function resolveDetector(
   src: ScenarioSource,
   path: string[],
   d: {
+    counts?: 'packets' | 'transitions';
     window: string | number;
     keepUp: number;
     bringUp: number;
@@ -332,6 +338,7 @@ function resolveDetector(
   },
 ): F10DetectorConfig {
   const detector: F10DetectorConfig = {
+    ...(d.counts === 'transitions' && { counts: 'transitions' as const }),
     windowNs: positive(src, [...path, 'window'], d.window, 'duration'),
     keepUp: d.keepUp,
     bringUp: d.bringUp,

@@ -28,6 +28,8 @@ import type { F10Settings } from './settings.js';
 export interface F10FailureSummary {
   action: string;
   target: string;
+  /** the timeline action that made this link fault, when one did: `partition [leaf1] | [spine0, spine1]`, `link-flap` */
+  by?: string;
   /** virtual ns since traffic start */
   t: number;
   detectedAt: number | null;
@@ -269,9 +271,12 @@ function failure(
     after += routedToDown.get(d) ?? 0;
   }
   const unconfirmed = detections.reduce((s, e) => s + ((e.unconfirmed as number) ?? 0), 0);
+  const by = f.detail?.by as string | undefined;
+  const groups = f.detail?.groups as string[][] | undefined;
   return {
     action: f.action,
     target: f.node ?? (f.link ?? []).join('--'),
+    ...(by && { by: groups ? `${by} ${groups.map((g) => `[${g.join(', ')}]`).join(' | ')}` : by }),
     t: f.t,
     detectedAt: first ? first.t : null,
     detectionNs: first ? first.t - f.t : null,
