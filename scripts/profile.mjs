@@ -60,7 +60,9 @@ const CATEGORIES = [
   { id: 'sync', label: 'sync protocol (core/sync.ts)', re: /^core\/sync$/ },
   {
     id: 'control',
-    label: 'control connection and logs (core/control.ts, core/log.ts, core/auth.ts)',
+    // nearly all at a node's start (its logger, its configuration, the control connection's proof)
+    // and its end (the report, the log's fsync): what a short run pays per process, not per frame
+    label: 'control connection and logs, at start and end (core/control.ts, core/log.ts, core/auth.ts)',
     re: /^core\/(control|log|auth)$/,
   },
   { id: 'liveness', label: 'keepalives (core/liveness.ts)', re: /^core\/liveness$/ },
