@@ -3,8 +3,9 @@
  * dcemu, then its ns-3 twin (orchestrator/ns3/twin.ts) runs the same fabric, flows and transport
  * settings; per seed the two are compared flow by flow (the distribution of dcemu's FCT over ns-3's,
  * FCT percentiles per size range on both sides), and at the bottleneck (queue percentiles, ECN marks,
- * drops) and in retransmissions. Every case is a single-path fabric, so ns-3's routing sends every flow
- * the way dcemu's does.
+ * drops) and in retransmissions; and what each side cost, per frame hop of the same traffic
+ * (costFigures). Every case is a single-path fabric, so ns-3's routing sends every flow the way dcemu's
+ * does.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,7 +140,7 @@ function figuresOf(c: Case, ablations: typeof ABLATIONS): FigureSpec[] {
     f('hops_ns3', 'packet hops, ns-3 (packets its queue discs passed to a device)', 'frames', null, 0),
     f('cpu_us_per_hop_dcemu', 'CPU per frame hop, dcemu', 'µs', null, 2),
     f('cpu_us_per_hop_ns3', 'CPU per packet hop, ns-3', 'µs', null, 3),
-    f('cpu_per_hop_ratio', 'CPU per hop, dcemu / ns-3', '×', null, 1),
+    f('cpu_per_hop_ratio', 'CPU per hop, dcemu / ns-3', '×', null, 2),
   ];
   const common = [
     ...cost,
