@@ -22,6 +22,8 @@
  *   swarm2_measured_extra_s: a k=4 FatTree split by pods over the two machines of a swarm lab, the cost
  *   of crossing machines beside its model (bench/swarm2.ts; skip with --no-swarm2; n/a without root or
  *   a lab);
+ * - cpu_vs_ns3: dcemu's CPU per frame hop over ns-3's on the cross-check's dumbbell (bench/ns3.ts; skip
+ *   with --no-ns3; n/a without ns-3);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  *
@@ -45,6 +47,7 @@ import { quantile } from '../orchestrator/registry/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
 import { benchNed } from './flowtune.js';
+import { benchNs3 } from './ns3.js';
 import { cli, type Figures, report, runScenario, swarmState, timedCli } from './run.js';
 import { benchSwarm2 } from './swarm2.js';
 
@@ -581,6 +584,7 @@ figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame 
 await benchStartup();
 await benchPool();
 if (!skipQuickstart) await benchQuickstart();
+if (!process.argv.includes('--no-ns3')) await benchNs3(figure);
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 if (!process.argv.includes('--no-fattree12')) await benchFattree12();
 if (!process.argv.includes('--no-swarm')) await benchSwarm();

@@ -3,8 +3,9 @@
  * dcemu, then its ns-3 twin (orchestrator/ns3/twin.ts) runs the same fabric, flows and transport
  * settings; per seed the two are compared flow by flow (the distribution of dcemu's FCT over ns-3's,
  * FCT percentiles per size range on both sides), and at the bottleneck (queue percentiles, ECN marks,
- * drops) and in retransmissions. Every case is a single-path fabric, so ns-3's routing sends every flow
- * the way dcemu's does.
+ * drops) and in retransmissions; and what each side cost, per frame hop of the same traffic
+ * (costFigures). Every case is a single-path fabric, so ns-3's routing sends every flow the way dcemu's
+ * does.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,9 +15,19 @@ import { RuntimeError } from '../engine/errors.js';
 import type { Summary } from '../engine/results.js';
 import { quantile } from '../registry/stats.js';
 import type { ExperimentOptions } from '../registry/types.js';
+import { type CpuReading, cpuSince, processTreeCpu } from '../runtime/process-cpu.js';
 import { overridesOf, runForSummary } from '../studies/experiments.js';
 import { type FigureSpec, reproduce, scaleOf } from '../studies/reproduction.js';
-import { type FlowResult, ns3Missing, readFlows, readQueue, runTwin, type TwinOptions } from './twin.js';
+import {
+  type FlowResult,
+  ns3Missing,
+  readFlows,
+  readQueue,
+  runTwin,
+  type TwinOptions,
+  type TwinRun,
+  twinBinary,
+} from './twin.js';
 
 export interface Case {
   name: string;
@@ -121,7 +132,22 @@ export function figuresOf(
     ...(paper !== null && { source: 'agreement' }),
     digits,
   });
+  // what each side's run cost (costFigures)
+  const cost = [
+    f('cpu_dcemu_s', 'CPU of the run, dcemu (its node processes and the orchestrator)', 's', null, 2),
+    f('cpu_ns3_s', 'CPU of the run, ns-3 (the twin process)', 's', null, 3),
+    f('wall_dcemu_s', 'wall time of the run, dcemu (start-up and teardown included)', 's', null, 2),
+    f('wall_ns3_s', 'wall time of the run, ns-3', 's', null, 3),
+    f('kernel_share_dcemu', 'share of the CPU in the kernel, dcemu', '', null, 3),
+    f('frames_handled_dcemu', 'frames handled by a node, dcemu (keepalives included)', 'frames', null, 0),
+    f('hops_dcemu', 'frame hops, dcemu (frames handled by a node, keepalives not)', 'frames', null, 0),
+    f('hops_ns3', 'packet hops, ns-3 (packets its queue discs passed to a device)', 'frames', null, 0),
+    f('cpu_us_per_hop_dcemu', 'CPU per frame hop, dcemu', 'µs', null, 2),
+    f('cpu_us_per_hop_ns3', 'CPU per packet hop, ns-3', 'µs', null, 3),
+    f('cpu_per_hop_ratio', 'CPU per hop, dcemu / ns-3', '×', null, 2),
+  ];
   const common = [
+    ...cost,
     f('queue_p50_dcemu_kb', 'bottleneck queue p50, dcemu', 'KB', null, 1),
     f('queue_p50_ns3_kb', 'bottleneck queue p50, ns-3', 'KB', null, 1),
     f('queue_p99_dcemu_kb', 'bottleneck queue p99, dcemu', 'KB', null, 1),
@@ -283,6 +309,68 @@ export function compare(
   return { figures: out, bottleneck: { node, port } };
 }
 
+/** what one side's run took: the CPU of its processes and its wall time */
+export interface RunCost {
+  cpu: CpuReading | null;
+  wallS: number;
+}
+
+/** a piece of work, and what it cost (processTreeCpu: every process it started and waited for) */
+async function costOf<T>(work: () => Promise<T>): Promise<{ value: T; cost: RunCost }> {
+  const cpu0 = processTreeCpu();
+  const t0 = performance.now();
+  const value = await work();
+  return { value, cost: { cpu: cpuSince(cpu0, processTreeCpu()), wallS: (performance.now() - t0) / 1000 } };
+}
+
+/** keepalives every node sent (core/liveness.ts), from nodes.json: frames ns-3's links have no counterpart of */
+function keepalivesOf(results: string): number {
+  const nodes = JSON.parse(readFileSync(join(results, 'nodes.json'), 'utf8')) as Array<{
+    counters?: Record<string, number>;
+  }>;
+  return nodes.reduce((a, n) => a + (n.counters?.keepalivesSent ?? 0), 0);
+}
+
+/**
+ * What the two sides cost, named `<case>_<figure>`: CPU and wall of each run, the hops each side's
+ * frames made, and the CPU per hop. dcemu's hops are the frames its nodes handled (one per frame per
+ * link crossed), less its keepalives (core/liveness.ts: the link detector's frames, which ns-3's links
+ * do without), so both sides count the same traffic; ns-3's, the packets its queue discs passed to a
+ * device (one per packet per link it was sent on; its handshakes and FINs among them, a few per flow).
+ */
+export function costFigures(
+  name: string,
+  dcemu: RunCost,
+  hops: { framesHandled: number; keepalives: number },
+  ns3: RunCost,
+  twin: Pick<TwinRun, 'ports'>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  const put = (k: string, v: number) => {
+    if (Number.isFinite(v)) out[`${name}_${k}`] = v;
+  };
+  const hopsOurs = hops.framesHandled - hops.keepalives;
+  const hopsNs3 = twin.ports.reduce((a, p) => a + p.tx, 0);
+  put('wall_dcemu_s', dcemu.wallS);
+  put('wall_ns3_s', ns3.wallS);
+  put('frames_handled_dcemu', hops.framesHandled);
+  put('hops_dcemu', hopsOurs);
+  put('hops_ns3', hopsNs3);
+  if (dcemu.cpu === null || ns3.cpu === null) return out;
+  const ours = dcemu.cpu.userS + dcemu.cpu.systemS;
+  const theirs = ns3.cpu.userS + ns3.cpu.systemS;
+  put('cpu_dcemu_s', ours);
+  put('cpu_ns3_s', theirs);
+  put('kernel_share_dcemu', dcemu.cpu.systemS / ours);
+  const perHopOurs = (ours * 1e6) / hopsOurs;
+  // a twin under the clock's tick (10 ms) reads as 0 s: no per-hop figure rather than an infinite ratio
+  const perHopTheirs = theirs > 0 ? (theirs * 1e6) / hopsNs3 : Number.NaN;
+  put('cpu_us_per_hop_dcemu', perHopOurs);
+  put('cpu_us_per_hop_ns3', perHopTheirs);
+  put('cpu_per_hop_ratio', perHopOurs / perHopTheirs);
+  return out;
+}
+
 /**
  * One case of one seed: the dcemu run, its twin, the comparison (null: aborted); with `ablations`, the
  * twin again with each one's options, its figures named `<case>_<ablation>_<figure>`.
@@ -296,7 +384,9 @@ export async function crossCheckCase(
   ablations: ReadonlyArray<{ name: string; options: TwinOptions }> = [],
 ): Promise<Comparison | null> {
   const ours = join(dir, 'dcemu');
-  const s = await runForSummary(c.file, ours, set, signal);
+  // built before either side is timed (a first build is tens of CPU seconds of g++)
+  await twinBinary();
+  const { value: s, cost: ourCost } = await costOf(() => runForSummary(c.file, ours, set, signal));
   if (s === null) return null;
   const sc = JSON.parse(readFileSync(join(ours, 'scenario.json'), 'utf8')) as {
     workload: { durationNs: number };
@@ -308,8 +398,20 @@ export async function crossCheckCase(
   // every figure of the bottleneck is read at dcemu's busiest port: a run without queue samples has none
   if (busiest === undefined)
     throw new RuntimeError(`ns3-crosscheck ${c.name}: the run sampled no switch queue (run.sample)`);
-  const twin = await runTwin(ours, join(dir, 'ns3'), endNs, { ...c.twin, ...twinOptions });
+  const { value: twin, cost: twinCost } = await costOf(() =>
+    runTwin(ours, join(dir, 'ns3'), endNs, { ...c.twin, ...twinOptions }),
+  );
   const result = compare(c.name, ours, flows, twin, busiest, c.bulk);
+  Object.assign(
+    result.figures,
+    costFigures(
+      c.name,
+      ourCost,
+      { framesHandled: s.fidelity.framesHandled, keepalives: keepalivesOf(ours) },
+      twinCost,
+      twin,
+    ),
+  );
   for (const a of ablations) {
     const t = await runTwin(ours, join(dir, `ns3-${a.name}`), endNs, {
       ...c.twin,

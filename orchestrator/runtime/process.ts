@@ -199,6 +199,15 @@ class StartedProcesses implements StartedRuntime {
 }
 
 /**
+ * More options for Node in every node process this runtime starts, from `DCEMU_NODE_ARGS` (separated
+ * by spaces; none by default): `npm run profile` (scripts/profile.mjs) passes V8's `--cpu-prof` this
+ * way. Process runtime only: a container's files would stay in the container.
+ */
+function extraNodeArgs(): string[] {
+  return (process.env.DCEMU_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+}
+
+/**
  * Starts a node process for `l` (`pooled`: one that runs node after node for a pool, its stray output
  * piped to the pool, which writes it to the files of the node it runs).
  */
@@ -208,7 +217,7 @@ function spawnNode(l: NodeLaunch, pooled: boolean): { proc: ResultPromise; pid: 
   const label = pooled
     ? ['--dcemu-pool', String(process.pid), '--dcemu-role', l.role]
     : ['--dcemu-run', l.runId, '--dcemu-node', l.name];
-  const args = [...nodeOptions(), nodeEntry(l.role), ...label];
+  const args = [...nodeOptions(), ...extraNodeArgs(), nodeEntry(l.role), ...label];
   // a CPU-bound node runs as a batch process where `chrt` can say so (it then execs node, same pid):
   // fewer preemptions when a datagram wakes a peer, about 3% less CPU on the quickstart
   const batch = l.cpuBound ? batchLauncher() : null;

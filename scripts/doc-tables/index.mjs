@@ -6,6 +6,7 @@ import expresspass from './expresspass.mjs';
 import f10 from './f10.mjs';
 import fastpass from './fastpass.mjs';
 import harmony from './harmony.mjs';
+import profile from './profile.mjs';
 import readme from './readme.mjs';
 
 export const TABLES = [
@@ -17,4 +18,5 @@ export const TABLES = [
   ...f10,
   ...fastpass,
   ...harmony,
+  ...profile,
 ];
