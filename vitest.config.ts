@@ -59,9 +59,8 @@ export default defineConfig({
     // the tests run dist/: a build older than a source file stops the run before any test
     globalSetup: ['./test/fresh-build.ts'],
     // the CPU each file took; its temp folders removed after it passed; the tag its processes carry;
-    // the end of its node pool; dcemu's own schemes registered, as the entry points do
+    // the end of its node pool
     setupFiles: [
-      './test/built-in-schemes.ts',
       './test/cpu-probe.ts',
       './test/temp-cleanup.ts',
       './test/own-processes.ts',

@@ -4,6 +4,8 @@
  * records into Ethernet/IPv4/UDP packets of the frames' virtual sizes, and `run.capture` names ports
  * or fails with file, line and field.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unpack } from 'msgpackr';

@@ -2,6 +2,8 @@
  * Chaos runs without processes: the failure model's checks and draws, the reproducer scenario, the
  * invariants and the flow outcomes they read.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { describeFaults, smallerFaults } from '../orchestrator/chaos/faults.js';

@@ -3,6 +3,8 @@
  * asymmetric link offsets every slave by half the asymmetry, with or without transparent clocks, and
  * the queues of traffic cost end-to-end PTP what transparent clocks give back. Exact figures.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { quickExperiment } from './helpers.js';
 

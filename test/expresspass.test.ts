@@ -4,6 +4,8 @@
  * a credit the bucket cannot pay yet is committed for the instant it can (with a commit window) or
  * woken for (without one), never spun on.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';

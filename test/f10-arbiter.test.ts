@@ -3,6 +3,8 @@
  * gets from the scheme driver, switch reports arriving as control frames on its ports, and the
  * commands it sends back on them at exact times (F10 §5.3; PortLand's reaction for the baseline).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';

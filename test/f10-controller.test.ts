@@ -4,6 +4,8 @@
  * enumeration, greedy placement and residual weights, failed and recovering links, MicroTE
  * predictability, and the route overrides around a killed aggregation switch and a failed core link.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { f10Tree } from '../orchestrator/topology/f10.js';
 import { type EpochPlan, F10Controller, portlandRoutes } from '../schemes/f10/arbiter/controller.js';

@@ -5,6 +5,8 @@
  * detector would. The controller (arb0) is attached by its control links; what it would send arrives
  * as control frames on them, and what switches tell it is collected in `reports`.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';
 import type { NodeConfig } from '../core/messages.js';

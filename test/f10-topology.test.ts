@@ -4,6 +4,8 @@
  * `fatTree`, that every built tree verifies clean, and that the verifier names the link or switch of a
  * miswired copy, a duplicate address and a tree claimed as the other variant.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { schemeDefinition } from '../orchestrator/registry/index.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';

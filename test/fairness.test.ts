@@ -3,6 +3,8 @@
  * senders' throughputs per interval, and the convergence after each change of the active senders
  * (within 10% of an equal share, for good until the next change).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import type { NodeReport } from '../core/messages.js';
 import { fairness } from '../orchestrator/engine/collect.js';

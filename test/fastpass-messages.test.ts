@@ -4,6 +4,8 @@
  * messages in request order, the racks' uplinks held for a whole run, FCP's timeslot skipped by all,
  * rejection after the admission delay), the FCP messages it adds, and the setting's validation.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { loadScenarioFile } from '../orchestrator/scenario/load.js';

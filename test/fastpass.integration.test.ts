@@ -4,6 +4,8 @@
  * again from queues.csv), queue growth with clock error, the primary arbiter killed and paused, a
  * spine killed (fault isolation), a lossy fabric link, host clocks stepped.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

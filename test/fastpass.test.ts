@@ -5,6 +5,8 @@
  * allocations, RESET by term, greedy packing, loss judgement) over a stub NIC, fault isolation, and
  * the arbiter role's sessions, allocation, watchdog, takeover and step-down over a stub node.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';

@@ -3,6 +3,8 @@
  * optima of one bottleneck and of a parking lot), stays online as flowlets come and go, and the
  * normalizers keep every link within its capacity (F-NORM losing less throughput than U-NORM).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';

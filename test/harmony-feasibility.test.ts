@@ -2,6 +2,8 @@
  * Harmony's feasibility region helpers (schemes/harmony/experiments/feasibility.ts) on made-up grid results: the
  * Pareto front of worst-case slowdown against sustainable load, and a region's edge at a load.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { countedSpread } from '../orchestrator/registry/flows.js';
 import { edgeAt, type PointResult, paretoFront } from '../schemes/harmony/experiments/feasibility.js';

@@ -4,6 +4,8 @@
  * links: reservation on rsvp, reject both ways when none is free, freeing on complete, soft-state
  * reclaim, dead ports skipped, and the queue books the guarantee is judged on.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { type Frame, FrameType, makeFrame } from '../core/frame.js';

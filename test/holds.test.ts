@@ -1,3 +1,5 @@
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { formatHolds, holds } from '../orchestrator/engine/holds.js';
 

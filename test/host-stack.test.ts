@@ -5,6 +5,8 @@
  * bottleneck with each limit of the stack on and off: the send buffer, TCP small queues, the window
  * that grows only while it limits. One process, a manual scheduler, real egress ports, no sockets.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { IdealClock } from '../core/clock.js';
 import { Ecn, type Frame, FrameType, makeFrame, Priority, WireSize } from '../core/frame.js';

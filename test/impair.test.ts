@@ -4,6 +4,8 @@
  * port; and the scenario errors that name file, line and field. Every draw is seeded: the figures
  * below are the same on every run.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { WireFilter, WireVerdict } from '../core/fault-filter.js';
 import { FrameType, makeFrame } from '../core/frame.js';

@@ -3,6 +3,8 @@
  * break none of the rules, and the rules do catch what they forbid (a planted tree in
  * test/fixtures/layers).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';

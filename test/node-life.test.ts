@@ -2,6 +2,8 @@
  * A node's life in a run (orchestrator/engine/node-life.ts): the moves between its states, what each
  * state lets the engine do, and why a node without a report has none. No process runs here.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import {
   canRestart,

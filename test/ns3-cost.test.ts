@@ -4,6 +4,8 @@
  * a twin too short for /proc's tick gives no per-hop figure rather than an infinite ratio. And the CPU
  * reading they come from (orchestrator/runtime/process-cpu.ts) counts a child once it has been waited for.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { costFigures } from '../orchestrator/ns3/crosscheck.js';

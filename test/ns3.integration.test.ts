@@ -4,6 +4,8 @@
  * bounds the full cross-check justified (`dcemu experiment ns3-crosscheck`, docs/reproductions.md). Outside CI the test skips, saying so,
  * where ns-3 is not installed; in CI (.ci/run installs libns3-dev and g++) it runs.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

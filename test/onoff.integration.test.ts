@@ -3,6 +3,8 @@
  * sources at half load over UDP): the flows the hosts sent are the ON periods the generator planned,
  * every packet a full frame, and the run's figures are exact (conservative mode).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -3,6 +3,8 @@
  * turn with OFF gaps between them, packet counts that the transport's replayed gaps reproduce, the
  * load scaling of the packet gaps, determinism, and the scenario section's checks naming their field.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { WireSize } from '../core/frame.js';
 import type { FlowSpec } from '../core/messages.js';

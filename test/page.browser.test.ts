@@ -6,6 +6,8 @@
  * terminal prints with), the elements the faults hit are marked, and the timeline lists every event.
  * Outside CI a machine without Chromium skips this file, saying so; in CI it runs.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

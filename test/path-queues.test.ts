@@ -2,6 +2,8 @@
  * pathQueueDelays (orchestrator/registry/path-queues.ts) on a run folder written by hand: two racks
  * under one spine, every link 10 Gbit/s (1,250 bytes queued: 1 µs), queues sampled every 10 µs.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

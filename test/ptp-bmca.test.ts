@@ -3,6 +3,8 @@
  * every field in its order, lower wins; the same grandmaster by stepsRemoved; candidates keep their
  * order through priority2.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import type { PtpDataset } from '../core/messages.js';
 import { type BmcaEntry, compareDatasets } from '../core/ptp.js';

@@ -2,6 +2,8 @@
  * The reproductions' statistics and table (orchestrator/studies/reproduction.ts): the mean and the 95%
  * confidence interval of Student's t over the seeds, and a table that puts the paper's value beside ours.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { meanCi, type Reproduction, reproductionTable } from '../orchestrator/studies/reproduction.js';
 

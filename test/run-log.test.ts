@@ -4,6 +4,8 @@
  * throw (the results are written all the same). The line of a real run is checked against its
  * nodes.json in run.integration.test.ts.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -2,6 +2,8 @@
  * The `compute:` section: a model for hosts and arbiters with per-role overrides, switches never
  * (hardware), and no model in dilated mode, where computation takes real time already.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { planRun } from '../orchestrator/engine/plan.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';

@@ -3,6 +3,8 @@
  * before it is built (so `validate` answers at once), YAML alias bombs bounded. Each is one
  * file:line:field error, never a stack trace or a hang.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { ScenarioError } from '../orchestrator/engine/errors.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';

@@ -3,6 +3,8 @@
  * runs get the fitted software-stamp delay, dilated runs the machine's own), values parse as
  * distributions, and a bad one is named by file, line and field.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { draw, Rng } from '../core/random.js';
 import { planRun } from '../orchestrator/engine/plan.js';

@@ -3,6 +3,8 @@
  * (docs/scenario.schema.json) is the one the code has, every example validates against it, and every
  * example points its editor at it.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';

@@ -4,6 +4,8 @@
  * for faults injected into a running fabric, and a plain message for a module that is not there.
  * The example pFabric package sits in a temporary project whose `dcemu` links to this checkout.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -6,6 +6,8 @@
  * (the header that run's own datagrams carry) and two others. Two runs of the same scenario go side by
  * side under that, and each gives its solo bytes, every attempt counted.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { createSocket } from 'node:dgram';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';

@@ -3,6 +3,8 @@
  * node spinning in its own timers and a node blocked on a link are told apart (by their times alone
  * they look the same: the node furthest behind).
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import type { ProgressStats } from '../core/messages.js';
 import { type StallView, stallDiagnosis } from '../orchestrator/engine/engine.js';

@@ -1,3 +1,5 @@
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { overlaps } from '../orchestrator/runtime/docker-network.js';
 import { place, placementGroups, pods, racks } from '../orchestrator/runtime/placement.js';

@@ -2,6 +2,8 @@
  * The sweep's grid and tables, without running fabrics: value lists split at commas outside
  * parentheses, the grid in order (first axis slowest), and the CSV and Markdown tables.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

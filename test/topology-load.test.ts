@@ -1,3 +1,5 @@
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -2,6 +2,8 @@
  * Topology builders, up/down routing and validation: counts and wiring of every builder, the routing
  * tables switches get, path lengths, and that validation catches a miswired port by name.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import {
   attachArbiters,

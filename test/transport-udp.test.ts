@@ -5,6 +5,8 @@
  * configured rate, delivery once despite loss, stop(), the factory, the scenario section and the
  * frame counts in the results.
  */
+// dcemu's own schemes, registered as the entry points register them
+import './built-in-schemes.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
