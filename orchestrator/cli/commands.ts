@@ -199,7 +199,7 @@ program
   .action(async (opts: { run?: string }) => {
     const { keptMessage, removeAllRuns, removeRun } = await import('../runtime/docker-client.js');
     // a swarm manager's services first: their tasks' containers go with them
-    const { removeServices } = await import('../runtime/swarm.js');
+    const { removeServices } = await import('../runtime/swarm-removal.js');
     const services = await removeServices(opts.run ?? null);
     const removed = opts.run === undefined ? await removeAllRuns() : await removeRun(opts.run);
     process.stdout.write(
