@@ -4,8 +4,8 @@
  * order through priority2.
  */
 import { describe, expect, it } from 'vitest';
+import { type BmcaEntry, compareDatasets } from '../core/bmca.js';
 import type { PtpDataset } from '../core/messages.js';
-import { type BmcaEntry, compareDatasets } from '../core/ptp.js';
 import { DEFAULT_DATASET } from '../orchestrator/scenario/clocks.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';

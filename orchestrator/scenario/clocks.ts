@@ -2,8 +2,9 @@
  * The `clocks:`, `jitter:` and `ptp:` sections: oscillator models, jitter models and PTP settings,
  * with their defaults and why; `parseDist` reads the distributions they take.
  */
+
+import { compareDatasets } from '../../core/bmca.js';
 import type { PtpDataset, SwitchClocks, SyncMode } from '../../core/messages.js';
-import { compareDatasets } from '../../core/ptp.js';
 import type { Dist } from '../../core/random.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseDurationNs } from '../../core/time.js';
