@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { NodeReport } from '../core/messages.js';
-import { fairness } from '../orchestrator/engine/collect.js';
+import { fairness } from '../orchestrator/engine/fairness.js';
 
 const US = 1_000;
 const I = 100 * US;
