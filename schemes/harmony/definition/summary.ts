@@ -18,8 +18,8 @@ import {
   sectionsOf,
   sum,
 } from '../../../sdk/index.js';
-import type { HarmonyHostSection } from '../host/transport.js';
-import { Outcome } from '../host/transport.js';
+import type { HarmonyHostSection } from '../host/state.js';
+import { Outcome } from '../host/state.js';
 import type { HarmonySwitchSection } from '../switch/module.js';
 import { FailureWhy, RejectWhy } from '../wire.js';
 import type { HarmonySettings } from './settings.js';
