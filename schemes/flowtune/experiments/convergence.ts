@@ -110,33 +110,35 @@ export async function runConvergence(opts: ExperimentOptions): Promise<string> {
           ]),
     ],
     table: convergenceTable,
-    values: (runs) => {
-      const [ft, dc, prio, ft1, dc1] = runs;
-      const f = ft.flowtune!.convergence;
-      const pmax = prio.flowtune!.convergence.maxNs;
-      const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
-      const never = (s: Summary) =>
-        (s.fairness?.convergence ?? []).filter((c) => c.convergedNs === null).length;
-      const dcDone = (dc.fairness?.convergence ?? []).flatMap((c) =>
-        c.convergedNs === null ? [] : [c.convergedNs],
-      );
-      return {
-        ...(f.maxNs !== null && { rates_max_us: f.maxNs / 1000 }),
-        ...(f.p50Ns !== null && { rates_p50_us: f.p50Ns / 1000 }),
-        ...(thr.length > 0 &&
-          thr.every((c) => c.convergedNs !== null) && {
-            thr_max_us: Math.max(...thr.map((c) => c.convergedNs!)) / 1000,
-          }),
-        dctcp_never: never(dc),
-        ...(dcDone.length > 0 && { dctcp_max_ms: Math.max(...dcDone) / 1e6 }),
-        ...(pmax !== null && { priority_max_us: pmax / 1000 }),
-        ...(ft1?.flowtune?.convergence.maxNs != null && {
-          rates_max_us_1ms: ft1.flowtune.convergence.maxNs / 1000,
-        }),
-        ...(dc1 !== undefined && { dctcp_never_1ms: never(dc1) }),
-      };
-    },
+    values: convergenceValues,
   });
+}
+
+/** flowtune-convergence's figures from its runs: Flowtune, DCTCP, the ablation, then (full runs) the example's spacing */
+function convergenceValues(runs: Summary[]) {
+  const [ft, dc, prio, ft1, dc1] = runs;
+  const f = ft.flowtune!.convergence;
+  const pmax = prio.flowtune!.convergence.maxNs;
+  const thr = (ft.fairness?.convergence ?? []).filter((c) => c.active > 1);
+  const never = (s: Summary) => (s.fairness?.convergence ?? []).filter((c) => c.convergedNs === null).length;
+  const dcDone = (dc.fairness?.convergence ?? []).flatMap((c) =>
+    c.convergedNs === null ? [] : [c.convergedNs],
+  );
+  return {
+    ...(f.maxNs !== null && { rates_max_us: f.maxNs / 1000 }),
+    ...(f.p50Ns !== null && { rates_p50_us: f.p50Ns / 1000 }),
+    ...(thr.length > 0 &&
+      thr.every((c) => c.convergedNs !== null) && {
+        thr_max_us: Math.max(...thr.map((c) => c.convergedNs!)) / 1000,
+      }),
+    dctcp_never: never(dc),
+    ...(dcDone.length > 0 && { dctcp_max_ms: Math.max(...dcDone) / 1e6 }),
+    ...(pmax !== null && { priority_max_us: pmax / 1000 }),
+    ...(ft1?.flowtune?.convergence.maxNs != null && {
+      rates_max_us_1ms: ft1.flowtune.convergence.maxNs / 1000,
+    }),
+    ...(dc1 !== undefined && { dctcp_never_1ms: never(dc1) }),
+  };
 }
 
 function convergenceTable(opts: ExperimentOptions, runs: Summary[]): string {

@@ -151,52 +151,7 @@ function loadsFigures(loads: readonly number[], withAblations: boolean) {
       paper: null,
       digits: 2,
     },
-    ...(ablations.length > 0
-      ? (['1', '2-10'] as const).flatMap((range) => [
-          normFigure(
-            `norm_dc_${range}_iw2_${load}`,
-            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
-            'dctcp',
-            range,
-          ),
-          normFigure(
-            `norm_dc_${range}_nicecn_${load}`,
-            `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
-            'dctcp',
-            range,
-          ),
-          normFigure(
-            `norm_dc_${range}_acks_${load}`,
-            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune leaving ACKs their room (headroom ${(0.01 + ACK_SHARE).toFixed(3)}), load ${load} (ablation)`,
-            'dctcp',
-            range,
-          ),
-          normFigure(
-            `norm_dc_${range}_thr_${load}`,
-            `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune at update threshold 0.05, load ${load} (ablation)`,
-            'dctcp',
-            range,
-          ),
-        ])
-      : []),
-    ...(ablations.length > 0
-      ? [
-          {
-            id: `slow_1_acks_${load}`,
-            label: `normalized FCT p99 of 1-packet flowlets, Flowtune leaving ACKs their room, load ${load} (ablation)`,
-            unit: '×',
-            paper: null,
-            digits: 2,
-          },
-          {
-            id: `slow_1_thr_${load}`,
-            label: `the same, Flowtune at update threshold 0.05, load ${load} (ablation)`,
-            unit: '×',
-            paper: null,
-            digits: 2,
-          },
-        ]
-      : []),
+    ...(ablations.length > 0 ? ablationFigures(load) : []),
     ...queueingFigures(`_${load}`, `, load ${load}`, load === 0.8),
     {
       id: `queue_ratio_${load}`,
@@ -206,6 +161,52 @@ function loadsFigures(loads: readonly number[], withAblations: boolean) {
       digits: 1,
     },
   ]);
+}
+
+/** flowtune-loads' ablation figures at `load` (full runs): DCTCP against each Flowtune ablation, per range, and their slowdowns */
+function ablationFigures(load: number) {
+  return [
+    ...(['1', '2-10'] as const).flatMap((range) => [
+      normFigure(
+        `norm_dc_${range}_iw2_${load}`,
+        `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune, both starting with 2 frames, load ${load} (ablation)`,
+        'dctcp',
+        range,
+      ),
+      normFigure(
+        `norm_dc_${range}_nicecn_${load}`,
+        `normalized p99 FCT of ${range}-packet flowlets, DCTCP with marking NICs / Flowtune, load ${load} (ablation)`,
+        'dctcp',
+        range,
+      ),
+      normFigure(
+        `norm_dc_${range}_acks_${load}`,
+        `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune leaving ACKs their room (headroom ${(0.01 + ACK_SHARE).toFixed(3)}), load ${load} (ablation)`,
+        'dctcp',
+        range,
+      ),
+      normFigure(
+        `norm_dc_${range}_thr_${load}`,
+        `normalized p99 FCT of ${range}-packet flowlets, DCTCP / Flowtune at update threshold 0.05, load ${load} (ablation)`,
+        'dctcp',
+        range,
+      ),
+    ]),
+    {
+      id: `slow_1_acks_${load}`,
+      label: `normalized FCT p99 of 1-packet flowlets, Flowtune leaving ACKs their room, load ${load} (ablation)`,
+      unit: '×',
+      paper: null,
+      digits: 2,
+    },
+    {
+      id: `slow_1_thr_${load}`,
+      label: `the same, Flowtune at update threshold 0.05, load ${load} (ablation)`,
+      unit: '×',
+      paper: null,
+      digits: 2,
+    },
+  ];
 }
 
 /** One seed's figures of flowtune-loads (the runs in variant order: the sides, then the ablations, per load). */
