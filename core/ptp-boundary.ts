@@ -10,23 +10,20 @@
  * switch stamps in hardware: at the frame's physical departure and arrival on the port, read off its
  * clock. With the peer delay mechanism the slave port's path delay is the link's (PeerDelay).
  */
-import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
-import type { ClockSeries, PtpConfig } from './messages.js';
+
 import {
   announcing,
   type BmcaEntry,
   compareDatasets,
-  delayReqGap,
   type ForeignMasters,
-  newClockSeries,
-  type PeerDelay,
-  type PtpMessage,
   qualified,
   recordAnnounce,
-  SIZE,
-  SlaveSide,
-  type SteerableClock,
-} from './ptp.js';
+} from './bmca.js';
+import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
+import type { ClockSeries, PtpConfig } from './messages.js';
+import type { PeerDelay } from './peer-delay.js';
+import { delayReqGap, newClockSeries, SlaveSide, type SteerableClock } from './ptp.js';
+import { type PtpMessage, SIZE } from './ptp-messages.js';
 import { Rng } from './random.js';
 import type { Scheduler, Timer } from './scheduler.js';
 import { defaultServoConfig } from './servo.js';

@@ -14,12 +14,20 @@
  * code handles the frame — on send, when it hands the frame to the NIC (before queueing behind
  * frames on the wire); on receive, when the event loop gets to it — so event-loop lateness appears as
  * time stamp noise, as with a kernel stack.
+ *
+ * Beside it: the BMCA's datasets and foreign masters (core/bmca.ts), the messages (core/ptp-messages.ts)
+ * and the peer delay mechanism (core/peer-delay.ts).
  */
+
+import type { BmcaEntry, ForeignMasters } from './bmca.js';
+import { announcing, compareDatasets, qualified, recordAnnounce } from './bmca.js';
 import type { NodeClock } from './clock.js';
 import { type Frame, FrameType, makeFrame, Priority } from './frame.js';
 import { Histogram } from './histogram.js';
 import { MovingMedian } from './median.js';
-import type { ClockSeries, PtpConfig, PtpDataset } from './messages.js';
+import type { ClockSeries, PtpConfig } from './messages.js';
+import { PeerDelay } from './peer-delay.js';
+import { type PtpMessage, SIZE } from './ptp-messages.js';
 import { Rng } from './random.js';
 import type { Scheduler, Timer } from './scheduler.js';
 import { createServo, defaultServoConfig, type Servo, type ServoConfig } from './servo.js';
@@ -30,98 +38,10 @@ export interface SteerableClock extends NodeClock {
   step(deltaNs: number): void;
 }
 
-/** A grandmaster's dataset as Announce messages carry it: the dataset and the clock's identity. */
-export interface GmDataset extends PtpDataset {
-  id: number;
-}
-
-/** What the BMCA compares: the grandmaster a port offers, its distance from it, and the port's clock. */
-export interface BmcaEntry {
-  gm: GmDataset;
-  steps: number;
-  sender: number;
-}
-
-/**
- * IEEE 1588-2019 9.3.4's dataset comparison for one domain of ordinary and transparent clocks:
- * negative if `a` is better. Different grandmasters compare by priority1, clockClass, clockAccuracy,
- * offsetScaledLogVariance, priority2, then identity; the same one by stepsRemoved, then the sender.
- */
-export function compareDatasets(a: BmcaEntry, b: BmcaEntry): number {
-  const x = a.gm;
-  const y = b.gm;
-  if (x.id !== y.id)
-    return (
-      x.priority1 - y.priority1 ||
-      x.clockClass - y.clockClass ||
-      x.clockAccuracy - y.clockAccuracy ||
-      x.offsetScaledLogVariance - y.offsetScaledLogVariance ||
-      x.priority2 - y.priority2 ||
-      x.id - y.id
-    );
-  return a.steps - b.steps || a.sender - b.sender;
-}
-
-/** The foreign masters a port hears: what each offers, and when its Announces came (node time). */
-export type ForeignMasters = Map<number, { entry: BmcaEntry; heard: number[] }>;
-
-/**
- * An Announce from `sender` heard at node time `now`: its offer one step further removed, and its time
- * among those of the last FOREIGN_WINDOW announce intervals (foreign master qualification)
- */
-export function recordAnnounce(
-  foreign: ForeignMasters,
-  sender: number,
-  x: { gm: GmDataset; steps: number },
-  now: number,
-  announceIntervalNs: number,
-): void {
-  const entry: BmcaEntry = { gm: x.gm, steps: x.steps + 1, sender };
-  const rec = foreign.get(sender);
-  if (rec === undefined) {
-    foreign.set(sender, { entry, heard: [now] });
-    return;
-  }
-  rec.entry = entry;
-  rec.heard.push(now);
-  const window = FOREIGN_WINDOW * announceIntervalNs;
-  while (rec.heard.length > 0 && now - rec.heard[0] > window) rec.heard.shift();
-}
-
-/** a foreign master still announcing: heard within the announce receipt timeout (node time `now`) */
-export function announcing(f: { heard: number[] }, now: number, cfg: PtpConfig): boolean {
-  const last = f.heard[f.heard.length - 1];
-  return last !== undefined && now - last <= cfg.announceTimeout * cfg.announceIntervalNs;
-}
-
-/** a foreign master qualified: FOREIGN_THRESHOLD Announces within FOREIGN_WINDOW intervals (linuxptp) */
-export function qualified(f: { heard: number[] }): boolean {
-  return f.heard.length >= FOREIGN_THRESHOLD;
-}
-
 /** linuxptp's delay timer (port_set_delay_tmo): uniform in [0, 2 × the Delay_Req interval) */
 export function delayReqGap(rng: Rng, cfg: PtpConfig): number {
   return rng.next() * 2 * (cfg.delayReqIntervalNs ?? cfg.syncIntervalNs);
 }
-
-/** Announces a foreign master needs within FOREIGN_WINDOW announce intervals to count (linuxptp) */
-const FOREIGN_THRESHOLD = 2;
-const FOREIGN_WINDOW = 4;
-
-/** PTP message bodies, carried in `frame.x`. `corr` is the correction field transparent clocks add to. */
-export type PtpMessage =
-  | { m: 'announce'; gm: GmDataset; steps: number }
-  /** peer delay (IEEE 1588 11.4), link-local: request, response with t2, follow-up with t3 */
-  | { m: 'pdreq'; seq: number }
-  | { m: 'pdresp'; seq: number; t2: number }
-  | { m: 'pdfup'; seq: number; t3: number }
-  | { m: 'sync'; seq: number; corr: number }
-  | { m: 'fup'; seq: number; t1: number; corr: number }
-  | { m: 'dreq'; seq: number; corr: number }
-  | { m: 'dresp'; seq: number; t4: number; corr: number };
-
-/** Wire sizes: PTPv2 over UDP/IPv4/Ethernet (44-byte Sync + headers; 64-byte Announce + headers). */
-export const SIZE = { event: 90, general: 100, announce: 110 } as const;
 
 /**
  * When a node's PTP starts for traffic that starts at `at`: its warm-up earlier (ptp.warmup), never in
@@ -144,164 +64,6 @@ export function newClockSeries(): ClockSeries {
     master: -1,
     steps: 0,
   };
-}
-
-/** the kind of a PTP message body (`frame.x`), if it is one */
-function kind(x: unknown): string | undefined {
-  return (x as { m?: string } | null)?.m;
-}
-
-/** Sync and Delay_Req: the event messages a transparent clock corrects in transit */
-export function isEventMessage(x: unknown): x is { m: 'sync' | 'dreq'; corr: number } {
-  const m = kind(x);
-  return m === 'sync' || m === 'dreq';
-}
-
-/** the peer delay mechanism's messages: link-local, never forwarded */
-export function isPeerDelayMessage(x: unknown): boolean {
-  const m = kind(x);
-  return m === 'pdreq' || m === 'pdresp' || m === 'pdfup';
-}
-
-/** event messages of either mechanism: stamped, so software stamps jitter them on send */
-export function isStampedMessage(x: unknown): boolean {
-  const m = kind(x);
-  return m === 'sync' || m === 'dreq' || m === 'pdreq' || m === 'pdresp';
-}
-
-export interface PeerDelayComponents {
-  self: number;
-  ports: number;
-  /** the node id of each port's link peer (link-local frames are addressed to it) */
-  peerOf(port: number): number;
-  clock: NodeClock;
-  sched: Scheduler;
-  /** sends a link-local frame on `port` now */
-  sendOn(port: number, frame: Frame): void;
-  intervalNs: number;
-  filter: number;
-  /** hardware stamps (departure and arrival on the wire) or the code's software ones */
-  hardware: boolean;
-  /** a software receive stamp of a frame that arrived at physical `arrival` */
-  rxStamp?(arrival: number): number;
-}
-
-/**
- * The peer delay mechanism (IEEE 1588-2019 11.4, two-step) on every port of a node: each port asks
- * its link peer every interval (Pdelay_Req, t1 at its departure), the peer answers with the request's
- * arrival t2 (Pdelay_Resp, t4 at its arrival here) and its own departure t3 (Pdelay_Resp_Follow_Up);
- * the link delay is ((t4 − t1) − (t3 − t2)) / 2 through a moving median. Hosts use it for their own
- * link; peer-to-peer transparent clocks add the ingress link's delay to every Sync they forward.
- */
-export class PeerDelay {
-  private readonly req: Array<{ seq: number; t1: number; t2: number; t4: number } | null>;
-  private readonly filters: MovingMedian[];
-  private readonly delay: Float64Array;
-  private readonly respT3 = new Map<Frame, number>();
-  private seq = 0;
-  private timer: Timer | null = null;
-
-  constructor(private readonly c: PeerDelayComponents) {
-    this.req = Array.from({ length: c.ports }, () => null);
-    this.filters = Array.from({ length: c.ports }, () => new MovingMedian(c.filter));
-    this.delay = new Float64Array(c.ports).fill(Number.NaN);
-  }
-
-  start(at: number): void {
-    this.timer = this.c.sched.at(at, this.tick);
-  }
-
-  stop(): void {
-    this.c.sched.cancel(this.timer);
-  }
-
-  /** the link delay measured on `port` (NaN until the first exchange completes) */
-  linkDelay(port: number): number {
-    return this.delay[port];
-  }
-
-  private readonly tick = (now: number): void => {
-    for (let p = 0; p < this.c.ports; p++) {
-      const seq = ++this.seq;
-      const f = this.frame(p, { m: 'pdreq', seq }, 90);
-      this.req[p] = {
-        seq,
-        t1: this.c.hardware ? Number.NaN : this.c.clock.read(now),
-        t2: Number.NaN,
-        t4: Number.NaN,
-      };
-      this.c.sendOn(p, f);
-    }
-    this.timer = this.c.sched.at(now + this.c.intervalNs, this.tick);
-  };
-
-  private frame(port: number, x: PtpMessage, z: number): Frame {
-    return makeFrame({ t: FrameType.Ptp, s: this.c.self, d: this.c.peerOf(port), z, p: Priority.Control, x });
-  }
-
-  private stampIn(arrival: number): number {
-    return this.c.hardware || this.c.rxStamp === undefined
-      ? this.c.clock.read(arrival)
-      : this.c.rxStamp(arrival);
-  }
-
-  /** a peer delay message that arrived on `port` at physical `arrival`; false for any other frame */
-  onFrame(port: number, frame: Frame, arrival: number): boolean {
-    const x = frame.x as PtpMessage;
-    switch (x?.m) {
-      case 'pdreq': {
-        const resp = this.frame(port, { m: 'pdresp', seq: x.seq, t2: this.stampIn(arrival) }, 90);
-        if (!this.c.hardware) this.respT3.set(resp, this.c.clock.read(this.c.sched.current));
-        this.c.sendOn(port, resp);
-        if (!this.c.hardware) this.followUp(port, resp);
-        return true;
-      }
-      case 'pdresp': {
-        const r = this.req[port];
-        if (r !== null && r.seq === x.seq) {
-          r.t2 = x.t2;
-          r.t4 = this.stampIn(arrival);
-        }
-        return true;
-      }
-      case 'pdfup': {
-        const r = this.req[port];
-        if (r === null || r.seq !== x.seq || !Number.isFinite(r.t1) || !Number.isFinite(r.t4)) return true;
-        this.req[port] = null;
-        const d = (r.t4 - r.t1 - (x.t3 - r.t2)) / 2;
-        this.delay[port] = this.filters[port].push(d);
-        return true;
-      }
-      default:
-        return false;
-    }
-  }
-
-  /** hardware stamps: a frame of ours starts transmission on `port` at physical `txStart` */
-  departed(port: number, frame: Frame, txStart: number): void {
-    if (!this.c.hardware || frame.s !== this.c.self) return;
-    const x = frame.x as PtpMessage;
-    const t = this.c.clock.read(txStart);
-    if (x?.m === 'pdreq') {
-      const r = this.req[port];
-      if (r !== null && r.seq === x.seq) r.t1 = t;
-    } else if (x?.m === 'pdresp') {
-      this.respT3.set(frame, t);
-      // two-step: the follow-up carries the precise departure; send it once this event is done
-      this.c.sched.at(this.c.sched.current, this.sendFollowUp, port, frame);
-    }
-  }
-
-  private readonly sendFollowUp = (_now: number, port: number, resp: Frame): void => {
-    this.followUp(port, resp);
-  };
-
-  private followUp(port: number, resp: Frame): void {
-    const t3 = this.respT3.get(resp);
-    this.respT3.delete(resp);
-    if (t3 === undefined) return;
-    this.c.sendOn(port, this.frame(port, { m: 'pdfup', seq: (resp.x as { seq: number }).seq, t3 }, 100));
-  }
 }
 
 /** Consecutive in-threshold samples before a locked servo counts as in lock. */

@@ -7,7 +7,7 @@
 import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import type { NodeReport } from '../core/messages.js';
-import { fairness } from '../orchestrator/engine/collect.js';
+import { fairness } from '../orchestrator/engine/fairness.js';
 
 const US = 1_000;
 const I = 100 * US;

@@ -6,8 +6,8 @@
 // dcemu's own schemes, registered as the entry points register them
 import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
+import { type BmcaEntry, compareDatasets } from '../core/bmca.js';
 import type { PtpDataset } from '../core/messages.js';
-import { type BmcaEntry, compareDatasets } from '../core/ptp.js';
 import { DEFAULT_DATASET } from '../orchestrator/scenario/clocks.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';

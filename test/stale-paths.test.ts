@@ -30,8 +30,9 @@ const TOPS = [
   'tools',
   'topology',
 ];
+/** a file by its extension, or a folder by its closing slash (not a pattern: `schemes/<s>/`, `dist/*`) */
 const PATH = new RegExp(
-  `(?<![\\w./<>-])((?:${TOPS.join('|')})/[\\w./-]*\\.(?:ts|md|yaml|mjs|cjs|cc|json|js))`,
+  `(?<![\\w./<>-])((?:${TOPS.join('|')})/[\\w./-]*(?:\\.(?:ts|md|yaml|mjs|cjs|cc|json|js)|/(?![\\w<*{])))`,
   'g',
 );
 const CODE = /\.(ts|mjs|cjs|cc)$/;
@@ -65,6 +66,10 @@ describe('paths named in comments and docs', () => {
     const exists = (p: string) => real.has(p);
     expect(stale('docs/x.md', 'see `core/port.ts` and core/gone.ts.', exists)).toEqual([
       'docs/x.md:1: core/gone.ts',
+    ]);
+    // a folder by its closing slash; a pattern is no folder
+    expect(stale('docs/x.md', 'in schemes/f10/gone/ and schemes/<s>/host/', exists)).toEqual([
+      'docs/x.md:1: schemes/f10/gone/',
     ]);
     expect(stale('schemes/f10/control.ts', ' * the takeover (arbiter/takeover.ts)', exists)).toEqual([]);
     // in code, only the comments count

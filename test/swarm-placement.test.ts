@@ -3,7 +3,8 @@ import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { overlaps } from '../orchestrator/runtime/docker-network.js';
 import { place, placementGroups, pods, racks } from '../orchestrator/runtime/placement.js';
-import { daemonOptions, parseDaemons, startFailure } from '../orchestrator/runtime/swarm.js';
+import { daemonOptions, parseDaemons } from '../orchestrator/runtime/swarm-daemons.js';
+import { startFailure } from '../orchestrator/runtime/swarm-tasks.js';
 import { fatTree } from '../orchestrator/topology/fattree.js';
 import { leafSpine } from '../orchestrator/topology/leafspine.js';
 

@@ -22,8 +22,9 @@ import { GapStream } from '../host/onoff.js';
 import { BASELINE_DEFAULTS, createTransport, UDP_DEFAULTS } from '../host/transport/index.js';
 import type { Nic, TransportComponents } from '../host/transport/types.js';
 import { NIC_BACKLOG_BYTES, UdpTransport } from '../host/transport/udp.js';
-import { collect, writeResults } from '../orchestrator/engine/collect.js';
+import { collect } from '../orchestrator/engine/collect.js';
 import type { FabricResult } from '../orchestrator/engine/engine.js';
+import { writeResults } from '../orchestrator/engine/results-files.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
 

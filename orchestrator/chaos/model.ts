@@ -284,41 +284,7 @@ export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: nu
         [...path, 'repair'],
         `${kind} is not repaired (${kind === 'kill' ? 'a killed node stays dead' : 'the clock servo repairs it'})`,
       );
-    if ((kind === 'clock-step' || kind === 'clock-freq') && !src.data.clocks)
-      throw src.error([...path, 'kind'], `'${kind}' needs a clocks: section (emulated oscillators)`);
-    if (kind === 'clock-step' && f.step === undefined)
-      throw src.error([...path, 'step'], 'clock-step needs step');
-    if (kind === 'clock-freq' && f.freq === undefined)
-      throw src.error([...path, 'freq'], 'clock-freq needs freq');
-    if (kind === 'link-lossy' && f.loss === undefined && f.corrupt === undefined)
-      throw src.error([...path, 'loss'], 'link-lossy needs loss (and/or corrupt)');
-    // a setting of another kind would be drawn and written into the timeline, and do nothing
-    for (const [field, owners] of FAILURE_SETTINGS)
-      if (f[field] !== undefined && !(owners as readonly string[]).includes(kind))
-        throw src.error(
-          [...path, field],
-          `${field} applies to ${owners.join(' and ')} failures, not ${kind}`,
-        );
-    if (kind === 'link-lossy')
-      for (const field of ['loss', 'corrupt'] as const)
-        if (typeof f[field] === 'object')
-          throw src.error(
-            [...path, field],
-            `link-lossy takes ${field} as a probability; a model is link-impair's`,
-          );
-    if (kind === 'link-flap')
-      for (const k of ['down', 'up'] as const) {
-        if (f[k] === undefined)
-          throw src.error([...path, k], `link-flap needs ${k}: how long the link stays ${k} each time`);
-        d([...path, k], f[k], parseDurationNs);
-      }
-    if (f.targets === undefined && !(kind === 'partition' && f.groups !== undefined))
-      throw src.error(
-        [...path, 'targets'],
-        kind === 'partition'
-          ? 'partition needs targets (the nodes it may cut off) or groups (two groups to cut apart)'
-          : `${kind} needs targets: the components it strikes`,
-      );
+    checkFailureFields(src, path, f, kind);
     const impair = kind === 'link-impair' ? impairFields(src, path, f, topo) : undefined;
     const signed = (v: string) => (v.startsWith('-') ? -parseDurationNs(v.slice(1)) : parseDurationNs(v));
     return {
@@ -511,4 +477,49 @@ function impairFields(
   if (f.reorder !== undefined && f.delay === undefined)
     throw src.error([...path, 'reorder'], 'reordering sends frames without the delay: it needs a delay');
   return out;
+}
+
+/** The settings a failure of `kind` needs and those it must not have, each named with its field. */
+function checkFailureFields(
+  src: ScenarioSource,
+  path: Array<string | number>,
+  f: Record<string, unknown>,
+  kind: FailureKind,
+): void {
+  if ((kind === 'clock-step' || kind === 'clock-freq') && !src.data.clocks)
+    throw src.error([...path, 'kind'], `'${kind}' needs a clocks: section (emulated oscillators)`);
+  if (kind === 'clock-step' && f.step === undefined)
+    throw src.error([...path, 'step'], 'clock-step needs step');
+  if (kind === 'clock-freq' && f.freq === undefined)
+    throw src.error([...path, 'freq'], 'clock-freq needs freq');
+  if (kind === 'link-lossy' && f.loss === undefined && f.corrupt === undefined)
+    throw src.error([...path, 'loss'], 'link-lossy needs loss (and/or corrupt)');
+  // a setting of another kind would be drawn and written into the timeline, and do nothing
+  for (const [field, owners] of FAILURE_SETTINGS)
+    if (f[field] !== undefined && !(owners as readonly string[]).includes(kind))
+      throw src.error([...path, field], `${field} applies to ${owners.join(' and ')} failures, not ${kind}`);
+  if (kind === 'link-lossy')
+    for (const field of ['loss', 'corrupt'] as const)
+      if (typeof f[field] === 'object')
+        throw src.error(
+          [...path, field],
+          `link-lossy takes ${field} as a probability; a model is link-impair's`,
+        );
+  if (kind === 'link-flap')
+    for (const k of ['down', 'up'] as const) {
+      if (f[k] === undefined)
+        throw src.error([...path, k], `link-flap needs ${k}: how long the link stays ${k} each time`);
+      try {
+        parseDist(f[k] as string | number, parseDurationNs);
+      } catch (err) {
+        throw src.error([...path, k], (err as Error).message);
+      }
+    }
+  if (f.targets === undefined && !(kind === 'partition' && f.groups !== undefined))
+    throw src.error(
+      [...path, 'targets'],
+      kind === 'partition'
+        ? 'partition needs targets (the nodes it may cut off) or groups (two groups to cut apart)'
+        : `${kind} needs targets: the components it strikes`,
+    );
 }

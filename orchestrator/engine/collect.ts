@@ -2,151 +2,32 @@
  * Collection: turns a finished fabric's reports into the results folder (docs/results.md) — summary.json,
  * flows.csv, queues.csv, events.jsonl, the resolved scenario and topology, and the plots of plots/ —
  * and computes the summary the CLI prints. Every figure here is derived from what the node processes
- * measured.
+ * measured. The fairness figures are computed in fairness.ts, the folder's files written by
+ * results-files.ts.
  */
-import { writeFileSync } from 'node:fs';
 import { type ImpairCounts, noImpairCounts } from '../../core/fault-filter.js';
 import { Histogram } from '../../core/histogram.js';
-import type { FlowRecord, NodeReport } from '../../core/messages.js';
+import type { NodeReport } from '../../core/messages.js';
 import { segmentCount } from '../../host/transport/types.js';
 import type { Topology } from '../../topology/types.js';
-import { writeRunPlots } from '../plots/index.js';
 import { schemeDefinition } from '../registry/index.js';
 import { type BusiestQueue, busiestQueue, idealFct, quantile } from '../registry/stats.js';
-import { summarizeClocks, writeClockFiles } from './clocks.js';
+import { summarizeClocks } from './clocks.js';
 import type { FabricResult } from './engine.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
-import { type FlowOutcome, flowOutcomes } from './outcomes.js';
-import { appendRunLog } from './run-log.js';
+import { type FlowNotDone, type FlowOutcome, flowOutcomes } from './outcomes.js';
 
 export { type BusiestQueue, busiestQueue, idealFct };
 
 import { hostPath } from '../topology/routing.js';
-import type {
-  Fairness,
-  FaultSummary,
-  FlowRow,
-  ImpairedLink,
-  ImpairmentsSummary,
-  Summary,
-} from './results.js';
+import type { FaultSummary, FlowRow, ImpairedLink, ImpairmentsSummary, Summary } from './results.js';
 
 export type { Fairness, FaultSummary, FlowRow, Summary } from './results.js';
 
-/** Data bytes each sender delivered to every receiver, per `run.interval` since the traffic start. */
-function bytesBySource(reports: readonly NodeReport[]): Map<number, number[]> {
-  const bySrc = new Map<number, number[]>();
-  for (const rep of reports)
-    for (const [src, bins] of rep.bySource ?? []) {
-      const acc = bySrc.get(src) ?? [];
-      bins.forEach((b, i) => {
-        acc[i] = (acc[i] ?? 0) + b;
-      });
-      bySrc.set(src, acc);
-    }
-  return bySrc;
-}
+import { fairness } from './fairness.js';
+import { writeResults } from './results-files.js';
 
-/**
- * Per `run.interval`, the throughput each active sender got (its data bytes at every receiver) and
- * their standard deviation: a sender is active in an interval when one of its flows started before it
- * and had not finished by its end (§7.2: "the standard deviation of the per-connection throughputs
- * achieved in each 1-second interval", median over the intervals with the same number of connections).
- */
-export function fairness(
-  reports: readonly NodeReport[],
-  flows: ReadonlyArray<Pick<FlowRecord, 'src' | 'start' | 'finish'>>,
-  intervalNs: number,
-  endNs: number,
-): Fairness | null {
-  const bySrc = bytesBySource(reports);
-  const n = Math.floor(endNs / intervalNs);
-  const all: number[] = [];
-  const groups = new Map<number, number[]>();
-  for (let i = 0; i < n; i++) {
-    const from = i * intervalNs;
-    const to = from + intervalNs;
-    const active = new Set<number>();
-    for (const f of flows) if (f.start <= from && (f.finish < 0 || f.finish >= to)) active.add(f.src);
-    if (active.size < 2) continue;
-    const mbps = [...active].map((s) => ((bySrc.get(s)?.[i] ?? 0) * 8e3) / intervalNs);
-    const mean = mbps.reduce((a, b) => a + b, 0) / mbps.length;
-    const sd = Math.sqrt(mbps.reduce((a, b) => a + (b - mean) ** 2, 0) / mbps.length);
-    all.push(sd);
-    const g = groups.get(active.size) ?? [];
-    g.push(sd);
-    groups.set(active.size, g);
-  }
-  if (all.length === 0) return null;
-  const convergence = equalShares(flows, (src, i) => bySrc.get(src)?.[i] ?? 0, intervalNs, n);
-  const q = (xs: number[], p: number) =>
-    Math.round(
-      quantile(
-        [...xs].sort((a, b) => a - b),
-        p,
-      ) * 1000,
-    ) / 1000;
-  return {
-    intervalNs,
-    intervals: all.length,
-    stddevMbps: { p50: q(all, 0.5), p90: q(all, 0.9), max: q(all, 1) },
-    byActive: Object.fromEntries(
-      [...groups]
-        .sort(([a], [b]) => a - b)
-        .map(([k, g]) => [String(k), { intervals: g.length, p50Mbps: q(g, 0.5) }]),
-    ),
-    convergence,
-  };
-}
-
-/** changes of the active senders `Fairness.convergence` lists at most (the first ones) */
-const CONVERGENCE_CHANGES = 1000;
-
-/**
- * `Fairness.convergence`: from every change of the active senders (kept incrementally: a flow is
- * active from its start until its finish), intervals of `bytes(src, i)`.
- */
-function equalShares(
-  flows: ReadonlyArray<Pick<FlowRecord, 'src' | 'start' | 'finish'>>,
-  bytes: (src: number, interval: number) => number,
-  intervalNs: number,
-  n: number,
-): Fairness['convergence'] {
-  const edges: Array<[number, number, number]> = [];
-  for (const f of flows) {
-    edges.push([f.start, f.src, 1]);
-    if (f.finish >= 0) edges.push([f.finish, f.src, -1]);
-  }
-  edges.sort((a, b) => a[0] - b[0]);
-  const count = new Map<number, number>();
-  const out: Fairness['convergence'] = [];
-  for (let e = 0; e < edges.length && out.length < CONVERGENCE_CHANGES; ) {
-    const t = edges[e][0];
-    for (; e < edges.length && edges[e][0] === t; e++) {
-      const [, src, d] = edges[e];
-      const c = (count.get(src) ?? 0) + d;
-      if (c > 0) count.set(src, c);
-      else count.delete(src);
-    }
-    const next = e < edges.length ? edges[e][0] : n * intervalNs;
-    const active = [...count.keys()];
-    if (active.length < 2) continue;
-    let converged: number | null = null;
-    for (let i = Math.ceil(t / intervalNs); (i + 1) * intervalNs <= next && i < n; i++) {
-      const x = active.map((s) => bytes(s, i));
-      const mean = x.reduce((a, b) => a + b, 0) / x.length;
-      const fair = mean > 0 && x.every((v) => Math.abs(v - mean) <= 0.1 * mean);
-      if (!fair) converged = null;
-      else if (converged === null) converged = (i + 1) * intervalNs - t;
-    }
-    out.push({
-      t: Math.round(t),
-      active: active.length,
-      convergedNs: converged === null ? null : Math.round(converged),
-    });
-  }
-  return out;
-}
+export type { FlowNotDone } from './outcomes.js';
 
 /** refused control connections listed one by one in the summary (all are counted) */
 const MAX_REFUSALS_LISTED = 100;
@@ -191,10 +72,6 @@ function framesOf(flows: FlowRow[]): Summary['frames'] {
   const received = counted.reduce((s, f) => s + f.framesReceived!, 0);
   return { sent, received, lost: sent - received };
 }
-
-/** A planned flow that did not complete, and why. */
-export type FlowNotDone = FlowOutcome & { id: number };
-
 export function collect(
   r: FabricResult,
   runtime: string,
@@ -577,16 +454,6 @@ function summarizeFault(
   return out;
 }
 
-const csvCell = (v: unknown) => (Array.isArray(v) ? v.join(';') : String(v));
-
-/** A CSV field, quoted when it holds a quote, a comma or a newline. */
-export const csvField = (v: string): string => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-
-/**
- * Writes the results folder, the plots last (unless `run.plots` is false), and the run's line in the
- * run log (DCEMU_RUN_LOG); returns the problems of both (a plot that could not be drawn, a log that
- * could not be written) as lines for the caller to show: the figures do not depend on them.
- */
 /**
  * The end of every run, the command line's and the library's alike: the fabric stopped (its nodes'
  * reports collected), the figures computed, the results folder written. What could not be drawn (a
@@ -607,115 +474,6 @@ export async function finishRun(
   const { summary, flows, outcomes } = collect(result, runtime);
   const problems = await writeResults(out, result, summary, flows, outcomes);
   return { result, summary, flows, outcomes, problems };
-}
-
-export async function writeResults(
-  out: string,
-  r: FabricResult,
-  summary: Summary,
-  flows: FlowRow[],
-  outcomes: FlowNotDone[] = [],
-): Promise<string[]> {
-  const topo = r.scenario.topology;
-  const name = (id: number) => topo.nodes[id]?.name ?? String(id);
-  writeFileSync(`${out}/summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
-  const { topology, ...scenarioRest } = r.scenario;
-  writeFileSync(`${out}/scenario.json`, `${JSON.stringify(scenarioRest, null, 2)}\n`);
-  writeFileSync(`${out}/topology.json`, `${JSON.stringify(topology, null, 2)}\n`);
-  writeFileSync(`${out}/flows.csv`, flowsCsv(flows, name));
-  writeFileSync(`${out}/outcomes.csv`, outcomesCsv(outcomes, r, name));
-  const senders = sendersCsv(r, name);
-  if (senders !== null) writeFileSync(`${out}/senders.csv`, senders);
-  writeFileSync(`${out}/queues.csv`, queuesCsv(r));
-  if (r.reports.some((rep) => rep.clock)) writeClockFiles(out, r);
-  writeFileSync(`${out}/nodes.json`, `${JSON.stringify(nodeRows(r), null, 2)}\n`);
-  writeFileSync(
-    `${out}/events.jsonl`,
-    r.events.map((e) => JSON.stringify(e)).join('\n') + (r.events.length ? '\n' : ''),
-  );
-  const files = schemeDefinition(r.scenario.scheme.kind).files?.(r.scenario.scheme, r) ?? {};
-  for (const [file, text] of Object.entries(files)) writeFileSync(`${out}/${file}`, text);
-  // the run's line once its figures are written (the plots follow, and do not change them)
-  const logged = appendRunLog(out, summary, r.reports);
-  const problems = logged === null ? [] : [logged];
-  if (!r.scenario.run.plots) return problems;
-  problems.push(...(await writeRunPlots(out, r, summary, flows)).problems);
-  // the page shows the plots: it follows them (loaded here only: its layout library is not small)
-  const { writeRunPage } = await import('../page/run-page.js');
-  return [...problems, ...(await writeRunPage(out)).problems];
-}
-
-/** flows.csv: a row per planned flow, nodes by name. */
-function flowsCsv(flows: FlowRow[], name: (id: number) => string): string {
-  const fl = [
-    'id,src,dst,size,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,retransmits,timeouts,via,frames_sent,frames_received,outcome,deadline_ns,best_effort',
-  ];
-  for (const f of flows) {
-    fl.push(
-      [
-        f.id,
-        name(f.src),
-        name(f.dst),
-        f.size,
-        f.start.toFixed(0),
-        f.finish.toFixed(0),
-        f.fct.toFixed(0),
-        f.ideal.toFixed(0),
-        f.slowdown.toFixed(3),
-        f.retransmits,
-        f.timeouts,
-        f.via.map(name),
-        f.framesSent ?? '',
-        f.framesReceived ?? '',
-        f.outcome,
-        f.deadline ?? '',
-        f.bestEffort ? 1 : '',
-      ]
-        .map(csvCell)
-        .join(','),
-    );
-  }
-  return `${fl.join('\n')}\n`;
-}
-
-/** outcomes.csv: each flow not done, and why. */
-function outcomesCsv(outcomes: FlowNotDone[], r: FabricResult, name: (id: number) => string): string {
-  const planned = new Map(r.plan.flows.map((f) => [f.id, f]));
-  return `${[
-    'id,src,dst,outcome,reason',
-    ...outcomes.map((o) => {
-      const f = planned.get(o.id);
-      return [o.id, f ? name(f.src) : '', f ? name(f.dst) : '', o.outcome, csvField(o.reason)].join(',');
-    }),
-  ].join('\n')}\n`;
-}
-
-/** senders.csv: what each sender delivered per run.interval (the series summary.fairness is made of), or null. */
-function sendersCsv(r: FabricResult, name: (id: number) => string): string | null {
-  const bySrc = bytesBySource(r.reports);
-  if (bySrc.size === 0) return null;
-  const every = r.scenario.run.intervalNs;
-  const rows = ['t_ns,src,bytes,mbps'];
-  const n = Math.max(...[...bySrc.values()].map((b) => b.length));
-  const srcs = [...bySrc.keys()].sort((a, b) => a - b);
-  for (let i = 0; i < n; i++)
-    for (const src of srcs) {
-      const bytes = bySrc.get(src)![i] ?? 0;
-      rows.push(`${i * every},${name(src)},${bytes},${Math.round((bytes * 8e6) / every) / 1000}`);
-    }
-  return `${rows.join('\n')}\n`;
-}
-
-/** queues.csv: every sampled egress queue, virtual ns since traffic start. */
-function queuesCsv(r: FabricResult): string {
-  const q = ['node,port,peer,t_ns,bytes'];
-  for (const rep of r.reports) {
-    for (const s of rep.queues) {
-      for (let i = 0; i < s.t.length; i++)
-        q.push(`${rep.name},${s.port},${s.peer},${(s.t[i] - r.trafficStart).toFixed(0)},${s.v[i]}`);
-    }
-  }
-  return `${q.join('\n')}\n`;
 }
 
 /**
@@ -740,23 +498,4 @@ function impairmentsOf(reports: readonly NodeReport[]): { impairments?: Impairme
   const order = (x: ImpairedLink, y: ImpairedLink) =>
     x.from.localeCompare(y.from) || x.to.localeCompare(y.to);
   return { impairments: { ...total, links: [...links.values()].sort(order) } };
-}
-
-/** nodes.json: each report's fidelity, counters and ports. */
-function nodeRows(r: FabricResult) {
-  return r.reports.map((rep) => {
-    const late = Histogram.from(rep.fidelity.lateness);
-    return {
-      name: rep.name,
-      lateP50Ns: late.quantile(0.5),
-      lateP99Ns: late.quantile(0.99),
-      causalityMisses: rep.fidelity.causalityMisses,
-      framesHandled: rep.fidelity.framesHandled,
-      eventsHandled: rep.fidelity.eventsHandled,
-      counters: rep.metrics.counters,
-      ports: rep.ports,
-      // a node the timeline killed or stopped: its counters up to then
-      ...(rep.end === 'halt' && { haltedAt: Math.round(rep.now - r.trafficStart) }),
-    };
-  });
 }

@@ -342,3 +342,6 @@ function lossCause(ctx: Judge, src: string, dst: string, from: number): string |
     return `frames lost to congestion at ${full.replace('>', '→')} (the transport does not retransmit)`;
   return null;
 }
+
+/** A planned flow that did not complete, and why. */
+export type FlowNotDone = FlowOutcome & { id: number };

@@ -56,7 +56,50 @@ export function pathQueueDelays(runDir: string, opts: PathQueueOptions = {}): Pa
   for (let t = Math.ceil(from / every) * every; t < to; t += every) instants.push(t);
   const slot = new Map(instants.map((t, i) => [t, i]));
 
-  // every data-plane switch port's delay (ns) at each instant read, at its link's rate
+  const delay = portDelays(runDir, topo, instants, slot);
+
+  const routes = routesOf(topo);
+
+  const byHops = new Map<number, Array<{ ports: Float64Array[]; count: number }>>();
+  for (const r of routes.values()) {
+    const list = byHops.get(r.hops) ?? [];
+    const zero = new Float64Array(instants.length);
+    list.push({ ports: r.ports.map((p) => delay.get(p) ?? zero), count: r.count });
+    byHops.set(r.hops, list);
+  }
+  return [...byHops.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([hops, list]) => {
+      const n = list.length * instants.length;
+      const values = new Float64Array(n);
+      const weights = new Float64Array(n);
+      let k = 0;
+      for (const r of list)
+        for (let i = 0; i < instants.length; i++, k++) {
+          let s = 0;
+          for (const p of r.ports) s += p[i];
+          values[k] = s;
+          weights[k] = r.count;
+        }
+      const q = weightedQuantiles(values, weights, [0.5, 0.99]);
+      return {
+        hops,
+        paths: list.reduce((a, r) => a + r.count, 0),
+        samples: instants.length,
+        p50Ns: q[0],
+        p99Ns: q[1],
+        maxNs: values.reduce((a, v) => Math.max(a, v), 0),
+      };
+    });
+}
+
+/** Every data-plane switch port's delay (ns) at each instant read, at its link's rate (queues.csv). */
+function portDelays(
+  runDir: string,
+  topo: Topology,
+  instants: number[],
+  slot: Map<number, number>,
+): Map<string, Float64Array> {
   const rate = new Map<string, number>();
   for (const n of topo.nodes)
     for (const p of n.ports) rate.set(`${n.name}:${p.index}`, topo.links[p.link].rateBps);
@@ -75,9 +118,14 @@ export function pathQueueDelays(runDir: string, opts: PathQueueOptions = {}): Pa
     }
     d[i] = (Number(bytes) * 8e9) / bps;
   }
+  return delay;
+}
 
-  // the routes: their switch egress ports and how many host pairs' routes share them (the source
-  // host's NIC is not among them)
+/**
+ * The routes: their switch egress ports and how many host pairs' routes share them (the source
+ * host's NIC is not among them)
+ */
+function routesOf(topo: Topology): Map<string, { hops: number; ports: string[]; count: number }> {
   const routes = new Map<string, { hops: number; ports: string[]; count: number }>();
   const byName = new Map(topo.nodes.map((n) => [n.name, n]));
   const hosts = topo.nodes.filter((n) => n.role === 'host');
@@ -115,38 +163,7 @@ export function pathQueueDelays(runDir: string, opts: PathQueueOptions = {}): Pa
       walk(src.name, []);
     }
   }
-
-  const byHops = new Map<number, Array<{ ports: Float64Array[]; count: number }>>();
-  for (const r of routes.values()) {
-    const list = byHops.get(r.hops) ?? [];
-    const zero = new Float64Array(instants.length);
-    list.push({ ports: r.ports.map((p) => delay.get(p) ?? zero), count: r.count });
-    byHops.set(r.hops, list);
-  }
-  return [...byHops.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([hops, list]) => {
-      const n = list.length * instants.length;
-      const values = new Float64Array(n);
-      const weights = new Float64Array(n);
-      let k = 0;
-      for (const r of list)
-        for (let i = 0; i < instants.length; i++, k++) {
-          let s = 0;
-          for (const p of r.ports) s += p[i];
-          values[k] = s;
-          weights[k] = r.count;
-        }
-      const q = weightedQuantiles(values, weights, [0.5, 0.99]);
-      return {
-        hops,
-        paths: list.reduce((a, r) => a + r.count, 0),
-        samples: instants.length,
-        p50Ns: q[0],
-        p99Ns: q[1],
-        maxNs: values.reduce((a, v) => Math.max(a, v), 0),
-      };
-    });
+  return routes;
 }
 
 /**

@@ -10,7 +10,8 @@ import { RuntimeError } from '../engine/errors.js';
 import { inAllowedRange } from './addresses.js';
 import { type Docker, docker } from './docker-client.js';
 import { freeTopSubnet, overlaps } from './docker-network.js';
-import { GWBRIDGE, gwbridge, removeSwarmRuns } from './swarm.js';
+import { GWBRIDGE, gwbridge } from './swarm.js';
+import { removeSwarmRuns } from './swarm-removal.js';
 
 /** the label on a `docker_gwbridge` that dcemu created (and so removes on `leave`) */
 const SETUP_LABEL = 'dcemu.swarm';

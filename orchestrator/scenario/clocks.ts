@@ -2,13 +2,14 @@
  * The `clocks:`, `jitter:` and `ptp:` sections: oscillator models, jitter models and PTP settings,
  * with their defaults and why; `parseDist` reads the distributions they take.
  */
+
+import { compareDatasets } from '../../core/bmca.js';
 import type { PtpDataset, SwitchClocks, SyncMode } from '../../core/messages.js';
-import { compareDatasets } from '../../core/ptp.js';
 import type { Dist } from '../../core/random.js';
 import { defaultServoConfig, type ServoConfig } from '../../core/servo.js';
 import { parseDurationNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
-import type { ScenarioSource } from './source.js';
+import type { RawScenario, ScenarioSource } from './source.js';
 
 export interface ClockModel {
   offsetNs: Dist;
@@ -170,47 +171,10 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
   const p = src.data.ptp;
   if (p === undefined) return null;
   const hosts = topo.nodes.filter((n) => n.role === 'host');
-  const named: string[] =
-    p.candidates ?? (p.datasets === undefined ? [hosts[0].name, hosts[hosts.length - 1].name] : []);
-  for (const [i, c] of named.entries()) {
-    if (!hosts.some((h) => h.name === c))
-      throw src.error(['ptp', 'candidates', i], `no host named '${c}' (PTP runs on hosts)`);
-  }
-  // every master-capable host's dataset: a candidate's defaults keep the candidates' order (priority2),
-  // a `datasets:` entry overrides fields and makes its host master-capable
-  const datasets: Record<string, PtpDataset> = {};
-  named.forEach((c, i) => {
-    datasets[c] = { ...DEFAULT_DATASET, priority2: DEFAULT_DATASET.priority2 + i };
-  });
-  for (const [name, d] of Object.entries((p.datasets ?? {}) as Record<string, Partial<PtpDataset>>)) {
-    if (!hosts.some((h) => h.name === name))
-      throw src.error(['ptp', 'datasets', name], `no host named '${name}' (PTP runs on hosts)`);
-    datasets[name] = { ...(datasets[name] ?? DEFAULT_DATASET), ...d };
-  }
-  const id = new Map(hosts.map((h) => [h.name, h.id]));
-  const entry = (n: string) => ({ gm: { ...datasets[n], id: id.get(n)! }, steps: 0, sender: id.get(n)! });
-  const candidates = Object.keys(datasets).sort((a, b) => compareDatasets(entry(a), entry(b)));
-  if (candidates.length === 0) throw src.error(['ptp', 'datasets'], 'no host may become grandmaster');
+  const { candidates, datasets } = ptpCandidates(src, p, hosts);
   const timestamping: 'hardware' | 'software' = p.timestamping ?? 'hardware';
   const base = defaultServoConfig(timestamping);
-  const s = p.servo ?? {};
-  const servo: ServoConfig = {
-    ...base,
-    kpExponent: -1,
-    kiExponent: -1,
-    // linuxptp steps only beyond 20 µs on the first update, fine at 1 s intervals; at 100 µs intervals
-    // slewing 20 µs at the 900 ppm clamp would take 22 ms of a run: step anything beyond 1 µs instead
-    firstStepThresholdNs: 1000,
-    ...(s.kpScale !== undefined && { kpScale: s.kpScale }),
-    ...(s.kpExponent !== undefined && { kpExponent: s.kpExponent }),
-    ...(s.kiScale !== undefined && { kiScale: s.kiScale }),
-    ...(s.kiExponent !== undefined && { kiExponent: s.kiExponent }),
-    ...(s.maxFrequency !== undefined && { maxFrequencyPpb: s.maxFrequency }),
-    ...(s.stepThreshold !== undefined && { stepThresholdNs: parseDurationNs(s.stepThreshold) }),
-    ...(s.firstStepThreshold !== undefined && {
-      firstStepThresholdNs: parseDurationNs(s.firstStepThreshold),
-    }),
-  };
+  const servo = ptpServo(p.servo ?? {}, base);
   // an interval as a duration (`syncInterval: 100us`) or as IEEE 1588's log₂ of seconds
   // (`logSyncInterval: -13`, 122.07 µs: what linuxptp's config and the messages carry), never both
   const interval = (field: string, logField: string, fallback: string | null): number | undefined => {
@@ -255,5 +219,59 @@ export function resolvePtp(src: ScenarioSource, topo: Topology): PtpSettings | n
     lockThresholdNs: parseDurationNs(p.lockThreshold ?? (timestamping === 'hardware' ? '100ns' : '2us')),
     sampleNs: parseDurationNs(p.sample ?? '10us'),
     servo,
+  };
+}
+
+/**
+ * The master-capable hosts, best first by the BMCA's comparison, and their datasets: the candidates'
+ * defaults in their order, overridden by `datasets:`
+ */
+function ptpCandidates(
+  src: ScenarioSource,
+  p: RawScenario,
+  hosts: Topology['nodes'],
+): { candidates: string[]; datasets: Record<string, PtpDataset> } {
+  const named: string[] =
+    p.candidates ?? (p.datasets === undefined ? [hosts[0].name, hosts[hosts.length - 1].name] : []);
+  for (const [i, c] of named.entries()) {
+    if (!hosts.some((h) => h.name === c))
+      throw src.error(['ptp', 'candidates', i], `no host named '${c}' (PTP runs on hosts)`);
+  }
+  // every master-capable host's dataset: a candidate's defaults keep the candidates' order (priority2),
+  // a `datasets:` entry overrides fields and makes its host master-capable
+  const datasets: Record<string, PtpDataset> = {};
+  named.forEach((c, i) => {
+    datasets[c] = { ...DEFAULT_DATASET, priority2: DEFAULT_DATASET.priority2 + i };
+  });
+  for (const [name, d] of Object.entries((p.datasets ?? {}) as Record<string, Partial<PtpDataset>>)) {
+    if (!hosts.some((h) => h.name === name))
+      throw src.error(['ptp', 'datasets', name], `no host named '${name}' (PTP runs on hosts)`);
+    datasets[name] = { ...(datasets[name] ?? DEFAULT_DATASET), ...d };
+  }
+  const id = new Map(hosts.map((h) => [h.name, h.id]));
+  const entry = (n: string) => ({ gm: { ...datasets[n], id: id.get(n)! }, steps: 0, sender: id.get(n)! });
+  const candidates = Object.keys(datasets).sort((a, b) => compareDatasets(entry(a), entry(b)));
+  if (candidates.length === 0) throw src.error(['ptp', 'datasets'], 'no host may become grandmaster');
+  return { candidates, datasets };
+}
+
+/** The servo: linuxptp's for the stamps (`base`), its gains scaled with 1/interval, and the scenario's `servo:` fields. */
+function ptpServo(s: RawScenario, base: ServoConfig): ServoConfig {
+  return {
+    ...base,
+    kpExponent: -1,
+    kiExponent: -1,
+    // linuxptp steps only beyond 20 µs on the first update, fine at 1 s intervals; at 100 µs intervals
+    // slewing 20 µs at the 900 ppm clamp would take 22 ms of a run: step anything beyond 1 µs instead
+    firstStepThresholdNs: 1000,
+    ...(s.kpScale !== undefined && { kpScale: s.kpScale }),
+    ...(s.kpExponent !== undefined && { kpExponent: s.kpExponent }),
+    ...(s.kiScale !== undefined && { kiScale: s.kiScale }),
+    ...(s.kiExponent !== undefined && { kiExponent: s.kiExponent }),
+    ...(s.maxFrequency !== undefined && { maxFrequencyPpb: s.maxFrequency }),
+    ...(s.stepThreshold !== undefined && { stepThresholdNs: parseDurationNs(s.stepThreshold) }),
+    ...(s.firstStepThreshold !== undefined && {
+      firstStepThresholdNs: parseDurationNs(s.firstStepThreshold),
+    }),
   };
 }

@@ -53,20 +53,7 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
     sizesAndLoad(src, w.background, ['workload', 'background'], bg);
     spec.background = bg;
   }
-  for (const key of ['senders', 'receivers'] as const) {
-    if (w[key] === undefined) continue;
-    if (w.pattern !== 'all-to-all')
-      throw src.error(['workload', key], `only the all-to-all pattern takes ${key}, not '${w.pattern}'`);
-    const names = hostGroup(w[key]);
-    if (names === null)
-      throw src.error(
-        ['workload', key],
-        `a list of host names or a range 'h0..h7', got ${JSON.stringify(w[key])}`,
-      );
-    const ids = names.map((name, i) => hostId(['workload', key, i], name));
-    if (new Set(ids).size !== ids.length) throw src.error(['workload', key], 'a host is listed twice');
-    spec[key] = ids;
-  }
+  hostGroups(src, w, spec, hostId);
   if (w.deadlines !== undefined) {
     const meanNs = parseDurationNs(w.deadlines.mean);
     if (!(meanNs > 0)) throw src.error(['workload', 'deadlines', 'mean'], `must be > 0, got ${meanNs} ns`);
@@ -87,41 +74,71 @@ export function resolveWorkload(src: ScenarioSource, topo: Topology, seed: numbe
       ...(w.target !== undefined && { target: hostId(['workload', 'target'], w.target) }),
     };
   }
-  if (w.pattern === 'list') {
-    if (!Array.isArray(w.flows) || w.flows.length === 0)
-      throw src.error(['workload', 'flows'], 'the list pattern needs flows');
-    spec.flows = w.flows.flatMap((f: Record<string, string | number>, i: number) => {
-      const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
-      const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
-      if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
-      const flow: { src: number; dst: number; size: number; start: number; stop?: number } = {
-        src: src_,
-        dst,
-        size: parseBytes(f.size),
-        start: parseDurationNs(f.start ?? 0),
-      };
-      if (f.stop !== undefined) {
-        const at = ['workload', 'flows', i, 'stop'];
-        if (f.every !== undefined) throw src.error(at, 'a flow sent again (every) cannot also stop');
-        flow.stop = parseDurationNs(f.stop);
-        if (!(flow.stop > flow.start))
-          throw src.error(at, `must be after the flow's start (${flow.start} ns), got ${flow.stop} ns`);
-      }
-      const copies = () => Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
-      if (f.every === undefined) return copies();
-      const every = parseDurationNs(f.every);
-      if (every <= 0)
-        throw src.error(['workload', 'flows', i, 'every'], `every must be > 0, got ${every} ns`);
-      const until = Math.min(
-        spec.durationNs,
-        f.until === undefined ? spec.durationNs : parseDurationNs(f.until),
-      );
-      const out = [];
-      for (let t = flow.start; t < until; t += every) out.push(...copies().map((c) => ({ ...c, start: t })));
-      return out;
-    });
-  }
+  if (w.pattern === 'list') listFlows(src, w, spec, hostId);
   return spec;
+}
+
+/** All-to-all's `senders` and `receivers`: host groups checked into `spec`, as host ids. */
+function hostGroups(
+  src: ScenarioSource,
+  w: { pattern: string; senders?: unknown; receivers?: unknown },
+  spec: WorkloadSpec,
+  hostId: (path: Array<string | number>, name: string) => number,
+): void {
+  for (const key of ['senders', 'receivers'] as const) {
+    if (w[key] === undefined) continue;
+    if (w.pattern !== 'all-to-all')
+      throw src.error(['workload', key], `only the all-to-all pattern takes ${key}, not '${w.pattern}'`);
+    const names = hostGroup(w[key]);
+    if (names === null)
+      throw src.error(
+        ['workload', key],
+        `a list of host names or a range 'h0..h7', got ${JSON.stringify(w[key])}`,
+      );
+    const ids = names.map((name, i) => hostId(['workload', key, i], name));
+    if (new Set(ids).size !== ids.length) throw src.error(['workload', key], 'a host is listed twice');
+    spec[key] = ids;
+  }
+}
+
+/** Pattern 'list': its flows checked into `spec`, each sent again `every` until `until` when it says so. */
+function listFlows(
+  src: ScenarioSource,
+  w: { flows?: unknown },
+  spec: WorkloadSpec,
+  hostId: (path: Array<string | number>, name: string) => number,
+): void {
+  if (!Array.isArray(w.flows) || w.flows.length === 0)
+    throw src.error(['workload', 'flows'], 'the list pattern needs flows');
+  spec.flows = w.flows.flatMap((f: Record<string, string | number>, i: number) => {
+    const src_ = hostId(['workload', 'flows', i, 'src'], String(f.src));
+    const dst = hostId(['workload', 'flows', i, 'dst'], String(f.dst));
+    if (src_ === dst) throw src.error(['workload', 'flows', i, 'dst'], 'a flow needs two different hosts');
+    const flow: { src: number; dst: number; size: number; start: number; stop?: number } = {
+      src: src_,
+      dst,
+      size: parseBytes(f.size),
+      start: parseDurationNs(f.start ?? 0),
+    };
+    if (f.stop !== undefined) {
+      const at = ['workload', 'flows', i, 'stop'];
+      if (f.every !== undefined) throw src.error(at, 'a flow sent again (every) cannot also stop');
+      flow.stop = parseDurationNs(f.stop);
+      if (!(flow.stop > flow.start))
+        throw src.error(at, `must be after the flow's start (${flow.start} ns), got ${flow.stop} ns`);
+    }
+    const copies = () => Array.from({ length: Number(f.copies ?? 1) }, () => ({ ...flow }));
+    if (f.every === undefined) return copies();
+    const every = parseDurationNs(f.every);
+    if (every <= 0) throw src.error(['workload', 'flows', i, 'every'], `every must be > 0, got ${every} ns`);
+    const until = Math.min(
+      spec.durationNs,
+      f.until === undefined ? spec.durationNs : parseDurationNs(f.until),
+    );
+    const out = [];
+    for (let t = flow.start; t < until; t += every) out.push(...copies().map((c) => ({ ...c, start: t })));
+    return out;
+  });
 }
 
 /**

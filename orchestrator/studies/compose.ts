@@ -24,7 +24,7 @@ import { NODE_PROCESS_FAULTS } from '../runtime/attached.js';
 import { containerUser, HARDENED_HOST, SECRET_IN_CONTAINER } from '../runtime/hardening.js';
 import { APP_DIR, imageEntry } from '../runtime/image.js';
 import { parseScenario } from '../scenario/load.js';
-import { resolveScenario } from '../scenario/resolve.js';
+import { resolveScenario, type Scenario } from '../scenario/resolve.js';
 
 /** the environment variable that carries the scenario text to the orchestrator service */
 export const SCENARIO_ENV = 'DCEMU_SCENARIO';
@@ -104,47 +104,24 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   const addr = allocateAddresses(names, opts.subnet ?? pickSubnet(names.length, project));
   const user = opts.user === undefined ? containerUser() : opts.user;
   // least privilege, as the docker runtime's containers (orchestrator/runtime/hardening.ts)
-  const common = {
-    image: opts.image,
-    ...(user ? { user } : {}),
-    cap_drop: [...HARDENED_HOST.CapDrop],
-    security_opt: [...HARDENED_HOST.SecurityOpt],
-    read_only: true,
-    tmpfs: Object.entries(HARDENED_HOST.Tmpfs).map(([path, o]) => `${path}:${o}`),
-  };
+  const common = hardened(opts.image, user);
   const results = `${composeEscape(opts.results)}:${RESULTS_IN_CONTAINER}`;
   // the run's secret: the orchestrator draws one each time it starts and writes it into a tmpfs volume
   // that only this project's containers mount (fresh on every `up`); no secret is in this file
   const secretDir = posix.dirname(SECRET_IN_CONTAINER);
 
   const services: Record<string, unknown> = {
-    orchestrator: {
-      ...common,
-      command: [
-        posix.join(APP_DIR, 'dist', 'orchestrator', 'cli.js'),
-        'run',
-        basename(opts.scenarioFile),
-        '--scenario-env',
-        SCENARIO_ENV,
-        '--runtime',
-        'attached',
-        '--subnet',
-        addr.subnet,
-        '--secret-file',
-        SECRET_IN_CONTAINER,
-        '--out',
-        RESULTS_IN_CONTAINER,
-        // the scenario's time mode; a tdf only for dilated time
-        ...(scenario.sync === 'dilated' ? ['--tdf', String(scenario.tdf)] : ['--sync', 'conservative']),
-        ...overrides.flatMap((o) => ['--set', composeEscape(o)]),
-      ],
-      // compose interpolates ${VAR} in the file: '$$' is a literal '$'
-      environment: { [SCENARIO_ENV]: composeEscape(text) },
-      volumes: [results, `secret:${secretDir}`],
-      networks: { fabric: { ipv4_address: addr.orchestrator } },
-      labels: { dcemu: project, 'dcemu.role': 'orchestrator' },
-      stop_grace_period: ORCHESTRATOR_STOP_GRACE,
-    },
+    orchestrator: orchestratorService(
+      opts,
+      scenario,
+      overrides,
+      text,
+      common,
+      results,
+      secretDir,
+      addr,
+      project,
+    ),
   };
   // each node starts after the one before it (the first after the orchestrator), and they end one at a
   // time, EXIT_DELAY_MS apart in the same order, however compose stops them: Docker 20.10 counts a
@@ -153,28 +130,29 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   // until the daemon restarts; docs/containers.md, Cleanup)
   const nodes = scenario.topology.nodes;
   for (const [i, node] of nodes.entries()) {
-    const exitDelayMs = i * EXIT_DELAY_MS;
-    services[node.name] = {
-      ...common,
-      // the arguments only label the process, as under the process runtime
-      command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
-      environment: {
-        ...nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
-        [SECRET_FILE_ENV]: SECRET_IN_CONTAINER,
-        ...(exitDelayMs > 0 ? { DCEMU_EXIT_DELAY_MS: String(exitDelayMs) } : {}),
-      },
-      // compose's grace before a SIGKILL (10 s by default) counts from its SIGTERM: the delay on top
-      stop_grace_period: `${Math.ceil(exitDelayMs / 1000) + NODE_STOP_GRACE_S}s`,
-      volumes: [results, `secret:${secretDir}:ro`],
-      networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
-      // starts once the container before it runs; the node retries until the orchestrator listens (20 s)
-      depends_on: [i === 0 ? 'orchestrator' : nodes[i - 1].name],
-      labels: { dcemu: project, 'dcemu.node': node.name, 'dcemu.role': node.role },
-    };
+    services[node.name] = nodeService(node, i, nodes, common, results, secretDir, addr, project);
   }
 
+  const doc = composeDocument(services, project, user, addr.subnet);
+  doc.commentBefore = fileComment(opts, scenario, names.length, addr.subnet, project, dropped);
+  return {
+    text: doc.toString({ lineWidth: 0, directives: false }),
+    project,
+    subnet: addr.subnet,
+    nodes: names.length,
+    dropped,
+  };
+}
+
+/** The file's document: the services, the secret's tmpfs volume and the fabric's internal network. */
+function composeDocument(
+  services: Record<string, unknown>,
+  project: string,
+  user: string | null,
+  subnet: string,
+): Document {
   // YAML 1.1 rules, as docker-compose's PyYAML reads them: `0:0` must be quoted there (base 60)
-  const doc = new Document(
+  return new Document(
     {
       version: '2.4',
       services,
@@ -191,16 +169,27 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
           // the fabric talks only to itself: no route out of 198.18.0.0/15
           internal: true,
           labels: { dcemu: project },
-          ipam: { config: [{ subnet: addr.subnet }] },
+          ipam: { config: [{ subnet }] },
         },
       },
     },
     { version: '1.1', aliasDuplicateObjects: false },
   );
+}
+
+/** The comment atop the file: what it runs, how to run and clean it, and what it left out of the timeline. */
+function fileComment(
+  opts: ComposeOptions,
+  scenario: Scenario,
+  nodes: number,
+  subnet: string,
+  project: string,
+  dropped: ComposeFile['dropped'],
+): string {
   const run = `docker-compose -p ${project} -f <this file>`;
-  doc.commentBefore = [
-    ` dcemu compose: '${scenario.name}' from ${opts.scenarioFile}, ${names.length} nodes + orchestrator, ${scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative'}`,
-    ` image ${opts.image}, subnet ${addr.subnet}, results in ${opts.results}`,
+  return [
+    ` dcemu compose: '${scenario.name}' from ${opts.scenarioFile}, ${nodes} nodes + orchestrator, ${scenario.sync === 'dilated' ? `dilated, tdf ${scenario.tdf}` : 'conservative'}`,
+    ` image ${opts.image}, subnet ${subnet}, results in ${opts.results}`,
     ` run:   ${run} up --abort-on-container-exit --exit-code-from orchestrator`,
     ` clean: ${run} down`,
     ...(dropped.length > 0
@@ -210,12 +199,89 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
         ]
       : []),
   ].join('\n');
+}
+
+/** What every service of the file shares: the image, and least privilege as the docker runtime's containers. */
+function hardened(image: string, user: string | null) {
   return {
-    text: doc.toString({ lineWidth: 0, directives: false }),
-    project,
-    subnet: addr.subnet,
-    nodes: names.length,
-    dropped,
+    image,
+    ...(user ? { user } : {}),
+    cap_drop: [...HARDENED_HOST.CapDrop],
+    security_opt: [...HARDENED_HOST.SecurityOpt],
+    read_only: true,
+    tmpfs: Object.entries(HARDENED_HOST.Tmpfs).map(([path, o]) => `${path}:${o}`),
+  };
+}
+
+/** The orchestrator's service: `dcemu run` on the attached runtime, the scenario's text in its environment. */
+function orchestratorService(
+  opts: ComposeOptions,
+  scenario: Scenario,
+  overrides: string[],
+  text: string,
+  common: ReturnType<typeof hardened>,
+  results: string,
+  secretDir: string,
+  addr: ReturnType<typeof allocateAddresses>,
+  project: string,
+): Record<string, unknown> {
+  return {
+    ...common,
+    command: [
+      posix.join(APP_DIR, 'dist', 'orchestrator', 'cli.js'),
+      'run',
+      basename(opts.scenarioFile),
+      '--scenario-env',
+      SCENARIO_ENV,
+      '--runtime',
+      'attached',
+      '--subnet',
+      addr.subnet,
+      '--secret-file',
+      SECRET_IN_CONTAINER,
+      '--out',
+      RESULTS_IN_CONTAINER,
+      // the scenario's time mode; a tdf only for dilated time
+      ...(scenario.sync === 'dilated' ? ['--tdf', String(scenario.tdf)] : ['--sync', 'conservative']),
+      ...overrides.flatMap((o) => ['--set', composeEscape(o)]),
+    ],
+    // compose interpolates ${VAR} in the file: '$$' is a literal '$'
+    environment: { [SCENARIO_ENV]: composeEscape(text) },
+    volumes: [results, `secret:${secretDir}`],
+    networks: { fabric: { ipv4_address: addr.orchestrator } },
+    labels: { dcemu: project, 'dcemu.role': 'orchestrator' },
+    stop_grace_period: ORCHESTRATOR_STOP_GRACE,
+  };
+}
+
+/** A node's service: hardened as the orchestrator's, started after the one before it, ending EXIT_DELAY_MS after it. */
+function nodeService(
+  node: Scenario['topology']['nodes'][number],
+  i: number,
+  nodes: Scenario['topology']['nodes'],
+  common: ReturnType<typeof hardened>,
+  results: string,
+  secretDir: string,
+  addr: ReturnType<typeof allocateAddresses>,
+  project: string,
+): Record<string, unknown> {
+  const exitDelayMs = i * EXIT_DELAY_MS;
+  return {
+    ...common,
+    // the arguments only label the process, as under the process runtime
+    command: [...nodeOptions(), imageEntry(node.role), '--dcemu-run', project, '--dcemu-node', node.name],
+    environment: {
+      ...nodeEnv(`${addr.orchestrator}:${CONTROL_PORT}`, node.name),
+      [SECRET_FILE_ENV]: SECRET_IN_CONTAINER,
+      ...(exitDelayMs > 0 ? { DCEMU_EXIT_DELAY_MS: String(exitDelayMs) } : {}),
+    },
+    // compose's grace before a SIGKILL (10 s by default) counts from its SIGTERM: the delay on top
+    stop_grace_period: `${Math.ceil(exitDelayMs / 1000) + NODE_STOP_GRACE_S}s`,
+    volumes: [results, `secret:${secretDir}:ro`],
+    networks: { fabric: { ipv4_address: addr.nodes.get(node.name) } },
+    // starts once the container before it runs; the node retries until the orchestrator listens (20 s)
+    depends_on: [i === 0 ? 'orchestrator' : nodes[i - 1].name],
+    labels: { dcemu: project, 'dcemu.node': node.name, 'dcemu.role': node.role },
   };
 }
 

@@ -9,9 +9,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Fabric, type Summary } from '../api.js';
-import { csvField } from '../engine/collect.js';
 import { RuntimeError } from '../engine/errors.js';
 import { columnView, scaled, titleWithUnit } from '../engine/figures.js';
+import { csvField } from '../engine/results-files.js';
 import { writeSweepPlots } from '../plots/index.js';
 import { schemeDefinition } from '../registry/index.js';
 import { eachPooled } from '../runtime/pool.js';

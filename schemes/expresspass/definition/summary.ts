@@ -13,7 +13,7 @@ import {
   sum,
   WireSize,
 } from '../../../sdk/index.js';
-import type { XpHostSection } from '../host/transport.js';
+import type { XpHostSection } from '../host/flow-state.js';
 import type { XpSwitchSection } from '../switch/module.js';
 
 import type { XpSettings } from './settings.js';

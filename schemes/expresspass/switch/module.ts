@@ -21,7 +21,7 @@ import {
 import { CreditLimited } from '../discipline.js';
 import type { XpSwitchConfig } from '../wire.js';
 
-/** `scheme` section of a switch report, read by schemes/expresspass/orchestrator. */
+/** `scheme` section of a switch report, read by schemes/expresspass/definition/. */
 export interface XpSwitchSection {
   creditsForwarded: number;
   /** credits a full credit queue refused */

@@ -42,7 +42,7 @@ import { selectPaths } from './pathsel.js';
 /** a timeslot request beyond this many ahead of the session's count is not believed */
 const MAX_REQUEST_STEP = 1 << 24;
 
-/** The arbiter's report section, read by schemes/fastpass/orchestrator. */
+/** The arbiter's report section, read by schemes/fastpass/definition/. */
 export interface FastpassArbiterSection {
   rank: number;
   /** [physical time, term] of every time this arbiter became primary (rank 0 at the start) */

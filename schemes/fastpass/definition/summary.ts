@@ -153,44 +153,7 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
   const fcpBytes = fromHosts + fromArbiters;
   const payloadBytes = sum(hosts, (h) => h.payloadBytes + (h.messages?.bytes ?? 0));
 
-  // takeovers: every primary term after the first; the primary before went down at the latest outage
-  // of an arbiter before the takeover
-  // arbiters are arb0, arb1, ... (a killed one leaves no report, so its name comes from the settings)
-  const arbNames = new Set(Array.from({ length: s.arbiters }, (_, i) => `arb${i}`));
-  const outages = r.faults.filter((f) => OUTAGES.has(f.action) && arbNames.has(f.node ?? ''));
-  const failovers: FastpassFailover[] = [];
-  for (const { name, a } of arbs) {
-    a.primaryFrom.forEach(([t, term], i) => {
-      if (term === 0) return;
-      const at = since0(t);
-      const down = outages.filter((f) => f.t <= at && f.node !== name).at(-1)?.t ?? null;
-      const alloc = (a.firstAlloc[i] ?? -1) >= 0 ? since0(a.firstAlloc[i]) : null;
-      let packet: number | null = null;
-      for (const h of hosts)
-        h.sessions.forEach(([, , tm], j) => {
-          const sent = h.firstSend[j];
-          if (tm === term && sent >= 0 && (packet === null || since0(sent) < packet)) packet = since0(sent);
-        });
-      const since = (v: number | null) => (v === null || down === null ? null : Math.round(v - down));
-      const until = packet ?? at;
-      const packetsLost = sum(
-        hosts,
-        (h) => h.dataLost.filter((t) => since0(t) >= (down ?? at) && since0(t) <= until).length,
-      );
-      failovers.push({
-        arbiter: name,
-        term,
-        primaryDownAt: down,
-        takeoverAt: at,
-        firstAllocationAt: alloc,
-        firstPacketAt: packet,
-        detectionNs: since(at),
-        toFirstAllocationNs: since(alloc),
-        toFirstPacketNs: since(packet),
-        packetsLost,
-      });
-    });
-  }
+  const failovers = failoversOf(s, r, arbs, hosts, since0);
   const stepDowns = arbs.flatMap(({ name, a }) =>
     a.steppedDown.map((t) => ({ arbiter: name, t: since0(t) })),
   );
@@ -236,6 +199,55 @@ export function summarizeFastpass(s: FastpassSettings, r: RunRecord, totals: Sum
     fabricDrops: totals.congestionDrops,
     ...(s.messages && { messages: summarizeMessages(s, r, hosts) }),
   };
+}
+
+/** Each takeover of a primary arbiter: when the one before went down, and how soon allocations and packets came again. */
+function failoversOf(
+  s: FastpassSettings,
+  r: RunRecord,
+  arbs: Array<{ name: string; a: FastpassArbiterSection }>,
+  hosts: HostSection[],
+  since0: (t: number) => number,
+): FastpassFailover[] {
+  // takeovers: every primary term after the first; the primary before went down at the latest outage
+  // of an arbiter before the takeover
+  // arbiters are arb0, arb1, ... (a killed one leaves no report, so its name comes from the settings)
+  const arbNames = new Set(Array.from({ length: s.arbiters }, (_, i) => `arb${i}`));
+  const outages = r.faults.filter((f) => OUTAGES.has(f.action) && arbNames.has(f.node ?? ''));
+  const failovers: FastpassFailover[] = [];
+  for (const { name, a } of arbs) {
+    a.primaryFrom.forEach(([t, term], i) => {
+      if (term === 0) return;
+      const at = since0(t);
+      const down = outages.filter((f) => f.t <= at && f.node !== name).at(-1)?.t ?? null;
+      const alloc = (a.firstAlloc[i] ?? -1) >= 0 ? since0(a.firstAlloc[i]) : null;
+      let packet: number | null = null;
+      for (const h of hosts)
+        h.sessions.forEach(([, , tm], j) => {
+          const sent = h.firstSend[j];
+          if (tm === term && sent >= 0 && (packet === null || since0(sent) < packet)) packet = since0(sent);
+        });
+      const since = (v: number | null) => (v === null || down === null ? null : Math.round(v - down));
+      const until = packet ?? at;
+      const packetsLost = sum(
+        hosts,
+        (h) => h.dataLost.filter((t) => since0(t) >= (down ?? at) && since0(t) <= until).length,
+      );
+      failovers.push({
+        arbiter: name,
+        term,
+        primaryDownAt: down,
+        takeoverAt: at,
+        firstAllocationAt: alloc,
+        firstPacketAt: packet,
+        detectionNs: since(at),
+        toFirstAllocationNs: since(alloc),
+        toFirstPacketNs: since(packet),
+        packetsLost,
+      });
+    });
+  }
+  return failovers;
 }
 
 export function fastpassRows(f: FastpassSummary): Array<[string, string]> {

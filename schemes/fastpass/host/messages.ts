@@ -22,7 +22,7 @@ import {
 } from '../../../sdk/node.js';
 import type { MessageAsk, MessageData } from '../wire.js';
 
-/** The host's message section, read by schemes/fastpass/orchestrator. */
+/** The host's message section, read by schemes/fastpass/definition/. */
 export interface MessageHostSection {
   submitted: number;
   /** rejected by the arbiter after waiting out the admission delay */

@@ -42,7 +42,7 @@ import {
 } from '../wire.js';
 import type { MessageHost } from './messages.js';
 
-/** The host's report section, read by schemes/fastpass/orchestrator. */
+/** The host's report section, read by schemes/fastpass/definition/. */
 export interface FastpassHostSection {
   requests: number;
   fcpBytesOut: number;

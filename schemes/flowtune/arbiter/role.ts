@@ -36,7 +36,7 @@ import { nedIterationNs } from './cost.js';
 import { FabricLinks } from './links.js';
 import { Ned } from './ned.js';
 
-/** The allocator's report section, read by schemes/flowtune/orchestrator. */
+/** The allocator's report section, read by schemes/flowtune/definition/. */
 export interface FlowtuneAllocatorSection {
   allocator: true;
   iterations: number;

@@ -43,7 +43,7 @@ import {
   type UpdateMessage,
 } from '../wire.js';
 
-/** The host's report section, read by schemes/flowtune/orchestrator. */
+/** The host's report section, read by schemes/flowtune/definition/. */
 export interface FlowtuneHostSection {
   host: true;
   flowlets: number;

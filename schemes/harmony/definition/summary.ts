@@ -18,8 +18,8 @@ import {
   sectionsOf,
   sum,
 } from '../../../sdk/index.js';
-import type { HarmonyHostSection } from '../host/transport.js';
-import { Outcome } from '../host/transport.js';
+import type { HarmonyHostSection } from '../host/state.js';
+import { Outcome } from '../host/state.js';
 import type { HarmonySwitchSection } from '../switch/module.js';
 import { FailureWhy, RejectWhy } from '../wire.js';
 import type { HarmonySettings } from './settings.js';
@@ -122,45 +122,11 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   const b = s.bounds;
 
   // sender starts and sizes, receiver finishes: FCT of every message that completed through Harmony
-  const start = new Map<number, { start: number; size: number }>();
-  const finish = new Map<number, number>();
-  for (const rep of r.reports) {
-    for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
-    for (const [id, t] of rep.received) finish.set(id, t);
-  }
+  const { start, finish } = startsAndFinishes(r);
   // a message delivered whole whose verdict was still on its way back to the sender when the run
   // ended (runs end when every flow is delivered) is complete: the receiver's finish is its FCT
-  const verdictPending = new Set<number>();
-  for (const { report: rep, section: h } of hostSections)
-    if (rep.end !== 'halt') for (const [id] of h.open) if (finish.has(id)) verdictPending.add(id);
-  // each host's outcomes, those delivered with their verdict pending as complete: built once, read thrice
-  const outcomesOf = new Map(
-    hosts.map((h) => [
-      h,
-      [
-        ...h.outcomes,
-        ...h.open
-          .filter(([id]) => verdictPending.has(id))
-          .map(
-            ([id, attempts]) =>
-              [id, Outcome.Complete, attempts, -1, -1, 0, -1] as HarmonyHostSection['outcomes'][0],
-          ),
-      ],
-    ]),
-  );
-  const outcomes = (h: HarmonyHostSection) => outcomesOf.get(h) ?? h.outcomes;
-  const slowdowns: number[] = [];
-  const fallbacks: number[] = [];
-  for (const h of hosts)
-    for (const [id, outcome, , , switchesOnPath] of outcomes(h)) {
-      const st = start.get(id);
-      const fin = finish.get(id);
-      if (st === undefined || fin === undefined) continue;
-      if (outcome !== Outcome.Complete && outcome !== Outcome.BestEffort) continue;
-      const links = (switchesOnPath >= 0 ? switchesOnPath : b.switchesOnPath) + 1;
-      const x = (fin - st.start) / idealFct(st.size, links, b.hostRateBps, b.maxPropNs);
-      (outcome === Outcome.Complete ? slowdowns : fallbacks).push(x);
-    }
+  const { verdictPending, outcomes } = verdicts(hostSections, hosts, finish);
+  const { slowdowns, fallbacks } = slowdownsOf(hosts, outcomes, start, finish, b);
   const all = [...slowdowns, ...fallbacks];
   const throughHarmony = new Set<number>();
   for (const h of hosts)
@@ -173,56 +139,14 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
   );
 
   const failures = hosts.flatMap((h) => h.failures).sort((x, y) => x[0] - y[0]);
-  const ends = new Map<number, number>();
-  const open = new Set<number>();
-  let senderHalted = 0;
-  for (const { report: rep, section: h } of hostSections) {
-    for (const [id, , , t] of outcomes(h)) ends.set(id, t >= 0 ? t : finish.get(id)!);
-    // a sender killed mid-message reported what it had up to its death: those never end
-    if (rep.end === 'halt') senderHalted += h.open.length;
-    else for (const [id] of h.open) if (!verdictPending.has(id)) open.add(id);
-  }
+  const { ends, open, senderHalted } = endsOf(hostSections, outcomes, finish, verdictPending);
   const rsvpSent = sum(hosts, (h) => h.rsvpSent);
   const rejectedInNetwork = sum(switches, (x) => x.rejectedInNetwork);
   const why = (w: number) => failures.filter((f) => f[2] === w).length;
   const names = new Map(r.scenario.topology.nodes.map((n) => [n.id, n.name]));
-  const rejects = { senderSlot: 0, network: 0, receiver: 0, bySwitch: {} as Record<string, number> };
-  for (const h of hosts)
-    for (const [, outcome, , , , w, sw] of h.outcomes) {
-      if (outcome !== Outcome.Rejected && outcome !== Outcome.BestEffort) continue;
-      if (w === RejectWhy.SenderBusy) rejects.senderSlot++;
-      else if (w === RejectWhy.Admission) rejects.receiver++;
-      else if (w === RejectWhy.Network) {
-        rejects.network++;
-        const name = names.get(sw) ?? String(sw);
-        rejects.bySwitch[name] = (rejects.bySwitch[name] ?? 0) + 1;
-      }
-    }
+  const rejects = rejectsOf(hosts, names);
 
-  const faults = r.faults
-    .filter((f) => !['resume', 'start', 'connect', 'link-up'].includes(f.action))
-    .map((f, i, all): HarmonyFaultSummary => {
-      const from = f.t + r.trafficStart;
-      const to = i + 1 < all.length ? all[i + 1].t + r.trafficStart : Number.POSITIVE_INFINITY;
-      const hit = failures.filter((x) => x[0] >= from && x[0] < to);
-      const msgs = new Set(hit.map((x) => x[1]));
-      let last: number | null = null;
-      let unresolved = 0;
-      for (const id of msgs) {
-        const t = ends.get(id);
-        if (t === undefined || open.has(id)) unresolved++;
-        else if (last === null || t > last) last = t;
-      }
-      return {
-        action: f.action,
-        target: f.node ?? (f.link ? f.link.join('-') : '?'),
-        t: f.t,
-        messages: msgs.size,
-        firstFailureNs: hit.length > 0 ? hit[0][0] - from : null,
-        recoveredNs: last === null ? null : last - from,
-        unresolved,
-      };
-    });
+  const faults = faultsOf(r, failures, ends, open);
 
   return {
     K: s.K,
@@ -269,6 +193,146 @@ export function summarizeHarmony(s: HarmonySettings, r: RunRecord): HarmonySumma
     maxInferenceNs: Math.max(0, ...failures.filter((f) => f[3] >= 0).map((f) => f[0] - f[3])),
     faults,
   };
+}
+
+/** Every message's start and size (its sender's), and its finish (its receiver's). */
+function startsAndFinishes(r: RunRecord): {
+  start: Map<number, { start: number; size: number }>;
+  finish: Map<number, number>;
+} {
+  const start = new Map<number, { start: number; size: number }>();
+  const finish = new Map<number, number>();
+  for (const rep of r.reports) {
+    for (const f of rep.flows) start.set(f.id, { start: f.start, size: f.size });
+    for (const [id, t] of rep.received) finish.set(id, t);
+  }
+  return { start, finish };
+}
+
+/**
+ * The messages delivered whole whose verdict was still on its way back when the run ended, and each
+ * host's outcomes with those as complete
+ */
+function verdicts(
+  hostSections: Array<{ report: RunRecord['reports'][number]; section: HarmonyHostSection }>,
+  hosts: HarmonyHostSection[],
+  finish: Map<number, number>,
+): {
+  verdictPending: Set<number>;
+  outcomes: (h: HarmonyHostSection) => HarmonyHostSection['outcomes'];
+} {
+  const verdictPending = new Set<number>();
+  for (const { report: rep, section: h } of hostSections)
+    if (rep.end !== 'halt') for (const [id] of h.open) if (finish.has(id)) verdictPending.add(id);
+  // each host's outcomes, those delivered with their verdict pending as complete: built once, read thrice
+  const outcomesOf = new Map(
+    hosts.map((h) => [
+      h,
+      [
+        ...h.outcomes,
+        ...h.open
+          .filter(([id]) => verdictPending.has(id))
+          .map(
+            ([id, attempts]) =>
+              [id, Outcome.Complete, attempts, -1, -1, 0, -1] as HarmonyHostSection['outcomes'][0],
+          ),
+      ],
+    ]),
+  );
+  const outcomes = (h: HarmonyHostSection) => outcomesOf.get(h) ?? h.outcomes;
+  return { verdictPending, outcomes };
+}
+
+/** When each message ended, those still open, and those a killed sender never ended. */
+function endsOf(
+  hostSections: Array<{ report: RunRecord['reports'][number]; section: HarmonyHostSection }>,
+  outcomes: (h: HarmonyHostSection) => HarmonyHostSection['outcomes'],
+  finish: Map<number, number>,
+  verdictPending: Set<number>,
+): { ends: Map<number, number>; open: Set<number>; senderHalted: number } {
+  const ends = new Map<number, number>();
+  const open = new Set<number>();
+  let senderHalted = 0;
+  for (const { report: rep, section: h } of hostSections) {
+    for (const [id, , , t] of outcomes(h)) ends.set(id, t >= 0 ? t : finish.get(id)!);
+    // a sender killed mid-message reported what it had up to its death: those never end
+    if (rep.end === 'halt') senderHalted += h.open.length;
+    else for (const [id] of h.open) if (!verdictPending.has(id)) open.add(id);
+  }
+  return { ends, open, senderHalted };
+}
+
+/** The slowdown of every message delivered through Harmony, and of those that fell back to best effort. */
+function slowdownsOf(
+  hosts: HarmonyHostSection[],
+  outcomes: (h: HarmonyHostSection) => HarmonyHostSection['outcomes'],
+  start: Map<number, { start: number; size: number }>,
+  finish: Map<number, number>,
+  b: HarmonySettings['bounds'],
+): { slowdowns: number[]; fallbacks: number[] } {
+  const slowdowns: number[] = [];
+  const fallbacks: number[] = [];
+  for (const h of hosts)
+    for (const [id, outcome, , , switchesOnPath] of outcomes(h)) {
+      const st = start.get(id);
+      const fin = finish.get(id);
+      if (st === undefined || fin === undefined) continue;
+      if (outcome !== Outcome.Complete && outcome !== Outcome.BestEffort) continue;
+      const links = (switchesOnPath >= 0 ? switchesOnPath : b.switchesOnPath) + 1;
+      const x = (fin - st.start) / idealFct(st.size, links, b.hostRateBps, b.maxPropNs);
+      (outcome === Outcome.Complete ? slowdowns : fallbacks).push(x);
+    }
+  return { slowdowns, fallbacks };
+}
+
+/** Why messages were rejected, as their senders heard it: sender slot, network (by switch) or receiver. */
+function rejectsOf(hosts: HarmonyHostSection[], names: Map<number, string>): HarmonySummary['rejects'] {
+  const rejects = { senderSlot: 0, network: 0, receiver: 0, bySwitch: {} as Record<string, number> };
+  for (const h of hosts)
+    for (const [, outcome, , , , w, sw] of h.outcomes) {
+      if (outcome !== Outcome.Rejected && outcome !== Outcome.BestEffort) continue;
+      if (w === RejectWhy.SenderBusy) rejects.senderSlot++;
+      else if (w === RejectWhy.Admission) rejects.receiver++;
+      else if (w === RejectWhy.Network) {
+        rejects.network++;
+        const name = names.get(sw) ?? String(sw);
+        rejects.bySwitch[name] = (rejects.bySwitch[name] ?? 0) + 1;
+      }
+    }
+  return rejects;
+}
+
+/** Per fault of the timeline (not its repairs): the messages whose failures it caused, and how soon they ended. */
+function faultsOf(
+  r: RunRecord,
+  failures: HarmonyHostSection['failures'],
+  ends: Map<number, number>,
+  open: Set<number>,
+): HarmonyFaultSummary[] {
+  return r.faults
+    .filter((f) => !['resume', 'start', 'connect', 'link-up'].includes(f.action))
+    .map((f, i, all): HarmonyFaultSummary => {
+      const from = f.t + r.trafficStart;
+      const to = i + 1 < all.length ? all[i + 1].t + r.trafficStart : Number.POSITIVE_INFINITY;
+      const hit = failures.filter((x) => x[0] >= from && x[0] < to);
+      const msgs = new Set(hit.map((x) => x[1]));
+      let last: number | null = null;
+      let unresolved = 0;
+      for (const id of msgs) {
+        const t = ends.get(id);
+        if (t === undefined || open.has(id)) unresolved++;
+        else if (last === null || t > last) last = t;
+      }
+      return {
+        action: f.action,
+        target: f.node ?? (f.link ? f.link.join('-') : '?'),
+        t: f.t,
+        messages: msgs.size,
+        firstFailureNs: hit.length > 0 ? hit[0][0] - from : null,
+        recoveredNs: last === null ? null : last - from,
+        unresolved,
+      };
+    });
 }
 
 function spread(xs: number[]): Spread {

@@ -242,6 +242,11 @@ function fig6Figures(x: Fig6) {
     _b: 'Harmony (reading B) / Fastpass',
     _horizon65: 'Harmony (reading A) / Fastpass with a 65 µs horizon',
   };
+  return [...fig6aFigures(top, pairLabel), ...fig6bcFigures(at, pairLabel), ...gridFigures(points, loads)];
+}
+
+/** The window, the rejects at the top load, and Fig. 6a's regions: the figures before the slowdowns. */
+function fig6aFigures(top: number, pairLabel: Record<'' | '_b' | '_horizon65', string>) {
   return [
     {
       id: 'admissible_window_us',
@@ -283,6 +288,12 @@ function fig6Figures(x: Fig6) {
             : null,
       },
     ]),
+  ];
+}
+
+/** Fig. 6b's slowdowns and ratios and Fig. 6c's waits and queueing, at the common load (`at`). */
+function fig6bcFigures(at: string, pairLabel: Record<'' | '_b' | '_horizon65', string>) {
+  return [
     ...SIDES.map((side) => ({
       id: `${side.key}_missing`,
       label: `${side.label}: messages not done ${at} (rejected, failed or not delivered)`,
@@ -352,7 +363,6 @@ function fig6Figures(x: Fig6) {
         digits: 1,
       },
     ]),
-    ...gridFigures(points, loads),
   ];
 }
 

@@ -48,7 +48,7 @@ interface Reservation {
   extra: { sender: number; receiver: number; flow: number; attempt: number; hops: Hop[] } | null;
 }
 
-/** `scheme` section of a switch report, read by schemes/harmony/orchestrator. */
+/** `scheme` section of a switch report, read by schemes/harmony/definition/. */
 export interface HarmonySwitchSection {
   rsvpForwarded: number;
   rejectedInNetwork: number;
