@@ -268,8 +268,6 @@ for (const name of EXPERIMENTS) {
  * Remove an entry when its experiment runs again.
  */
 const STALE = {
-  'harmony-fig6':
-    'these figures predate one arrival trace for every point and both schemes, both readings of a reject, the slowdown over each message’s unloaded time and the 65 µs horizon series',
   'top-ablation-imc10':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-websearch-1000':

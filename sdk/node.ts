@@ -39,9 +39,12 @@ export { Rng } from '../core/random.js';
 export type { Scheduler, Timer } from '../core/scheduler.js';
 export { formatNs, parseBytes, parseDurationNs, parseRateBps } from '../core/time.js';
 export { SizeCdf } from '../host/cdf.js';
+// a scheme's transport over the run's, which carries what is not its own (best effort)
+export { TransportOverBestEffort } from '../host/transport/over-best-effort.js';
 // hosts: the transport a scheme's transport sits on, and the flow-size distributions
 export type {
   Nic,
+  PartialReceiver,
   SenderStats,
   Transport,
   TransportComponents,

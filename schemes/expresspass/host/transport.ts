@@ -21,13 +21,14 @@ import {
   FrameType,
   makeFrame,
   type NodeClock,
-  partialPathsOver,
+  type PartialReceiver,
   Rng,
   type SenderStats,
   segmentBytes,
   type Timer,
   type Transport,
   type TransportComponents,
+  TransportOverBestEffort,
 } from '../../../sdk/node.js';
 import {
   CREDIT_BYTES,
@@ -53,7 +54,7 @@ const UNSCHEDULED_SLACK = 8;
 const LOSS_GAP = 3;
 const LOSS_SIGNALS_PER_ARRIVAL = 8;
 
-export class ExpressPassTransport implements Transport {
+export class ExpressPassTransport extends TransportOverBestEffort {
   private readonly out = new Map<number, XpSend>();
   private readonly in = new Map<number, XpRecv>();
   /** TOP: flows this receiver is crediting, one pacer choosing among them */
@@ -93,8 +94,9 @@ export class ExpressPassTransport implements Transport {
     private readonly cfg: XpHostConfig,
     private readonly c: TransportComponents,
     /** background flows (`workload.background`): the baseline transport */
-    private readonly bestEffort: Transport,
+    bestEffort: Transport,
   ) {
+    super(bestEffort);
     this.clock = c.clock;
     this.rng = new Rng(c.hostId * 7331 + 17);
     this.dataClass = (cfg.top?.unscheduled ?? 0) > 0 ? TopUnscheduled.data : XpClass.Data;
@@ -103,11 +105,7 @@ export class ExpressPassTransport implements Transport {
 
   // ---- sender ----
 
-  startFlow(flow: FlowSpec, now: number): void {
-    if (flow.bestEffort) {
-      this.bestEffort.startFlow(flow, now);
-      return;
-    }
+  protected startOwnFlow(flow: FlowSpec): void {
     const m = new XpSend(flow);
     this.out.set(flow.id, m);
     // TOP §4.4: a short flow sends everything at once in the lowest class, behind the request
@@ -529,7 +527,7 @@ export class ExpressPassTransport implements Transport {
 
   // ---- both ----
 
-  onFrame(frame: Frame, now: number): void {
+  protected ownFrame(frame: Frame): boolean {
     const x = frame.x as XpControl | XpData | null;
     if (frame.t === FrameType.Control && x !== null && typeof x === 'object' && 'xp' in x) {
       if (x.xp === XpCtl.Request) this.onRequest(frame, x);
@@ -537,19 +535,21 @@ export class ExpressPassTransport implements Transport {
       else if (x.xp === XpCtl.Loss) this.onLoss(frame, x);
     } else if (frame.t === FrameType.Data && x !== null && typeof x === 'object' && 'c' in x)
       this.onData(frame);
-    else this.bestEffort.onFrame(frame, now);
+    else return false;
+    return true;
   }
 
   private control(dst: number, flow: number, p: number, z: number, x: XpControl): void {
     this.c.nic.send(makeFrame({ t: FrameType.Control, s: this.c.hostId, d: dst, f: flow, z, p, x }));
   }
 
-  senderStats(id: number): SenderStats | undefined {
-    return this.out.get(id) ?? this.bestEffort.senderStats(id);
+  // (its own flows and best effort's are apart: a flow starts on one and stays there)
+  protected ownSenderStats(id: number): SenderStats | undefined {
+    return this.out.get(id);
   }
 
-  partialPaths(): Array<[number, number[], number]> {
-    return partialPathsOver(this.in.values(), this.bestEffort);
+  protected receiving(): Iterable<PartialReceiver> {
+    return this.in.values();
   }
 
   report(): XpHostSection {
@@ -558,10 +558,9 @@ export class ExpressPassTransport implements Transport {
     return { ...this.s, creditLoss };
   }
 
-  stop(): void {
+  protected stopOwn(): void {
     for (const m of this.out.values()) this.clock.cancel(m.request);
     for (const r of this.in.values()) this.clock.cancel(r.pace);
     this.clock.cancel(this.slotTimer);
-    this.bestEffort.stop();
   }
 }

@@ -28,17 +28,18 @@ import {
   type Frame,
   FrameType,
   type NodeClock,
-  partialPathsOver,
+  type PartialReceiver,
   type SenderStats,
   type Transport,
   type TransportComponents,
+  TransportOverBestEffort,
 } from '../../../sdk/node.js';
 import { Ctl, HarmonyClass, type HarmonyControl, type HarmonyData, type HarmonyHostConfig } from '../wire.js';
 import { HarmonyReceiver } from './receiver.js';
 import { HarmonySender } from './sender.js';
 import type { HarmonyHostSection } from './state.js';
 
-export class HarmonyTransport implements Transport {
+export class HarmonyTransport extends TransportOverBestEffort {
   private readonly clock: NodeClock;
   private readonly s: HarmonyHostSection = {
     submitted: 0,
@@ -65,18 +66,19 @@ export class HarmonyTransport implements Transport {
     cfg: HarmonyHostConfig,
     c: TransportComponents,
     /** best-effort delivery for messages Harmony rejected or failed (`onReject: best-effort`) */
-    private readonly bestEffort: Transport,
+    bestEffort: Transport,
   ) {
+    super(bestEffort);
     this.clock = c.clock;
     this.sender = new HarmonySender(cfg, c, bestEffort, this.s);
     this.receiver = new HarmonyReceiver(cfg, c, bestEffort, this.s);
   }
 
-  startFlow(flow: FlowSpec, now: number): void {
+  protected startOwnFlow(flow: FlowSpec, now: number): void {
     this.sender.startFlow(flow, now);
   }
 
-  onFrame(frame: Frame, now: number): void {
+  protected ownFrame(frame: Frame): boolean {
     const x = frame.x as HarmonyControl | HarmonyData | null;
     if (frame.t === FrameType.Control && x !== null && typeof x === 'object' && 'h' in x)
       this.onControl(frame, x);
@@ -88,7 +90,8 @@ export class HarmonyTransport implements Transport {
       'g' in x
     )
       this.receiver.onData(frame);
-    else this.bestEffort.onFrame(frame, now);
+    else return false;
+    return true;
   }
 
   private onControl(frame: Frame, x: HarmonyControl): void {
@@ -119,13 +122,12 @@ export class HarmonyTransport implements Transport {
     }
   }
 
-  senderStats(id: number): SenderStats | undefined {
-    // a message handed to best effort: the best-effort transport's retransmissions tell how it went
-    return this.bestEffort.senderStats(id) ?? this.sender.out.get(id);
+  protected ownSenderStats(id: number): SenderStats | undefined {
+    return this.sender.out.get(id);
   }
 
-  partialPaths(): Array<[number, number[], number]> {
-    return partialPathsOver(this.receiver.in.values(), this.bestEffort);
+  protected receiving(): Iterable<PartialReceiver> {
+    return this.receiver.in.values();
   }
 
   report(): HarmonyHostSection {
@@ -136,7 +138,7 @@ export class HarmonyTransport implements Transport {
     return { ...this.s, open, queueing };
   }
 
-  stop(): void {
+  protected stopOwn(): void {
     for (const m of this.sender.out.values()) this.clock.cancel(m.answer);
     for (const g of this.sender.sendGrants.values()) {
       this.clock.cancel(g.pace);
@@ -146,6 +148,5 @@ export class HarmonyTransport implements Transport {
     for (const p of this.receiver.pending) this.clock.cancel(p.timer);
     for (const m of this.sender.out.values()) this.clock.cancel(m.slotTimer);
     this.clock.cancel(this.receiver.serveTimer);
-    this.bestEffort.stop();
   }
 }
