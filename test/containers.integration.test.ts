@@ -6,6 +6,8 @@
  * most of its time is the daemon's, which those fabrics fill). The dilated docker run, which wants the
  * machine to itself, is in test/timing.integration.test.ts.
  */
+// dcemu's own schemes, registered as the entry points register them (the compose file resolves scenarios)
+import './built-in-schemes.js';
 import './containers/docker.js';
 import './containers/clean.js';
 import './containers/compose.js';
