@@ -6,11 +6,16 @@
  * run has a twin: ns-3 knows no scheme, only the baseline transport over shortest paths.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { RuntimeError } from '../engine/errors.js';
 import type { Summary } from '../engine/results.js';
-import { meanCi, type Reproduction, reproductionTable, writeTable } from '../studies/reproduction.js';
+import {
+  meanCi,
+  type Reproduction,
+  reproductionTable,
+  thisMachine,
+  writeTable,
+} from '../studies/reproduction.js';
 import { compare, figuresOf } from './crosscheck.js';
 import { ns3Missing, readFlows, runTwin } from './twin.js';
 
@@ -101,12 +106,7 @@ export async function crossCheckResults(
       return { ...f, values, ...meanCi(values) };
     }),
     wallS: Math.round((performance.now() - t0) / 100) / 10,
-    machine: {
-      cpu: cpus()[0]?.model ?? 'unknown',
-      cores: cpus().length,
-      memoryGB: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    machine: thisMachine(),
   };
   const table = reproductionTable(result);
   writeTable(out, 'ns3', table, result);

@@ -146,12 +146,7 @@ export async function reproduce(
     quick: opts.quick ?? false,
     figures,
     wallS: Math.round((performance.now() - t0) / 100) / 10,
-    machine: {
-      cpu: cpus()[0]?.model ?? 'unknown',
-      cores: cpus().length,
-      memoryGB: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    machine: thisMachine(),
   };
   const table = reproductionTable(result);
   writeTable(opts.out, 'reproduction', table, result);
@@ -241,4 +236,14 @@ export function reproductionTable(r: Reproduction): string {
     '',
     `${r.wallS} s on ${r.machine.cores} × ${r.machine.cpu}.`,
   ].join('\n');
+}
+
+/** The machine a reproduction ran on, as its result records it. */
+export function thisMachine(): { cpu: string; cores: number; memoryGB: number; node: string } {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
 }
