@@ -21,12 +21,8 @@ export class HarmonySender extends HarmonyHostPart {
   private readonly waitingSlot: OutMsg[] = [];
   private sendUsed = 0;
 
-  startFlow(flow: FlowSpec, now: number): void {
-    // background traffic is not Harmony's: the best-effort transport, in the lowest class
-    if (flow.bestEffort) {
-      this.bestEffort.startFlow(flow, now);
-      return;
-    }
+  /** a message of Harmony's own (background traffic went to best effort: TransportOverBestEffort) */
+  startFlow(flow: FlowSpec): void {
     const m = new OutMsg(flow);
     this.out.set(flow.id, m);
     this.s.submitted++;

@@ -74,8 +74,8 @@ export class HarmonyTransport extends TransportOverBestEffort {
     this.receiver = new HarmonyReceiver(cfg, c, bestEffort, this.s);
   }
 
-  protected startOwnFlow(flow: FlowSpec, now: number): void {
-    this.sender.startFlow(flow, now);
+  protected startOwnFlow(flow: FlowSpec): void {
+    this.sender.startFlow(flow);
   }
 
   protected ownFrame(frame: Frame): boolean {
