@@ -240,13 +240,8 @@ export function resolveInvariants(
 export function resolveChaos(src: ScenarioSource, topo: Topology, durationNs: number): ChaosModel {
   const raw = src.data.chaos;
   if (!raw) throw src.error([], 'no chaos: section (the failure model of a chaos run; see docs/chaos.md)');
-  const d = (path: Array<string | number>, v: unknown, unit: (s: string) => number) => {
-    try {
-      return parseDist(v as string | number, unit);
-    } catch (err) {
-      throw src.error(path, (err as Error).message);
-    }
-  };
+  const d = (path: Array<string | number>, v: unknown, unit: (s: string) => number) =>
+    distAt(src, path, v, unit);
   const ns = (path: Array<string | number>, v: unknown) => {
     try {
       return parseDurationNs(v as string);
@@ -479,6 +474,15 @@ function impairFields(
   return out;
 }
 
+/** The distribution at `path` (a value, or `uniform(a, b)`, ...), its mistakes named with the field. */
+function distAt(src: ScenarioSource, path: Array<string | number>, v: unknown, unit: (s: string) => number) {
+  try {
+    return parseDist(v as string | number, unit);
+  } catch (err) {
+    throw src.error(path, (err as Error).message);
+  }
+}
+
 /** The settings a failure of `kind` needs and those it must not have, each named with its field. */
 function checkFailureFields(
   src: ScenarioSource,
@@ -509,11 +513,7 @@ function checkFailureFields(
     for (const k of ['down', 'up'] as const) {
       if (f[k] === undefined)
         throw src.error([...path, k], `link-flap needs ${k}: how long the link stays ${k} each time`);
-      try {
-        parseDist(f[k] as string | number, parseDurationNs);
-      } catch (err) {
-        throw src.error([...path, k], (err as Error).message);
-      }
+      distAt(src, [...path, k], f[k], parseDurationNs);
     }
   if (f.targets === undefined && !(kind === 'partition' && f.groups !== undefined))
     throw src.error(
