@@ -12,9 +12,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const ALONE = [
   'test/core-endpoint.test.ts',
   'test/hostile.integration.test.ts',
-  // signals sent at wall-time moments (inside a long grant): beside another file's load the run may not
-  // have reached the moment yet (it failed so once, paired)
-  'test/run.integration.test.ts',
   'test/timing.integration.test.ts',
 ];
 
