@@ -4,7 +4,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Files that must have the machine to themselves, run one at a time after the rest: runs whose result
- * has wall time in it (dilated runs, a bound on how fast processes end: timing), datagrams sent to
+ * has wall time in it (dilated runs: timing), datagrams sent to
  * whatever node ports are open (hostile: they would land in a neighbour's fabric) and real socket
  * timing (core-endpoint). Every other file checks only its own processes (`ownNodePids`: the file's
  * tag in their environment) and runs beside another.

@@ -10,6 +10,7 @@ import {
   CLI,
   dcemu,
   ownNodePids,
+  QUICKSTART_SHORT,
   ROOT,
   readJson,
   runDyingOfABug,
@@ -449,5 +450,43 @@ describe('dcemu topo', () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/agg0:\d+/);
     expect(r.stderr).not.toContain('    at ');
+  });
+});
+
+/**
+ * Every node process of this file ends by itself (their orchestrator was just killed): none is left
+ * once they had the time to notice. How fast they go is the bench's to measure, not a test's.
+ */
+async function noNodeLeft(): Promise<void> {
+  const t0 = Date.now();
+  while ((await ownNodePids()).length > 0 && Date.now() - t0 < 20_000) await sleep(50);
+  expect(await ownNodePids()).toEqual([]);
+}
+
+describe('dcemu run, its orchestrator killed (process runtime)', () => {
+  it('leaves no node behind when the orchestrator is killed during start-up', async () => {
+    const out = tempOut('startkill');
+    const run = startRun('test/fixtures/long.yaml', out);
+    // kill it as soon as its first nodes exist, before they are all connected and configured
+    while ((await ownNodePids()).length === 0) await sleep(10);
+    run.kill('SIGKILL');
+    await run;
+    await noNodeLeft();
+  });
+
+  it('leaves no pooled process behind when a sweep’s orchestrator is killed in its second point', async () => {
+    const out = tempOut('pool-kill');
+    const fixed = QUICKSTART_SHORT.flatMap((a) => (a === '--set' ? ['--fix'] : [a]));
+    const sweep = execa(
+      process.execPath,
+      [CLI, 'sweep', 'examples/quickstart.yaml', '--set', 'seed=7,8', ...fixed, '--out', out],
+      { cwd: ROOT, reject: false },
+    );
+    await waitForStderr(sweep, 'sweep 2/2');
+    // the first point's 13 processes (its killed spine's went with it) and the second's new spine
+    while ((await ownNodePids()).length < 14) await sleep(10);
+    sweep.kill('SIGKILL');
+    await sweep;
+    await noNodeLeft();
   });
 });

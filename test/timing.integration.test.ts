@@ -1,26 +1,13 @@
 /**
  * The tests whose outcome depends on wall time, so that vitest.config.ts runs this file alone, after
- * the rest: dilated runs (real time is in the result: a neighbour's load makes a run late), and a
- * bound on how fast node processes end. Outside CI the docker test skips, saying so, when no Docker
- * daemon answers.
+ * the rest: dilated runs (real time is in the result: a neighbour's load makes a run late). Outside CI
+ * the docker test skips, saying so, when no Docker daemon answers.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkLeftoversEachTest, dockerAnswers, events } from './docker-helpers.js';
-import {
-  CLI,
-  dcemu,
-  ownNodePids,
-  QUICKSTART_SHORT,
-  ROOT,
-  readJson,
-  sleep,
-  startRun,
-  tempOut,
-  waitForStderr,
-} from './helpers.js';
+import { dcemu, ownNodePids, QUICKSTART_SHORT, readJson, tempOut } from './helpers.js';
 
 afterEach(async () => {
   // a failed test must not leave processes behind
@@ -95,44 +82,6 @@ describe('examples/quickstart.yaml, dilated', () => {
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     expect(Math.abs(sum(dilated) / sum(exact) - 1)).toBeLessThan(0.15);
   }, 200_000);
-});
-
-/**
- * Every node process of this file ends by itself (their orchestrator was just killed): none is left
- * once they had the time to notice. How fast they go is the bench's to measure, not a test's.
- */
-async function noNodeLeft(): Promise<void> {
-  const t0 = Date.now();
-  while ((await ownNodePids()).length > 0 && Date.now() - t0 < 20_000) await sleep(50);
-  expect(await ownNodePids()).toEqual([]);
-}
-
-describe('dcemu run, its process runtime', () => {
-  it('leaves no node behind when the orchestrator is killed during start-up', async () => {
-    const out = tempOut('startkill');
-    const run = startRun('test/fixtures/long.yaml', out);
-    // kill it as soon as its first nodes exist, before they are all connected and configured
-    while ((await ownNodePids()).length === 0) await sleep(10);
-    run.kill('SIGKILL');
-    await run;
-    await noNodeLeft();
-  });
-
-  it('leaves no pooled process behind when a sweep’s orchestrator is killed in its second point', async () => {
-    const out = tempOut('pool-kill');
-    const fixed = QUICKSTART_SHORT.flatMap((a) => (a === '--set' ? ['--fix'] : [a]));
-    const sweep = execa(
-      process.execPath,
-      [CLI, 'sweep', 'examples/quickstart.yaml', '--set', 'seed=7,8', ...fixed, '--out', out],
-      { cwd: ROOT, reject: false },
-    );
-    await waitForStderr(sweep, 'sweep 2/2');
-    // the first point's 13 processes (its killed spine's went with it) and the second's new spine
-    while ((await ownNodePids()).length < 14) await sleep(10);
-    sweep.kill('SIGKILL');
-    await sweep;
-    await noNodeLeft();
-  });
 });
 
 const docker = await dockerAnswers();
