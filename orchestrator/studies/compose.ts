@@ -110,18 +110,9 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   // that only this project's containers mount (fresh on every `up`); no secret is in this file
   const secretDir = posix.dirname(SECRET_IN_CONTAINER);
 
+  const ctx: ServiceContext = { common, results, secretDir, addr, project };
   const services: Record<string, unknown> = {
-    orchestrator: orchestratorService(
-      opts,
-      scenario,
-      overrides,
-      text,
-      common,
-      results,
-      secretDir,
-      addr,
-      project,
-    ),
+    orchestrator: orchestratorService(opts, scenario, overrides, text, ctx),
   };
   // each node starts after the one before it (the first after the orchestrator), and they end one at a
   // time, EXIT_DELAY_MS apart in the same order, however compose stops them: Docker 20.10 counts a
@@ -130,7 +121,7 @@ export function composeFile(opts: ComposeOptions): ComposeFile {
   // until the daemon restarts; docs/containers.md, Cleanup)
   const nodes = scenario.topology.nodes;
   for (const [i, node] of nodes.entries()) {
-    services[node.name] = nodeService(node, i, nodes, common, results, secretDir, addr, project);
+    services[node.name] = nodeService(node, i, nodes, ctx);
   }
 
   const doc = composeDocument(services, project, user, addr.subnet);
@@ -214,16 +205,23 @@ function hardened(image: string, user: string | null) {
 }
 
 /** The orchestrator's service: `dcemu run` on the attached runtime, the scenario's text in its environment. */
+/** What every service of the file shares: its hardening, the results and secret volumes, the addresses and the project. */
+interface ServiceContext {
+  common: ReturnType<typeof hardened>;
+  /** the results volume, `host:container` */
+  results: string;
+  /** the secret volume's folder in the containers */
+  secretDir: string;
+  addr: ReturnType<typeof allocateAddresses>;
+  project: string;
+}
+
 function orchestratorService(
   opts: ComposeOptions,
   scenario: Scenario,
   overrides: string[],
   text: string,
-  common: ReturnType<typeof hardened>,
-  results: string,
-  secretDir: string,
-  addr: ReturnType<typeof allocateAddresses>,
-  project: string,
+  { common, results, secretDir, addr, project }: ServiceContext,
 ): Record<string, unknown> {
   return {
     ...common,
@@ -259,11 +257,7 @@ function nodeService(
   node: Scenario['topology']['nodes'][number],
   i: number,
   nodes: Scenario['topology']['nodes'],
-  common: ReturnType<typeof hardened>,
-  results: string,
-  secretDir: string,
-  addr: ReturnType<typeof allocateAddresses>,
-  project: string,
+  { common, results, secretDir, addr, project }: ServiceContext,
 ): Record<string, unknown> {
   const exitDelayMs = i * EXIT_DELAY_MS;
   return {
