@@ -14,7 +14,7 @@
  */
 import dgram from 'node:dgram';
 import { networkInterfaces } from 'node:os';
-import { Codec, MAX_DATAGRAM } from './codec.js';
+import { Codec, type DecodeResult, MAX_DATAGRAM } from './codec.js';
 import { type Frame, FrameType } from './frame.js';
 import { ipv4 } from './ipv4.js';
 import { portLane, type Scheduler } from './scheduler.js';
@@ -75,6 +75,9 @@ export interface EndpointStats {
 
 /** Receives each frame at its handling time: `port` is the local ingress port index. */
 export type FrameHandler = (now: number, port: number, frame: Frame) => void;
+
+/** a datagram that decoded */
+type Decoded = Extract<DecodeResult, { ok: true }>;
 
 /** What the link protocol reports upward (to core/sync.ts and the node runtime). */
 export interface LinkListener {
@@ -627,26 +630,46 @@ export class Endpoint {
    */
   receive(buf: Buffer, from?: { address: string; port: number }): void {
     this.stats.datagramsIn++;
-    const r = this.codec.decode(buf);
+    const r = this.admit(this.codec.decode(buf), from);
+    if (r === null) return;
+    const port = r.port;
+    this.takeHeader(port, r);
+    const latest = this.scheduleFrames(port, r);
+    if (this.conservative) {
+      if (r.promise > this.inClock[port]) this.inClock[port] = r.promise;
+      this.listener?.promised(port);
+      return;
+    }
+    const now = this.sched.now();
+    if (this.eager && latest > now) this.sched.runDue(latest);
+    else this.sched.arm();
+  }
+
+  /**
+   * The datagram if it is the next one of its link's session, counted and null if not: malformed,
+   * another run's, from a peer that died, from an address not the port's peer, or a duplicate. A gap in
+   * the sequence ends a conservative run (the listener) and is counted in dilated mode.
+   */
+  private admit(r: DecodeResult, from?: { address: string; port: number }): Decoded | null {
     if (!r.ok || r.port >= this.portCount || r.port < 0) {
       this.stats.malformed++;
-      return;
+      return null;
     }
     if (r.tag !== this.tag) {
       // another run's, or a stranger's: never delivered, and before anything else looks at it
       this.stats.foreign++;
-      return;
+      return null;
     }
     const port = r.port;
     if (this.gone[port]) {
       this.stats.fromGone++;
-      return;
+      return null;
     }
     if (from) {
       const peer = this.peers[port];
       if (!peer || peer.port !== from.port || peer.host !== from.address) {
         this.stats.forged++;
-        return;
+        return null;
       }
     }
     if (r.seq === 1 && this.rxSeq[port] > 0 && !this.conservative) {
@@ -657,13 +680,18 @@ export class Endpoint {
     }
     if (r.seq <= this.rxSeq[port]) {
       this.stats.duplicates++;
-      return;
+      return null;
     }
     // a gap ends a conservative run; dilated mode counts it (a disconnected container loses datagrams)
     if (r.seq !== this.rxSeq[port] + 1) {
       if (this.conservative) this.listener?.gap(port, this.rxSeq[port] + 1, r.seq);
       else this.stats.gaps++;
     }
+    return r;
+  }
+
+  /** The link header of an admitted datagram: its sequence, acknowledgement, conditional promise and need. */
+  private takeHeader(port: number, r: Decoded): void {
     this.rxSeq[port] = r.seq;
     this.acked(port, r.ack);
     if (this.conservative) {
@@ -679,6 +707,13 @@ export class Endpoint {
         queueMicrotask(this.flush);
       }
     }
+  }
+
+  /**
+   * Schedules an admitted datagram's frames at their arrivals, each checked against the times this
+   * link's physics allows (after the peer's last promise, not too far ahead); returns the latest.
+   */
+  private scheduleFrames(port: number, r: Decoded): number {
     const sched = this.sched;
     const fid = sched.fidelity;
     const now = sched.now();
@@ -720,13 +755,7 @@ export class Endpoint {
       }
       if (f.a > latest) latest = f.a;
     }
-    if (this.conservative) {
-      if (r.promise > this.inClock[port]) this.inClock[port] = r.promise;
-      this.listener?.promised(port);
-      return;
-    }
-    if (this.eager && latest > now) sched.runDue(latest);
-    else sched.arm();
+    return latest;
   }
 
   /** Closes the socket at once: nothing held or batched is sent (the node has ended). */
