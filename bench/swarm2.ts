@@ -27,6 +27,10 @@ const FIXTURE = 'bench/fixtures/fattree4.yaml';
 const FILES = ['flows.csv', 'queues.csv', 'events.jsonl'];
 const PINGS = 2000;
 
+// the walls of the runs themselves (summary.json's wallMs: traffic to the end), not their start-up
+// and teardown, which a swarm spends mostly in its daemons
+const wall = (r: Run) => r.summary.wallMs / 1000;
+
 export async function benchSwarm2(figure: Figure): Promise<void> {
   const state = await swarmState();
   if (state === null) {
@@ -65,9 +69,6 @@ export async function benchSwarm2(figure: Figure): Promise<void> {
       same ? 1 : 0,
       `k=4 FatTree (${two.summary.processes.started} nodes): on two machines (${split} on ${farName}, ${cross} links between them), on one, and as processes: the same bytes (1) or not (0)`,
     );
-    // the walls of the runs themselves (summary.json's wallMs: traffic to the end), not their start-up
-    // and teardown, which a swarm spends mostly in its daemons
-    const wall = (r: Run) => r.summary.wallMs / 1000;
     figure(
       'swarm2_wall_s',
       wall(two),
@@ -84,31 +85,39 @@ export async function benchSwarm2(figure: Figure): Promise<void> {
       `two-machine swarm wall / the same swarm with every node on one machine (${wall(one).toFixed(1)} s)`,
     );
     // this build's image (`dcemu image build` prints it last), on both machines since the runs
-    const rtt = await overlayRtt(farUrl, image.stdout.trim().split('\n').pop() ?? '');
-    const steps = maxSteps(two.out);
-    figure(
-      'swarm2_rtt_local_us',
-      rtt.local,
-      `median UDP round trip between two containers on one machine, µs (${PINGS} pings)`,
-    );
-    figure(
-      'swarm2_rtt_cross_us',
-      rtt.cross,
-      `median UDP round trip between containers on the two machines, µs (${PINGS} pings)`,
-    );
-    figure(
-      'swarm2_model_extra_s',
-      (steps * Math.max(0, rtt.cross - rtt.local)) / 2 / 1e6,
-      `the model's extra wall for crossing: ${steps} steps x (cross - local one-way latency)`,
-    );
-    figure(
-      'swarm2_measured_extra_s',
-      wall(two) - wall(one),
-      'two-machine wall - one-machine wall (same swarm, same run)',
-    );
+    await crossingFigures(figure, farUrl, image.stdout.trim().split('\n').pop() ?? '', two, one);
   } finally {
     if (ours) await cli(['swarm', 'lab', 'down']);
   }
+}
+
+/**
+ * The latency of crossing machines (`image` on both), what the model makes of it, and the extra wall
+ * measured: `two` on two machines against `one`, the same run on one.
+ */
+async function crossingFigures(figure: Figure, farUrl: string, image: string, two: Run, one: Run) {
+  const rtt = await overlayRtt(farUrl, image);
+  const steps = maxSteps(two.out);
+  figure(
+    'swarm2_rtt_local_us',
+    rtt.local,
+    `median UDP round trip between two containers on one machine, µs (${PINGS} pings)`,
+  );
+  figure(
+    'swarm2_rtt_cross_us',
+    rtt.cross,
+    `median UDP round trip between containers on the two machines, µs (${PINGS} pings)`,
+  );
+  figure(
+    'swarm2_model_extra_s',
+    (steps * Math.max(0, rtt.cross - rtt.local)) / 2 / 1e6,
+    `the model's extra wall for crossing: ${steps} steps x (cross - local one-way latency)`,
+  );
+  figure(
+    'swarm2_measured_extra_s',
+    wall(two) - wall(one),
+    'two-machine wall - one-machine wall (same swarm, same run)',
+  );
 }
 
 /** `--place` pinning one node of each group to the manager: every node on one machine. */

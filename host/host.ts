@@ -107,41 +107,56 @@ export class Host implements Role {
     else this.transport = run(components);
     this.flows = (cfg.flows ?? []).filter((f) => f.src === cfg.id);
     if (cfg.ptp) {
-      const clock = ctx.clock as SteerableClock;
-      if (typeof clock.setFrequencyPpb !== 'function')
-        throw new Error(`host ${cfg.name}: PTP needs an emulated clock`);
-      const stamp = cfg.jitter?.stamp;
-      // software stamps on send: the stamp is taken when the code hands the frame over, and the frame
-      // leaves the stack a drawn delay later (the same model as on receive, its own seeded stream)
-      const txRng = new Rng(cfg.seed * 139 + 5);
-      const txLate =
-        stamp && cfg.ptp.timestamping === 'software' ? new InOrderLateness(() => draw(stamp, txRng)) : null;
-      this.ptp = new PtpPort({
-        self: cfg.id,
-        cfg: cfg.ptp,
-        clock,
-        sched,
-        send: (f) => {
-          if (txLate !== null) {
-            // event messages draw the delay; the others (a Follow_Up) keep their place behind them
-            const t = isStampedMessage(f.x) ? txLate.next(sched.current) : txLate.after(sched.current);
-            if (t > sched.current) {
-              sched.at(t, this.ptpSendLate, f);
-              return;
-            }
-          }
-          port.send(f, sched.current);
-        },
-        emit: ctx.emit,
-        linkPeer: cfg.ports[0].peerId,
-      });
-      if (stamp) {
-        const rng = new Rng(cfg.seed * 139 + 3);
-        this.stampLate = new InOrderLateness(() => draw(stamp, rng));
-      }
+      const ptp = this.ptpPort(port, cfg.ptp);
+      this.ptp = ptp.port;
+      this.stampLate = ptp.stampLate;
     } else if (cfg.clock) {
       this.freeClock = newClockSeries();
     }
+  }
+
+  /**
+   * The host's PTP port on its NIC `port`, and the software stamp delay model of arrived frames
+   * (`jitter.stamp`; null: none)
+   */
+  private ptpPort(
+    port: NodeContext['ports'][number],
+    ptpCfg: NonNullable<NodeContext['config']['ptp']>,
+  ): { port: PtpPort; stampLate: InOrderLateness | null } {
+    const { ctx } = this;
+    const cfg = ctx.config;
+    const sched = ctx.sched;
+    const clock = ctx.clock as SteerableClock;
+    if (typeof clock.setFrequencyPpb !== 'function')
+      throw new Error(`host ${cfg.name}: PTP needs an emulated clock`);
+    const stamp = cfg.jitter?.stamp;
+    // software stamps on send: the stamp is taken when the code hands the frame over, and the frame
+    // leaves the stack a drawn delay later (the same model as on receive, its own seeded stream)
+    const txRng = new Rng(cfg.seed * 139 + 5);
+    const txLate =
+      stamp && ptpCfg.timestamping === 'software' ? new InOrderLateness(() => draw(stamp, txRng)) : null;
+    const ptp = new PtpPort({
+      self: cfg.id,
+      cfg: ptpCfg,
+      clock,
+      sched,
+      send: (f) => {
+        if (txLate !== null) {
+          // event messages draw the delay; the others (a Follow_Up) keep their place behind them
+          const t = isStampedMessage(f.x) ? txLate.next(sched.current) : txLate.after(sched.current);
+          if (t > sched.current) {
+            sched.at(t, this.ptpSendLate, f);
+            return;
+          }
+        }
+        port.send(f, sched.current);
+      },
+      emit: ctx.emit,
+      linkPeer: cfg.ports[0].peerId,
+    });
+    if (!stamp) return { port: ptp, stampLate: null };
+    const rng = new Rng(cfg.seed * 139 + 3);
+    return { port: ptp, stampLate: new InOrderLateness(() => draw(stamp, rng)) };
   }
 
   /** a frame handed down that has crossed the host's stack (`host.stackDelay`) */

@@ -219,24 +219,18 @@ function dcemuPort(
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
-/** The figures of one case's seed, named `<case>_<figure>`. */
-export function compare(
-  name: string,
-  dcemuDir: string,
+/**
+ * compare's flow figures, through `put`: each flow's FCT over the twin's (the flows both completed),
+ * the FCT quantiles' ratios per size range, and each side's FCT quantiles.
+ */
+function flowFigures(
+  put: (k: string, v: number) => void,
   dcemu: FlowResult[],
-  twin: Awaited<ReturnType<typeof runTwin>>,
-  busiest: string,
-  bulk = false,
-): Comparison {
-  const [node, portText] = busiest.split(':');
-  const port = Number(portText);
-  const theirs = new Map(twin.flows.map((f) => [f.id, f]));
+  twinFlows: FlowResult[],
+): void {
+  const theirs = new Map(twinFlows.map((f) => [f.id, f]));
   const both = dcemu.filter((f) => f.fctNs !== null && theirs.get(f.id)?.fctNs != null);
   const ratios = sorted(both.map((f) => f.fctNs! / theirs.get(f.id)!.fctNs!));
-  const out: Record<string, number> = {};
-  const put = (k: string, v: number) => {
-    if (Number.isFinite(v)) out[`${name}_${k}`] = v;
-  };
   if (ratios.length > 0) {
     put('ratio_p50', quantile(ratios, 0.5));
     put('ratio_p10', quantile(ratios, 0.1));
@@ -256,10 +250,28 @@ export function compare(
   const fcts = (fl: FlowResult[]) => sorted(fl.filter((f) => f.fctNs !== null).map((f) => f.fctNs! / 1000));
   if (both.length > 0) {
     put('fct_p50_dcemu_us', quantile(fcts(dcemu), 0.5));
-    put('fct_p50_ns3_us', quantile(fcts(twin.flows), 0.5));
+    put('fct_p50_ns3_us', quantile(fcts(twinFlows), 0.5));
     put('fct_p99_dcemu_us', quantile(fcts(dcemu), 0.99));
-    put('fct_p99_ns3_us', quantile(fcts(twin.flows), 0.99));
+    put('fct_p99_ns3_us', quantile(fcts(twinFlows), 0.99));
   }
+}
+
+/** The figures of one case's seed, named `<case>_<figure>`. */
+export function compare(
+  name: string,
+  dcemuDir: string,
+  dcemu: FlowResult[],
+  twin: Awaited<ReturnType<typeof runTwin>>,
+  busiest: string,
+  bulk = false,
+): Comparison {
+  const [node, portText] = busiest.split(':');
+  const port = Number(portText);
+  const out: Record<string, number> = {};
+  const put = (k: string, v: number) => {
+    if (Number.isFinite(v)) out[`${name}_${k}`] = v;
+  };
+  flowFigures(put, dcemu, twin.flows);
   // the same window on both sides: dcemu stops sampling when its run ends (all flows done, or the
   // drain's end), the twin samples to the drain's end
   const ourSamples = readQueue(join(dcemuDir, 'queues.csv'), node, port);

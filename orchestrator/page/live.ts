@@ -129,42 +129,8 @@ export async function startLiveView(
         });
       }
       if (req.method !== 'POST') return json(res, 405, { error: 'GET or POST' });
-      const b = await body(req);
-      switch (route) {
-        case 'pause':
-          target.hold(b.at === undefined ? target.progress().virtualNs : parseTime(b.at));
-          log(`live view: pause${b.at === undefined ? '' : ` at ${formatNs(parseTime(b.at))}`}`);
-          return json(res, 200, { ok: true });
-        case 'resume':
-          target.hold(null);
-          log('live view: resume');
-          return json(res, 200, { ok: true });
-        case 'step': {
-          const to = parseTime(b.to);
-          target.hold(to);
-          log(`live view: step to ${formatNs(to)}`);
-          return json(res, 200, { ok: true });
-        }
-        case 'inject': {
-          // one entry, or several that belong together (a pause and its resume)
-          const list = Array.isArray(b.entries) ? b.entries : [b.entry];
-          if (list.some((e) => typeof e !== 'object' || e === null || Array.isArray(e)))
-            return json(res, 400, {
-              error: 'expected {"entry": {action, node | link, ...}} or {"entries": [...]}',
-            });
-          // "now": where the fabric is held, or the virtual time it reached; `after`: that long after now
-          const now = target.held() ?? target.progress().virtualNs;
-          const entries = (list as Array<Record<string, unknown>>).map(({ after, ...e }) => ({
-            ...e,
-            at: e.at !== undefined ? parseTime(e.at) : now + (after === undefined ? 0 : parseTime(after)),
-          }));
-          target.inject(entries);
-          log(`live view: injected ${JSON.stringify(entries)}`);
-          return json(res, 200, { ok: true, entries });
-        }
-        default:
-          return json(res, 404, { error: `no control '${route}'` });
-      }
+      const [code, answer] = control(target, route, await body(req), log);
+      return json(res, code, answer);
     } catch (err) {
       return json(res, 400, { error: err instanceof Error ? err.message : String(err) });
     }
@@ -184,42 +150,50 @@ export async function startLiveView(
   };
 }
 
-function livePage(t: LiveTarget): string {
-  const conservative = t.sync === 'conservative';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>dcemu live: ${esc(t.scenario)}</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 16px 40px; }
-h1 { font-size: 20px; } .muted { color: #777; } .held { color: #c62828; font-weight: 600; }
-table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: left; }
-fieldset { margin: 10px 0; border: 1px solid #ddd; } input, select, button { font: inherit; margin-right: 6px; }
-#error { color: #c62828; }
-</style></head><body>
-<h1>dcemu live: ${esc(t.scenario)}</h1>
-<p id="status">connecting …</p>
-<fieldset><legend>time</legend>
-${
-  conservative
-    ? `<button id="pause">Pause</button><button id="resume">Resume</button>
-<label>step to <input id="to" size="10" value="1ms"></label><button id="step">Step</button>`
-    : '<span class="muted">dilated time runs on the wall clock: it cannot be paused or stepped</span>'
+/** A control the page posted (pause, resume, step, inject) carried out: the answer's status and body. */
+function control(
+  target: LiveTarget,
+  route: string,
+  b: Record<string, unknown>,
+  log: (line: string) => void,
+): [number, unknown] {
+  switch (route) {
+    case 'pause':
+      target.hold(b.at === undefined ? target.progress().virtualNs : parseTime(b.at));
+      log(`live view: pause${b.at === undefined ? '' : ` at ${formatNs(parseTime(b.at))}`}`);
+      return [200, { ok: true }];
+    case 'resume':
+      target.hold(null);
+      log('live view: resume');
+      return [200, { ok: true }];
+    case 'step': {
+      const to = parseTime(b.to);
+      target.hold(to);
+      log(`live view: step to ${formatNs(to)}`);
+      return [200, { ok: true }];
+    }
+    case 'inject': {
+      // one entry, or several that belong together (a pause and its resume)
+      const list = Array.isArray(b.entries) ? b.entries : [b.entry];
+      if (list.some((e) => typeof e !== 'object' || e === null || Array.isArray(e)))
+        return [400, { error: 'expected {"entry": {action, node | link, ...}} or {"entries": [...]}' }];
+      // "now": where the fabric is held, or the virtual time it reached; `after`: that long after now
+      const now = target.held() ?? target.progress().virtualNs;
+      const entries = (list as Array<Record<string, unknown>>).map(({ after, ...e }) => ({
+        ...e,
+        at: e.at !== undefined ? parseTime(e.at) : now + (after === undefined ? 0 : parseTime(after)),
+      }));
+      target.inject(entries);
+      log(`live view: injected ${JSON.stringify(entries)}`);
+      return [200, { ok: true, entries }];
+    }
+    default:
+      return [404, { error: `no control '${route}'` }];
+  }
 }
-</fieldset>
-<fieldset><legend>inject a fault now</legend>
-<select id="action"><option>link-down</option><option>link-up</option><option>link-lossy</option><option>kill</option><option>pause</option></select>
-<label>node <input id="node" size="10"></label>
-<label>link <input id="a" size="8"> – <input id="b" size="8"></label>
-<label>loss <input id="loss" size="5" value="0.1"></label>
-<label>pause for <input id="for" size="7" value="200us"></label>
-<button id="inject">Inject</button>
-</fieldset>
-<p id="error"></p>
-<h2>Queues now</h2>
-<table><thead><tr><th>egress port</th><th>bytes</th></tr></thead><tbody id="queues"></tbody></table>
-<h2>Events</h2>
-<table><thead><tr><th>time</th><th>event</th><th>node</th><th>details</th></tr></thead><tbody id="events"></tbody></table>
-<script>
-const fmt = (ns) => ns >= 1e6 ? (ns / 1e6).toFixed(3) + ' ms' : ns >= 1e3 ? (ns / 1e3).toFixed(2) + ' µs' : ns + ' ns';
+
+/** The live page's script: it polls `state` and posts the controls. */
+const LIVE_SCRIPT = `const fmt = (ns) => ns >= 1e6 ? (ns / 1e6).toFixed(3) + ' ms' : ns >= 1e3 ? (ns / 1e3).toFixed(2) + ' µs' : ns + ' ns';
 const $ = (id) => document.getElementById(id);
 async function post(route, body) {
   const r = await fetch(route, { method: 'POST', body: JSON.stringify(body ?? {}) });
@@ -261,7 +235,44 @@ $('inject').onclick = () => {
   post('inject', action === 'pause' ? { entries: [entry, { action: 'resume', node: entry.node, after: $('for').value }] } : { entry });
 };
 poll();
-</script>
+`;
+
+function livePage(t: LiveTarget): string {
+  const conservative = t.sync === 'conservative';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>dcemu live: ${esc(t.scenario)}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 16px 40px; }
+h1 { font-size: 20px; } .muted { color: #777; } .held { color: #c62828; font-weight: 600; }
+table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: left; }
+fieldset { margin: 10px 0; border: 1px solid #ddd; } input, select, button { font: inherit; margin-right: 6px; }
+#error { color: #c62828; }
+</style></head><body>
+<h1>dcemu live: ${esc(t.scenario)}</h1>
+<p id="status">connecting …</p>
+<fieldset><legend>time</legend>
+${
+  conservative
+    ? `<button id="pause">Pause</button><button id="resume">Resume</button>
+<label>step to <input id="to" size="10" value="1ms"></label><button id="step">Step</button>`
+    : '<span class="muted">dilated time runs on the wall clock: it cannot be paused or stepped</span>'
+}
+</fieldset>
+<fieldset><legend>inject a fault now</legend>
+<select id="action"><option>link-down</option><option>link-up</option><option>link-lossy</option><option>kill</option><option>pause</option></select>
+<label>node <input id="node" size="10"></label>
+<label>link <input id="a" size="8"> – <input id="b" size="8"></label>
+<label>loss <input id="loss" size="5" value="0.1"></label>
+<label>pause for <input id="for" size="7" value="200us"></label>
+<button id="inject">Inject</button>
+</fieldset>
+<p id="error"></p>
+<h2>Queues now</h2>
+<table><thead><tr><th>egress port</th><th>bytes</th></tr></thead><tbody id="queues"></tbody></table>
+<h2>Events</h2>
+<table><thead><tr><th>time</th><th>event</th><th>node</th><th>details</th></tr></thead><tbody id="events"></tbody></table>
+<script>
+${LIVE_SCRIPT}</script>
 </body></html>
 `;
 }

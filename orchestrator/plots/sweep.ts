@@ -56,6 +56,42 @@ function figure(row: SweepPlotRow, metric: string): number | null {
 /** A figure whose largest value is this many times its smallest positive one is drawn on a symlog scale. */
 const WIDE_RATIO = 100;
 
+/**
+ * A figure's title, unit and scale, and whether its range is wide: a wide range (clock error: ns with
+ * hardware stamps, µs with software ones) goes on a symlog axis, which keeps zero (a perfect clock, no
+ * drops) where a log axis has none, in the unit of its smallest value, which would otherwise sit at zero.
+ */
+function metricView(metric: string, present: number[]) {
+  const positive = present.filter((y) => y > 0);
+  const wide =
+    positive.length > 0 &&
+    Math.min(...present) >= 0 &&
+    Math.max(...positive) >= WIDE_RATIO * Math.min(...positive);
+  const view =
+    metric === 'completion'
+      ? { title: 'flows completed', unit: '% of planned', scale: 1 }
+      : columnView(metric, wide ? [Math.min(...positive)] : present);
+  return { wide, view };
+}
+
+/** The swept axis: a number axis ticks at the swept values, where the points are; categories in order. */
+function xEncoding(xAxis: SweepPlotAxis, numericX: boolean) {
+  return numericX
+    ? ({
+        field: 'x',
+        type: 'quantitative',
+        title: xAxis.key,
+        axis: { values: xAxis.values.map(Number) },
+      } as const)
+    : ({
+        field: 'x',
+        type: 'nominal',
+        title: xAxis.key,
+        sort: xAxis.values,
+        axis: { labelAngle: 0 },
+      } as const);
+}
+
 export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] {
   if (axes.length === 0 || rows.length === 0) return [];
   const [xAxis, ...rest] = axes;
@@ -76,18 +112,7 @@ export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] 
   for (const metric of SWEEP_METRICS) {
     const raw = rows.map((row) => figure(row, metric));
     const present = raw.filter((y): y is number => y !== null && Number.isFinite(y));
-    // a wide range (clock error: ns with hardware stamps, µs with software ones) goes on a symlog
-    // axis, which keeps zero (a perfect clock, no drops) where a log axis has none, in the unit of
-    // its smallest value, which would otherwise sit at zero
-    const positive = present.filter((y) => y > 0);
-    const wide =
-      positive.length > 0 &&
-      Math.min(...present) >= 0 &&
-      Math.max(...positive) >= WIDE_RATIO * Math.min(...positive);
-    const view =
-      metric === 'completion'
-        ? { title: 'flows completed', unit: '% of planned', scale: 1 }
-        : columnView(metric, wide ? [Math.min(...positive)] : present);
+    const { wide, view } = metricView(metric, present);
     const values = rows
       .map((row, i) => {
         const y = raw[i];
@@ -119,21 +144,7 @@ export function sweepPlots(axes: SweepPlotAxis[], rows: SweepPlotRow[]): Plot[] 
         : undefined;
     const width = numericX ? 480 : Math.max(240, 80 * xAxis.values.length * Math.max(1, seriesOrder.length));
     const base = { ...frame(`${view.title} against ${xWords}`, width, 300), data: { values } };
-    // a number axis ticks at the swept values, where the points are
-    const x = numericX
-      ? ({
-          field: 'x',
-          type: 'quantitative',
-          title: xAxis.key,
-          axis: { values: xAxis.values.map(Number) },
-        } as const)
-      : ({
-          field: 'x',
-          type: 'nominal',
-          title: xAxis.key,
-          sort: xAxis.values,
-          axis: { labelAngle: 0 },
-        } as const);
+    const x = xEncoding(xAxis, numericX);
     const groups =
       color && !numericX ? { xOffset: { field: 'series', type: 'nominal' as const, sort: seriesOrder } } : {};
     // bars carry their value: a zero bar is told from a missing one (lines would crowd theirs)

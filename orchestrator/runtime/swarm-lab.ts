@@ -123,6 +123,31 @@ async function startDaemon(m: LabMachine): Promise<void> {
 }
 
 /**
+ * The lab's network: its bridge (this machine's side of it at `state.address`), and on it each machine's
+ * namespace with its own Docker daemon; `check` before each machine (an interrupt stops there).
+ */
+async function labNetwork(state: LabState, check: () => void): Promise<void> {
+  await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge'], 'make the lab bridge');
+  await run('ip', ['addr', 'add', `${state.address}/24`, 'dev', BRIDGE], 'address the lab bridge');
+  await run('ip', ['link', 'set', BRIDGE, 'up'], 'bring the lab bridge up');
+  await run('iptables', ['-I', ...FORWARD_RULE], 'let traffic across the lab bridge pass');
+  for (const m of state.machines) {
+    check();
+    await run('ip', ['netns', 'add', m.name], `make the namespace of ${m.name}`);
+    await run(
+      'ip',
+      ['link', 'add', m.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.name],
+      `link ${m.name}`,
+    );
+    await run('ip', ['link', 'set', m.name, 'master', BRIDGE, 'up'], `link ${m.name}`);
+    await run('ip', ['-n', m.name, 'addr', 'add', `${m.address}/24`, 'dev', 'eth0'], `address ${m.name}`);
+    await run('ip', ['-n', m.name, 'link', 'set', 'eth0', 'up'], `link ${m.name}`);
+    await run('ip', ['-n', m.name, 'link', 'set', 'lo', 'up'], `link ${m.name}`);
+    await startDaemon(m);
+  }
+}
+
+/**
  * Makes the lab: `nodes` extra machines joined to this machine's swarm, which `up` creates (this
  * daemon must be in no swarm: a swarm advertised elsewhere is not one the lab's machines can join).
  */
@@ -161,24 +186,7 @@ export async function labUp(opts: {
   };
   writeState(state);
   try {
-    await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge'], 'make the lab bridge');
-    await run('ip', ['addr', 'add', `${state.address}/24`, 'dev', BRIDGE], 'address the lab bridge');
-    await run('ip', ['link', 'set', BRIDGE, 'up'], 'bring the lab bridge up');
-    await run('iptables', ['-I', ...FORWARD_RULE], 'let traffic across the lab bridge pass');
-    for (const m of state.machines) {
-      check();
-      await run('ip', ['netns', 'add', m.name], `make the namespace of ${m.name}`);
-      await run(
-        'ip',
-        ['link', 'add', m.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.name],
-        `link ${m.name}`,
-      );
-      await run('ip', ['link', 'set', m.name, 'master', BRIDGE, 'up'], `link ${m.name}`);
-      await run('ip', ['-n', m.name, 'addr', 'add', `${m.address}/24`, 'dev', 'eth0'], `address ${m.name}`);
-      await run('ip', ['-n', m.name, 'link', 'set', 'eth0', 'up'], `link ${m.name}`);
-      await run('ip', ['-n', m.name, 'link', 'set', 'lo', 'up'], `link ${m.name}`);
-      await startDaemon(m);
-    }
+    await labNetwork(state, check);
     say(
       `lab bridge ${BRIDGE}: ${subnet}; ${state.machines.map((m) => `${m.name} at ${m.address}`).join(', ')}`,
     );

@@ -5,30 +5,18 @@
  * silently ignored key.
  */
 
-import { SizeCdf } from '../../host/cdf.js';
 import { schemeSchema } from '../registry/index.js';
 import { chaosSchema, invariantsSchema } from './chaos-schema.js';
+import { clocksSchema, jitterSchema, ptpSchema } from './clock-schema.js';
 import { DEFAULTS } from './defaults.js';
 import { eachLinkSchema, impairmentProperties } from './impairments.js';
+import { distribution, doc, nodeName } from './schema-fragments.js';
 import { bytes, duration, rate } from './units.js';
+import { workloadSchema } from './workload-schema.js';
 
-/** a schema fragment with its description (and its default, when it has one) */
-const doc = <T extends object>(fragment: T, description: string, dflt?: unknown) => ({
-  ...fragment,
-  description,
-  ...(dflt !== undefined && { default: dflt }),
-});
-
-const nodeName = { type: 'string', minLength: 1 } as const;
 export const signedDuration = {
   type: ['string', 'number'],
   pattern: '^\\s*-?[0-9]*\\.?[0-9]+(e[-+]?\\d+)?\\s*(ns|us|µs|ms|s)?\\s*$',
-};
-/** a value or a distribution: `uniform(-50, 50)`, `normal(0, 10us)`, `lognormal(700ns, 1.5)` */
-const distribution = {
-  type: ['string', 'number'],
-  pattern:
-    '^\\s*(-?[0-9.]+\\s*[a-zµ]*|(uniform|normal|lognormal)\\(\\s*-?[0-9.]+\\s*[a-zµ]*\\s*,\\s*-?[0-9.]+\\s*[a-zµ]*\\s*\\))\\s*$',
 };
 const probability = { type: 'number', minimum: 0, maximum: 1 };
 
@@ -70,9 +58,6 @@ const captureRef = {
 
 /** `link-impair`'s fields: a delay on top of the link's own */
 const TIMELINE_IMPAIR = impairmentProperties('extra one-way delay on top of the link’s own');
-
-/** the flow-size distributions data/workloads/ holds (`workload.sizes`) */
-const WORKLOADS = SizeCdf.names();
 
 export const TIMELINE_ACTIONS = [
   'kill',
@@ -278,34 +263,7 @@ const scenarioSchemaBody = {
         ),
       },
     },
-    clocks: {
-      type: 'object',
-      additionalProperties: false,
-      description:
-        "every node's own oscillator (absent: ideal clocks): its initial offset, frequency error, wander and read granularity; ptp: disciplines it",
-      properties: {
-        offset: doc(
-          distribution,
-          "each node's initial clock offset: a value or a distribution of durations, e.g. uniform(-10us, 10us)",
-          'uniform(-10us, 10us)',
-        ),
-        freq: doc(
-          distribution,
-          "each node's frequency error in ppm: a value or a distribution, e.g. uniform(-50, 50)",
-          'uniform(-50, 50)',
-        ),
-        wander: doc(
-          { type: 'number', minimum: 0 },
-          'random-walk frequency wander, ppm per √s (0: a steady frequency)',
-          0.5,
-        ),
-        granularity: doc(duration, 'clock reads come in steps of this (8ns: a 125 MHz PHC counter)', '8ns'),
-        reference: doc(
-          nodeName,
-          'a node whose clock is perfect (error 0), e.g. the grandmaster (default: none)',
-        ),
-      },
-    },
+    clocks: clocksSchema,
     /**
      * what computation costs in fabric time (docs/compute.md): a model for hosts and arbiters, with
      * per-role overrides; switches are hardware (their cost is the port model's)
@@ -322,167 +280,8 @@ const scenarioSchemaBody = {
         arbiter: computeRole('arbiter'),
       },
     },
-    /** host-side timing jitter models (seeded): software stamp delay, late transmissions */
-    jitter: {
-      type: 'object',
-      additionalProperties: false,
-      description: 'host timing noise, seeded: how late software timestamps and transmissions are',
-      properties: {
-        stamp: doc(
-          distribution,
-          "software timestamps' delay after the true event (PTP software stamping), a duration or a distribution (default in conservative mode: lognormal(40ns, 1), a fit of what dilated runs measure; none in dilated mode, which has the machine's own)",
-        ),
-        send: doc(
-          distribution,
-          'how late each host transmission leaves after its scheduled time, a duration or a distribution, e.g. lognormal(200ns, 1) (default: none, ideal send timing)',
-        ),
-      },
-    },
-    ptp: {
-      type: 'object',
-      additionalProperties: false,
-      description:
-        'PTP (IEEE 1588) over the fabric: hosts discipline their clocks (clocks:) to a grandmaster the BMCA elects',
-      properties: {
-        timestamping: doc(
-          { enum: ['hardware', 'software'] },
-          'hardware: NIC stamps (exact); software: stamps taken in the stack, late by jitter.stamp',
-          'hardware',
-        ),
-        switchClocks: doc(
-          { enum: ['transparent', 'boundary', 'none'] },
-          'what the switches are to PTP: transparent (they add each Sync/Delay_Req residence time to its correction field), boundary (each disciplines its own clock from its best port and is the master of the others, so every exchange is link-local and stepsRemoved grows per switch; hardware stamps), none (they forward PTP frames as any other)',
-          'transparent',
-        ),
-        transparentClocks: doc(
-          { type: 'boolean' },
-          'the older form of switchClocks: true is transparent, false is none',
-        ),
-        delayMechanism: {
-          enum: ['e2e', 'p2p'],
-          description:
-            "e2e (default): slaves measure the path to the master with Delay_Req; p2p: every port measures its link with Pdelay_Req, and transparent switches add the ingress link delay to every Sync (boundary clocks use their slave port's link delay)",
-        },
-        warmup: doc(
-          duration,
-          "how long PTP runs before traffic starts (ns: 5ms): the clocks synchronize first, as a datacenter's are long before a job runs; clock figures count from traffic start, and the warm-up's events and samples carry negative times",
-          0,
-        ),
-        syncInterval: doc(duration, "the master's Sync period (ns: 100us)", '100us'),
-        logSyncInterval: doc(
-          { type: 'integer', minimum: -24, maximum: 8 },
-          'the Sync period as IEEE 1588 and linuxptp give it, log₂ of seconds (-13: 122.07 µs); instead of syncInterval',
-        ),
-        announceInterval: doc(duration, "the master's Announce period (ns: 1ms)", '1ms'),
-        logAnnounceInterval: doc(
-          { type: 'integer', minimum: -24, maximum: 8 },
-          'the Announce period, log₂ of seconds (-10: 977 µs); instead of announceInterval',
-        ),
-        delayReqInterval: doc(
-          duration,
-          "a slave's mean Delay_Req interval: each waits uniform in [0, 2 × this) (ns; default: the sync interval)",
-        ),
-        logMinDelayReqInterval: doc(
-          { type: 'integer', minimum: -24, maximum: 8 },
-          'the Delay_Req interval, log₂ of seconds (linuxptp logMinDelayReqInterval); instead of delayReqInterval',
-        ),
-        announceTimeout: doc(
-          { type: 'integer', minimum: 1 },
-          'announce intervals without an Announce before a slave drops its master and the BMCA runs again',
-          3,
-        ),
-        candidates: doc(
-          { type: 'array', items: nodeName, minItems: 1 },
-          'master-capable hosts, best first (ties in their datasets go by this order; default: the first and the last host, or the hosts in datasets)',
-        ),
-        datasets: {
-          type: 'object',
-          description:
-            "master-capable hosts' clock datasets (IEEE 1588-2019 7.6.2), compared by the BMCA field by field, lower wins; fields left out take the defaults (priority1 128, clockClass 248, clockAccuracy 254, offsetScaledLogVariance 65535, priority2 128)",
-          additionalProperties: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              priority1: doc(
-                { type: 'integer', minimum: 0, maximum: 255 },
-                "compared first; lower wins (an operator's choice of grandmaster)",
-                128,
-              ),
-              clockClass: doc(
-                { type: 'integer', minimum: 0, maximum: 254 },
-                'traceability of the time source (6: locked to GPS; 248: default); lower wins',
-                248,
-              ),
-              clockAccuracy: doc(
-                { type: 'integer', minimum: 0, maximum: 255 },
-                'accuracy class (0x20: 25 ns, ..., 254: unknown); lower wins',
-                254,
-              ),
-              offsetScaledLogVariance: doc(
-                { type: 'integer', minimum: 0, maximum: 65535 },
-                "the oscillator's stability (65535: not computed); lower wins",
-                65535,
-              ),
-              priority2: doc(
-                { type: 'integer', minimum: 0, maximum: 255 },
-                'compared after the quality fields; lower wins (default 128, plus the rank in candidates)',
-              ),
-            },
-          },
-        },
-        delayFilter: doc(
-          { type: 'integer', minimum: 1 },
-          'path delay measurements in the moving median a slave uses (linuxptp delay_filter_length)',
-          10,
-        ),
-        lockThreshold: doc(
-          duration,
-          'a slave counts as locked once its offset stays within this (default 100ns with hardware stamps, 2us with software)',
-        ),
-        sample: doc(
-          duration,
-          "how often each clock's true error is sampled into clocks.csv (ns: 10us)",
-          '10us',
-        ),
-        servo: {
-          type: 'object',
-          additionalProperties: false,
-          description:
-            "the PI servo, as linuxptp's pi.c: kp = min(kpScale · interval^kpExponent, 0.7), ki likewise (defaults: linuxptp's for the stamping mode)",
-          properties: {
-            kpScale: doc(
-              { type: 'number', exclusiveMinimum: 0 },
-              'proportional gain scale (linuxptp pi_proportional_scale; default 0.7 hardware, 0.1 software)',
-            ),
-            kpExponent: doc(
-              { type: 'number' },
-              'proportional gain exponent of the sync interval in s (-1: gains scale with the short intervals of a fabric)',
-              -1,
-            ),
-            kiScale: doc(
-              { type: 'number', minimum: 0 },
-              'integral gain scale (linuxptp pi_integral_scale; default 0.3 hardware, 0.001 software)',
-            ),
-            kiExponent: doc({ type: 'number' }, 'integral gain exponent of the sync interval in s', -1),
-            maxFrequency: doc(
-              { type: 'number', exclusiveMinimum: 0 },
-              'the largest frequency correction, ppb (linuxptp max_frequency)',
-              900000,
-            ),
-            stepThreshold: doc(
-              duration,
-              'an offset above this steps the clock instead of slewing it (0: never after the first)',
-              0,
-            ),
-            firstStepThreshold: doc(
-              duration,
-              'the first measured offset above this steps the clock (linuxptp first_step_threshold is 20 µs at 1 s intervals; slewing that much at the 900 ppm clamp would take 22 ms here)',
-              '1us',
-            ),
-          },
-        },
-      },
-    },
+    jitter: jitterSchema,
+    ptp: ptpSchema,
     // the registered schemes' kinds and settings: scenarioSchema() puts them here
     scheme: {},
     transport: {
@@ -526,142 +325,7 @@ const scenarioSchemaBody = {
         flowRate: doc(rate, "udp: every flow's own rate (bit/s; default: unpaced)"),
       },
     },
-    workload: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['pattern'],
-      description:
-        'the traffic: flows drawn from a pattern, sizes and load (Poisson arrivals, seeded), ON/OFF sources, or listed one by one',
-      properties: {
-        pattern: doc(
-          { enum: ['all-to-all', 'permutation', 'incast', 'list', 'on-off'] },
-          'all-to-all: each flow between two random hosts; permutation: each host sends to one fixed partner; incast: fanIn senders to one target; list: the flows given in flows; on-off: every host alternates OFF and ON periods, each ON period a UDP flow to a random other host (F10 §7.2, onOff)',
-        ),
-        sizes: doc(
-          { enum: WORKLOADS },
-          'the flow-size distribution, a published one from data/workloads/ (or fixedSize)',
-        ),
-        fixedSize: doc(bytes, 'every flow this size instead of a distribution (bytes: 20KB)'),
-        load: doc(
-          { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-          "offered load as a share of each sender's host link rate; required with a pattern (on-off: optional, it scales the packet gaps)",
-        ),
-        duration: doc(
-          duration,
-          'flows start within [0, duration) (ns: 20ms); a list without one ends as soon as its flows are done',
-          DEFAULTS.workload.duration,
-        ),
-        onOff: {
-          type: 'object',
-          additionalProperties: false,
-          description:
-            "on-off: the ON/OFF sources (F10 §7.2 after Benson et al.'s IMC'10 measurements; the defaults are ours, see docs/scenarios.md); with load, the packet gaps are scaled so the mean offered load is that share of the host link",
-          properties: {
-            ...Object.fromEntries(
-              (['on', 'off'] as const).map((k) => [
-                k,
-                doc(
-                  distribution,
-                  `the length of an ${k.toUpperCase()} period, a duration or a distribution (ns: lognormal(300us, 1))`,
-                  DEFAULTS.workload.onOff[k],
-                ),
-              ]),
-            ),
-            interarrival: doc(
-              distribution,
-              "the gap between packet starts in an ON period, a duration or a distribution; with load, only its shape counts (it is scaled so that packet·8·E[on]/(E[gap]·(E[on]+E[off])) = load × the host link rate; a log-normal's mean is median·e^(σ²/2))",
-              DEFAULTS.workload.onOff.interarrival,
-            ),
-            packet: doc(
-              bytes,
-              'every packet, bytes on the wire with its 40 B of headers (41..1500)',
-              DEFAULTS.workload.onOff.packet,
-            ),
-          },
-        },
-        admissible: doc(
-          duration,
-          "admissible traffic (Harmony §5): in every window this long, the bytes each host sends and each host receives take less than the window at the host link rate; a flow that would break it starts later, at the first time it fits (no flow is dropped). A Poisson pattern's main flows only, not the background (ns: 252us; default: plain Poisson)",
-        ),
-        fanIn: doc({ type: 'integer', minimum: 1 }, 'incast: senders per burst (default: every other host)'),
-        target: doc(nodeName, 'incast: the receiving host (default: a random host for each burst)'),
-        background: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          required: ['pattern'],
-          description:
-            'best-effort traffic beside the main workload (Harmony: the third class), with its own pattern, sizes and load; null: none',
-          properties: {
-            pattern: doc({ enum: ['all-to-all', 'permutation'] }, 'as workload.pattern'),
-            sizes: doc({ enum: WORKLOADS }, 'as workload.sizes'),
-            fixedSize: doc(bytes, 'as workload.fixedSize (bytes)'),
-            load: doc({ type: 'number', exclusiveMinimum: 0, maximum: 1 }, 'as workload.load'),
-          },
-        },
-        senders: {
-          type: ['array', 'string'],
-          items: nodeName,
-          description: "all-to-all: only these hosts send (a list, or a range 'h0..h7')",
-        },
-        receivers: {
-          type: ['array', 'string'],
-          items: nodeName,
-          description: "all-to-all: each flow goes to one of these hosts (a list, or a range 'h8..h15')",
-        },
-        deadlines: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['mean'],
-          description:
-            'a deadline for each flow (a share of them): exponential with this mean, at least atLeast times its line-rate transfer time; summary.flows.deadlines counts the misses',
-          properties: {
-            mean: doc(duration, 'the mean of the exponential deadlines (ns: 1ms); required'),
-            atLeast: doc(
-              { type: 'number', minimum: 0 },
-              "a deadline is at least this many times the flow's line-rate transfer time",
-              DEFAULTS.workload.deadlineAtLeast,
-            ),
-            share: doc(
-              { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-              'the share of flows that get a deadline',
-              1,
-            ),
-          },
-        },
-        flows: {
-          type: 'array',
-          description: 'list: the flows, one entry each',
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['src', 'dst', 'size'],
-            properties: {
-              src: doc(nodeName, 'the sending host'),
-              dst: doc(nodeName, 'the receiving host'),
-              size: doc(bytes, 'bytes to deliver (1MB)'),
-              start: doc(duration, 'when it starts, after traffic start (ns)', 0),
-              copies: doc(
-                { type: 'integer', minimum: 1 },
-                'this many such flows at once (parallel connections, as iperf -P)',
-                1,
-              ),
-              every: doc(
-                duration,
-                'the flow again every this long from its start, until the workload ends (ping every 10 ms: every: 10ms); default once',
-              ),
-              until: doc(
-                duration,
-                'with every: no start at or after this (ns); default the end of the workload',
-              ),
-              stop: doc(
-                duration,
-                "when the application stops sending, after traffic start (ns): nothing new goes out, frames already handed down still leave, and an unfinished flow ends 'stopped' (a bulk flow that leaves, Fastpass §7.2); not with every; on the baseline transport, with schemes that carry flows on it",
-              ),
-            },
-          },
-        },
-      },
-    },
+    workload: workloadSchema,
     run: {
       type: 'object',
       additionalProperties: false,

@@ -6,7 +6,7 @@ import {
   flowRows,
   idealFctAfterHandshake,
 } from '../../sdk/index.js';
-import { reproduceVariants, type Summary, withQuick, writeTable } from '../../sdk/study.js';
+import { type FigureSpec, reproduceVariants, type Summary, withQuick, writeTable } from '../../sdk/study.js';
 import { type AblationVariant, chosenVariants } from './definition/variants.js';
 
 /** TOP's headline comparisons: the paper's value goes beside both */
@@ -93,8 +93,21 @@ const ofKey = (m: IntervalMeans, key: (typeof RELATIVE)[number]['key']) =>
 
 export async function runAblation(opts: ExperimentOptions): Promise<string> {
   const VARIANTS = chosenVariants(opts.variants);
+  return reproduceVariants(withQuick(opts, QUICK), {
+    experiment: 'top-ablation',
+    paperScale:
+      'NS-3 (§3.2): a 4:1 dumbbell of 40 + 40 servers on 10 Gbps links, 10,000 flows of web search, data mining or IMC10 sizes',
+    figures: ablationFigures(VARIANTS),
+    variants: VARIANTS,
+    table: (o, runs) => ablationTable(o, runs, VARIANTS),
+    values: (runs, out) => ablationValues(runs, out, VARIANTS),
+  });
+}
+
+/** the figures of the chosen variants: each against its base, TOP's by size and against the ideal */
+function ablationFigures(VARIANTS: readonly AblationVariant[]): FigureSpec[] {
   const has = (name: string) => VARIANTS.some((v) => v.name === name);
-  const figures = [
+  return [
     ...RELATIVE.flatMap((f) =>
       VARIANTS.filter((v) => v.base !== undefined).map((v) => ({
         id: `${f.key}_${v.name}`,
@@ -154,47 +167,44 @@ export async function runAblation(opts: ExperimentOptions): Promise<string> {
       bound: { max: 0 },
     },
   ];
-  return reproduceVariants(withQuick(opts, QUICK), {
-    experiment: 'top-ablation',
-    paperScale:
-      'NS-3 (§3.2): a 4:1 dumbbell of 40 + 40 servers on 10 Gbps links, 10,000 flows of web search, data mining or IMC10 sizes',
-    figures,
-    variants: VARIANTS,
-    table: (o, runs) => ablationTable(o, runs, VARIANTS),
-    values: (runs, out) => {
-      const x = runs.map((s) => s.expresspass!);
-      const of = (name: string) => x[VARIANTS.findIndex((v) => v.name === name)];
-      const v: Record<string, number> = {
-        flows: runs[0].flows.planned,
-        // every variant must finish every flow: averages over different sets of flows compare nothing
-        unfinished: runs.reduce((a, s) => a + s.flows.planned - s.flows.completed, 0),
-        data_lost: x.reduce((a, s) => a + s.data.droppedCongestion, 0),
-      };
-      if (has('top-ptp')) v['expired_valid_top-ptp'] = of('top-ptp').tokens?.expiredValid ?? 0;
-      VARIANTS.forEach((variant, i) => {
-        if (variant.base === undefined) return;
-        const base = of(variant.base);
-        v[`fct_${variant.name}`] = changePct(x[i].fct.avgNs, base.fct.avgNs);
-        v[`slow_${variant.name}`] = changePct(x[i].slowdown.avg, base.slowdown.avg);
-        v[`slowhs_${variant.name}`] = changePct(x[i].slowdownHandshake.avg, base.slowdownHandshake.avg);
-      });
-      if (!has('top')) return v;
-      if (has('top-ideal-classes')) {
-        const [top, ideal] = [of('top'), of('top-ideal-classes')];
-        v.fct_top_vs_ideal = changePct(top.fct.avgNs, ideal.fct.avgNs);
-        v.slow_top_vs_ideal = changePct(top.slowdown.avg, ideal.slowdown.avg);
-        v.slowhs_top_vs_ideal = changePct(top.slowdownHandshake.avg, ideal.slowdownHandshake.avg);
-      }
-      const iv = intervalsOf(out, VARIANTS, runs);
-      const [xp, top] = ['expresspass', 'top'].map((n) => iv[VARIANTS.findIndex((x) => x.name === n)]);
-      INTERVALS.forEach(([key], j) => {
-        if (xp[j].flows === 0) return;
-        for (const f of RELATIVE)
-          v[`${f.key}_top_${key}`] = changePct(ofKey(top[j], f.key), ofKey(xp[j], f.key));
-      });
-      return v;
-    },
+}
+
+function ablationValues(
+  runs: Summary[],
+  out: string,
+  VARIANTS: readonly AblationVariant[],
+): Record<string, number> {
+  const has = (name: string) => VARIANTS.some((v) => v.name === name);
+  const x = runs.map((s) => s.expresspass!);
+  const of = (name: string) => x[VARIANTS.findIndex((v) => v.name === name)];
+  const v: Record<string, number> = {
+    flows: runs[0].flows.planned,
+    // every variant must finish every flow: averages over different sets of flows compare nothing
+    unfinished: runs.reduce((a, s) => a + s.flows.planned - s.flows.completed, 0),
+    data_lost: x.reduce((a, s) => a + s.data.droppedCongestion, 0),
+  };
+  if (has('top-ptp')) v['expired_valid_top-ptp'] = of('top-ptp').tokens?.expiredValid ?? 0;
+  VARIANTS.forEach((variant, i) => {
+    if (variant.base === undefined) return;
+    const base = of(variant.base);
+    v[`fct_${variant.name}`] = changePct(x[i].fct.avgNs, base.fct.avgNs);
+    v[`slow_${variant.name}`] = changePct(x[i].slowdown.avg, base.slowdown.avg);
+    v[`slowhs_${variant.name}`] = changePct(x[i].slowdownHandshake.avg, base.slowdownHandshake.avg);
   });
+  if (!has('top')) return v;
+  if (has('top-ideal-classes')) {
+    const [top, ideal] = [of('top'), of('top-ideal-classes')];
+    v.fct_top_vs_ideal = changePct(top.fct.avgNs, ideal.fct.avgNs);
+    v.slow_top_vs_ideal = changePct(top.slowdown.avg, ideal.slowdown.avg);
+    v.slowhs_top_vs_ideal = changePct(top.slowdownHandshake.avg, ideal.slowdownHandshake.avg);
+  }
+  const iv = intervalsOf(out, VARIANTS, runs);
+  const [xp, top] = ['expresspass', 'top'].map((n) => iv[VARIANTS.findIndex((x) => x.name === n)]);
+  INTERVALS.forEach(([key], j) => {
+    if (xp[j].flows === 0) return;
+    for (const f of RELATIVE) v[`${f.key}_top_${key}`] = changePct(ofKey(top[j], f.key), ofKey(xp[j], f.key));
+  });
+  return v;
 }
 
 function ablationTable(

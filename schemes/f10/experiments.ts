@@ -1,5 +1,6 @@
 /**
- * F10's evaluation (F10 §7.3–7.4) as commands: `dcemu experiment f10-fig8` and `f10-fig6`.
+ * F10's evaluation (F10 §7.4) as a command: `dcemu experiment f10-fig8` (`f10-fig6` is in
+ * schemes/f10/experiments/fig6.ts, `f10-fig9` in schemes/f10/experiments/fig9.ts).
  *
  * fig8: for each seed, one workload and one failure trace drawn from the scenario's `chaos:` model
  * (log-normal times between failures and to repair, F10 §7.2 after Gill et al.) is run on F10 (an AB
@@ -12,11 +13,8 @@
  * over F10's, pooled over the seeds (the paper's "in total"). The per-interval congestion loss rate
  * (drops / frames offered, F10 §7.4's 500 µs intervals) of every run is pooled per variant into a
  * CDF plot and a table. (Links named in the scenario's own timeline are not carried over.)
- *
- * fig6: the scenario's own timeline (one failure) on F10 and on the baseline, with fine loss
- * intervals: losses over time around the failure, by cause, and how long each took to recover.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { type ExperimentOptions, formatNs, percent } from '../../sdk/index.js';
 import {
@@ -34,7 +32,7 @@ import {
 } from '../../sdk/study.js';
 import type { F10Settings } from './definition/settings.js';
 import { type F10Summary, intervalRates, rateStats } from './definition/summary.js';
-import { F10, PORTLAND, runOne, setsFor, traces, type Variant } from './experiments/trace.js';
+import { F10, PORTLAND, runOne, traces, type Variant } from './experiments/trace.js';
 
 /** the headline: both schemes on the same workload and failure trace */
 const FIG8_MAIN: Variant[] = [F10, PORTLAND];
@@ -81,8 +79,6 @@ const QUICK_FIG8 = [
   'run.drain=100us',
   'chaos={window: {from: 150us, to: 300us}, concurrent: 1, failures: [{kind: link-down, targets: fabric, between: "lognormal(600us, 1)", repair: "lognormal(100ms, 1)"}, {kind: kill, targets: [agg*, core*], between: "lognormal(5ms, 1)"}]}',
 ];
-
-const FIG6_VARIANTS: Variant[] = [F10, PORTLAND];
 
 interface RunResult {
   variant: string;
@@ -441,124 +437,4 @@ function fig8Plot(byVariant: Fig8['byVariant'], variants: Variant[], interval: s
       },
     },
   };
-}
-
-export async function runFig6(opts: ExperimentOptions): Promise<string> {
-  const { file, out, say } = opts;
-  const set = opts.set ?? [];
-  mkdirSync(out, { recursive: true });
-  const rows: Array<{ variant: string; t: number; cause: string; frames: number }> = [];
-  const lines: string[] = [];
-  const summaries: Record<string, F10Summary> = {};
-  for (const v of FIG6_VARIANTS) {
-    if (opts.signal?.aborted) break;
-    const dir = join(out, v.name);
-    mkdirSync(dir, { recursive: true });
-    const s = setsFor(set, v);
-    const scenario = join(dir, 'scenario.yaml');
-    writeFileSync(
-      scenario,
-      timelineScenario(
-        { text: readFileSync(file, 'utf8'), file },
-        s,
-        [],
-        ` dcemu experiment f10-fig6: ${v.name} of ${file}`,
-      ),
-    );
-    say(`f10-fig6: ${v.name}`);
-    const f10 = await runOne(scenario, dir, opts.signal);
-    if (f10 === null) break;
-    summaries[v.name] = f10;
-    const iv = f10.intervals;
-    // frames lost at a failure before it was detected go in the interval it struck
-    const before = iv.offered.map(() => 0);
-    for (const f of f10.failures) {
-      const i = Math.min(before.length - 1, Math.floor(f.t / iv.intervalNs));
-      if (i >= 0) before[i] += f.lostBeforeDetection;
-    }
-    for (let i = 0; i < iv.offered.length; i++) {
-      const t = (i * iv.intervalNs) / 1e6;
-      rows.push({
-        variant: v.name,
-        t,
-        cause: 'failure',
-        frames: before[i] + iv.noRoute[i] + iv.intoDeadPort[i],
-      });
-      rows.push({ variant: v.name, t, cause: 'congestion', frames: iv.congestionDrops[i] });
-    }
-    for (const [k, f] of f10.failures.entries()) {
-      // recovered: the last interval with loss to the failure (after detection, before the next) ends
-      const until = f10.failures[k + 1]?.t ?? Number.POSITIVE_INFINITY;
-      let last = -1;
-      for (let i = 0; i < iv.offered.length; i++) {
-        const start = i * iv.intervalNs;
-        if (start + iv.intervalNs > f.t && start < until && iv.noRoute[i] + iv.intoDeadPort[i] > 0) last = i;
-      }
-      // F10: rerouted locally and pushback done; the baseline: the controller's routes installed
-      const routed =
-        f10.scheme === 'f10'
-          ? Math.max(f.firstRerouteAt ?? f.detectedAt ?? f.t, f.pushbackCompleteAt ?? f.t)
-          : f.rebalanceAt;
-      const recovered = Math.max(routed ?? f.t, last >= 0 ? (last + 1) * iv.intervalNs : f.t);
-      // load balance recovered (§7.4's 35 ms): the last interval losing frames to congestion ends
-      let congested = -1;
-      let lastIn = -1;
-      for (let i = 0; i < iv.offered.length; i++) {
-        const start = i * iv.intervalNs;
-        if (start + iv.intervalNs <= f.t || start >= until) continue;
-        lastIn = i;
-        if (iv.congestionDrops[i] > 0) congested = i;
-      }
-      // still losing in the last interval before the next failure or the run's end: not balanced yet
-      const balanced =
-        congested < 0
-          ? '-'
-          : `${congested === lastIn ? '> ' : ''}${formatNs((congested + 1) * iv.intervalNs - f.t)}`;
-      lines.push(
-        `| ${v.name} | ${f.action} ${f.target} at ${formatNs(f.t)} | ${f.detectionNs === null ? '-' : formatNs(f.detectionNs)} | ${routed === null ? '-' : formatNs(routed - f.t)} | ${formatNs(recovered - f.t)} | ${balanced} | ${f.lostBeforeDetection} / ${f.lostAfterDetection} |`,
-      );
-    }
-  }
-  const interval = Object.values(summaries)[0]?.intervals.intervalNs;
-  const timing = summaries.portland?.timing ?? null;
-  const md = [
-    `# F10 figure 6: losses over time around a failure (intervals of ${interval ? formatNs(interval) : '-'})`,
-    '',
-    `${file}: its own timeline on F10 (AB FatTree) and on the PortLand-style baseline (standard FatTree).`,
-    "Routed around: F10's local rerouting and pushback done, the baseline's controller routes installed. Recovered: that, and no frame lost to the failure after it (to the end of the last interval losing one). Load balanced: no frame lost to congestion after it (to the end of the last interval losing one; '-': none lost; '>': still losing when the next failure came or the run ended).",
-    timing === null
-      ? ''
-      : `Control-plane times at ${timing.timeScale} of the paper's: F10's epoch ${formatNs(timing.epochNs)}, PortLand's reaction ${formatNs(timing.reactionDelayNs)}; the paper's "F10 was able to recover load balancing in 35 ms" (§7.4) is ${formatNs(35e6 * timing.timeScale)} at this scale.`,
-    '',
-    '| variant | failure | detected after | routed around after | recovered after | load balanced after | lost before / after detection |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    ...lines,
-    '',
-    '| variant | frames lost to failures | to congestion |',
-    '| --- | --- | --- |',
-    ...FIG6_VARIANTS.filter((v) => rows.some((r) => r.variant === v.name)).map((v) => {
-      const sum = (cause: string) =>
-        rows.filter((r) => r.variant === v.name && r.cause === cause).reduce((s, r) => s + r.frames, 0);
-      return `| ${v.name} | ${sum('failure')} | ${sum('congestion')} |`;
-    }),
-  ].join('\n');
-  writeTable(out, 'fig6', md, { scenario: file, rows });
-  const plotted = await writePlots(out, [
-    {
-      name: 'fig6-losses-over-time',
-      spec: {
-        ...frame('Frames lost per interval around the failure (F10 figure 6)', 560, 160),
-        data: { values: rows },
-        mark: { type: 'line', interpolate: 'step-after' },
-        encoding: {
-          x: { field: 't', type: 'quantitative', title: 'virtual time from traffic start (ms)' },
-          y: { field: 'frames', type: 'quantitative', title: 'data frames lost' },
-          color: { field: 'cause', type: 'nominal' },
-          row: { field: 'variant', type: 'nominal', title: null },
-        },
-      },
-    },
-  ]);
-  for (const p of plotted.problems) say(`warning: ${p}`);
-  return `${md}\n`;
 }

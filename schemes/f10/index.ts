@@ -108,7 +108,7 @@ export default defineScheme<F10Settings, F10Summary>({
         "F10 §7.3 figure 6: the scenario's one failure on F10 and on the PortLand baseline; losses over time by cause, and the time to recover",
       scenario: 'examples/f10-fig6.yaml',
       seeds: 1,
-      module: new URL('./experiments.js', import.meta.url).href,
+      module: new URL('./experiments/fig6.js', import.meta.url).href,
       run: 'runFig6',
     },
   ],

@@ -178,43 +178,11 @@ export function resolveXp(src: ScenarioSource, topo: Topology, kind: string): Xp
   // the most token classes there are; an ideal switch's ranked buffer holds what they hold together
   const most = TopClasses.hi - tokenLo + 1;
   const ideal = kind === 'top' && sc.classes === 'ideal';
-  if (kind === 'top') {
-    const k: number = ideal ? 1 : (sc.classes ?? most);
-    if (k > most)
-      throw src.error(['scheme', 'classes'], `at most ${most} with unscheduled packets, got ${k}`);
-    // K classes, K−1 boundaries at the quantiles i/K of what they split
-    const levels = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
-    priorities = ideal ? { rule: 'ideal', thresholdsBytes: [] } : classBoundaries(src, levels);
-    const objective: 'fct' | 'deadline' = sc.objective ?? 'fct';
-    if (ideal && objective !== 'fct')
-      throw src.error(
-        ['scheme', 'classes'],
-        "ideal ranks tokens by packets left: it needs objective fct, got 'deadline'",
-      );
-    if (objective === 'deadline') deadlines = deadlineBoundaries(src, levels);
-    top = {
-      ...(ideal && { ranked: true }),
-      objective,
-      deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
-      unscheduled,
-      thresholds: priorities.thresholdsBytes.map((b) => Math.ceil(b / WireSize.Mss)),
-      // §5.4: T = d + |P|·t_h, the base one-way delay and the hops' token queueing (8 credits a
-      // hop, as ExpressPass's queues allow); each receiver's own in nodeScheme, the longest path's here
-      expiryNs: 0,
-      targetLoss: 0.1,
-    };
-  }
+  if (kind === 'top') ({ top, priorities, deadlines } = topClasses(src, ideal, most, unscheduled));
   const queueCredits: number = sc.queueCredits ?? d.queueCredits;
   let expiry: XpSettings['expiry'];
   if (top !== undefined && tokenExpiry === 'sender') {
-    // a loop, not Math.min(...): a large FatTree has a million host pairs
-    expiry = { minNs: Number.POSITIVE_INFINITY, maxNs: 0 };
-    for (const h of topo.nodes)
-      if (h.role === 'host')
-        for (const t of Object.values(tokenThresholds(topo, h, creditShare, queueCredits))) {
-          if (t < expiry.minNs) expiry.minNs = t;
-          if (t > expiry.maxNs) expiry.maxNs = t;
-        }
+    expiry = senderExpiry(topo, creditShare, queueCredits);
     top.expiryNs = expiry.maxNs;
   }
   return {
@@ -255,6 +223,67 @@ export function resolveXp(src: ScenarioSource, topo: Topology, kind: string): Xp
         Math.max(0, links - 2) * (paths.maxPropNs + (8e9 * WireSize.Mtu) / paths.minRateBps),
     ),
   };
+}
+
+/**
+ * TOP's token classes (resolveXp): `classes` of them (`ideal`: one, every token ranked instead; at most
+ * `most`), their boundaries in bytes left or, with the deadline objective, in time to the deadline.
+ */
+function topClasses(
+  src: ScenarioSource,
+  ideal: boolean,
+  most: number,
+  unscheduled: number,
+): {
+  top: NonNullable<XpHostConfig['top']>;
+  priorities: NonNullable<XpSettings['priorities']>;
+  deadlines: XpSettings['deadlines'];
+} {
+  const sc = src.data.scheme ?? {};
+  let deadlines: XpSettings['deadlines'];
+  const k: number = ideal ? 1 : (sc.classes ?? most);
+  if (k > most) throw src.error(['scheme', 'classes'], `at most ${most} with unscheduled packets, got ${k}`);
+  // K classes, K−1 boundaries at the quantiles i/K of what they split
+  const levels = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k);
+  const priorities: NonNullable<XpSettings['priorities']> = ideal
+    ? { rule: 'ideal', thresholdsBytes: [] }
+    : classBoundaries(src, levels);
+  const objective: 'fct' | 'deadline' = sc.objective ?? 'fct';
+  if (ideal && objective !== 'fct')
+    throw src.error(
+      ['scheme', 'classes'],
+      "ideal ranks tokens by packets left: it needs objective fct, got 'deadline'",
+    );
+  if (objective === 'deadline') deadlines = deadlineBoundaries(src, levels);
+  const top = {
+    ...(ideal && { ranked: true }),
+    objective,
+    deadlineThresholdsNs: deadlines?.thresholdsNs ?? [],
+    unscheduled,
+    thresholds: priorities.thresholdsBytes.map((b) => Math.ceil(b / WireSize.Mss)),
+    // §5.4: T = d + |P|·t_h, the base one-way delay and the hops' token queueing (8 credits a
+    // hop, as ExpressPass's queues allow); each receiver's own in nodeScheme, the longest path's here
+    expiryNs: 0,
+    targetLoss: 0.1,
+  };
+  return { top, priorities, deadlines };
+}
+
+/** TOP's sender expiry: the least and the greatest threshold (tokenThresholds) over every host pair */
+function senderExpiry(
+  topo: Topology,
+  creditShare: number,
+  queueCredits: number,
+): NonNullable<XpSettings['expiry']> {
+  // a loop, not Math.min(...): a large FatTree has a million host pairs
+  const expiry = { minNs: Number.POSITIVE_INFINITY, maxNs: 0 };
+  for (const h of topo.nodes)
+    if (h.role === 'host')
+      for (const t of Object.values(tokenThresholds(topo, h, creditShare, queueCredits))) {
+        if (t < expiry.minNs) expiry.minNs = t;
+        if (t > expiry.maxNs) expiry.maxNs = t;
+      }
+  return expiry;
 }
 
 /**

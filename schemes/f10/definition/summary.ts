@@ -152,16 +152,7 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
   }
   const c = (k: string): number => counters[k] ?? 0;
   const intervals = sumIntervals(r.reports, s.lossIntervalNs);
-  // per (node, peer): data frames sent on ports still down when the run ended, and frames routed onto
-  // a port known to be down
-  const stillDown = new Map<string, number>();
-  const routedToDown = new Map<string, number>();
-  for (const rep of r.reports) {
-    for (const [k, v] of Object.entries(rep.metrics.counters)) {
-      if (k.startsWith('sentWhileDown:')) stillDown.set(`${rep.name}>${k.slice(14)}`, v);
-      if (k.startsWith('routedToDown:')) routedToDown.set(`${rep.name}>${k.slice(13)}`, v);
-    }
-  }
+  const { stillDown, routedToDown } = downPortCounts(r);
   const events = r.events;
   const failures = r.faults
     .filter((f) => f.action === 'kill' || f.action === 'pause' || f.action === 'link-down')
@@ -222,6 +213,25 @@ export function summarizeF10(s: F10Settings, r: RunRecord, totals: SummaryTotals
     },
     backup: s.backup ? backupOf(events, c('f10StaleCommands')) : null,
   };
+}
+
+/**
+ * Per (node, peer), `<node>><peer>`: data frames sent on ports still down when the run ended, and
+ * frames routed onto a port known to be down.
+ */
+function downPortCounts(r: RunRecord): {
+  stillDown: Map<string, number>;
+  routedToDown: Map<string, number>;
+} {
+  const stillDown = new Map<string, number>();
+  const routedToDown = new Map<string, number>();
+  for (const rep of r.reports) {
+    for (const [k, v] of Object.entries(rep.metrics.counters)) {
+      if (k.startsWith('sentWhileDown:')) stillDown.set(`${rep.name}>${k.slice(14)}`, v);
+      if (k.startsWith('routedToDown:')) routedToDown.set(`${rep.name}>${k.slice(13)}`, v);
+    }
+  }
+  return { stillDown, routedToDown };
 }
 
 function backupOf(events: NodeEvent[], staleCommands: number): F10BackupSummary {

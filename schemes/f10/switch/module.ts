@@ -37,6 +37,7 @@ import {
 } from '../../../sdk/node.js';
 import type { F10Config } from '../config.js';
 import { type F10Command, type F10Report, isF10Command } from '../control.js';
+import { CongestionMonitor } from './congestion.js';
 import { F10Router, inflationOf } from './router.js';
 
 interface Pushback {
@@ -91,9 +92,6 @@ export interface F10SwitchSection {
   intervals: F10Intervals;
 }
 
-/** buckets per congestion window: the window slides by a quarter */
-const BUCKETS = 4;
-
 const typeCode = (t: 'A' | 'B'): number => (t === 'A' ? 0 : 1);
 
 export class F10Module implements Routing, SwitchScheme {
@@ -130,18 +128,8 @@ export class F10Module implements Routing, SwitchScheme {
     intoDead: [],
   };
   private startAt = 0;
-  // congestion pushback (§6.2)
-  private congestionTimer: Timer | null = null;
-  /** bytes routed onto each port, per bucket of the sliding window: [port * BUCKETS + bucket] */
-  private loadBytes: Float64Array;
-  private bucket = 0;
-  private buckets = 0;
-  /** per port: bit/s the controller scheduled on the link (capacity minus its residual) */
-  private scheduledBps: number[];
-  /** ports pushed back since the controller's last epoch, and when last */
-  private readonly pushed = new Map<number, number>();
-  /** when this switch last told its children its up links are hot (null: not since the last epoch) */
-  private pushedUpstream: number | null = null;
+  /** congestion pushback's detection (§6.2): the load on each port, judged every quarter window */
+  private readonly monitor: CongestionMonitor;
   private readonly congestion = { messages: 0, installs: 0, removed: 0, hot: 0 };
 
   constructor(private readonly ctx: NodeContext) {
@@ -158,9 +146,10 @@ export class F10Module implements Routing, SwitchScheme {
           ctx.emit('f10-first-reroute', ctx.sched.current, { port, peer: this.peerName(port), how }),
       },
     );
-    const n = ctx.config.ports.length;
-    this.loadBytes = new Float64Array(n * BUCKETS);
-    this.scheduledBps = new Array(n).fill(0);
+    this.monitor = new CongestionMonitor(ctx, cfg, this.router, {
+      hot: (port, lbDelta, factor, now) => this.pushBack(port, lbDelta, factor, now),
+      hotUpstream: (port, lbDelta, factor, now) => this.pushUpstream(port, lbDelta, factor, now),
+    });
   }
 
   /** the loss interval `now` falls in */
@@ -199,7 +188,7 @@ export class F10Module implements Routing, SwitchScheme {
   /** after a frame was routed: load and loss accounting, ToR traffic reports, detour measurements */
   forwarded(frame: Frame, ingress: number, egress: number): void {
     if (frame.t !== FrameType.Data) return;
-    if (this.congestionTimer !== null) this.loadBytes[egress * BUCKETS + this.bucket] += frame.z;
+    this.monitor.count(egress, frame.z);
     if (this.router.level !== 0) return;
     const isHostPort = this.router.isHostPort;
     if (isHostPort[ingress] && !isHostPort[egress]) {
@@ -221,100 +210,21 @@ export class F10Module implements Routing, SwitchScheme {
     this.startAt = at;
     if (this.cfg.reportNs > 0 && this.controlPorts.length > 0)
       this.reportTimer = this.ctx.sched.at(at + this.cfg.reportNs, this.periodicReport);
-    const cg = this.cfg.congestion;
-    if (cg !== null && this.cfg.mode === 'f10')
-      this.congestionTimer = this.ctx.sched.at(at + cg.windowNs / BUCKETS, this.checkCongestion);
+    this.monitor.start(at);
   }
 
   stop(): void {
     this.ctx.sched.cancel(this.reportTimer);
-    this.ctx.sched.cancel(this.congestionTimer);
+    this.monitor.stop();
   }
 
   // ---- congestion pushback (§6.2) -------------------------------------------------------------
 
   /**
-   * Every quarter window: each link's randomly-placed load over the last window, as a share of its
-   * capacity, against the average of its group (up links; down links to switches). A link more than
-   * `threshold` above is pushed back (again a whole window later, on statistics that include the
-   * last cut, while it stays hot: the cuts compound): an up link by cutting this switch's own weight
-   * on it (the traffic's choice is made here), a down link by a congestion pushback flood, which the
-   * switches that can route around it apply to their up port toward it. The controller's next epoch
-   * removes every cut.
+   * this switch's up links are hot as a group (CongestionMonitor), `port` the hottest: the children are
+   * told to cut their weight toward this switch for every destination outside its subtree, by `factor`
    */
-  private readonly checkCongestion = (now: number): void => {
-    const cg = this.cfg.congestion!;
-    this.buckets = Math.min(BUCKETS, this.buckets + 1);
-    const ports = this.ctx.config.ports;
-    // judged on a whole window of statistics only
-    if (this.buckets === BUCKETS) this.judge(now);
-    this.bucket = (this.bucket + 1) % BUCKETS;
-    for (let p = 0; p < ports.length; p++) this.loadBytes[p * BUCKETS + this.bucket] = 0;
-    this.congestionTimer = this.ctx.sched.at(now + cg.windowNs / BUCKETS, this.checkCongestion);
-  };
-
-  private judge(now: number): void {
-    const cg = this.cfg.congestion!;
-    const spanS = cg.windowNs / 1e9;
-    const ports = this.ctx.config.ports;
-    const share = (p: number): number => {
-      if (!this.router.usable[p]) return 0;
-      let bytes = 0;
-      for (let b = 0; b < BUCKETS; b++) bytes += this.loadBytes[p * BUCKETS + b];
-      const random = Math.max(0, (bytes * 8) / spanS - this.scheduledBps[p]);
-      return random / ports[p].rateBps;
-    };
-    const cut = (mean: number, load: number) => (cg.shed === 'excess' ? mean / load : cg.shed);
-    for (const dir of ['up', 'down'] as const) {
-      // the group by design: a failed link counts as carrying nothing
-      const design: number[] = [];
-      for (let p = 0; p < ports.length; p++)
-        if (ports[p].dir === dir && this.cfg.peers[p] !== null) design.push(p);
-      if (design.length < 2) continue;
-      const shares = design.map(share);
-      // a hot up link whose traffic the children could send through their other parents: tell them
-      if (dir === 'up' && this.router.level > 0) this.judgeUpstream(design, shares, cut, now);
-      // among the links in use: the ones this switch (up) or its parents (down) can move load off
-      const live = design.flatMap((p, i) => (this.router.usable[p] ? [i] : []));
-      if (live.length < 2) continue;
-      const mean = live.reduce((a, i) => a + shares[i], 0) / live.length;
-      for (const i of live) {
-        const p = design[i];
-        const lbDelta = shares[i] - mean;
-        if (!(lbDelta > cg.threshold)) continue;
-        const last = this.pushed.get(p);
-        if (last !== undefined && now - last < cg.windowNs) continue;
-        this.pushed.set(p, now);
-        // 'excess': keep the share of the load at the group's mean, so LBdelta's part moves (§6.2:
-        // "rerouting a portion of upstream traffic around the spontaneous congestion")
-        this.pushBack(p, lbDelta, cut(mean, shares[i]), now);
-      }
-    }
-  }
-
-  /**
-   * §6.2 for this switch's up links as a group: "a congestion pushback message will be sent back
-   * upstream for the link". Judged against the links the switch has by design, a failed one carrying
-   * nothing, so a lone surviving uplink that carries what two should is hot. The children are told to
-   * cut their weight toward this switch for every destination outside its subtree (what climbs
-   * through its up links), by the factor that brings the hottest link to the group's mean.
-   */
-  private judgeUpstream(
-    design: number[],
-    shares: number[],
-    cut: (mean: number, load: number) => number,
-    now: number,
-  ): void {
-    const cg = this.cfg.congestion!;
-    const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
-    let hottest = -1;
-    for (let i = 0; i < design.length; i++) if (hottest < 0 || shares[i] > shares[hottest]) hottest = i;
-    const lbDelta = shares[hottest] - mean;
-    if (!(lbDelta > cg.threshold)) return;
-    if (this.pushedUpstream !== null && now - this.pushedUpstream < cg.windowNs) return;
-    this.pushedUpstream = now;
-    const port = design[hottest];
-    const factor = cut(mean, shares[hottest]);
+  private pushUpstream(port: number, lbDelta: number, factor: number, now: number): void {
     this.congestion.hot++;
     this.ctx.emit('f10-congestion-pushback', now, {
       port,
@@ -338,6 +248,7 @@ export class F10Module implements Routing, SwitchScheme {
     this.flood(msg, -1, 'children', now);
   }
 
+  /** a hot link (CongestionMonitor): its weight cut here (up), or a congestion pushback flood (down) */
   private pushBack(port: number, lbDelta: number, factor: number, now: number): void {
     this.congestion.hot++;
     const origin = `${this.linkOrigin(port)}/cg${this.congestion.hot}`;
@@ -503,12 +414,7 @@ export class F10Module implements Routing, SwitchScheme {
         this.router.setWeights(c.weights);
         // the epoch: congestion pushback's cuts go (F10 §6.2); what the controller scheduled is known
         this.congestion.removed += this.router.clearCongestion();
-        this.pushed.clear();
-        this.pushedUpstream = null;
-        const ports = this.ctx.config.ports;
-        this.scheduledBps = ports.map((p, i) =>
-          c.weights !== null && i < c.weights.length ? Math.max(0, p.rateBps - c.weights[i]) : 0,
-        );
+        this.monitor.epoch(c.weights);
         break;
       }
       case 'scheduled':

@@ -5,8 +5,8 @@
  * they applied, from which, independently of the allocator:
  * - convergence per flowlet event (§6.3): the time from a flowlet's start or end at its host until
  *   every active flow's applied rate is within 10% of its share in the proportional-fair optimum of
- *   the new flow set (computed here, offline, over the allocator's capacities, by a solver of its own
- *   that shares no code with NED: optimum.ts) and stays there until the next event;
+ *   the new flow set (computed offline in convergence.ts, over the allocator's capacities, by a
+ *   solver of its own that shares no code with NED: optimum.ts) and stays there until the next event;
  * - optimality (§6.6, "F-NORM achieves over 99.7% of optimal throughput"): the applied rates' sum
  *   over the optimum's, averaged over the time of every interval between flowlet events (the climb
  *   to the new rates included, converged or not); and, beside it, at the end of each converged
@@ -18,7 +18,6 @@
 import {
   formatNs,
   Histogram,
-  quantile,
   type RunRecord,
   reportsOf,
   type SummaryTotals,
@@ -29,30 +28,16 @@ import { FabricLinks } from '../arbiter/links.js';
 import type { FlowtuneAllocatorSection } from '../arbiter/role.js';
 import { type FlowtuneHostSection, LAPSE_BIN_NS } from '../host/transport.js';
 import type { FlowtuneFabric } from '../wire.js';
-import { ProportionalFair } from './optimum.js';
+import {
+  CONVERGED_WITHIN,
+  convergenceOf,
+  type FlowtuneConvergence,
+  type FlowtuneOptimality,
+} from './convergence.js';
 import type { FlowtuneSettings } from './settings.js';
 
-/** flows within this share of their optimum are converged (§6.3 reads "each get 1/N") */
-export const CONVERGED_WITHIN = 0.1;
-
-export interface FlowtuneConvergence {
-  /** flowlet events at which at least one flow was active after */
-  events: number;
-  converged: number;
-  /** not converged before the next event came (or the run ended) */
-  notConverged: number;
-  p50Ns: number;
-  p99Ns: number;
-  maxNs: number;
-  /** the first 100 events: virtual ns since traffic start, start | end, the flow, flows active after, ns to converge */
-  first: Array<{
-    t: number;
-    event: 'start' | 'end';
-    flow: number;
-    active: number;
-    convergedNs: number | null;
-  }>;
-}
+/** to the thousandth */
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 declare module '../../../sdk/index.js' {
   /** `summary.flowtune` */
@@ -119,13 +104,7 @@ export interface FlowtuneSummary {
    * interval between flowlet events, its first microseconds included (§6.6 measures all of it);
    * `convergedMean` at the end of the `convergedIntervals` that converged (the rates once settled)
    */
-  optimality: {
-    intervals: number;
-    mean: number;
-    min: number;
-    convergedIntervals: number;
-    convergedMean: number | null;
-  } | null;
+  optimality: FlowtuneOptimality | null;
   /**
    * rate lapses: per host, when, the rate allocated then, and the throughput its flows sent on their
    * own: over the whole lapse, in its first 200 µs, and per 50 µs of its first millisecond
@@ -180,14 +159,8 @@ export function summarizeFlowtune(
     hosts.map(({ name, h }) => ({ id: ids.get(name)!, h })),
     t0,
   );
-  const lastFinish = Math.max(0, ...r.reports.flatMap((rep) => rep.flows.map((f) => f.finish)));
-  const qh = new Histogram();
-  const hostReports = new Set(reportsOf(r, 'host'));
-  for (const rep of r.reports)
-    if (rep.queueHist && rep.ports.length > 0 && !hostReports.has(rep)) qh.merge(rep.queueHist);
   const hostRate = fabric.hosts[0]?.rateBps ?? 1;
-  const q99 = qh.quantile(0.99);
-  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  const q99 = switchQueueP99(r);
   return {
     gamma: s.gamma,
     iterationNs: s.iterationNs,
@@ -224,23 +197,7 @@ export function summarizeFlowtune(
     appliedLoad,
     convergence,
     optimality,
-    fallbacks: hosts.flatMap(({ name, h }) =>
-      h.fallbacks.map(([start, end, allocated, bytes, last, bins]) => {
-        const span = (last > start ? last : end >= 0 ? end : lastFinish) - start;
-        const sent = span > 0 ? (bytes * 8) / span : 0;
-        const first = (sum(bins.slice(0, 4), (b) => b) * 8) / (4 * LAPSE_BIN_NS);
-        return {
-          first200usRatio: r3(allocated > 0 ? (first * 1e9) / allocated : 0),
-          binsGbps: bins.map((b) => r3((b * 8) / LAPSE_BIN_NS)),
-          host: name,
-          start: since0(start),
-          end: end >= 0 ? since0(end) : null,
-          allocatedGbps: r3(allocated / 1e9),
-          sentGbps: r3(sent),
-          ratio: r3(allocated > 0 ? (sent * 1e9) / allocated : 0),
-        };
-      }),
-    ),
+    fallbacks: fallbacksOf(r, hosts),
     reroutes: sum(hosts, (x) => x.h.reroutes),
     spineEvents: (alloc?.spines ?? []).map(([t, spine, up]) => ({ t: since0(t), spine, up: up === 1 })),
     fctP99BySizeNs: totals.fctP99BySizeNs,
@@ -248,6 +205,44 @@ export function summarizeFlowtune(
     queueDelayP99Ns: Math.round((q99 * 8e9) / hostRate),
     unknownFrames: sum(hosts, (x) => x.h.unknownFrames) + (alloc?.unknownFrames ?? 0),
   };
+}
+
+/**
+ * The hosts' rate lapses (see `FlowtuneSummary.fallbacks`): a lapse still open at the end counts to its
+ * host's last sent byte, or else to the run's last flow finish.
+ */
+function fallbacksOf(
+  r: RunRecord,
+  hosts: Array<{ name: string; h: FlowtuneHostSection }>,
+): FlowtuneSummary['fallbacks'] {
+  const since0 = (t: number) => Math.round(t - r.trafficStart);
+  const lastFinish = Math.max(0, ...r.reports.flatMap((rep) => rep.flows.map((f) => f.finish)));
+  return hosts.flatMap(({ name, h }) =>
+    h.fallbacks.map(([start, end, allocated, bytes, last, bins]) => {
+      const span = (last > start ? last : end >= 0 ? end : lastFinish) - start;
+      const sent = span > 0 ? (bytes * 8) / span : 0;
+      const first = (sum(bins.slice(0, 4), (b) => b) * 8) / (4 * LAPSE_BIN_NS);
+      return {
+        first200usRatio: r3(allocated > 0 ? (first * 1e9) / allocated : 0),
+        binsGbps: bins.map((b) => r3((b * 8) / LAPSE_BIN_NS)),
+        host: name,
+        start: since0(start),
+        end: end >= 0 ? since0(end) : null,
+        allocatedGbps: r3(allocated / 1e9),
+        sentGbps: r3(sent),
+        ratio: r3(allocated > 0 ? (sent * 1e9) / allocated : 0),
+      };
+    }),
+  );
+}
+
+/** the p99 queue occupancy, bytes, over every switch port (the hosts' NIC queues left out) */
+function switchQueueP99(r: RunRecord): number {
+  const qh = new Histogram();
+  const hostReports = new Set(reportsOf(r, 'host'));
+  for (const rep of r.reports)
+    if (rep.queueHist && rep.ports.length > 0 && !hostReports.has(rep)) qh.merge(rep.queueHist);
+  return qh.quantile(0.99);
 }
 
 /**
@@ -262,14 +257,7 @@ function appliedLoadOf(
 ): FlowtuneSummary['appliedLoad'] {
   const links = new FabricLinks(fabric);
   const cap = links.capacityBps;
-  // [time, order at a tie (ends, then starts, then rates), flow, rate (-1 for an event), path or null]
-  const changes: Array<[number, number, number, number, number[] | null]> = [];
-  for (const { id, h } of hosts) {
-    for (const [t, k, f, dst, spine] of h.events)
-      changes.push(k === 0 ? [t, 1, f, -1, links.path(id, dst, spine)] : [t, 0, f, -1, null]);
-    for (const [t, f, rate] of h.rateSeries) changes.push([t, 2, f, rate, null]);
-  }
-  changes.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  const changes = appliedChanges(links, hosts);
   const load = new Float64Array(cap.length);
   // per link: since when it has been beyond capacity without a break (NaN: it is not)
   const overSince = new Float64Array(cap.length).fill(Number.NaN);
@@ -343,149 +331,21 @@ function appliedLoadOf(
 }
 
 /**
- * Convergence and optimality from the hosts' applied rates: the flow set changes at every flowlet
- * start and end (the hosts' own times); paths come from the allocator's log.
+ * The changes `appliedLoadOf` replays, in time order: [time, order at a tie (ends, then starts, then
+ * rates), flow, rate (-1 for an event), path or null].
  */
-function convergenceOf(
-  s: FlowtuneSettings,
-  fabric: FlowtuneFabric,
+function appliedChanges(
+  links: FabricLinks,
   hosts: Array<{ id: number; h: FlowtuneHostSection }>,
-  t0: number,
-): { convergence: FlowtuneConvergence; optimality: FlowtuneSummary['optimality'] } {
-  const series = new Map<number, Array<[number, number]>>();
-  for (const { h } of hosts)
-    for (const [t, flow, rate] of h.rateSeries) {
-      let a = series.get(flow);
-      if (!a) series.set(flow, (a = []));
-      a.push([t, rate]);
-    }
-  // [time, start | end, flow, src, dst, spine], in time order (ends first at a tie)
-  const events = hosts.flatMap(({ id, h }) =>
-    h.events.map(([t, k, f, dst, spine]) => [t, k, f, id, dst, spine]),
-  );
-  events.sort((a, b) => a[0] - b[0] || b[1] - a[1] || a[2] - b[2]);
-  const links = new FabricLinks(fabric);
-  // the optimum is solved without NED (optimum.ts), so that NED's rates are not measured by NED
-  const problem = new ProportionalFair(Array.from(links.capacityBps, (c) => (c * (1 - s.headroom)) / 1e9));
-  // each flow's series is in time order (one host applies its rates): the first entry after `t`
-  const firstAfter = (a: ReadonlyArray<[number, number]>, t: number): number => {
-    let lo = 0;
-    let hi = a.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (a[mid][0] <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const rateAt = (flow: number, t: number): number => {
-    const a = series.get(flow);
-    const i = a === undefined ? 0 : firstAfter(a, t);
-    return i === 0 ? 0 : a![i - 1][1] / 1e9;
-  };
-  const active = new Set<number>();
-  const times: number[] = [];
-  const first: FlowtuneConvergence['first'] = [];
-  let notConverged = 0;
-  let counted = 0;
-  const shares: number[] = [];
-  // per bounded interval: its length and the time-weighted share of the optimum the rates gave
-  const spans: Array<[number, number]> = [];
-  for (let i = 0; i < events.length; i++) {
-    const [t, kind, flow, src, dst, spine] = events[i];
-    if (kind === 0) {
-      active.add(flow);
-      problem.add(flow, links.path(src, dst, spine));
-    } else {
-      if (!active.delete(flow)) continue;
-      problem.remove(flow);
-    }
-    // events of the same instant are one change
-    if (i + 1 < events.length && events[i + 1][0] === t) continue;
-    if (active.size === 0) continue;
-    const opt = problem.solve();
-    const next = i + 1 < events.length ? events[i + 1][0] : Number.POSITIVE_INFINITY;
-    // every rate change of an active flow in [t, next): when were all within 10%, for good?
-    const changes: Array<[number, number, number]> = [];
-    for (const f of active) {
-      const a = series.get(f) ?? [];
-      for (let j = firstAfter(a, t); j < a.length && a[j][0] < next; j++)
-        changes.push([a[j][0], f, a[j][1] / 1e9]);
-    }
-    changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    const cur = new Map<number, number>();
-    let best = 0;
-    for (const f of active) best += opt.get(f)!;
-    // the applied rates' sum, as a step function over [t, next): its integral
-    let got = 0;
-    let integral = 0;
-    let last = t;
-    let out = 0;
-    const inBand = (f: number, x: number) => Math.abs(x - opt.get(f)!) <= CONVERGED_WITHIN * opt.get(f)!;
-    for (const f of active) {
-      const x = rateAt(f, t);
-      cur.set(f, x);
-      got += x;
-      if (!inBand(f, x)) out++;
-    }
-    let since: number | null = out === 0 ? t : null;
-    for (const [tc, f, x] of changes) {
-      integral += got * (tc - last);
-      last = tc;
-      got += x - cur.get(f)!;
-      const was = inBand(f, cur.get(f)!);
-      cur.set(f, x);
-      const is = inBand(f, x);
-      if (was && !is) {
-        out++;
-        since = null;
-      } else if (!was && is && --out === 0) since = tc;
-    }
-    const after = since === null ? null : Math.round(since - t);
-    counted++;
-    if (after === null) notConverged++;
-    else times.push(after);
-    if (first.length < 100)
-      first.push({
-        t: Math.round(t - t0),
-        event: kind === 0 ? 'start' : 'end',
-        flow,
-        active: active.size,
-        convergedNs: after,
-      });
-    if (Number.isFinite(next) && best > 0 && next > t) {
-      integral += got * (next - last);
-      spans.push([next - t, integral / (next - t) / best]);
-      if (after !== null) {
-        let end = 0;
-        for (const f of active) end += cur.get(f)!;
-        shares.push(end / best);
-      }
-    }
+): Array<[number, number, number, number, number[] | null]> {
+  const changes: Array<[number, number, number, number, number[] | null]> = [];
+  for (const { id, h } of hosts) {
+    for (const [t, k, f, dst, spine] of h.events)
+      changes.push(k === 0 ? [t, 1, f, -1, links.path(id, dst, spine)] : [t, 0, f, -1, null]);
+    for (const [t, f, rate] of h.rateSeries) changes.push([t, 2, f, rate, null]);
   }
-  times.sort((a, b) => a - b);
-  const r4 = (x: number) => Math.round(x * 10_000) / 10_000;
-  return {
-    convergence: {
-      events: counted,
-      converged: times.length,
-      notConverged,
-      p50Ns: quantile(times, 0.5),
-      p99Ns: quantile(times, 0.99),
-      maxNs: times.at(-1) ?? 0,
-      first,
-    },
-    optimality:
-      spans.length === 0
-        ? null
-        : {
-            intervals: spans.length,
-            mean: r4(spans.reduce((a, [len, x]) => a + len * x, 0) / spans.reduce((a, [len]) => a + len, 0)),
-            min: r4(Math.min(...spans.map(([, x]) => x))),
-            convergedIntervals: shares.length,
-            convergedMean: shares.length === 0 ? null : r4(shares.reduce((a, b) => a + b, 0) / shares.length),
-          },
-  };
+  changes.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  return changes;
 }
 
 /** The section's lines in the printed summary table. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type CountedSpread, type ExperimentOptions, flowRows, spreadOf } from '../../../sdk/index.js';
-import { fmt, reproduceVariants, type Summary, writeTable } from '../../../sdk/study.js';
+import { type FigureSpec, fmt, reproduceVariants, type Summary, writeTable } from '../../../sdk/study.js';
 import { deltaAdmissionNs, loadPct, SPREAD } from './index.js';
 
 interface Point {
@@ -70,33 +70,45 @@ export async function runFig7(opts: ExperimentOptions): Promise<string> {
       },
     })),
   );
-  const values = (_runs: Summary[], seedDir: string): Record<string, number> => {
-    const v: Record<string, number> = {};
-    for (const p of points) {
-      const k = pointKey(p);
-      const c = SIDES.map((side) => classes(join(seedDir, `${side.key}-${k}`)));
-      SIDES.forEach((side, si) => {
-        const { rpc, bestEffort } = c[si];
-        v[`${side.key}_missing_${k}`] = rpc.missing + bestEffort.missing;
-        for (const [key] of SPREAD) {
-          const x = rpc[key];
-          if (x !== null) v[`${side.key}_rpc_${key}_${k}`] = x;
-        }
-        if (bestEffort.mean !== null) v[`${side.key}_be_mean_${k}`] = bestEffort.mean;
-        if (bestEffort.p99 !== null) v[`${side.key}_be_p99_${k}`] = bestEffort.p99;
-      });
-      const ratio = (a: number | null, b: number | null) =>
-        a !== null && b !== null && a > 0 ? b / a : null;
-      const r = {
-        rpc_p99: ratio(c[0].rpc.p99, c[1].rpc.p99),
-        be_mean: ratio(c[0].bestEffort.mean, c[1].bestEffort.mean),
-        be_p99: ratio(c[0].bestEffort.p99, c[1].bestEffort.p99),
-      };
-      for (const [key, x] of Object.entries(r)) if (x !== null) v[`ratio_${key}_${k}`] = x;
-    }
-    return v;
-  };
-  const figures = points.flatMap((p) => {
+  return reproduceVariants(o, {
+    experiment: 'harmony-fig7',
+    paperScale:
+      '144 hosts (9 ToRs of 16) at 100 Gbit/s, 32 MB switch buffers, 128 KB RPCs at 0.3–0.5 beside web search at 0.3–0.1, against HPCC and dcPIM, packet-level simulation (§5, §5.2)',
+    figures: fig7Figures(points),
+    variants,
+    table: (so, _runs) => fig7Table(points, so),
+    values: (_runs: Summary[], seedDir: string) => fig7Values(points, seedDir),
+  });
+}
+
+function fig7Values(points: readonly Point[], seedDir: string): Record<string, number> {
+  const v: Record<string, number> = {};
+  for (const p of points) {
+    const k = pointKey(p);
+    const c = SIDES.map((side) => classes(join(seedDir, `${side.key}-${k}`)));
+    SIDES.forEach((side, si) => {
+      const { rpc, bestEffort } = c[si];
+      v[`${side.key}_missing_${k}`] = rpc.missing + bestEffort.missing;
+      for (const [key] of SPREAD) {
+        const x = rpc[key];
+        if (x !== null) v[`${side.key}_rpc_${key}_${k}`] = x;
+      }
+      if (bestEffort.mean !== null) v[`${side.key}_be_mean_${k}`] = bestEffort.mean;
+      if (bestEffort.p99 !== null) v[`${side.key}_be_p99_${k}`] = bestEffort.p99;
+    });
+    const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && a > 0 ? b / a : null);
+    const r = {
+      rpc_p99: ratio(c[0].rpc.p99, c[1].rpc.p99),
+      be_mean: ratio(c[0].bestEffort.mean, c[1].bestEffort.mean),
+      be_p99: ratio(c[0].bestEffort.p99, c[1].bestEffort.p99),
+    };
+    for (const [key, x] of Object.entries(r)) if (x !== null) v[`ratio_${key}_${k}`] = x;
+  }
+  return v;
+}
+
+function fig7Figures(points: readonly Point[]): FigureSpec[] {
+  return points.flatMap((p) => {
     const k = pointKey(p);
     const at = `RPCs at ${p.rpc}, best effort at ${p.bestEffort}`;
     return [
@@ -146,34 +158,27 @@ export async function runFig7(opts: ExperimentOptions): Promise<string> {
       },
     ];
   });
-  return reproduceVariants(o, {
-    experiment: 'harmony-fig7',
-    paperScale:
-      '144 hosts (9 ToRs of 16) at 100 Gbit/s, 32 MB switch buffers, 128 KB RPCs at 0.3–0.5 beside web search at 0.3–0.1, against HPCC and dcPIM, packet-level simulation (§5, §5.2)',
-    figures,
-    variants,
-    table: (so, _runs) => {
-      const cell = (x: number | null, d = 2) => (x === null ? '∞' : fmt(x, d));
-      const rows = points.flatMap((p) =>
-        SIDES.map((side) => {
-          const c = classes(join(so.out, `${side.key}-${pointKey(p)}`));
-          const r = c.rpc;
-          const b = c.bestEffort;
-          return `| ${p.rpc} + ${p.bestEffort} | ${side.label} | ${r.flows - r.missing}/${r.flows} | ${SPREAD.map(([key]) => cell(r[key])).join(' | ')} | ${b.flows - b.missing}/${b.flows} | ${cell(b.mean)} | ${cell(b.p99)} |`;
-        }),
-      );
-      const table = [
-        `### Fig. 7: 128 KB RPCs beside web-search best-effort flows (${so.file})`,
-        '',
-        'Slowdown: completion time over the empty network’s. Every flow counts: one rejected or not done is an infinite slowdown (∞ where a quantile falls on one; no mean while any is missing).',
-        '',
-        '| load RPC + best effort | side | RPCs done | RPC min | mean | p99 | p99.9 | max | best-effort done | best-effort mean | p99 |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-        ...rows,
-      ].join('\n');
-      writeTable(so.out, 'fig7', table);
-      return table;
-    },
-    values,
-  });
+}
+
+function fig7Table(points: readonly Point[], so: ExperimentOptions & { out: string }): string {
+  const cell = (x: number | null, d = 2) => (x === null ? '∞' : fmt(x, d));
+  const rows = points.flatMap((p) =>
+    SIDES.map((side) => {
+      const c = classes(join(so.out, `${side.key}-${pointKey(p)}`));
+      const r = c.rpc;
+      const b = c.bestEffort;
+      return `| ${p.rpc} + ${p.bestEffort} | ${side.label} | ${r.flows - r.missing}/${r.flows} | ${SPREAD.map(([key]) => cell(r[key])).join(' | ')} | ${b.flows - b.missing}/${b.flows} | ${cell(b.mean)} | ${cell(b.p99)} |`;
+    }),
+  );
+  const table = [
+    `### Fig. 7: 128 KB RPCs beside web-search best-effort flows (${so.file})`,
+    '',
+    'Slowdown: completion time over the empty network’s. Every flow counts: one rejected or not done is an infinite slowdown (∞ where a quantile falls on one; no mean while any is missing).',
+    '',
+    '| load RPC + best effort | side | RPCs done | RPC min | mean | p99 | p99.9 | max | best-effort done | best-effort mean | p99 |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+  writeTable(so.out, 'fig7', table);
+  return table;
 }
