@@ -122,13 +122,17 @@ describe('Fastpass', () => {
   });
 
   it('experiment A on real clocks: PTP-disciplined oscillators and send lateness make the queue the ideal clocks hide (dcemu experiment fastpass-clocks --quick)', async () => {
-    const { stdout, fig } = await quickExperiment('fastpass-clocks');
+    // keepalives every 1 ms instead of 10 µs: nothing fails here, and they no longer wait in the
+    // ports beside the PTP frames (the figures are those of this interval)
+    const { stdout, fig } = await quickExperiment('fastpass-clocks', ['--set', 'liveness.interval=1ms']);
     // the ideal clocks' queue is built in; the deployment's clocks (hardware stamps, no transparent
-    // clocks: the switches' queueing enters the offsets) give some, send lateness and software stamps more
+    // clocks: the switches' queueing enters the offsets) give some, send lateness more (a frame at the
+    // median, a late timeslot more), software stamps more again (at the p99)
     expect([fig('p50_ideal'), fig('p99_ideal'), fig('late_ideal')]).toEqual([0, 0.112, 0]);
     expect([fig('p50_ptp-hardware'), fig('p99_ptp-hardware'), fig('late_ptp-hardware')]).toEqual([0, 3, 4]);
-    expect(fig('p99_ptp-hardware-send-jitter')).toBeCloseTo(3.128, 3);
-    expect(fig('p99_ptp-software-send-jitter')).toBe(4.5);
+    expect([fig('p50_ptp-hardware-send-jitter'), fig('late_ptp-hardware-send-jitter')]).toEqual([1.5, 5]);
+    expect(fig('p99_ptp-hardware-send-jitter')).toBe(3);
+    expect(fig('p99_ptp-software-send-jitter')).toBeCloseTo(3.09, 3);
     expect(fig('clock_err_p99')).toBe(700);
     expect(stdout).toContain(
       '| bottleneck queue p50, ptp-hardware-send-jitter | KB | 18.00 (§7.1) | 1.50 | 1.50 |',
