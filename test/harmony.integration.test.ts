@@ -111,38 +111,40 @@ describe('Harmony', () => {
   );
 
   it('drives K = 1 and K = 2 ports at 0.9 load within Theorem 3.1; best-effort fallbacks break both bounds by one frame per hop at most', async () => {
-    // the testbed's 8 servers, the paper's reject rule: every port busy, the K = 1 bound is 0 B (no data frame may
-    // ever find another ahead of it)
+    // 4 hosts in 2 racks under 2 spines (the fewest whose messages cross racks; the bound's #H is 3 as on
+    // the testbed's 8 servers, at under half the datagrams), the paper's reject rule: every port busy,
+    // the K = 1 bound is 0 B (no data frame may ever find another ahead of it)
     const drive = (K: number, onReject: string) =>
       run(`harmony-drive-k${K}-${onReject}`, 'examples/harmony.yaml', [
         '--set',
         `scheme={kind: harmony, K: ${K}, onReject: ${onReject}}`,
         '--set',
-        'topology.leaves=2',
+        'topology={kind: leaf-spine, leaves: 2, hostsPerLeaf: 2, spines: 2}',
         '--set',
         'workload={pattern: all-to-all, fixedSize: 128KB, load: 0.9, duration: 0.5ms}',
         '--set',
         'run.drain=1ms',
       ]);
-    const [k1, k2, k1be, k2be] = await Promise.all([
-      drive(1, 'give-up'),
-      drive(2, 'give-up'),
-      drive(1, 'best-effort'),
-      drive(2, 'best-effort'),
-    ]);
+    // one after another: each run takes warm processes from the file's node pool (the beforeAll run left
+    // 8 hosts and 6 switches there); four at once started 18 more, cold, for twice the CPU
+    const k1 = await drive(1, 'give-up');
+    const k2 = await drive(2, 'give-up');
+    const k1be = await drive(1, 'best-effort');
+    const k2be = await drive(2, 'best-effort');
     const figures = (r: typeof k1) => {
       const h = r.s.harmony;
       return [h.queueBoundBytes, h.maxQueueBytes, h.boundViolations, h.messages.bestEffort];
     };
-    // Harmony alone: within the bound, at K = 1 with nothing ever ahead of a data frame
+    // Harmony alone: within the bound, at K = 1 with nothing ever ahead of a data frame, at K = 2 with a
+    // frame ahead at most (1500 B of its 4500)
     expect(figures(k1)).toEqual([0, 0, 0, 0]);
-    expect(figures(k2)).toEqual([4500, 0, 0, 0]);
+    expect(figures(k2)).toEqual([4500, 1500, 0, 0]);
     // a rejected message sent best effort (class 0) beside them: a data frame waits out a best-effort
     // frame already on the wire (non-preemptive, §3.2), and the frame behind it on another VL catches
     // up: the bound #H(K − 1)p, which leaves best effort out, is broken at K = 1 and at K = 2 (where
-    // Harmony alone queues nothing); #H·K·p, one frame more per hop, holds
-    expect(figures(k1be)).toEqual([0, 3000, 723, 17]);
-    expect(figures(k2be)).toEqual([4500, 6000, 8, 13]);
+    // Harmony alone stays within it); #H·K·p, one frame more per hop, holds
+    expect(figures(k1be)).toEqual([0, 3000, 217, 4]);
+    expect(figures(k2be)).toEqual([4500, 6000, 28, 2]);
     for (const r of [k1be, k2be])
       expect(r.s.harmony.maxQueueBytes).toBeLessThanOrEqual(3 * r.s.harmony.K * 1500);
   });
@@ -274,9 +276,18 @@ describe('Harmony', () => {
   });
 });
 
+/**
+ * --quick's runs on 4 hosts in 2 racks under 2 spines, not the testbed's 8 servers under 4: the fewest
+ * processes whose messages cross racks, and half the messages of harmony-load's calibration run (its
+ * ~670 µs gaps make it the longest run): under half the datagrams of 8 servers, every behaviour the tests
+ * below check still there
+ */
+const FOUR_HOSTS = ['--set', 'topology.hostsPerLeaf=2', '--set', 'topology.spines=2'];
+
 describe('dcemu experiment harmony-load', () => {
   it('measures the sustainable load past the paper’s 0.9 under both readings of a reject, on §5’s workload, with each undone as an ablation (--quick)', async () => {
-    const { stdout, rep, fig } = await quickExperiment('harmony-load');
+    // --quick's 1 ms of arrivals and loads 0.3 and 0.99 on FOUR_HOSTS
+    const { stdout, rep, fig } = await quickExperiment('harmony-load', FOUR_HOSTS);
     // the headline names its reading; reading B carries the paper's value beside it too
     expect(rep.figures[0]).toMatchObject({ id: 'sustainable_a', paper: 0.9 });
     expect(rep.figures[0].label).toContain('reading A');
@@ -291,28 +302,29 @@ describe('dcemu experiment harmony-load', () => {
     ]).toEqual([0.99, 0.3, 0.3, 0.99]);
     expect([fig('sustainable_a_at_end'), fig('sustainable_b_at_end')]).toEqual([1, 0]);
     expect(stdout).toContain('Sustainable: ≥ 0.99 reading A');
-    expect(fig('failed_b_99')).toBeCloseTo((100 * 1) / 79, 9);
-    expect(fig('failed_plain_99')).toBeCloseTo((100 * 4) / 79, 9);
+    expect(fig('failed_b_99')).toBeCloseTo((100 * 1) / 38, 9);
+    expect(fig('failed_plain_99')).toBeCloseTo((100 * 2) / 38, 9);
     // §5's window is δadmission, 5x the Theorem 3.1 bound here; it moves a share of the draws
     expect(fig('admissible_window_us')).toBe(252);
     expect(fig('moved_99')).toBeGreaterThan(fig('moved_30'));
     // what "sustained at 0.99" offered: the admissible workload moves starts past the duration, so
     // within it the messages offer less than the nominal load (two 128 KB messages per 252 µs window)
-    expect(fig('offered_a_30')).toBe(0.2688);
-    expect(fig('offered_a_99')).toBe(0.6272);
+    expect(fig('offered_a_30')).toBe(0.2816);
+    expect(fig('offered_a_99')).toBe(0.6656);
     expect(fig('offered_at_sustainable_a')).toBe(fig('offered_a_99'));
     // every reject broken down by the reason of its last ask, per reading: reading B's one was a switch's
     for (const r of ['senderSlot', 'network', 'receiver']) expect(fig(`rejects_a_${r}_99`)).toBe(0);
     expect(fig('rejects_b_network_99')).toBe(1);
-    // the slowdown spread over each message's unloaded time (a calibration run), the line rate's beside
+    // the slowdown spread over each message's unloaded time (a calibration run), the line rate's beside:
+    // the fastest message at 0.99 took within 1% of its unloaded time (1.006×)
     const spread = ['min', 'mean', 'p99', 'p999', 'max'].map((k) => fig(`slowdown_${k}_99`));
-    expect(spread[0]).toBeCloseTo(1, 2);
+    expect(spread[0]).toBeCloseTo(1.006, 3);
     expect([...spread].sort((a, b) => a - b)).toEqual(spread);
     expect(fig('slowdown_line_min_99')).toBeGreaterThan(spread[0]);
   });
 
   it('sustains less with smaller RPCs at one delay bound, as Fig. 5d, under both readings (--quick)', async () => {
-    const { stdout, rep, fig } = await quickExperiment('harmony-sizes');
+    const { stdout, rep, fig } = await quickExperiment('harmony-sizes', FOUR_HOSTS);
     // the paper's two values beside ours, under each reading: 0.65 at 8 KB, 0.9 at 128 KB (§5.1)
     expect(
       rep.figures
@@ -324,8 +336,8 @@ describe('dcemu experiment harmony-load', () => {
       ['sustainable_b_8KB', 0.65],
       ['sustainable_b_128KB', 0.9],
     ]);
-    // 8 servers for 0.3 ms: reading A sustains the highest load swept at both sizes; with the first
-    // reject final 8 KB messages fail even 0.5
+    // 4 hosts (FOUR_HOSTS) for --quick's 0.3 ms: reading A sustains the highest load swept at both
+    // sizes; with the first reject final 8 KB messages fail even 0.5
     expect([
       fig('sustainable_a_8KB'),
       fig('sustainable_a_128KB'),
@@ -333,10 +345,10 @@ describe('dcemu experiment harmony-load', () => {
       fig('sustainable_b_128KB'),
     ]).toEqual([0.99, 0.99, 0, 0.99]);
     expect(stdout).toContain(
-      '| 8KB | reading B (the first reject final, §3.1/§5) | < 0.5 | 4.4% (8/181) | 13.9% (50/359) |',
+      '| 8KB | reading B (the first reject final, §3.1/§5) | < 0.5 | 3.2% (3/93) | 17.4% (31/178) |',
     );
     expect(stdout).toContain(
-      '| 128KB | reading A (a reject asked again within δadmission, §3.2) | ≥ 0.99 | 0.0% (0/7) | 0.0% (0/25) |',
+      '| 128KB | reading A (a reject asked again within δadmission, §3.2) | ≥ 0.99 | 0.0% (0/5) | 0.0% (0/11) |',
     );
   });
 });
