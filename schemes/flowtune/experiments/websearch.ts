@@ -33,19 +33,24 @@ const ABLATION_QUEUEING = [
 ] as const;
 
 /**
- * `--quick`: half the web workload (3 ms; ~150 one-packet flowlets a run), 2 ms to drain, the
- * allocator killed at 2 ms instead of 4
+ * `--quick`: half the web workload (3 ms; ~150 one-packet flowlets a run), 2 ms to drain, and the
+ * allocator left alive beside DCTCP only (the scenario as it is, its allocator killed, in full runs)
  */
-const QUICK_WEB = ['workload.duration=3ms', 'run.drain=2ms', 'timeline.0.at=2ms'];
+const QUICK_WEB = ['workload.duration=3ms', 'run.drain=2ms'];
+
+/** a seed's runs by variant name */
+type Runs = Record<string, Summary | undefined>;
 
 export async function runWebsearch(opts: ExperimentOptions): Promise<string> {
+  const variants = websearchVariants(opts);
+  const named = (runs: Summary[]): Runs => Object.fromEntries(variants.map((v, i) => [v.name, runs[i]]));
   return reproduceVariants(withQuick(opts, QUICK_WEB), {
     experiment: 'flowtune-websearch',
     paperScale: '9 racks of 16 servers at 10 Gbit/s (ns2), loads 0.2–0.8',
     figures: websearchFigures(opts.quick === true),
-    variants: websearchVariants(opts),
-    table: websearchTable,
-    values: websearchValues,
+    variants,
+    table: (o, runs) => websearchTable(o, named(runs)),
+    values: (runs, out) => websearchValues(named(runs), out),
   });
 }
 
@@ -133,10 +138,13 @@ function websearchFigures(quick: boolean) {
   ];
 }
 
-/** Flowtune as the scenario has it, with its allocator left alive, and DCTCP; the ablations in full runs */
+/**
+ * Flowtune as the scenario has it (full runs), with its allocator left alive, and DCTCP; the ablations
+ * in full runs
+ */
 function websearchVariants(opts: ExperimentOptions): Array<{ name: string; set: Record<string, string> }> {
   return [
-    { name: 'flowtune', set: { 'scheme.kind': 'flowtune' } },
+    ...(opts.quick ? [] : [{ name: 'flowtune', set: { 'scheme.kind': 'flowtune' } }]),
     { name: 'flowtune-alive', set: { 'scheme.kind': 'flowtune', timeline: '[]' } },
     { name: 'dctcp', set: { 'scheme.kind': 'ecmp' } },
     // the ablation: the allocator's and hosts' control frames above data (the default shares its queues)
@@ -173,10 +181,9 @@ function websearchVariants(opts: ExperimentOptions): Array<{ name: string; set: 
   ];
 }
 
-/** flowtune-websearch's figures from its runs (the full run's ablations follow the first three) */
-function websearchValues(runs: Summary[], out: string): Record<string, number> {
-  // the full run's ablations follow the first three (the quick run has none)
-  const [, alive, dc] = runs;
+/** flowtune-websearch's figures from its runs (the quick run has no ablation) */
+function websearchValues(runs: Runs, out: string): Record<string, number> {
+  const [alive, dc] = [runs['flowtune-alive']!, runs.dctcp!];
   const r = (variant: string) => rangesOf(out, variant);
   const [ranAlive, ranDc] = [r('flowtune-alive'), r('dctcp')];
   const raw = p99(dc, '1');
@@ -188,7 +195,7 @@ function websearchValues(runs: Summary[], out: string): Record<string, number> {
     norm_1_10: normRatio(ranDc, ranAlive, '1-10'),
     norm_2_10: normRatio(ranDc, ranAlive, '2-10'),
     ratio_1: raw !== undefined && rawAlive !== undefined && rawAlive > 0 ? raw / rawAlive : undefined,
-    ...(runs.length > 3 && {
+    ...(runs['flowtune-priority'] !== undefined && {
       norm_1_priority: normRatio(ranDc, r('flowtune-priority'), '1'),
       norm_1_iw2: normRatio(r('dctcp-iw2'), r('flowtune-iw2'), '1'),
       norm_1_pf: normRatio(r('pfabric'), ranAlive, '1'),
@@ -207,25 +214,32 @@ function websearchValues(runs: Summary[], out: string): Record<string, number> {
   return measured(figures);
 }
 
-function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
-  const [killed, alive, dc, prio] = runs as [Summary, Summary, Summary, Summary | undefined];
-  const buckets = [...new Set(runs.flatMap((s) => Object.keys(s.flows.bySize)))];
+function websearchTable(opts: ExperimentOptions, runs: Runs): string {
+  const [killed, alive, dc, prio] = [
+    runs.flowtune,
+    runs['flowtune-alive']!,
+    runs.dctcp!,
+    runs['flowtune-priority'],
+  ];
+  const buckets = [
+    ...new Set(Object.values(runs).flatMap((s) => (s === undefined ? [] : Object.keys(s.flows.bySize)))),
+  ];
   const p99 = (s: Summary, b: string) => s.flows.bySize[b]?.p99Ns;
   const ratio = (a: number | undefined, b: number | undefined) =>
     a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(1)}×` : '-';
-  const f = killed.flowtune!;
+  const f = killed?.flowtune;
   const lines = [
     `# Flowtune vs DCTCP under the web workload (§6.5): ${opts.file}`,
     '',
-    'p99 FCT by flowlet size in full frames; "alive": the same run without its timeline (the allocator is not killed); "priority": alive, with the control frames at strict priority above data (an ablation).',
+    'p99 FCT by flowlet size in full frames; "flowtune": the scenario as it is, its allocator killed (full runs); "alive": the same run without its timeline (the allocator is not killed); "priority": alive, with the control frames at strict priority above data (an ablation).',
     '',
     '| size | flows | flowtune | flowtune alive | dctcp | dctcp / alive | priority |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...buckets.map(
       (b) =>
-        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${us(p99(killed, b))} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} | ${prio ? us(p99(prio, b)) : '-'} |`,
+        `| ${b} | ${dc.flows.bySize[b]?.flows ?? 0} | ${killed ? us(p99(killed, b)) : '-'} | ${us(p99(alive, b))} | ${us(p99(dc, b))} | ${ratio(p99(dc, b), p99(alive, b))} | ${prio ? us(p99(prio, b)) : '-'} |`,
     ),
-    `| queue p99 | | ${(killed.queues.p99Bytes / 1000).toFixed(1)} KB | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${prio ? `${(prio.queues.p99Bytes / 1000).toFixed(1)} KB` : '-'} |`,
+    `| queue p99 | | ${killed ? `${(killed.queues.p99Bytes / 1000).toFixed(1)} KB` : '-'} | ${(alive.queues.p99Bytes / 1000).toFixed(1)} KB | ${(dc.queues.p99Bytes / 1000).toFixed(1)} KB | ${ratio(dc.queues.p99Bytes, alive.queues.p99Bytes)} | ${prio ? `${(prio.queues.p99Bytes / 1000).toFixed(1)} KB` : '-'} |`,
     '',
     '',
     "§6.5's metric: the p99 of each flowlet's FCT over its empty network's, by the paper's ranges (packets); a ratio only where both sides completed every flowlet of the range.",
@@ -246,10 +260,10 @@ function websearchTable(opts: ExperimentOptions, runs: Summary[]): string {
         .map((v) => [v, pathP99(opts.out, v)] as const),
     ),
     '',
-    `The paper (§6.5, normalized, over loads 0.2–0.8): 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets; 12× lower p99 queueing delay at 0.8. With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.`,
+    `The paper (§6.5, normalized, over loads 0.2–0.8): 8.6–10.9× lower p99 FCT than DCTCP for 1-packet flowlets, 2.1–2.9× for 1–10 packets; 12× lower p99 queueing delay at 0.8.${killed && f ? ` With the allocator killed: ${f.fallbacks.length} host lapses, ${killed.flows.completed}/${killed.flows.started} flows completed.` : ''}`,
   ];
   return write(opts, 'flowtune-websearch', lines.join('\n'), {
-    bySize: { flowtune: killed.flows.bySize, alive: alive.flows.bySize, dctcp: dc.flows.bySize },
-    fallbacks: f.fallbacks,
+    bySize: { flowtune: killed?.flows.bySize ?? null, alive: alive.flows.bySize, dctcp: dc.flows.bySize },
+    fallbacks: f?.fallbacks ?? null,
   });
 }
