@@ -42,8 +42,21 @@ describe('dcemu experiment f10-fig8', () => {
     const r = await dcemu(
       // seed 2 draws the workload and one fabric link fault at 232 µs (one at a time: the others
       // drawn fall while it is out); it stays to the end of the run. 0.6 ms of traffic where --quick
-      // has 0.9 ms: 129k datagrams over the 4 runs, 181k at 0.9 ms
-      ['experiment', 'f10-fig8', '--quick', '--seed', '2', '--set', 'workload.duration=600us', '--out', out],
+      // has 0.9 ms: 129k datagrams over the 4 runs, 181k at 0.9 ms. No run draws its own plots
+      // (run.plots): the experiment's CDF below is drawn all the same
+      [
+        'experiment',
+        'f10-fig8',
+        '--quick',
+        '--seed',
+        '2',
+        '--set',
+        'workload.duration=600us',
+        '--set',
+        'run.plots=false',
+        '--out',
+        out,
+      ],
       {
         timeout: 300_000,
       },
@@ -134,9 +147,22 @@ describe('dcemu experiment f10-fig9', () => {
   let stdout = '';
   beforeAll(async () => {
     // seed 1 draws 6 jobs (134 flows) in 550 µs (--quick's 1 ms drew 12 jobs, 307 flows: 110k
-    // datagrams, 62k here) and one fabric link fault at 221 µs that stays
+    // datagrams, 62k here) and one fabric link fault at 221 µs that stays; no run draws its own plots
+    // (run.plots), the experiment's two are drawn all the same
     const r = await dcemu(
-      ['experiment', 'f10-fig9', '--quick', '--seed', '1', '--set', 'workload.duration=550us', '--out', out],
+      [
+        'experiment',
+        'f10-fig9',
+        '--quick',
+        '--seed',
+        '1',
+        '--set',
+        'workload.duration=550us',
+        '--set',
+        'run.plots=false',
+        '--out',
+        out,
+      ],
       { timeout: 300_000 },
     );
     expect(r.exitCode, r.stderr).toBe(0);

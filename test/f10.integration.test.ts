@@ -37,7 +37,8 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
    * measured (agg2 killed at 350 µs, core1--agg0 cut at 650 µs; 250 µs reaction delay and epoch), on
    * 3 µs links where the fixture's are 1 µs, for fewer sync messages (108k datagrams, 264k on 1 µs
    * links): detection as there (10 µs), the same congestion pushback figures, the frame counts and
-   * reroute times a little apart (docs/f10.md's table is the fixture's own run, on 1 µs links).
+   * reroute times a little apart (docs/f10.md's table is the fixture's own run, on 1 µs links). No
+   * run draws its own plots (run.plots): the experiment's plot is drawn all the same.
    */
   beforeAll(async () => {
     const r = await dcemu(
@@ -47,6 +48,8 @@ describe('F10 against the controller-only baseline, same failure trace', () => {
         'test/fixtures/f10-failover-short.yaml',
         '--set',
         'links={host: {delay: 3us}, fabric: {delay: 3us}}',
+        '--set',
+        'run.plots=false',
         '--out',
         out,
       ],
