@@ -268,8 +268,6 @@ for (const name of EXPERIMENTS) {
  * Remove an entry when its experiment runs again.
  */
 const STALE = {
-  'top-ablation-imc10':
-    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-websearch-1000':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'top-ablation-40x40':
