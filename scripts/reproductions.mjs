@@ -270,8 +270,6 @@ for (const name of EXPERIMENTS) {
 const STALE = {
   'top-ablation-websearch-1000':
     'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
-  'top-ablation-40x40':
-    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'flowtune-websearch-9x16': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
 };
 const STALE_LINE = '> **Stale:**';
