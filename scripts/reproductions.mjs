@@ -268,8 +268,6 @@ for (const name of EXPERIMENTS) {
  * Remove an entry when its experiment runs again.
  */
 const STALE = {
-  'top-ablation-websearch-1000':
-    'these figures predate the slowdown with the credit handshake in the ideal (§3.3 footnote 1)',
   'flowtune-websearch-9x16': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
 };
 const STALE_LINE = '> **Stale:**';
