@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { quickExperiment, readJunit, runScenario, tempOut } from './helpers.js';
+import { KEEPALIVE_1MS, quickExperiment, readJunit, runScenario, tempOut } from './helpers.js';
 
 async function run(name: string, extra: string[] = []) {
   return (await runScenario(name, 'test/fixtures/expresspass.yaml', extra)).s;
@@ -189,14 +189,8 @@ describe('TOP', () => {
 describe('dcemu experiment top-ablation', () => {
   it('separates the start rate, the receivers and the in-network priority in TOP’s gain over ExpressPass, and measures it again on PTP clocks (--quick)', async () => {
     const junit = join(tempOut('top-ablation-junit'), 'top.xml');
-    // keepalives every 1 ms instead of 10 µs (nothing fails here: they only cost datagrams); on ideal
-    // clocks every figure is as at 10 µs, on PTP clocks they no longer delay the PTP frames
-    const { stdout, rep, fig } = await quickExperiment('top-ablation', [
-      '--junit',
-      junit,
-      '--set',
-      'liveness.interval=1ms',
-    ]);
+    // nothing fails here: the PTP figures are those of keepalives every 1 ms (KEEPALIVE_1MS)
+    const { stdout, rep, fig } = await quickExperiment('top-ablation', ['--junit', junit, ...KEEPALIVE_1MS]);
     expect(rep.seeds).toEqual([5]);
     // 4 hosts a side (the quick run): 28 flows, each completed in every variant
     expect(fig('flows')).toBe(28);

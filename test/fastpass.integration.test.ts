@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pingRtts } from '../schemes/fastpass/experiments.js';
-import { dcemu, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
+import { dcemu, KEEPALIVE_1MS, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
@@ -122,9 +122,8 @@ describe('Fastpass', () => {
   });
 
   it('experiment A on real clocks: PTP-disciplined oscillators and send lateness make the queue the ideal clocks hide (dcemu experiment fastpass-clocks --quick)', async () => {
-    // keepalives every 1 ms instead of 10 µs: nothing fails here, and they no longer wait in the
-    // ports beside the PTP frames (the figures are those of this interval)
-    const { stdout, fig } = await quickExperiment('fastpass-clocks', ['--set', 'liveness.interval=1ms']);
+    // nothing fails here: the figures are those of keepalives every 1 ms (KEEPALIVE_1MS)
+    const { stdout, fig } = await quickExperiment('fastpass-clocks', KEEPALIVE_1MS);
     // the ideal clocks' queue is built in; the deployment's clocks (hardware stamps, no transparent
     // clocks: the switches' queueing enters the offsets) give some, send lateness more (a frame at the
     // median, a late timeslot more), software stamps more again (at the p99)
@@ -177,9 +176,7 @@ describe('Fastpass', () => {
       ]),
       '--set',
       'workload.duration=19ms',
-      // keepalives every 1 ms instead of 10 µs (nothing fails here): Fastpass's figures are as at 10 µs
-      '--set',
-      'liveness.interval=1ms',
+      ...KEEPALIVE_1MS,
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
     // one seed: the scenario's own (3); both sides on the deployment's clocks
@@ -213,11 +210,7 @@ describe('Fastpass', () => {
   });
 
   it('a FatTree: paths through aggregation switches and cores assigned hierarchically, nothing lost', async () => {
-    // keepalives every 1 ms instead of 10 µs: nothing fails here, and every figure is as at 10 µs
-    const { s } = await run('fastpass-fattree', 'test/fixtures/fastpass-fattree.yaml', [
-      '--set',
-      'liveness.interval=1ms',
-    ]);
+    const { s } = await run('fastpass-fattree', 'test/fixtures/fastpass-fattree.yaml', KEEPALIVE_1MS);
     expect(s.drops).toMatchObject({ congestion: 0, fault: 0, noRoute: 0 });
     expect(s.flows).toMatchObject({ planned: 12, completed: 6, failed: 0, unexplained: 0, retransmits: 0 });
     expect(s.fastpass.timeslots).toMatchObject({ allocated: 2124, used: 1891, late: 0 });

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dcemu, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
+import { dcemu, KEEPALIVE_1MS, quickExperiment, readJson, runScenario, tempOut } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: summary.json as written
 type Summary = any;
@@ -16,11 +16,8 @@ type Summary = any;
 const CONVERGENCE = 'examples/flowtune.yaml';
 const WEB = 'examples/flowtune-websearch.yaml';
 const MS = 1_000_000;
-/**
- * keepalives every 1 ms instead of 10 µs, for the runs where nothing fails (they only cost datagrams
- * there); not in the web experiment's, where they move a converged interval off the optimum
- */
-const KEEPALIVE = ['--set', 'liveness.interval=1ms'];
+/** KEEPALIVE_1MS in the runs where nothing fails; not in the web experiment's, where they move a converged interval off the optimum */
+const KEEPALIVE = KEEPALIVE_1MS;
 /** `flowtune-convergence --quick`'s spacing of the example's senders, ns (the example's 1 ms halved) */
 const APART = MS / 2;
 /**

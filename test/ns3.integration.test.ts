@@ -11,17 +11,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CASES, crossCheckCase } from '../orchestrator/ns3/crosscheck.js';
 import { ns3Missing, twinInput } from '../orchestrator/ns3/twin.js';
-import { dcemu, tempOut } from './helpers.js';
+import { dcemu, KEEPALIVE_SETTING, tempOut } from './helpers.js';
 
 const missing = ns3Missing();
 const skip = missing !== null && process.env.CI !== 'true';
 if (skip) console.warn(`ns3: SKIPPED the ns-3 cross-check: ${missing}`);
 
-/**
- * keepalives every 1 ms, not 10 µs: nothing fails in these runs, and on idle ports they only cost
- * datagrams (the star's flows and queues are the same bytes at both intervals; ns-3 has none)
- */
-const QUIET = { 'liveness.interval': '1ms' };
+/** keepalives every 1 ms (nothing fails in these runs; ns-3 has none): the star's flows and queues are the same bytes at both intervals */
+const QUIET = { [KEEPALIVE_SETTING.key]: KEEPALIVE_SETTING.value };
 
 describe.skipIf(skip)('dcemu against ns-3', () => {
   it('a DCTCP incast on one switch: per-flow FCTs, the queue and the marks agree', async () => {

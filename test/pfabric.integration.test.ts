@@ -8,14 +8,11 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { nodePids, ROOT, readJson, tempOut } from './helpers.js';
+import { KEEPALIVE_1MS, nodePids, ROOT, readJson, tempOut } from './helpers.js';
 
 const PACKAGE = join(ROOT, 'examples/schemes/pfabric');
-/**
- * the example cut short: 1 ms of the web-search workload, 3 ms to drain; keepalives every 1 ms, not
- * 10 µs (nothing fails here: on idle ports they only cost datagrams, and the figures are as at 10 µs)
- */
-const SHORT = ['--set', 'workload.duration=1ms', '--set', 'run.drain=3ms', '--set', 'liveness.interval=1ms'];
+/** the example cut short: 1 ms of the web-search workload, 3 ms to drain; nothing fails, so KEEPALIVE_1MS */
+const SHORT = ['--set', 'workload.duration=1ms', '--set', 'run.drain=3ms', ...KEEPALIVE_1MS];
 
 describe('a scheme in a package of its own: pFabric', () => {
   const project = tempOut('pfabric');
