@@ -5,6 +5,7 @@
 // dcemu's own schemes, registered as the entry points register them
 import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
+import { NS3_REFERENCE } from '../orchestrator/ns3/crosscheck.js';
 import { meanCi, type Reproduction, reproductionTable } from '../orchestrator/studies/reproduction.js';
 
 describe('reproductions', () => {
@@ -58,5 +59,15 @@ describe('reproductions', () => {
     expect(t).toContain('| queue | KB | 18.00 (§7.1) | 2.00 ± 2.48 | 1.00, 2.00, 3.00 |');
     expect(t).toContain('| ratio | × | 8.6–10.9 | - |  |');
     expect(t).toContain('12.5 s on 2 × EPYC.');
+    expect(t).toContain('| figure | unit | paper | ours | per seed |');
+    // a reference that is not a paper (ns-3's twin) is not called one
+    const ns3 = reproductionTable({
+      ...r,
+      reference: NS3_REFERENCE,
+      paperScale: 'ns-3 running the same runs',
+    });
+    expect(ns3).toContain('The reference: ns-3 running the same runs.');
+    expect(ns3).toContain('| figure | unit | target | ours | per seed |');
+    expect(ns3).not.toMatch(/paper/);
   });
 });

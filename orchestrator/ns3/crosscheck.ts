@@ -113,6 +113,9 @@ const RANGES: ReadonlyArray<[string, number, number]> = [
   ['>100', 100, Number.POSITIVE_INFINITY],
 ];
 
+/** the ns-3 tables' reference: the agreement each ratio aims at, beside ns-3's twin (not a paper) */
+export const NS3_REFERENCE = { column: 'target', subject: 'The reference' } as const;
+
 /** The figures of one case (`c.name` prefixes their ids and labels), with those of each ablation. */
 export function figuresOf(
   c: Pick<Case, 'name' | 'bulk'>,
@@ -449,6 +452,7 @@ export async function runNs3Crosscheck(opts: ExperimentOptions): Promise<string>
       .map((c) => `${c.name}: ${c.what}; ${scaleOf(c.file, opts.quick ? (c.quick ?? []) : [])}`)
       .join('; '),
     paperScale: 'ns-3 3.37 (Debian libns3-dev) running the same fabric, flows and TCP settings',
+    reference: NS3_REFERENCE,
     figures: cases.flatMap((c) => figuresOf(c, opts.quick || c.bulk ? [] : ABLATIONS)),
     runSeed: async (seed, dir) => {
       const all: Record<string, number> = {};

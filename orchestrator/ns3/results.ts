@@ -16,7 +16,7 @@ import {
   thisMachine,
   writeTable,
 } from '../studies/reproduction.js';
-import { compare, figuresOf } from './crosscheck.js';
+import { compare, figuresOf, NS3_REFERENCE } from './crosscheck.js';
 import { ns3Missing, readFlows, runTwin } from './twin.js';
 
 /** the files of a results folder the twin and the comparison read */
@@ -99,6 +99,7 @@ export async function crossCheckResults(
     scenario: results,
     scale: `the run in ${results} (${flows.length} flows, bottleneck ${busiest})`,
     paperScale: 'its ns-3 twin (tools/ns3/twin.cc): the same fabric, flows and TCP settings',
+    reference: NS3_REFERENCE,
     seeds: [sc.seed],
     quick: false,
     figures: figuresOf({ name, ...(bulk && { bulk: true as const }) }, []).map((f) => {

@@ -36,11 +36,24 @@ export interface FigureSpec {
   bound?: { min?: number; max?: number };
 }
 
+/**
+ * What a reproduction's figures stand beside when it is not a paper (the ns-3 cross-check's twin): the
+ * table's column for those values, and the words its setup sentence names it by.
+ */
+export interface ReferenceName {
+  /** the column's header (a paper's: `paper`) */
+  column: string;
+  /** the setup sentence's subject (a paper's: `The paper`) */
+  subject: string;
+}
+
 export interface ReproductionSpec {
   experiment: string;
   /** the scale of these runs and of the paper's, in words */
   scale: string;
   paperScale: string;
+  /** not a paper's figures: what the `paper` values are (the table says so); absent: a paper's */
+  reference?: ReferenceName;
   figures: readonly FigureSpec[];
   /**
    * Runs every variant of one seed into `dir` (the `seed` override is set): the figures' values by id
@@ -64,6 +77,8 @@ export interface Reproduction {
   scenario: string;
   scale: string;
   paperScale: string;
+  /** as ReproductionSpec's */
+  reference?: ReferenceName;
   seeds: number[];
   quick: boolean;
   figures: FigureResult[];
@@ -142,6 +157,7 @@ export async function reproduce(
     scenario: opts.file,
     scale: spec.scale,
     paperScale: spec.paperScale,
+    ...(spec.reference && { reference: spec.reference }),
     seeds,
     quick: opts.quick ?? false,
     figures,
@@ -219,6 +235,7 @@ export function meanPm(f: FigureResult): string {
 /** the reproduction as a Markdown table: figure, paper, ours (mean ± half-interval), per seed */
 export function reproductionTable(r: Reproduction): string {
   const n = r.seeds.length;
+  const ref = r.reference ?? { column: 'paper', subject: 'The paper' };
   const rows = r.figures.map((f) => {
     const d = f.digits ?? 2;
     const ours = meanPm(f);
@@ -228,9 +245,9 @@ export function reproductionTable(r: Reproduction): string {
   return [
     `# ${r.experiment}: ${r.scenario}${r.quick ? ' (quick)' : ''}`,
     '',
-    `Ours: ${r.scale}; ${n} seed${n > 1 ? 's' : ''} (${r.seeds.join(', ')}), mean ± the 95% confidence interval's half-width${n < 2 ? ' (one seed: no interval)' : ''}. The paper: ${r.paperScale}.`,
+    `Ours: ${r.scale}; ${n} seed${n > 1 ? 's' : ''} (${r.seeds.join(', ')}), mean ± the 95% confidence interval's half-width${n < 2 ? ' (one seed: no interval)' : ''}. ${ref.subject}: ${r.paperScale}.`,
     '',
-    '| figure | unit | paper | ours | per seed |',
+    `| figure | unit | ${ref.column} | ours | per seed |`,
     '| --- | --- | --- | --- | --- |',
     ...rows,
     '',
