@@ -12,6 +12,7 @@ import {
   mkdtempSync,
   readdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,14 +82,60 @@ function chownTree(dir: string, uid: number, gid: number): void {
  * its own that only its owner can enter, readable by the containers' user alone; `remove` deletes it
  * (idempotent).
  */
-export function secretFile(secret: Buffer): { path: string; env: Record<string, string>; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'dcemu-secret-'));
+export function secretFile(
+  secret: Buffer,
+  tmp = tmpdir(),
+): { path: string; env: Record<string, string>; remove(): void } {
+  removeOrphanSecrets(tmp);
+  // named by its orchestrator's pid: a SIGKILL leaves the folder (closed to all but its owner, with a
+  // finished run's secret), and the next run's orchestrator removes it
+  const dir = mkdtempSync(join(tmp, `${SECRET_PREFIX}${process.pid}-`));
   chmodSync(dir, 0o700);
   const path = join(dir, 'secret');
   writeFileSync(path, formatSecret(secret), { mode: 0o400 });
   if (asRoot()) chownSync(path, UNPRIVILEGED_ID, UNPRIVILEGED_ID);
-  // a SIGKILL leaves the folder, closed to all but its owner, with a finished run's secret
   return { path, env: { [SECRET_FILE_ENV]: SECRET_IN_CONTAINER }, remove: removedOnExit(dir) };
+}
+
+const SECRET_PREFIX = 'dcemu-secret-';
+
+/**
+ * Removes the secret folders of orchestrators that are gone (killed with SIGKILL, which no handler
+ * sees): this user's own `dcemu-secret-<pid>-*` whose pid runs no process. A pid reused since is
+ * taken as alive, and its folder waits for a later run.
+ */
+export function removeOrphanSecrets(tmp = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return removed;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const m = /^dcemu-secret-(\d+)-/.exec(name);
+    if (m === null || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    const dir = join(tmp, name);
+    try {
+      if (uid !== undefined && statSync(dir).uid !== uid) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // another orchestrator removed it first, or it is not ours to remove
+    }
+  }
+  return removed;
+}
+
+/** a process with this pid runs (one of another user's counts: EPERM) */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
