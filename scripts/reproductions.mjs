@@ -267,9 +267,7 @@ for (const name of EXPERIMENTS) {
  * again: each gets a line saying what changed (the README's headline table marks its figures too).
  * Remove an entry when its experiment runs again.
  */
-const STALE = {
-  'flowtune-websearch-9x16': 'these figures predate the p99 queueing delay on 2-hop and 4-hop paths (Fig. 9)',
-};
+const STALE = {};
 const STALE_LINE = '> **Stale:**';
 /** a kept section, with its stale line when its experiment changed since its runs */
 function keptSection(name, text) {
