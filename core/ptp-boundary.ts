@@ -6,7 +6,10 @@
  * the port Ebest came in on the SLAVE, a port where what this clock would announce beats the peer's
  * offer MASTER, any other PASSIVE. The slave port disciplines the switch's clock (linuxptp's pipeline:
  * stamps → path delay → offset → PI servo); the master ports send Announces carrying Ebest's grandmaster
- * one step further removed, Syncs from the switch's own clock (two-step) and answer Delay_Reqs. A
+ * one step further removed, Syncs from the switch's own clock (two-step) and answer Delay_Reqs. Each
+ * master port announces on its own timer, an announce interval apart from the moment it became master
+ * (IEEE 1588's announce interval per port; linuxptp arms a port's announce timer as it enters MASTER),
+ * while the state decision runs on the clock's own tick, once an announce interval. A
  * switch stamps in hardware: at the frame's physical departure and arrival on the port, read off its
  * clock. With the peer delay mechanism the slave port's path delay is the link's (PeerDelay).
  */
@@ -60,8 +63,10 @@ export class BoundaryClock {
   /** the slave port's pipeline to the switch's clock (core/ptp.ts, as an ordinary clock's) */
   private readonly slave: SlaveSide;
   private seq = 0;
-  /** announce, sync and Delay_Req timers (node time), the sampler (physical time) */
+  /** state decision, sync and Delay_Req timers (node time), the sampler (physical time) */
   private timers: Array<Timer | null> = [null, null, null, null];
+  /** each port's announce timer (node time), armed while it is master */
+  private readonly announceTimers: Array<Timer | null>;
   private readonly series = newClockSeries();
   /** master ports: t1 of each Sync awaiting its follow-up, by frame */
   private readonly syncT1 = new Map<Frame, { port: number; t1: number }>();
@@ -70,6 +75,7 @@ export class BoundaryClock {
   constructor(private readonly c: BoundaryComponents) {
     this.states = Array.from({ length: c.ports }, () => PortState.Listening);
     this.foreign = Array.from({ length: c.ports }, () => new Map());
+    this.announceTimers = Array.from({ length: c.ports }, () => null);
     // a switch stamps in hardware: the hardware servo whatever the hosts use
     this.slave = new SlaveSide({
       cfg: c.cfg,
@@ -89,7 +95,7 @@ export class BoundaryClock {
   private readonly begin = (now: number): void => {
     const { clock, cfg } = this.c;
     const t0 = clock.now();
-    this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.announceTick);
+    this.timers[0] = clock.at(t0 + cfg.announceIntervalNs, this.decideTick);
     this.timers[1] = clock.at(t0 + cfg.syncIntervalNs, this.syncTick);
     this.sample(now);
   };
@@ -97,6 +103,7 @@ export class BoundaryClock {
   stop(): void {
     for (let i = 0; i < 3; i++) this.c.clock.cancel(this.timers[i]);
     this.c.sched.cancel(this.timers[3]);
+    for (let p = 0; p < this.c.ports; p++) this.stopAnnouncing(p);
   }
 
   report(): ClockSeries {
@@ -167,13 +174,38 @@ export class BoundaryClock {
 
   // ---- the state decision ----
 
-  private readonly announceTick = (now: number): void => {
-    const wasMaster = this.states.map((st) => st === PortState.Master);
-    // a port that becomes master here has announced already (decide): one Announce per tick
+  /** the state decision once an announce interval: foreign masters that went silent time out here */
+  private readonly decideTick = (now: number): void => {
     this.decide();
-    for (let p = 0; p < this.c.ports; p++)
-      if (wasMaster[p] && this.states[p] === PortState.Master) this.announce(p);
-    this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
+    this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.decideTick);
+  };
+
+  /**
+   * A port became master: it announces at once (as core/ptp.ts's grandmaster does; linuxptp waits
+   * about a millisecond, 2^-10 s), so the next clock hears of the grandmaster without waiting for a
+   * tick, then every announce interval from then on, on its own timer: the peer qualifies this clock
+   * (two Announces) an announce interval after it became master, whatever the phase of the decision's
+   * tick.
+   */
+  private startAnnouncing(port: number): void {
+    this.announce(port);
+    this.c.clock.cancel(this.announceTimers[port]);
+    this.announceTimers[port] = this.c.clock.at(
+      this.c.clock.now() + this.c.cfg.announceIntervalNs,
+      this.announceTick,
+      port,
+    );
+  }
+
+  private stopAnnouncing(port: number): void {
+    this.c.clock.cancel(this.announceTimers[port]);
+    this.announceTimers[port] = null;
+  }
+
+  /** a master port's periodic Announce (its timer is cancelled when it stops being master) */
+  private readonly announceTick = (now: number, port: number): void => {
+    this.announce(port);
+    this.announceTimers[port] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick, port);
   };
 
   /** what this clock announces: Ebest's grandmaster, stepsRemoved = its own distance from it */
@@ -220,8 +252,9 @@ export class BoundaryClock {
       }
       const was = this.states[p];
       this.states[p] = next;
-      // a new master port hears of the grandmaster at once rather than an announce interval later
-      if (next === PortState.Master && was !== PortState.Master) this.announce(p);
+      // a port's Announces run from the moment it becomes master and stop when it stops being one
+      if (next === PortState.Master && was !== PortState.Master) this.startAnnouncing(p);
+      else if (next !== PortState.Master && was === PortState.Master) this.stopAnnouncing(p);
     }
     this.slavePort = bestPort;
     if (bestPort < 0) {

@@ -1,13 +1,21 @@
 /**
  * The BMCA's dataset comparison (IEEE 1588-2019 9.3.4, core/ptp.ts) and the scenario's datasets:
  * every field in its order, lower wins; the same grandmaster by stepsRemoved; candidates keep their
- * order through priority2.
+ * order through priority2. And a boundary clock's master ports (core/ptp-boundary.ts): each announces
+ * an announce interval apart from the moment it became master, whatever the phase of the clock's
+ * state decision tick, and stops while it is not master.
  */
 // dcemu's own schemes, registered as the entry points register them
 import './built-in-schemes.js';
 import { describe, expect, it } from 'vitest';
 import { type BmcaEntry, compareDatasets } from '../core/bmca.js';
-import type { PtpDataset } from '../core/messages.js';
+import { IdealClock } from '../core/clock.js';
+import { FrameType, makeFrame, Priority } from '../core/frame.js';
+import type { PtpConfig, PtpDataset } from '../core/messages.js';
+import { BoundaryClock } from '../core/ptp-boundary.js';
+import { type PtpMessage, SIZE } from '../core/ptp-messages.js';
+import { Scheduler } from '../core/scheduler.js';
+import { defaultServoConfig } from '../core/servo.js';
 import { DEFAULT_DATASET } from '../orchestrator/scenario/clocks.js';
 import { parseScenario } from '../orchestrator/scenario/load.js';
 import { resolveScenario } from '../orchestrator/scenario/resolve.js';
@@ -64,5 +72,82 @@ describe('BMCA dataset comparison', () => {
     expect(() => sc('{ transparentClocks: true, switchClocks: boundary }')).toThrow(
       /p\.yaml:\d+: ptp\.transparentClocks: true means switchClocks 'transparent', and switchClocks says 'boundary'/,
     );
+  });
+});
+
+describe('boundary clock Announces', () => {
+  /** announce interval, ns */
+  const I = 1_000_000;
+  const cfg: PtpConfig = {
+    timestamping: 'hardware',
+    switchClocks: 'boundary',
+    syncIntervalNs: I,
+    announceIntervalNs: I,
+    announceTimeout: 3,
+    candidates: [1],
+    datasets: { 1: DEFAULT_DATASET },
+    hosts: [1, 2],
+    delayFilter: 10,
+    lockThresholdNs: 100,
+    sampleNs: 100 * I,
+    servo: defaultServoConfig('hardware'),
+  };
+
+  /** switch 10: port 0 to the grandmaster h1, port 1 to node 2; its Announces by port, at physical time */
+  function setup() {
+    const sched = new Scheduler({ now: () => 0, realMs: (ns) => ns / 1e6 }, true);
+    const clock = Object.assign(new IdealClock(sched), { setFrequencyPpb() {}, step() {} });
+    const sent: number[][] = [[], []];
+    const bc = new BoundaryClock({
+      self: 10,
+      cfg,
+      clock,
+      sched,
+      ports: 2,
+      peerOf: (p) => [1, 2][p],
+      sendOn: (p, f) => {
+        if ((f.x as PtpMessage).m === 'announce') sent[p].push(sched.current);
+      },
+      emit: () => {},
+      peer: null,
+    });
+    /** node `from` announces h1 at `steps` on `port` at each time */
+    const hear = (port: number, from: number, steps: number, times: number[]) => {
+      const x: PtpMessage = { m: 'announce', gm: { ...DEFAULT_DATASET, id: 1 }, steps };
+      for (const t of times)
+        sched.at(t, () =>
+          bc.onFrame(
+            port,
+            makeFrame({ t: FrameType.Ptp, s: from, d: 10, z: SIZE.announce, p: Priority.Control, x }),
+            t,
+          ),
+        );
+    };
+    return { sched, bc, sent, hear };
+  }
+
+  it('spaces a port’s Announces by the interval from when it became master, and stops them while not master', () => {
+    const { sched, bc, sent, hear } = setup();
+    bc.start(0);
+    // the state decision ticks at I, 2I, ...; h1's second Announce qualifies it 1 µs before the tick at
+    // I: port 0 becomes the slave and port 1 master, which announces at once and then every interval
+    // (the shared tick announced again at I, 1 µs later)
+    hear(0, 1, 0, [I / 2, ...Array.from({ length: 30 }, (_, k) => (k + 1) * I - 1000)]);
+    // node 2 offers h1 one step closer than this switch would: qualified at 6.2I, port 1 is passive
+    // and silent; at 9.5I node 2 offers h1 further off than this switch: port 1 is master again,
+    // announcing at once and every interval from then
+    hear(1, 2, 0, [5.2 * I, 6.2 * I, 7.2 * I, 8.2 * I]);
+    hear(1, 2, 5, [9.5 * I]);
+    sched.runDue(15 * I);
+    expect(sent[0]).toEqual([]);
+    expect(sent[1]).toEqual([
+      ...[1, 2, 3, 4, 5, 6].map((k) => k * I - 1000),
+      ...[9.5, 10.5, 11.5, 12.5, 13.5, 14.5].map((k) => k * I),
+    ]);
+    for (let i = 1; i < sent[1].length; i++) expect(sent[1][i] - sent[1][i - 1]).toBeGreaterThanOrEqual(I);
+    // stopped: no timer of its announces again
+    bc.stop();
+    sched.runDue(30 * I);
+    expect(sent[1]).toHaveLength(12);
   });
 });

@@ -118,8 +118,8 @@ function ptpConfig(
     timestamping: sc.ptp.timestamping,
     switchClocks: sc.ptp.switchClocks,
     ...(sc.ptp.warmupNs > 0 && { warmupNs: sc.ptp.warmupNs }),
-    // through boundary clocks an Announce is qualified anew at every switch (two of them, up to an
-    // interval apart): the candidates claim the domain that many intervals apart, plus one
+    // through boundary clocks an Announce is qualified anew at every switch (two of them, an interval
+    // apart): the candidates claim the domain that many intervals apart, plus one
     ...(sc.ptp.switchClocks === 'boundary' && {
       claimStaggerNs: (switchesAcross(topo) + 1) * sc.ptp.announceIntervalNs,
     }),

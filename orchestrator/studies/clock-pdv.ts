@@ -9,7 +9,7 @@
  *   it (they correct residence time and measure the mean link delay), nor do boundary clocks (each
  *   hop's slave sees the same asymmetry), which the theory says and the runs check (the boundary-clock
  *   variant's p99 and max can also hold the far rack's hosts before their first servo step: the
- *   hierarchy forms one switch per announce interval or so and reaches them near the warm-up's end;
+ *   hierarchy forms one switch per announce interval and reaches them at the warm-up's end;
  *   docs/clocks.md#delay-variation);
  * - delay that varies on every link (normal, its standard deviation swept), quiet: noise the servo
  *   filters; transparent clocks do not see it (it is on the wire, not in a switch);
