@@ -222,6 +222,8 @@ export class PtpPort {
   private readonly slave: SlaveSide;
   private seq = 0;
   private timers: Array<Timer | null> = [null, null, null, null];
+  /** inside the announce tick (a mastership it claims there keeps the tick's phase) */
+  private inTick = false;
   private readonly series = newClockSeries();
   /** software receive stamps: delay between the frame's arrival and the stamp (event-loop jitter) */
   private readonly stampNoise = new Histogram();
@@ -388,7 +390,9 @@ export class PtpPort {
 
   private readonly announceTick = (now: number): void => {
     if (this.role === Role.Master) this.announce();
+    this.inTick = true;
     this.bmca();
+    this.inTick = false;
     this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
   };
 
@@ -430,8 +434,14 @@ export class PtpPort {
     this.master = this.c.self;
     this.slave.inLock = false;
     this.c.emit('ptp-grandmaster', this.c.sched.current, {});
-    // tell the domain at once rather than an announce interval later
+    // tell the domain at once rather than an announce interval later; claimed between ticks (a
+    // foreign master's Announce showed the better one gone), the tick restarts from here, so the next
+    // Announce comes an interval later, not microseconds after this one (as a boundary clock's port)
     this.announce();
+    if (!this.inTick) {
+      this.c.clock.cancel(this.timers[0]);
+      this.timers[0] = this.c.clock.at(now + this.c.cfg.announceIntervalNs, this.announceTick);
+    }
     this.c.clock.cancel(this.timers[1]);
     this.c.clock.cancel(this.timers[2]);
     this.timers[1] = this.c.clock.at(now, this.syncTick);

@@ -12,6 +12,7 @@ import { type BmcaEntry, compareDatasets } from '../core/bmca.js';
 import { IdealClock } from '../core/clock.js';
 import { FrameType, makeFrame, Priority } from '../core/frame.js';
 import type { PtpConfig, PtpDataset } from '../core/messages.js';
+import { PtpPort } from '../core/ptp.js';
 import { BoundaryClock } from '../core/ptp-boundary.js';
 import { type PtpMessage, SIZE } from '../core/ptp-messages.js';
 import { Scheduler } from '../core/scheduler.js';
@@ -149,5 +150,60 @@ describe('boundary clock Announces', () => {
     bc.stop();
     sched.runDue(30 * I);
     expect(sent[1]).toHaveLength(12);
+  });
+});
+
+describe('an ordinary clock’s Announces', () => {
+  /** announce interval, ns */
+  const I = 1_000_000;
+  const cfg: PtpConfig = {
+    timestamping: 'hardware',
+    switchClocks: 'none',
+    syncIntervalNs: I,
+    announceIntervalNs: I,
+    announceTimeout: 3,
+    candidates: [1, 3, 5],
+    datasets: { 1: DEFAULT_DATASET, 3: DEFAULT_DATASET, 5: { ...DEFAULT_DATASET, priority1: 250 } },
+    hosts: [1, 3, 5],
+    delayFilter: 10,
+    lockThresholdNs: 100,
+    sampleNs: 100 * I,
+    servo: defaultServoConfig('hardware'),
+  };
+
+  it('claimed between its ticks (the better master gone, heard from a worse one), runs an interval apart from the claim', () => {
+    const sched = new Scheduler({ now: () => 0, realMs: (ns) => ns / 1e6 }, true);
+    const clock = Object.assign(new IdealClock(sched), { setFrequencyPpb() {}, step() {} });
+    const sent: number[] = [];
+    const ptp = new PtpPort({
+      self: 3,
+      cfg,
+      clock,
+      sched,
+      send: (f) => {
+        const t = sched.current;
+        if ((f.x as PtpMessage).m === 'announce' && sent.at(-1) !== t) sent.push(t);
+      },
+      emit: () => {},
+    });
+    const hear = (from: number, times: number[]) => {
+      const x: PtpMessage = { m: 'announce', gm: { ...cfg.datasets[from], id: from }, steps: 0 };
+      for (const t of times)
+        sched.at(t, () =>
+          ptp.onFrame(
+            makeFrame({ t: FrameType.Ptp, s: from, d: 3, z: SIZE.announce, p: Priority.Control, x }),
+            t,
+          ),
+        );
+    };
+    // host 3 (second candidate: its tick at I, 2I, ...) follows h1 from its second Announce at 1.5I; h1
+    // falls silent, timed out three intervals after; h5's worse Announce at 4.8I, between the ticks,
+    // shows host 3 the best: it claims and announces at once, then an interval apart from then (the
+    // tick at 5I, 0.2I after the claim, announced again before)
+    hear(1, [0.5 * I, 1.5 * I]);
+    hear(5, [4.8 * I]);
+    ptp.start(0);
+    sched.runDue(8.5 * I);
+    expect(sent).toEqual([4.8, 5.8, 6.8, 7.8].map((k) => k * I));
   });
 });
