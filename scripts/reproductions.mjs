@@ -267,12 +267,7 @@ for (const name of EXPERIMENTS) {
  * again: each gets a line saying what changed (the README's headline table marks its figures too).
  * Remove an entry when its experiment runs again.
  */
-const STALE = {
-  'clock-pdv':
-    "these figures predate boundary clocks announcing on each master port's own timer (its boundary-clock variant changes)",
-  'clock-jitter':
-    "these figures predate boundary clocks announcing on each master port's own timer (its ptp-hw-bc rows change)",
-};
+const STALE = {};
 const STALE_LINE = '> **Stale:**';
 /** a kept section, with its stale line when its experiment changed since its runs */
 function keptSection(name, text) {
