@@ -76,23 +76,31 @@ describe('BMCA dataset comparison', () => {
   });
 });
 
-describe('boundary clock Announces', () => {
-  /** announce interval, ns */
-  const I = 1_000_000;
-  const cfg: PtpConfig = {
+/** announce (and sync) interval of the Announce tests, ns */
+const I = 1_000_000;
+
+/** a PTP configuration with hardware stamps, every interval `I` */
+function ptpConfig(c: Pick<PtpConfig, 'switchClocks' | 'candidates' | 'datasets' | 'hosts'>): PtpConfig {
+  return {
     timestamping: 'hardware',
-    switchClocks: 'boundary',
     syncIntervalNs: I,
     announceIntervalNs: I,
     announceTimeout: 3,
-    candidates: [1],
-    datasets: { 1: DEFAULT_DATASET },
-    hosts: [1, 2],
     delayFilter: 10,
     lockThresholdNs: 100,
     sampleNs: 100 * I,
     servo: defaultServoConfig('hardware'),
+    ...c,
   };
+}
+
+describe('boundary clock Announces', () => {
+  const cfg = ptpConfig({
+    switchClocks: 'boundary',
+    candidates: [1],
+    datasets: { 1: DEFAULT_DATASET },
+    hosts: [1, 2],
+  });
 
   /** switch 10: port 0 to the grandmaster h1, port 1 to node 2; its Announces by port, at physical time */
   function setup() {
@@ -154,22 +162,12 @@ describe('boundary clock Announces', () => {
 });
 
 describe('an ordinary clock’s Announces', () => {
-  /** announce interval, ns */
-  const I = 1_000_000;
-  const cfg: PtpConfig = {
-    timestamping: 'hardware',
+  const cfg = ptpConfig({
     switchClocks: 'none',
-    syncIntervalNs: I,
-    announceIntervalNs: I,
-    announceTimeout: 3,
     candidates: [1, 3, 5],
     datasets: { 1: DEFAULT_DATASET, 3: DEFAULT_DATASET, 5: { ...DEFAULT_DATASET, priority1: 250 } },
     hosts: [1, 3, 5],
-    delayFilter: 10,
-    lockThresholdNs: 100,
-    sampleNs: 100 * I,
-    servo: defaultServoConfig('hardware'),
-  };
+  });
 
   it('claimed between its ticks (the better master gone, heard from a worse one), runs an interval apart from the claim', () => {
     const sched = new Scheduler({ now: () => 0, realMs: (ns) => ns / 1e6 }, true);
