@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSecret, SECRET_FILE_ENV } from '../../core/auth.js';
+import { pidAlive } from './process.js';
 
 /** the user nodes run as in their containers when dcemu itself runs as root (no name in the image) */
 export const UNPRIVILEGED_ID = 65532;
@@ -115,7 +116,7 @@ export function removeOrphanSecrets(tmp = tmpdir()): string[] {
   const uid = process.getuid?.();
   for (const name of names) {
     const m = /^dcemu-secret-(\d+)-/.exec(name);
-    if (m === null || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    if (m === null || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
     const dir = join(tmp, name);
     try {
       if (uid !== undefined && statSync(dir).uid !== uid) continue;
@@ -126,16 +127,6 @@ export function removeOrphanSecrets(tmp = tmpdir()): string[] {
     }
   }
   return removed;
-}
-
-/** a process with this pid runs (one of another user's counts: EPERM) */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -29,6 +29,7 @@ import { type Docker, docker } from './docker-client.js';
 import { freeTopSubnet } from './docker-network.js';
 import { ensureImage } from './image.js';
 import { carryImage } from './image-carry.js';
+import { pidAlive } from './process.js';
 import { LAB_DIR, type LabMachine, type LabState, readState, writeState } from './swarm-lab-state.js';
 import { swarmInit, swarmJoin, swarmLeave, swarmSubnets } from './swarm-setup.js';
 
@@ -243,15 +244,6 @@ async function pidsIn(ns: string): Promise<number[]> {
     .filter((n) => n > 0);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Ends everything in namespace `ns`: SIGTERM (a daemon stops its containers), SIGKILL after a while. */
 async function endNamespace(ns: string): Promise<void> {
   for (const [signal, wait] of [
@@ -266,7 +258,7 @@ async function endNamespace(ns: string): Promise<void> {
       } catch {}
     }
     for (const until = Date.now() + wait; Date.now() < until; ) {
-      if (!pids.some(alive)) break;
+      if (!pids.some(pidAlive)) break;
       await sleep(100);
     }
   }
