@@ -16,8 +16,8 @@ type Summary = any;
 const CONVERGENCE = 'examples/flowtune.yaml';
 const WEB = 'examples/flowtune-websearch.yaml';
 const MS = 1_000_000;
-/** KEEPALIVE_1MS in the runs where nothing fails; not in the web experiment's, where they move a converged interval off the optimum */
-const KEEPALIVE = KEEPALIVE_1MS;
+// KEEPALIVE_1MS in the runs where nothing fails; not in the web experiment's, where keepalives every
+// 1 ms move a converged interval off the optimum
 /** `flowtune-convergence --quick`'s spacing of the example's senders, ns (the example's 1 ms halved) */
 const APART = MS / 2;
 /**
@@ -66,7 +66,7 @@ let convergenceRun: Promise<{ top: string; stdout: string }> | null = null;
 function convergence(): Promise<{ top: string; stdout: string }> {
   convergenceRun ??= (async () => {
     const top = tempOut('flowtune-convergence');
-    const r = await dcemu(['experiment', 'flowtune-convergence', '--quick', '--out', top, ...KEEPALIVE]);
+    const r = await dcemu(['experiment', 'flowtune-convergence', '--quick', '--out', top, ...KEEPALIVE_1MS]);
     expect(r.exitCode, r.stderr).toBe(0);
     return { top, stdout: r.stdout };
   })();
@@ -168,7 +168,7 @@ describe('Flowtune', () => {
       convergence().then(({ top }) => ({ s: readJson(join(top, 'seed-1', 'flowtune', 'summary.json')) })),
       runScenario('flowtune-none', CONVERGENCE, [
         ...QUICK_FLOWS,
-        ...KEEPALIVE,
+        ...KEEPALIVE_1MS,
         '--set',
         'compute={model: none}',
       ]),
@@ -176,7 +176,7 @@ describe('Flowtune', () => {
       // iteration against a 10 µs period)
       runScenario('flowtune-cost-slow', CONVERGENCE, [
         ...QUICK_FLOWS,
-        ...KEEPALIVE,
+        ...KEEPALIVE_1MS,
         '--set',
         'compute={arbiter: {model: cost, scale: 300}}',
       ]),
@@ -361,7 +361,7 @@ describe('Flowtune', () => {
   });
 
   it('§6.5 across loads: short flowlets faster than on DCTCP at 0.2 and at 0.8 on the same trace and the same Linux hosts, by less at 0.8 (dcemu experiment flowtune-loads --quick)', async () => {
-    const { out, stdout, fig, rep } = await quickExperiment('flowtune-loads', KEEPALIVE);
+    const { out, stdout, fig, rep } = await quickExperiment('flowtune-loads', KEEPALIVE_1MS);
     expect(rep.figures.find((f: { id: string }) => f.id === 'norm_dc_1_0.2').paper).toBe('8.6–10.9');
     expect(rep.figures.find((f: { id: string }) => f.id === 'ratio_1_0.2').paper).toBeNull();
     // one seed (7), a quarter of each load's length and 150 µs to drain (keepalives every 1 ms): the
