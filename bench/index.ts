@@ -5,8 +5,10 @@
  * - bare_relay_frames_per_s / switch_frames_per_s / switch_vs_bare_ratio: a closed-loop load (a fixed
  *   window of frames in flight, so nothing overflows) through a bare node:dgram relay process and
  *   through a real dcemu switch process, side by side in one run; loss is counted for both;
+ * - datagram_floor_cpu_us: what a datagram costs bare node:dgram processes here (bench/floor.ts);
  * - quickstart_*, sync_speedup_vs_dilated, frame_hops_per_cpu_s, determinism: the quickstart in both
  *   time modes (skip with --no-quickstart); report_html_share: its results page written again, over its wall;
+ *   quickstart_cpu_us_per_datagram and frame_hops_per_cpu_s_ceiling: the same run against the floor;
  * - startup_24_nodes_s, startup_unbundled_vs_bundled: start-up of a 24-node fabric with the nodes'
  *   bundles, and without them;
  * - pool_sweep_cpu_ratio, pool_sweep_wall_ratio: four short quickstart runs as one sweep (its node
@@ -22,8 +24,9 @@
  *   swarm2_measured_extra_s: a k=4 FatTree split by pods over the two machines of a swarm lab, the cost
  *   of crossing machines beside its model (bench/swarm2.ts; skip with --no-swarm2; n/a without root or
  *   a lab);
- * - cpu_vs_ns3: dcemu's CPU per frame hop over ns-3's on the cross-check's dumbbell (bench/ns3.ts; skip
- *   with --no-ns3; n/a without ns-3);
+ * - cpu_vs_ns3, cpu_vs_ns3_floor: dcemu's CPU per frame hop over ns-3's on the cross-check's dumbbell,
+ *   and the least it could be with dcemu's datagrams at the floor (bench/ns3.ts; skip with --no-ns3; n/a
+ *   without ns-3);
  * - fastpass_alloc_timeslots_per_s, fastpass_pathsel_us_per_timeslot: bench/fastpass.ts;
  * - flowtune_ned_iteration_us, flowtune_ned_ns_per_flow/_per_link (the compute model's calibration): bench/flowtune.ts.
  *
@@ -46,6 +49,7 @@ import { monotonicEpoch, PhysClock } from '../core/time.js';
 import { quantile } from '../orchestrator/registry/stats.js';
 import { benchF10 } from './f10.js';
 import { benchAllocator, benchPathsel } from './fastpass.js';
+import { benchDatagramFloor, datagramsOf, type Floor } from './floor.js';
 import { benchNed } from './flowtune.js';
 import { benchNs3 } from './ns3.js';
 import { cli, type Figures, report, runScenario, swarmState, timedCli } from './run.js';
@@ -402,7 +406,7 @@ async function benchFattree8(): Promise<void> {
   );
 }
 
-async function benchQuickstart(): Promise<void> {
+async function benchQuickstart(floor: Floor): Promise<void> {
   const a = await quickstart([]);
   const b = await quickstart([]);
   const d = await quickstart(['--sync', 'dilated']);
@@ -422,6 +426,18 @@ async function benchQuickstart(): Promise<void> {
     'frame_hops_per_cpu_s',
     frames / a.cpuS,
     `frames handled / CPU s of all processes, conservative (goal >= 50,000)`,
+  );
+  // the same run against the bare datagram floor (bench/floor.ts): what its datagrams alone cost here
+  const datagrams = datagramsOf(a.out);
+  figure(
+    'quickstart_cpu_us_per_datagram',
+    (a.cpuS * 1e6) / datagrams,
+    `CPU s of all processes / datagrams its nodes sent (${datagrams}), start-up and teardown included`,
+  );
+  figure(
+    'frame_hops_per_cpu_s_ceiling',
+    frames / ((datagrams * floor.cpuUsPerDatagram) / 1e6),
+    `frames handled / (its datagrams x datagram_floor_cpu_us): frame_hops_per_cpu_s if dcemu's own work and start-up cost nothing`,
   );
   figure(
     'quickstart_miss_rate',
@@ -583,8 +599,14 @@ figure('switch_w1_frames_per_s', sw1.framesPerS, 'switch, one frame in flight (l
 figure('switch_vs_bare_w1_ratio', sw1.framesPerS / bare1.framesPerS, 'per-frame cost ratio without batching');
 await benchStartup();
 await benchPool();
-if (!skipQuickstart) await benchQuickstart();
-if (!process.argv.includes('--no-ns3')) await benchNs3(figure);
+const floor = await benchDatagramFloor();
+figure(
+  'datagram_floor_cpu_us',
+  floor.cpuUsPerDatagram,
+  `CPU per datagram sent and received by bare node:dgram processes, 11 pairs answering each other at once (${(100 * floor.systemShare).toFixed(0)}% in the kernel): the floor under every dcemu datagram`,
+);
+if (!skipQuickstart) await benchQuickstart(floor);
+if (!process.argv.includes('--no-ns3')) await benchNs3(figure, floor);
 if (!process.argv.includes('--no-fattree8')) await benchFattree8();
 if (!process.argv.includes('--no-fattree12')) await benchFattree12();
 if (!process.argv.includes('--no-swarm')) await benchSwarm();

@@ -11,8 +11,12 @@ import { join } from 'node:path';
 import { CASES, crossCheckCase } from '../orchestrator/ns3/crosscheck.js';
 import { ns3Missing } from '../orchestrator/ns3/twin.js';
 import { overridesOf } from '../orchestrator/studies/experiments.js';
+import { datagramsOf, type Floor } from './floor.js';
 
-export async function benchNs3(figure: (name: string, value: number, note: string) => void): Promise<void> {
+export async function benchNs3(
+  figure: (name: string, value: number, note: string) => void,
+  floor: Floor,
+): Promise<void> {
   const missing = ns3Missing();
   if (missing !== null) {
     process.stdout.write(`cpu_vs_ns3 n/a: ${missing}\n`);
@@ -31,5 +35,13 @@ export async function benchNs3(figure: (name: string, value: number, note: strin
     'cpu_vs_ns3',
     k('cpu_per_hop_ratio'),
     `dcemu CPU per frame hop / ns-3's, the cross-check's dumbbell (${c.quick?.join(' ')}): ${k('cpu_us_per_hop_dcemu').toFixed(1)} / ${k('cpu_us_per_hop_ns3').toFixed(1)} µs, ${k('cpu_dcemu_s').toFixed(1)} / ${k('cpu_ns3_s').toFixed(2)} CPU-s, ${k('hops_dcemu')} / ${k('hops_ns3')} hops`,
+  );
+  // dcemu's datagrams at the bare floor (bench/floor.ts), nothing else: the least cpu_vs_ns3 could be
+  const datagrams = datagramsOf(join(dir, 'dcemu'));
+  const floorPerHop = (datagrams * floor.cpuUsPerDatagram) / k('hops_dcemu');
+  figure(
+    'cpu_vs_ns3_floor',
+    floorPerHop / k('cpu_us_per_hop_ns3'),
+    `the same run's datagrams (${datagrams}, ${(datagrams / k('hops_dcemu')).toFixed(2)} a hop) at datagram_floor_cpu_us, over ns-3's CPU per hop: ${floorPerHop.toFixed(1)} / ${k('cpu_us_per_hop_ns3').toFixed(1)} µs`,
   );
 }
