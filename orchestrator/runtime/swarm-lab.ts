@@ -302,7 +302,9 @@ export async function labDown(say: (s: string) => void): Promise<string[]> {
   for (const ns of namespaces) {
     const m = state?.machines.find((x) => x.name === ns) ?? { name: ns, socket: join(LAB_DIR, `${ns}.sock`) };
     if (existsSync(m.socket) && (await answers(daemonOf(m as LabMachine))))
-      await swarmLeave((s) => say(`${ns}: ${s}`), daemonOf(m as LabMachine)).catch((err: Error) =>
+      // its bridge goes with its daemon and namespace below: a few tries, not the 10 s a machine kept
+      // running is given
+      await swarmLeave((s) => say(`${ns}: ${s}`), daemonOf(m as LabMachine), 4).catch((err: Error) =>
         say(`${ns}: cannot leave the swarm (${err.message.split('\n')[0]}); its daemon is stopped anyway`),
       );
   }

@@ -151,7 +151,12 @@ export async function swarmSubnets(d: Docker): Promise<{ gwbridge?: string; pool
  * the `docker_gwbridge` dcemu created (or says why it stays: a daemon bug). Returns what the daemon
  * keeps of the swarm's runs.
  */
-export async function swarmLeave(say: (s: string) => void, client?: Docker): Promise<string[]> {
+export async function swarmLeave(
+  say: (s: string) => void,
+  client?: Docker,
+  /** tries at removing the bridge, 250 ms apart (a lab machine's daemon is stopped right after: few) */
+  tries = 41,
+): Promise<string[]> {
   const d = client ?? (await docker());
   const state = await swarmState(d);
   let kept: string[] = [];
@@ -184,7 +189,7 @@ export async function swarmLeave(say: (s: string) => void, client?: Docker): Pro
           say(`${GWBRIDGE} removed`);
           break;
         }
-        if (i >= 40) {
+        if (i >= tries - 1) {
           // the daemon's own bug (moby/moby#37018): an endpoint `network inspect` does not show holds
           // the bridge until the daemon restarts. The swarm is left, and the idle bridge (inside the
           // range, no container on it) is what the next `dcemu swarm init` reuses: said, not failed.
