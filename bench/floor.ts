@@ -37,7 +37,7 @@ export async function benchDatagramFloor(processes = 22, rounds = 20_000): Promi
     const ports = await Promise.all(
       kids.map(async (k) => ((await k.getOneMessage()) as { port: number }).port),
     );
-    const usage = kids.map((k) => k.getOneMessage() as Promise<unknown> as Promise<Usage>);
+    const usage = kids.map(async (k) => (await k.getOneMessage()) as unknown as Usage);
     // every pinger knows its partner before any serves: a datagram never reaches one not yet told
     for (let p = 0; p < pairs; p++)
       await kids[2 * p + 1].sendMessage({ peer: ports[2 * p], rounds, serve: false });

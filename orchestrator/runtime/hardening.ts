@@ -99,6 +99,8 @@ export function secretFile(
 }
 
 const SECRET_PREFIX = 'dcemu-secret-';
+/** a secret folder's name, its orchestrator's pid captured */
+const SECRET_NAME = new RegExp(`^${SECRET_PREFIX}(\\d+)-`);
 
 /**
  * Removes the secret folders of orchestrators that are gone (killed with SIGKILL, which no handler
@@ -115,7 +117,7 @@ export function removeOrphanSecrets(tmp = tmpdir()): string[] {
   }
   const uid = process.getuid?.();
   for (const name of names) {
-    const m = /^dcemu-secret-(\d+)-/.exec(name);
+    const m = SECRET_NAME.exec(name);
     if (m === null || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
     const dir = join(tmp, name);
     try {
