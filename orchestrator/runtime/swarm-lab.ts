@@ -304,8 +304,9 @@ export async function labDown(say: (s: string) => void): Promise<string[]> {
     if (existsSync(m.socket) && (await answers(daemonOf(m as LabMachine))))
       // its bridge goes with its daemon and namespace below: a few tries, not the 10 s a machine kept
       // running is given
-      await swarmLeave((s) => say(`${ns}: ${s}`), daemonOf(m as LabMachine), 4).catch((err: Error) =>
-        say(`${ns}: cannot leave the swarm (${err.message.split('\n')[0]}); its daemon is stopped anyway`),
+      await swarmLeave((s) => say(`${ns}: ${s}`), daemonOf(m as LabMachine), { lab: true }).catch(
+        (err: Error) =>
+          say(`${ns}: cannot leave the swarm (${err.message.split('\n')[0]}); its daemon is stopped anyway`),
       );
   }
   const d = await docker().catch(() => null);

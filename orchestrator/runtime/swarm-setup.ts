@@ -154,9 +154,13 @@ export async function swarmSubnets(d: Docker): Promise<{ gwbridge?: string; pool
 export async function swarmLeave(
   say: (s: string) => void,
   client?: Docker,
-  /** tries at removing the bridge, 250 ms apart (a lab machine's daemon is stopped right after: few) */
-  tries = 41,
+  /**
+   * a lab machine's daemon and namespace are removed right after: few tries at removing the bridge
+   * (250 ms apart), and its fate told as theirs; a machine kept running gets 41 tries (10 s)
+   */
+  { lab = false }: { lab?: boolean } = {},
 ): Promise<string[]> {
+  const tries = lab ? 4 : 41;
   const d = client ?? (await docker());
   const state = await swarmState(d);
   let kept: string[] = [];
@@ -194,7 +198,7 @@ export async function swarmLeave(
           // the bridge until the daemon restarts. The swarm is left, and the idle bridge (inside the
           // range, no container on it) is what the next `dcemu swarm init` reuses: said, not failed.
           say(
-            `${GWBRIDGE} kept: the Docker daemon holds an endpoint on it that it does not list (${(err as Error).message.split('\n')[0].trim()}); 'dcemu swarm init' reuses it, and a daemon restart removes it`,
+            `${GWBRIDGE} kept: the Docker daemon holds an endpoint on it that it does not list (${(err as Error).message.split('\n')[0].trim()}); ${lab ? 'it goes with this lab machine, removed next' : "'dcemu swarm init' reuses it, and a daemon restart removes it"}`,
           );
           break;
         }
