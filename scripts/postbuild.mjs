@@ -7,6 +7,7 @@
 // into this folder (package.json `exports`), also from a scheme in a package of its own. A node
 // process then loads a few modules instead of ~60 (dcemu's own, pino's, msgpackr's): start-up is ~30%
 // shorter on a 2-core machine (`npm run bench`: startup_*). msgpackr's optional native addon stays outside.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
@@ -47,4 +48,24 @@ const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
 writeFileSync(
   'dist/orchestrator/scenario/scenario-validator.cjs',
   `${standaloneCode(ajv, ajv.compile(scenarioSchema()))}\nmodule.exports.kinds = ${JSON.stringify(registeredKinds())};\n`,
+);
+
+// Which code this build is: the commit it was built from, and whether the sources differed from it
+// (anything tracked but the docs and tests). A reproduction records it beside its figures
+// (scripts/reproduction-check.mjs); outside a git checkout both are null.
+const git = (args) => {
+  try {
+    return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+};
+const commit = git(['rev-parse', 'HEAD']);
+const changes =
+  commit === null
+    ? null
+    : git(['status', '--porcelain', '--', '.', ':(exclude)docs', ':(exclude)test', ':(exclude)README.md']);
+writeFileSync(
+  'dist/build.json',
+  `${JSON.stringify({ commit, dirty: changes === null ? null : changes !== '' })}\n`,
 );

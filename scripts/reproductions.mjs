@@ -4,10 +4,19 @@
 // `node scripts/reproductions.mjs --only fastpass-a` reruns one and rewrites only its section (the
 // others stay as the document has them: their runs may be on another machine); `--no-run` only
 // rewrites the document from the last results (with `--only`, that one section). Each section starts
-// with a marker comment naming its experiment, which is how a section is found again.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// with a marker comment naming its experiment, which is how a section is found again, and ends with
+// the commit its run was built from and its experiment's quick-run digest (scripts/reproduction-check.mjs);
+// `--check` runs no full experiment: it reports the sections whose quick run gives another digest today.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  buildInfo,
+  digestOf,
+  parseProvenance,
+  provenanceLine,
+  quickArgs,
+  runExperiment,
+} from './reproduction-check.mjs';
 
 const EXPERIMENTS = [
   'fastpass-a',
@@ -237,21 +246,62 @@ const base = join(root, 'results', 'reproductions');
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
 const run = !process.argv.includes('--no-run');
 
+const check = process.argv.includes('--check');
+
+/** each quick run's digest, run once per command (entries of one experiment share its quick run) */
+const quickDigests = new Map();
+function quickDigest(quick) {
+  const key = quick.join(' ');
+  if (!quickDigests.has(key)) {
+    const out = join(base, '.quick', quick[0]);
+    process.stderr.write(`reproductions: dcemu experiment ${key}\n`);
+    runExperiment(root, quick, out, 'ignore');
+    quickDigests.set(key, digestOf(out, quick[0], EXTRA[quick[0]]));
+  }
+  return quickDigests.get(key);
+}
+
+/** `--check`: today's quick-run digest beside each section's recorded one; exits 1 where one moved */
+function checkSections() {
+  const doc = readFileSync(join(root, 'docs', 'reproductions.md'), 'utf8');
+  const parts = doc.split(/^<!-- reproduction: (\S+) -->\n/m);
+  const build = buildInfo(root);
+  const rows = [];
+  for (let i = 1; i + 1 < parts.length; i += 2) {
+    const name = parts[i];
+    if (only !== null && name !== only) continue;
+    const p = parseProvenance(parts[i + 1]);
+    if (p === null) {
+      rows.push([name, '-', '-', '-', 'not recorded (run before sections recorded their code)']);
+      continue;
+    }
+    const now = quickDigest(p.quick);
+    const state = now === p.digest ? 'holds' : 'moved: rerun it';
+    rows.push([name, p.commit?.slice(0, 12) ?? '-', p.digest, now ?? '-', state]);
+  }
+  const code = build.commit
+    ? `${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
+    : '?';
+  process.stdout.write(
+    `Quick-run digests on today's build (commit ${code}) beside each section's:\n\n| section | its commit | its digest | today | |\n| --- | --- | --- | --- | --- |\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`,
+  );
+  process.exit(rows.some((r) => r[4].startsWith('moved')) ? 1 : 0);
+}
+if (check) checkSections();
+
 mkdirSync(base, { recursive: true });
+const build = buildInfo(root);
 for (const name of EXPERIMENTS) {
   if (!run || (only !== null && name !== only)) continue;
   const out = join(base, name);
-  rmSync(out, { recursive: true, force: true });
   process.stderr.write(`reproductions: ${name}\n`);
-  const args = ARGS[name] ?? [name];
   try {
-    execFileSync(
-      process.execPath,
-      [join(root, 'dist/orchestrator/cli.js'), 'experiment', ...args, '--out', out],
-      {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
+    runExperiment(root, ARGS[name] ?? [name], out);
+    // what code it ran, and what its experiment's quick run gives on that code
+    const quick = quickArgs(name, ARGS);
+    writeFileSync(
+      join(out, 'provenance.json'),
+      `${JSON.stringify({ ...build, quick, digest: quickDigest(quick) })}\n`,
     );
   } catch (e) {
     // the experiment said why on stderr; the document keeps its sections as they were
@@ -329,6 +379,8 @@ for (const name of EXPERIMENTS) {
   if (own !== null) table = `# ${name}\n\n${demote(table)}`;
   if (own === null && EXTRA[name] && existsSync(join(base, name, EXTRA[name])))
     table += `\n\n${demote(readFileSync(join(base, name, EXTRA[name]), 'utf8').trim())}`;
+  const provenance = join(base, name, 'provenance.json');
+  if (existsSync(provenance)) table += `\n\n${provenanceLine(JSON.parse(readFileSync(provenance, 'utf8')))}`;
   // one level down: the document's sections are the experiments
   sections.push(`${MARK(name)}\n${demote(table)}`);
 }
@@ -344,6 +396,10 @@ do not edit by hand. Each experiment runs its scenario over its seeds (the scena
 then the next ones) and reports every headline figure as the mean ± the half-width of its 95%
 confidence interval (Student's t over the seeds) beside the paper's value. \`dcemu experiment <name>\`
 gives the same table; \`--quick\` runs one seed of a smaller variant (what \`npm test\` checks).
+A section ends with the commit its run was built from and the digest of its experiment's quick run on
+that code (its figures, exact); \`node scripts/reproductions.mjs --check\` runs the quick runs on
+today's code and names the sections whose digest moved, which want a rerun. Sections run before
+sections recorded this have no such line.
 
 Machine: ${machineLine}; conservative mode (exact: a seed's
 figures are the same on every run and machine, only the wall time differs).

@@ -135,19 +135,22 @@ export function figuresOf(
     ...(paper !== null && { source: 'agreement' }),
     digits,
   });
-  // what each side's run cost (costFigures)
+  // what each side's run cost (costFigures): the CPU and wall figures are the machine's
+  const machine = (spec: FigureSpec): FigureSpec => ({ ...spec, exact: false });
   const cost = [
-    f('cpu_dcemu_s', 'CPU of the run, dcemu (its node processes and the orchestrator)', 's', null, 2),
-    f('cpu_ns3_s', 'CPU of the run, ns-3 (the twin process)', 's', null, 3),
-    f('wall_dcemu_s', 'wall time of the run, dcemu (start-up and teardown included)', 's', null, 2),
-    f('wall_ns3_s', 'wall time of the run, ns-3', 's', null, 3),
-    f('kernel_share_dcemu', 'share of the CPU in the kernel, dcemu', '', null, 3),
+    machine(
+      f('cpu_dcemu_s', 'CPU of the run, dcemu (its node processes and the orchestrator)', 's', null, 2),
+    ),
+    machine(f('cpu_ns3_s', 'CPU of the run, ns-3 (the twin process)', 's', null, 3)),
+    machine(f('wall_dcemu_s', 'wall time of the run, dcemu (start-up and teardown included)', 's', null, 2)),
+    machine(f('wall_ns3_s', 'wall time of the run, ns-3', 's', null, 3)),
+    machine(f('kernel_share_dcemu', 'share of the CPU in the kernel, dcemu', '', null, 3)),
     f('frames_handled_dcemu', 'frames handled by a node, dcemu (keepalives included)', 'frames', null, 0),
     f('hops_dcemu', 'frame hops, dcemu (frames handled by a node, keepalives not)', 'frames', null, 0),
     f('hops_ns3', 'packet hops, ns-3 (packets its queue discs passed to a device)', 'frames', null, 0),
-    f('cpu_us_per_hop_dcemu', 'CPU per frame hop, dcemu', 'µs', null, 2),
-    f('cpu_us_per_hop_ns3', 'CPU per packet hop, ns-3', 'µs', null, 3),
-    f('cpu_per_hop_ratio', 'CPU per hop, dcemu / ns-3', '×', null, 2),
+    machine(f('cpu_us_per_hop_dcemu', 'CPU per frame hop, dcemu', 'µs', null, 2)),
+    machine(f('cpu_us_per_hop_ns3', 'CPU per packet hop, ns-3', 'µs', null, 3)),
+    machine(f('cpu_per_hop_ratio', 'CPU per hop, dcemu / ns-3', '×', null, 2)),
   ];
   const common = [
     ...cost,

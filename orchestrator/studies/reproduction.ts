@@ -34,6 +34,12 @@ export interface FigureSpec {
   pooled?: { over: string; under: string };
   /** a bound every seed's value must keep: `--junit` fails the figure's case where one does not */
   bound?: { min?: number; max?: number };
+  /**
+   * false: the machine's figure (CPU, wall time), not the run's, so it differs between two runs of the
+   * same code and is left out of the digest that checks a reproduction against today's code
+   * (scripts/reproduction-check.mjs)
+   */
+  exact?: false;
 }
 
 /**
