@@ -116,6 +116,9 @@ const RANGES: ReadonlyArray<[string, number, number]> = [
 /** the ns-3 tables' reference: the agreement each ratio aims at, beside ns-3's twin (not a paper) */
 export const NS3_REFERENCE = { column: 'target', subject: 'The reference' } as const;
 
+/** a figure of the machine (CPU, wall), not of the run: two runs of the same code differ in it */
+const machine = (spec: FigureSpec): FigureSpec => ({ ...spec, exact: false });
+
 /** The figures of one case (`c.name` prefixes their ids and labels), with those of each ablation. */
 export function figuresOf(
   c: Pick<Case, 'name' | 'bulk'>,
@@ -136,7 +139,6 @@ export function figuresOf(
     digits,
   });
   // what each side's run cost (costFigures): the CPU and wall figures are the machine's
-  const machine = (spec: FigureSpec): FigureSpec => ({ ...spec, exact: false });
   const cost = [
     machine(
       f('cpu_dcemu_s', 'CPU of the run, dcemu (its node processes and the orchestrator)', 's', null, 2),
