@@ -398,8 +398,8 @@ confidence interval (Student's t over the seeds) beside the paper's value. \`dce
 gives the same table; \`--quick\` runs one seed of a smaller variant (what \`npm test\` checks).
 A section ends with the commit its run was built from and the digest of its experiment's quick run on
 that code (its figures, exact); \`node scripts/reproductions.mjs --check\` runs the quick runs on
-today's code and names the sections whose digest moved, which want a rerun. Sections run before
-sections recorded this have no such line.
+today's code and names the sections whose digest moved, which want a rerun. A section without that
+line was run before sections recorded it.
 
 Machine: ${machineLine}; conservative mode (exact: a seed's
 figures are the same on every run and machine, only the wall time differs).
