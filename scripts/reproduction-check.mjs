@@ -86,3 +86,22 @@ export function parseProvenance(text) {
   if (!m) return null;
   return { commit: m[1] ?? null, dirty: m[2] !== undefined, quick: m[3].split(' '), digest: m[4] };
 }
+
+/** what a stale line written by `--check --mark` says (scripts/reproductions.mjs keeps it until a rerun) */
+export const MOVED = "its experiment's quick run gives other figures on today's code";
+
+/** a section's stale line when today's quick run moved from its run's: the two commits and digests */
+export function movedLine(name, p, digest, build) {
+  const today = build.commit
+    ? `commit ${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
+    : 'this build';
+  return `> **Stale:** ${MOVED} (${today}: digest \`${digest}\`) than on its run's (commit ${p.commit ?? '?'}: \`${p.digest}\`). Rerun: \`node scripts/reproductions.mjs --only ${name}\`.`;
+}
+
+/** `section` (its text after the marker) with its moved line put in (`line`) or taken out (null) */
+export function withMovedLine(section, line) {
+  const kept = section.replace(new RegExp(`\\n\\n> \\*\\*Stale:\\*\\* ${MOVED}[^\\n]*`), '');
+  if (line === null) return kept;
+  const [heading, ...rest] = kept.split('\n');
+  return [heading, '', line, ...rest].join('\n');
+}

@@ -12,10 +12,13 @@ import { join } from 'node:path';
 import {
   buildInfo,
   digestOf,
+  MOVED,
+  movedLine,
   parseProvenance,
   provenanceLine,
   quickArgs,
   runExperiment,
+  withMovedLine,
 } from './reproduction-check.mjs';
 
 const EXPERIMENTS = [
@@ -247,6 +250,7 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 const run = !process.argv.includes('--no-run');
 
 const check = process.argv.includes('--check');
+const mark = process.argv.includes('--mark');
 
 /** each quick run's digest, run once per command (entries of one experiment share its quick run) */
 const quickDigests = new Map();
@@ -278,6 +282,15 @@ function checkSections() {
     const now = quickDigest(p.quick);
     const state = now === p.digest ? 'holds' : 'moved: rerun it';
     rows.push([name, p.commit?.slice(0, 12) ?? '-', p.digest, now ?? '-', state]);
+    // `--mark`: a moved section says so in the document (and the README's headlines), a held one not
+    if (mark)
+      parts[i + 1] = withMovedLine(parts[i + 1], now === p.digest ? null : movedLine(name, p, now, build));
+  }
+  if (mark) {
+    let out = parts[0];
+    for (let i = 1; i + 1 < parts.length; i += 2)
+      out += `<!-- reproduction: ${parts[i]} -->\n${parts[i + 1]}`;
+    writeFileSync(join(root, 'docs', 'reproductions.md'), out);
   }
   const code = build.commit
     ? `${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
@@ -322,8 +335,9 @@ const STALE_LINE = '> **Stale:**';
 /** a kept section, with its stale line when its experiment changed since its runs */
 function keptSection(name, text) {
   // an experiment run again since is no longer stale: its line goes
+  // (a line `--check --mark` wrote stays until the section is run again)
   if (!(name in STALE))
-    return text.replace(new RegExp(`\\n\\n${STALE_LINE.replace(/\*/g, '\\*')} [^\\n]*`), '');
+    return text.replace(new RegExp(`\\n\\n${STALE_LINE.replace(/\*/g, '\\*')} (?!${MOVED})[^\\n]*`), '');
   if (text.includes(STALE_LINE)) return text;
   const [heading, ...rest] = text.split('\n');
   return [

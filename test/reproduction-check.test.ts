@@ -22,6 +22,13 @@ const check = (await import(join(root, 'scripts/reproduction-check.mjs'))) as {
   provenanceLine(p: Provenance): string;
   parseProvenance(text: string): Provenance | null;
   quickArgs(name: string, args: Record<string, string[]>): string[];
+  movedLine(
+    name: string,
+    p: Provenance,
+    digest: string,
+    build: { commit: string | null; dirty: boolean },
+  ): string;
+  withMovedLine(section: string, line: string | null): string;
 };
 
 /** a reproduction.json as an experiment writes it, with `over` laid on its first two figures */
@@ -82,6 +89,21 @@ describe('reproduction check', () => {
       'top-ablation',
       '--quick',
     ]);
+  });
+
+  it('marks a section whose quick run moved as stale, and takes the mark out when it holds again', () => {
+    const p = { commit: 'aaaa', dirty: false, quick: ['harmony-load', '--quick'], digest: '111111111111' };
+    const section = `## harmony-load\n\n| figure |\n\n${check.provenanceLine(p)}\n\n`;
+    const line = check.movedLine('harmony-load', p, '222222222222', {
+      commit: 'bbbbbbbbbbbbbbbb',
+      dirty: false,
+    });
+    const marked = check.withMovedLine(section, line);
+    expect(marked.split('\n').slice(0, 3)).toEqual(['## harmony-load', '', line]);
+    // the README's headline table reads a stale section by this line
+    expect(line).toMatch(/^> \*\*Stale:\*\* .*commit bbbbbbbbbbbb.*--only harmony-load/);
+    expect(check.withMovedLine(marked, line)).toBe(marked);
+    expect(check.withMovedLine(marked, null)).toBe(section);
   });
 
   it('the build records the commit it was built from', () => {
