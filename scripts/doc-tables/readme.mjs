@@ -102,7 +102,7 @@ const HEADLINES = [
   },
 ];
 
-/** one experiment's section of docs/reproductions.md: its seed count and its figure rows by label */
+/** one experiment's section of docs/reproductions.md: its scale, seed count and figure rows by label */
 function section(text, experiment) {
   const start = text.indexOf(`<!-- reproduction: ${experiment} -->`);
   if (start < 0) throw new Error(`docs/reproductions.md has no section ${experiment}`);
@@ -110,6 +110,7 @@ function section(text, experiment) {
   const body = text.slice(start, end < 0 ? undefined : end);
   const seeds = body.match(/; (\d+) seeds? \(/)?.[1] ?? '?';
   return {
+    scale: body.match(/^Ours: ([^;]+);/m)?.[1] ?? '?',
     seeds,
     rows: body.split('\n').filter((l) => l.startsWith('| ')),
     stale: body.includes('> **Stale:**'),
@@ -119,10 +120,10 @@ function section(text, experiment) {
 function headlines() {
   const text = readFileSync(REPRODUCTIONS, 'utf8');
   return [
-    '| scheme | figure | unit | the paper | ours | seeds | more |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| scheme | figure | unit | the paper | ours | our scale | seeds | more |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...HEADLINES.flatMap((h) => {
-      const { seeds, rows, stale } = section(text, h.experiment);
+      const { scale, seeds, rows, stale } = section(text, h.experiment);
       // the first of the figure's labels the section has (a label as it is now, then as it was)
       const labels = [h.figure].flat();
       const row = labels.map((l) => rows.find((r) => r.startsWith(`| ${l}`))).find((r) => r !== undefined);
@@ -131,10 +132,10 @@ function headlines() {
       const [, unit, paper, value] = row.slice(2, -2).split(' | ');
       const end = h.atEnd && rows.find((r) => r.startsWith(`| ${h.atEnd}`));
       const ours = end?.slice(2, -2).split(' | ')[3].startsWith('1.00 ± 0.00') ? `≥ ${value}` : value;
-      // a section from runs of an earlier definition says so, and so does its headline
-      const mark = stale ? ' (stale: an earlier definition, see reproductions.md)' : '';
+      // a section from runs of an earlier definition or code says so, and so does its headline
+      const mark = stale ? ' (stale: see reproductions.md)' : '';
       return [
-        `| ${h.scheme} | ${h.as} | ${unit} | ${paper} | ${ours}${mark} | ${seeds} | [${h.doc}.md](docs/${h.doc}.md), \`dcemu experiment ${h.experiment}\` |`,
+        `| ${h.scheme} | ${h.as} | ${unit} | ${paper} | ${ours}${mark} | ${scale} | ${seeds} | [${h.doc}.md](docs/${h.doc}.md), \`dcemu experiment ${h.experiment}\` |`,
       ];
     }),
   ];
