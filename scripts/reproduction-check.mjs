@@ -18,6 +18,19 @@ export function buildInfo(root) {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { commit: null, dirty: null };
 }
 
+/** the commit the working copy is at, or null outside a git checkout */
+export function headCommit(root) {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return null;
+  }
+}
+
 /** the quick run that stands for an entry: its experiment's own `--quick` (an entry's `--set`s are its full scale's) */
 export function quickArgs(name, args) {
   return [(args[name] ?? [name])[0], '--quick'];
