@@ -118,11 +118,13 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       '--set',
       'run.drain=1ms',
       // packet captures, with frames lost and corrupted on the wire: the containers ship them, and
-      // the orchestrator writes the same pcapng files, byte for byte, as on the process runtime
+      // the orchestrator writes the same pcapng files, byte for byte, as on the process runtime;
+      // netem's impairments on a fabric link (delay variation, reordering, duplicates, burst loss)
+      // draw the same on either runtime
       '--set',
       `run.capture=[h0, [leaf1, h3]]`,
       '--set',
-      'timeline=[{at: 100us, action: link-lossy, link: [leaf1, h3], direction: forward, loss: 0.05, corrupt: 0.05}, {at: 300us, action: link-up, link: [leaf1, h3]}]',
+      'timeline=[{at: 100us, action: link-lossy, link: [leaf1, h3], direction: forward, loss: 0.05, corrupt: 0.05}, {at: 300us, action: link-up, link: [leaf1, h3]}, {at: 50us, action: link-impair, link: [leaf0, spine0], delay: {dist: normal, mean: 300ns, jitter: 100ns}, duplicate: 0.05, reorder: 0.2, loss: {model: gilbert, p: 0.02, r: 0.5}}, {at: 350us, action: link-up, link: [leaf0, spine0]}]',
     ];
     const out = join(project, 'out-docker');
     const r = await dcemu([
@@ -146,6 +148,9 @@ describe.skipIf(skip)('dcemu run --runtime docker', () => {
       expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(proc, f), 'utf8'));
     expect(readJson(join(proc, 'summary.json')).pfabric).toEqual(s.pfabric);
     expect(s.drops.malformed + s.drops.fault).toBeGreaterThan(0);
+    expect(readJson(join(proc, 'summary.json')).impairments).toEqual(s.impairments);
+    for (const what of ['delayed', 'reordered', 'duplicated', 'lostBad'])
+      expect(s.impairments[what], what).toBeGreaterThan(0);
     for (const f of ['h0-leaf0.pcapng', 'leaf0-h0.pcapng', 'h3-leaf1.pcapng', 'leaf1-h3.pcapng']) {
       const bytes = readFileSync(join(out, 'capture', f));
       expect(readPcapng(bytes).packets.length, f).toBeGreaterThan(20);
