@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
+import './built-in-schemes.js';
+import { summaryTable } from '../orchestrator/engine/report.js';
 import { CLI, dcemu, ownNodePids, QUICKSTART_SHORT, ROOT, readJson, tempOut } from './helpers.js';
 
 const RESULT_FILES = ['flows.csv', 'queues.csv', 'events.jsonl'];
@@ -67,6 +69,19 @@ describe('examples/quickstart.yaml', () => {
     );
     expect(cut.length).toBe(4);
     for (const f of cut) expect(Number(f[5])).toBeGreaterThan(kill.detectedAt);
+  });
+
+  it("is what the README's sample of `npm start` shows, to the digit (its wall time aside)", () => {
+    // the generated block (scripts/doc-tables/readme.mjs) from an earlier run: a change of the code
+    // that moves the quickstart leaves it stale, and this says so (npm run doc-tables -- --only readme-quickstart)
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = readme.match(/<!-- table: readme-quickstart -->[\s\S]*?```\n([\s\S]*?)```/)?.[1];
+    const wall = (text: string) => text.replace(/ in [\d.]+ s wall/, ' in … s wall').trimEnd();
+    const ours = summaryTable(readJson(join(full, 'summary.json')), 'results/quickstart');
+    expect(
+      wall(ours),
+      'README.md#readme-quickstart is stale: npm run doc-tables -- --only readme-quickstart',
+    ).toBe(wall(block ?? ''));
   });
 
   it('gives the same bytes run to run (wall-clock fields aside), also when its reader left, and leaves no process behind', async () => {
