@@ -49,6 +49,9 @@ describe('examples/quickstart.yaml', () => {
     const s = readJson(join(out, 'summary.json'));
     expect(s.sync).toBe('conservative');
     expect(s.tdf).toBeNull();
+    // the code that made it: the build's commit (npm test builds a checkout)
+    expect(s.code.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(typeof s.code.dirty).toBe('boolean');
     expect(s.processes).toMatchObject({ started: 22, leftRunning: 0 });
     expect(s.fidelity.causalityMisses).toBe(0);
     expect(s.fidelity.framesHandled).toBe(272_292);

@@ -12,6 +12,7 @@ import { segmentCount } from '../../host/transport/types.js';
 import type { Topology } from '../../topology/types.js';
 import { schemeDefinition } from '../registry/index.js';
 import { type BusiestQueue, busiestQueue, idealFct, quantile } from '../registry/stats.js';
+import { codeVersion } from './build-info.js';
 import { summarizeClocks } from './clocks.js';
 import type { FabricResult } from './engine.js';
 import { concerns, OUTAGES, REPAIRS } from './fired.js';
@@ -94,6 +95,7 @@ export function collect(
     runId: r.runId,
     scenario: sc.name,
     runtime,
+    code: codeVersion(),
     sync: sc.sync,
     scheme: sc.scheme.kind,
     tdf: sc.sync === 'dilated' ? sc.tdf : null,

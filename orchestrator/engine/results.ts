@@ -7,6 +7,7 @@ import type { ImpairCounts } from '../../core/fault-filter.js';
 import type { FlowRecord } from '../../core/messages.js';
 import type { SchemeSections } from '../registry/sections.js';
 import type { BusiestQueue } from '../registry/stats.js';
+import type { CodeVersion } from './build-info.js';
 import type { CaptureFileSummary } from './capture.js';
 import type { ClockSummary } from './clocks.js';
 import type { Outcome } from './outcomes.js';
@@ -48,6 +49,8 @@ export interface Summary extends Partial<SchemeSections> {
   runId: string;
   scenario: string;
   runtime: string;
+  /** the code that made the run: its build's commit, and whether its sources differed */
+  code: CodeVersion;
   /** how the processes agreed on time: conservative (exact) or dilated (tdf) */
   sync: string;
   /** the fabric design that ran (`ecmp`, `f10`, `portland`, ...) */

@@ -63,8 +63,13 @@ export async function writeRunPage(dir: string): Promise<PageOutcome> {
     { id: 'files', title: 'Files', html: files(dir) },
   ];
   const flowsLine = `${s.flows.completed}/${s.flows.planned} flows completed`;
+  // results from before summaries recorded their code have none
+  const code = (s as Partial<Summary>).code;
+  const codeLine = code?.commit
+    ? `; code ${code.commit.slice(0, 12)}${code.dirty ? ' with uncommitted changes' : ''}`
+    : '';
   const sub = esc(
-    `${s.scheme} on ${s.runtime}, ${s.sync === 'dilated' ? `dilated (tdf ${s.tdf})` : 'conservative (exact)'}; ${formatNs(s.virtualNs)} of virtual time in ${(s.wallMs / 1000).toFixed(1)} s; ${flowsLine}; run ${s.runId}`,
+    `${s.scheme} on ${s.runtime}, ${s.sync === 'dilated' ? `dilated (tdf ${s.tdf})` : 'conservative (exact)'}; ${formatNs(s.virtualNs)} of virtual time in ${(s.wallMs / 1000).toFixed(1)} s; ${flowsLine}; run ${s.runId}${codeLine}`,
   );
   const file = join(dir, RUN_PAGE);
   writeFileSync(file, page(`dcemu run: ${s.scenario}`, sub, sections));

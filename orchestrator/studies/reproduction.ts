@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Overrides } from '../api.js';
+import { type CodeVersion, codeVersion } from '../engine/build-info.js';
 import type { Summary } from '../engine/collect.js';
 import type { ExperimentOptions } from '../registry/types.js';
 import { loadScenarioFile } from '../scenario/load.js';
@@ -90,6 +91,8 @@ export interface Reproduction {
   figures: FigureResult[];
   wallS: number;
   machine: { cpu: string; cores: number; memoryGB: number; node: string };
+  /** the code that ran it: its build's commit, and whether its sources differed (absent: a table of runs made elsewhere) */
+  code?: CodeVersion;
 }
 
 /** two-sided 95% quantiles of Student's t, by degrees of freedom 1..30 (beyond: the normal's) */
@@ -169,6 +172,7 @@ export async function reproduce(
     figures,
     wallS: Math.round((performance.now() - t0) / 100) / 10,
     machine: thisMachine(),
+    code: codeVersion(),
   };
   const table = reproductionTable(result);
   writeTable(opts.out, 'reproduction', table, result);
