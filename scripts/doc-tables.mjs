@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TABLES } from './doc-tables/index.mjs';
 import { inputsFingerprint } from './doc-tables/inputs.mjs';
-import { buildInfo } from './reproduction-check.mjs';
+import { buildInfo, codeLabel } from './reproduction-check.mjs';
 
 const root = join(import.meta.dirname, '..');
 
@@ -175,9 +175,7 @@ async function pool(tasks) {
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
 // the code the runs were made by (dist/build.json: the build's commit, and whether its sources differed)
 const build = buildInfo(root);
-const code = build.commit
-  ? `; code ${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
-  : '';
+const code = build.commit ? `; code of ${codeLabel(build)}` : '';
 const date = new Date().toISOString().slice(0, 10);
 let failed = false;
 try {

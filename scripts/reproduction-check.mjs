@@ -18,6 +18,13 @@ export function buildInfo(root) {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { commit: null, dirty: null };
 }
 
+/** a build's code in words: `commit <12 digits>[ with uncommitted changes]`, or null outside a checkout */
+export function codeLabel(build) {
+  return build.commit
+    ? `commit ${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
+    : null;
+}
+
 /** the commit the working copy is at, or null outside a git checkout */
 export function headCommit(root) {
   try {
@@ -84,11 +91,7 @@ export function runExperiment(root, args, out, stdio = 'inherit') {
 const LINE = '> **Code:**';
 /** the section's line that says which code ran it and what its quick run gave */
 export function provenanceLine(p) {
-  const code =
-    p.commit === null
-      ? 'a build outside a git checkout'
-      : `commit ${p.commit.slice(0, 12)}${p.dirty ? ' with uncommitted changes' : ''}`;
-  return `${LINE} ${code}. Quick check: \`dcemu experiment ${p.quick.join(' ')}\` gave digest \`${p.digest}\` on it (\`node scripts/reproductions.mjs --check\` compares today's).`;
+  return `${LINE} ${codeLabel(p) ?? 'a build outside a git checkout'}. Quick check: \`dcemu experiment ${p.quick.join(' ')}\` gave digest \`${p.digest}\` on it (\`node scripts/reproductions.mjs --check\` compares today's).`;
 }
 
 /** a section's recorded provenance, or null (run before sections recorded it) */
@@ -105,10 +108,7 @@ export const MOVED = "its experiment's quick run gives other figures on today's 
 
 /** a section's stale line when today's quick run moved from its run's: the two commits and digests */
 export function movedLine(name, p, digest, build) {
-  const today = build.commit
-    ? `commit ${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
-    : 'this build';
-  return `> **Stale:** ${MOVED} (${today}: digest \`${digest}\`) than on its run's (commit ${p.commit ?? '?'}: \`${p.digest}\`). Rerun: \`node scripts/reproductions.mjs --only ${name}\`.`;
+  return `> **Stale:** ${MOVED} (${codeLabel(build) ?? 'this build'}: digest \`${digest}\`) than on its run's (commit ${p.commit ?? '?'}: \`${p.digest}\`). Rerun: \`node scripts/reproductions.mjs --only ${name}\`.`;
 }
 
 /** `section` (its text after the marker) with its moved line put in (`line`) or taken out (null) */

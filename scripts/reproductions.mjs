@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   buildInfo,
+  codeLabel,
   digestOf,
   headCommit,
   MOVED,
@@ -322,11 +323,8 @@ function checkSections() {
       out += `<!-- reproduction: ${parts[i]} -->\n${parts[i + 1]}`;
     writeFileSync(join(root, 'docs', 'reproductions.md'), out);
   }
-  const code = build.commit
-    ? `${build.commit.slice(0, 12)}${build.dirty ? ' with uncommitted changes' : ''}`
-    : '?';
   process.stdout.write(
-    `Quick-run digests on today's build (commit ${code}) beside each section's:\n\n| section | its commit | its digest | today | |\n| --- | --- | --- | --- | --- |\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`,
+    `Quick-run digests on today's build (${codeLabel(build) ?? 'outside a git checkout'}) beside each section's:\n\n| section | its commit | its digest | today | |\n| --- | --- | --- | --- | --- |\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`,
   );
   process.exit(rows.some((r) => r[4].startsWith('moved')) ? 1 : 0);
 }
