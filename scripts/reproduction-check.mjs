@@ -43,8 +43,11 @@ export function quickArgs(name, args) {
   return [(args[name] ?? [name])[0], '--quick'];
 }
 
-/** keys that hold what the machine did, not what the run did: left out of a digest */
-const MACHINE_KEYS = /^(wallS|machine|cpu.*|wall.*)$/;
+/**
+ * keys that hold what the machine did, or which run and code it was, not what the run did: left out of
+ * a digest (a summary's `code` names the commit, which every commit changes)
+ */
+const MACHINE_KEYS = /^(wallS|machine|cpu.*|wall.*|code|runId)$/;
 
 /**
  * What a run's figures are, as one value to hash: each reproduction's figures by id and per-seed

@@ -62,8 +62,11 @@ describe('reproduction check', () => {
     expect(digest(reproduction({ a: [1.5, 1.26] }))).not.toBe(base);
     // a study's array of reproductions, and an experiment's own table's JSON less its wall keys
     expect(digest([{ reproduction: reproduction() }], 'x.json')).not.toBeNull();
-    const own = (wallS: number, lost: number) => ({ rows: [{ t: 1, lost }], wallS });
-    expect(digest(own(1, 4), 'fig6.json', 'fig6.md')).toBe(digest(own(7, 4), 'fig6.json', 'fig6.md'));
+    const own = (wallS: number, lost: number, commit = 'a') => ({
+      rows: [{ t: 1, lost, summary: { code: { commit, dirty: false }, runId: `r-${commit}` } }],
+      wallS,
+    });
+    expect(digest(own(1, 4), 'fig6.json', 'fig6.md')).toBe(digest(own(7, 4, 'b'), 'fig6.json', 'fig6.md'));
     expect(digest(own(1, 4), 'fig6.json', 'fig6.md')).not.toBe(digest(own(1, 5), 'fig6.json', 'fig6.md'));
     expect(check.digestOf(tempOut('repro-check'), 'x')).toBeNull();
   });
