@@ -253,6 +253,8 @@ const run = !process.argv.includes('--no-run');
 
 const check = process.argv.includes('--check');
 const mark = process.argv.includes('--mark');
+/** the build the experiments run on (dist/build.json): its commit, and whether its sources differed */
+const build = buildInfo(root);
 
 /**
  * each quick run's digest, run once per command (entries of one experiment share its quick run); a
@@ -262,7 +264,6 @@ const quickDigests = new Map();
 function quickDigest(quick) {
   const key = quick.join(' ');
   if (quickDigests.has(key)) return quickDigests.get(key);
-  const build = buildInfo(root);
   const out = join(base, '.quick', quick[0]);
   const memo = join(base, '.quick', `${quick[0]}.json`);
   const kept = existsSync(memo) ? JSON.parse(readFileSync(memo, 'utf8')) : null;
@@ -282,7 +283,6 @@ function quickDigest(quick) {
 function checkSections() {
   const doc = readFileSync(join(root, 'docs', 'reproductions.md'), 'utf8');
   const parts = doc.split(/^<!-- reproduction: (\S+) -->\n/m);
-  const build = buildInfo(root);
   const head = headCommit(root);
   if (head !== null && build.commit !== head)
     process.stderr.write(
@@ -331,7 +331,6 @@ function checkSections() {
 if (check) checkSections();
 
 mkdirSync(base, { recursive: true });
-const build = buildInfo(root);
 for (const name of EXPERIMENTS) {
   if (!run || (only !== null && name !== only)) continue;
   const out = join(base, name);

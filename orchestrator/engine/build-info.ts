@@ -25,3 +25,10 @@ export function codeVersion(): CodeVersion {
   cached = { commit: read.commit ?? null, dirty: read.dirty ?? null };
   return cached;
 }
+
+/** a build's code in words: `commit <12 digits>[ with uncommitted changes]`, or null without a commit */
+export function codeLabel(code: CodeVersion): string | null {
+  return code.commit
+    ? `commit ${code.commit.slice(0, 12)}${code.dirty ? ' with uncommitted changes' : ''}`
+    : null;
+}

@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import type { TopLevelSpec } from 'vega-lite';
 import { formatNs } from '../../core/time.js';
 import type { Topology } from '../../topology/types.js';
+import { codeLabel } from '../engine/build-info.js';
 import { summaryRows } from '../engine/report.js';
 import type { Summary } from '../engine/results.js';
 import { svgOf } from '../plots/index.js';
@@ -65,9 +66,8 @@ export async function writeRunPage(dir: string): Promise<PageOutcome> {
   const flowsLine = `${s.flows.completed}/${s.flows.planned} flows completed`;
   // results from before summaries recorded their code have none
   const code = (s as Partial<Summary>).code;
-  const codeLine = code?.commit
-    ? `; code ${code.commit.slice(0, 12)}${code.dirty ? ' with uncommitted changes' : ''}`
-    : '';
+  const label = code && codeLabel(code);
+  const codeLine = label ? `; code of ${label}` : '';
   const sub = esc(
     `${s.scheme} on ${s.runtime}, ${s.sync === 'dilated' ? `dilated (tdf ${s.tdf})` : 'conservative (exact)'}; ${formatNs(s.virtualNs)} of virtual time in ${(s.wallMs / 1000).toFixed(1)} s; ${flowsLine}; run ${s.runId}${codeLine}`,
   );
